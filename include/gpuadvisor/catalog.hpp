@@ -1,0 +1,129 @@
+// The catalog: accelerators and EC2 instance types with their sourced figures
+// and dated prices. Loaded from JSON (embedded, --catalog, --catalog-add);
+// validated entry by entry. Schema: docs/catalog.md.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuadvisor {
+
+// Matrix-math precisions the catalog knows. A missing figure means unsupported.
+enum class Precision { bf16, fp16, fp8, fp4, int8 };
+std::string_view to_string(Precision p);
+std::optional<Precision> precision_from_string(std::string_view s);
+
+struct Source {
+  std::string title;
+  std::string url;
+};
+
+// Achievable fractions of the peaks, used by the estimator (docs/methodology.md §Efficiency).
+struct Efficiency {
+  std::map<Precision, double> compute_max_fraction;  // end-to-end matmul fraction at large sizes
+  double memory_bandwidth_fraction = 0.80;           // achievable fraction of HBM/GDDR bandwidth
+  double link_fraction = 0.70;                       // achievable fraction of link bandwidth (bus bandwidth)
+  std::string source;                                // where the values come from
+};
+
+struct Accelerator {
+  std::string name;
+  std::string vendor;
+  std::string memory_vendor_figure;  // e.g. "180 GB HBM3e" as the vendor states it
+  double memory_ec2_reported_gib = 0;
+  double memory_usable_gib = 0;  // the value fit checks use
+  std::string memory_type;
+  std::vector<std::string> memory_sources;
+  double memory_bandwidth_gb_per_s = 0;
+  std::vector<std::string> memory_bandwidth_sources;
+  std::map<Precision, double> dense_tflops;
+  std::vector<std::string> dense_tflops_sources;
+  std::string link_kind;  // "pcie", "nvlink", "nvswitch", "neuronlink"
+  std::string link_generation;
+  std::optional<double> link_gb_per_s;  // per accelerator, as the vendor states it
+  std::vector<std::string> link_sources;
+  std::string software;  // "cuda" or "neuron"
+  std::string note;
+  Efficiency efficiency;
+
+  std::optional<double> tflops(Precision p) const;
+  double memory_usable_gb() const { return memory_usable_gib * 1.073741824; }
+};
+
+// One price figure. `usd_per_hour` is empty when the figure is not known;
+// `status` then says why ("not_listed", "not_captured").
+struct PriceQuote {
+  std::optional<double> usd_per_hour;
+  std::optional<double> max_usd_per_hour;  // spot: highest AZ in the snapshot
+  std::string status;                      // "listed", "not_listed", "not_captured"
+  std::string as_of;                       // YYYY-MM-DD
+  std::string source;
+  std::string statistic;
+  std::string note;
+};
+
+struct RegionPrices {
+  PriceQuote on_demand;
+  PriceQuote spot;
+};
+
+struct Instance {
+  std::string name;
+  std::string family;
+  std::string accelerator_name;
+  int accelerator_count = 0;
+  int vcpus = 0;
+  double memory_gib = 0;
+  double local_nvme_gb = 0;
+  std::string local_nvme;
+  double network_gbps = 0;
+  bool efa_supported = false;
+  std::optional<int> efa_version;
+  std::string purchase;  // "on_demand_and_spot", "capacity_blocks", "ultraserver_capacity_blocks"
+  std::vector<std::string> sources;
+  std::string note;
+  std::map<std::string, RegionPrices> prices;  // by region
+
+  const RegionPrices* prices_in(std::string_view region) const;
+};
+
+struct Catalog {
+  int schema_version = 0;
+  std::string catalog_version;
+  std::string prices_as_of;
+  std::string currency;
+  std::map<std::string, Source> sources;
+  std::vector<Accelerator> accelerators;
+  std::vector<Instance> instances;
+  std::vector<std::string> origins;  // the files it was built from, in order
+
+  const Accelerator* find_accelerator(std::string_view name) const;
+  const Instance* find_instance(std::string_view name) const;
+  const Accelerator& accelerator_of(const Instance& instance) const;
+  // Up to `limit` instance names closest to `name` (edit distance), for suggestions.
+  std::vector<std::string> nearest_instance_names(std::string_view name, size_t limit = 3) const;
+};
+
+inline constexpr int kCatalogSchemaVersion = 1;
+
+// The catalog compiled into the binary (data/catalog.json).
+std::string_view embedded_catalog_text();
+
+// Builds a catalog from a base document and overlays applied in order.
+// `base_origin` and each overlay's origin name the file in error messages.
+// Throws InputError naming the file, the entry and the field.
+struct CatalogSource {
+  std::string origin;  // file path, or "<embedded>"
+  std::string text;
+};
+Catalog load_catalog(const CatalogSource& base, const std::vector<CatalogSource>& overlays = {});
+
+// Reads a file into a CatalogSource; InputError if it is missing or unreadable.
+CatalogSource read_catalog_file(const std::string& path);
+
+// Days between two YYYY-MM-DD dates (b - a); nullopt if either is malformed.
+std::optional<long> days_between(std::string_view a, std::string_view b);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,28 @@
+// Collective communication times (docs/methodology.md §Communication): the
+// bandwidth term of ring algorithms plus a per-call latency.
+#pragma once
+#include "gpuadvisor/catalog.hpp"
+
+namespace gpuadvisor {
+
+inline constexpr double kCollectiveLatencyIntraS = 10e-6;  // per collective inside a node
+inline constexpr double kCollectiveLatencyInterS = 30e-6;  // per collective across EFA/Ethernet
+inline constexpr double kPcieFallbackGbPerS = 16;          // when a link figure is unknown
+
+// Achievable per-accelerator bandwidth (GB/s, one direction) between the
+// accelerators of one instance: half the vendor's bidirectional link figure
+// times the link efficiency.
+double intra_node_gb_per_s(const Accelerator& acc);
+
+// Achievable per-accelerator bandwidth (GB/s) to other instances: the
+// instance's network share per accelerator times the link efficiency.
+double inter_node_gb_per_s(const Instance& instance, const Accelerator& acc);
+
+// Ring all-reduce of `bytes` per rank over `ranks` ranks: 2 (n-1)/n bytes / bw.
+double all_reduce_s(double bytes, int ranks, double gb_per_s, double latency_s);
+// Reduce-scatter or all-gather: (n-1)/n bytes / bw.
+double all_gather_s(double bytes, int ranks, double gb_per_s, double latency_s);
+// All-to-all where each rank sends `bytes` in total: (n-1)/n bytes / bw.
+double all_to_all_s(double bytes, int ranks, double gb_per_s, double latency_s);
+
+}  // namespace gpuadvisor

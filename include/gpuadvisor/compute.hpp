@@ -1,0 +1,37 @@
+// Floating-point work and the achievable fraction of peak (docs/methodology.md §Compute).
+#pragma once
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/model.hpp"
+#include "gpuadvisor/workload.hpp"
+
+namespace gpuadvisor {
+
+struct FlopsPerToken {
+  double model = 0;     // useful work: what MFU counts (no recompute)
+  double hardware = 0;  // work actually executed (with recompute)
+};
+
+// Weights that take part in matrix multiplies for one token: active
+// parameters less the input-embedding lookup (unless tied) and norms.
+double matmul_params_per_token(const ModelSpec& m);
+
+// Attention score and value FLOPs per token, forward only: 4 * layers * q_width * seq
+// (PaLM's 12·L·H·Q·T for training is three times this; no causal halving).
+double attention_forward_flops_per_token(const ModelSpec& m, int seq_len);
+
+// Training FLOPs per token for the task (6N, or 4N + 6N_adapter for LoRA/QLoRA),
+// plus attention, plus recompute in the hardware count.
+FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute);
+
+// Achievable fraction of the dense peak for a matrix of inner width `width`
+// (hidden / tp) and `tokens` rows per micro-batch:
+//   max_fraction(acc, precision) * width / (width + 256) * tokens / (tokens + 256).
+inline constexpr double kHalfEfficiencyWidth = 256;
+inline constexpr double kHalfEfficiencyTokens = 256;
+double compute_efficiency(const Accelerator& acc, Precision p, double width, double tokens);
+
+// The precision the accelerator runs `requested` at: the same, or fp16 for a
+// bf16 request on an accelerator without bf16 (T4, V100); nullopt if unsupported.
+std::optional<Precision> effective_precision(const Accelerator& acc, Precision requested);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,61 @@
+// One training configuration, evaluated: memory, step time by component,
+// throughput, MFU and total time (docs/methodology.md §Step time).
+#pragma once
+#include <optional>
+#include <string>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/memory.hpp"
+#include "gpuadvisor/model.hpp"
+#include "gpuadvisor/workload.hpp"
+
+namespace gpuadvisor {
+
+struct Cluster {
+  const Instance* instance = nullptr;
+  const Accelerator* accelerator = nullptr;
+  int count = 1;  // instances
+  int accelerators() const { return count * instance->accelerator_count; }
+};
+
+struct StepTime {
+  double compute_s = 0;          // all micro-batches, this stage
+  double tensor_parallel_s = 0;  // all-reduces inside the node, not overlapped
+  double expert_parallel_s = 0;  // MoE all-to-all, not overlapped
+  double pipeline_p2p_s = 0;     // stage-to-stage activations
+  double bubble_s = 0;           // (pp - 1) micro-batch slots
+  double data_parallel_s = 0;    // exposed part of the gradient reduction / ZeRO traffic
+  double memory_bound_s = 0;     // optimizer update, QLoRA dequantisation
+  double total_s() const {
+    return compute_s + tensor_parallel_s + expert_parallel_s + pipeline_p2p_s + bubble_s + data_parallel_s + memory_bound_s;
+  }
+  std::string bound() const;  // "compute", "network", "memory bandwidth", "pipeline bubble"
+};
+
+struct TrainingEstimate {
+  Layout layout;
+  Precision precision = Precision::bf16;  // what the matrices run in on this accelerator
+  MemoryBreakdown memory;
+  StepTime step;
+  int micro_batches = 1;
+  double compute_efficiency = 0;       // achieved fraction of peak in the compute term
+  double model_flops_per_token = 0;
+  double hardware_flops_per_token = 0;
+  double tokens_per_second = 0;        // whole job
+  double tokens_per_second_per_accelerator = 0;
+  double model_tflops_per_accelerator = 0;
+  double mfu = 0;                      // model FLOPs / dense peak at `precision`
+  double steps = 0;
+  double total_hours = 0;
+  bool fits() const { return memory.fits(); }
+};
+
+// Checks that the layout is valid for this cluster and workload; returns an
+// explanation if not (e.g. "tp 3 does not divide 8 GPUs per instance").
+std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);
+
+// Evaluates the configuration. The layout must be valid (layout_problem empty)
+// and the precision supported (effective_precision).
+TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,75 @@
+// The model: a transformer's architecture and its parameter counts.
+// Presets come from data/models.json (embedded); a Hugging Face config.json
+// can be read; a bare parameter count gets a shape from the nearest preset.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuadvisor {
+
+struct ModelSpec {
+  std::string name;
+  std::string source;  // where the architecture figures come from
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;  // per attention head
+  int ffn = 0;       // MLP intermediate width (dense layers)
+  int vocab = 0;
+  bool tied_embeddings = false;
+  bool gated_mlp = true;  // SwiGLU-style (3 matrices) vs GeLU/ReLU^2 (2 matrices)
+  // Mixture of experts (experts == 0 means dense).
+  int experts = 0;
+  int active_experts = 0;
+  int shared_experts = 0;
+  int expert_ffn = 0;     // intermediate width of one expert
+  int dense_layers = 0;   // leading dense layers in an MoE model (DeepSeek's first_k_dense_replace)
+  // Multi-head latent attention (DeepSeek); zero means ordinary (GQA/MHA) attention.
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+  int qk_nope_head_dim = 0;
+  int v_head_dim = 0;
+  // What was assumed rather than given (printed with every answer).
+  std::vector<std::string> assumptions;
+
+  bool is_moe() const { return experts > 0; }
+  bool uses_mla() const { return kv_lora_rank > 0; }
+  int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
+  int attention_width() const { return heads * head_dim; }  // q/o projection width
+
+  double attention_params_per_layer() const;
+  double dense_mlp_params() const;                    // one dense layer's MLP
+  double expert_mlp_params() const;                   // one expert's MLP
+  double embedding_params() const;                    // input embedding + untied output head
+  double total_params() const;                        // every weight, all experts
+  double active_params() const;                       // weights touched per token
+  double expert_params_total() const;                 // all routed-expert weights (sharded by EP)
+};
+
+// Checks the shape for impossible values; throws InputError naming the field.
+void validate_model(const ModelSpec& m);
+
+// Presets from data/models.json.
+const std::vector<ModelSpec>& model_presets();
+const ModelSpec* find_model_preset(std::string_view name);
+
+// Reads a Hugging Face config.json. Unknown keys and contradictions are
+// appended to `warnings` (never ignored silently); missing essentials throw.
+ModelSpec model_from_hf_config(const std::string& path, std::vector<std::string>& warnings);
+
+// A dense shape for `params` parameters scaled from the nearest preset; the
+// choice is recorded in `assumptions`.
+ModelSpec model_from_param_count(double params);
+
+// Applies explicit overrides (0 = keep) and re-validates.
+struct ShapeOverrides {
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, vocab = 0;
+};
+void apply_overrides(ModelSpec& m, const ShapeOverrides& o);
+
+inline constexpr double kMaxParams = 1e15;  // 1,000T: larger is refused as absurd
+
+}  // namespace gpuadvisor

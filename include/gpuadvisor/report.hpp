@@ -1,0 +1,76 @@
+// Reports: every command's output in table, JSON, CSV and Markdown
+// (docs/json.md for the JSON documents, docs/cli.md for the rest).
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/search.hpp"
+
+namespace gpuadvisor {
+
+enum class Format { table, json, csv, markdown };
+std::optional<Format> format_from_string(std::string_view s);
+
+inline constexpr int kJsonSchemaVersion = 1;
+std::string_view tool_version();
+
+// A cell: what a person reads, and the typed value programs get.
+using Value = std::variant<std::monostate, double, long long, bool, std::string>;
+struct Cell {
+  std::string text;
+  Value value;
+};
+struct Column {
+  std::string key;     // JSON/CSV name, with units (e.g. "on_demand_usd_per_hour")
+  std::string header;  // table header
+  bool right_align = false;
+  bool wide_only = false;  // hidden from the 80-column table unless --wide
+};
+struct Table {
+  std::vector<Column> columns;
+  std::vector<std::vector<Cell>> rows;
+};
+
+struct RenderOptions {
+  Format format = Format::table;
+  bool wide = false;
+};
+
+// Renders a table; for JSON, the rows become objects under `rows_key` inside
+// the standard envelope, with `extra_json` (a serialized object) merged in.
+// Returns the text; `hidden_columns` reports columns left out of a narrow table.
+std::string render_table(const Table& t, const Catalog& catalog, std::string_view command, std::string_view rows_key,
+                         const RenderOptions& o, int* hidden_columns = nullptr, std::string_view extra_json = {});
+
+Table catalog_table(const Catalog& catalog, const std::vector<const Instance*>& instances, std::string_view region);
+std::string render_instance_details(const Catalog& catalog, const Instance& instance, const RenderOptions& o);
+Table models_table();
+
+struct RecommendContext {
+  const ModelSpec* model;
+  const TrainingWorkload* workload;
+  const RecommendRequest* request;
+};
+Table recommendation_table(const Recommendation& rec, const RecommendContext& ctx);
+std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx);
+std::string render_rejections_text(const Recommendation& rec, size_t limit);
+
+struct EstimateContext {
+  const ModelSpec* model;
+  const TrainingWorkload* workload;
+  const Cluster* cluster;
+  const TrainingEstimate* estimate;
+  std::optional<double> on_demand_usd_per_hour;
+  std::optional<double> spot_usd_per_hour;
+  std::string region;
+};
+std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, const RenderOptions& o);
+
+// The formulas behind an estimate with its numbers filled in (--explain).
+std::string explain_estimate(const EstimateContext& ctx);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,77 @@
+// The search: the fastest feasible layout for each (instance type, count),
+// and the ranked recommendation over the catalog (docs/methodology.md §Search).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/estimate.hpp"
+#include "gpuadvisor/pricing.hpp"
+
+namespace gpuadvisor {
+
+// Layout dimensions the user fixed; empty means searched.
+struct LayoutConstraints {
+  std::optional<int> tp, pp, micro_batch, zero_stage, ep;
+  std::optional<Recompute> recompute;
+};
+
+struct ClusterSearch {
+  std::optional<TrainingEstimate> best;  // fastest feasible layout
+  double smallest_need_gb = 0;           // least memory per accelerator any layout needs
+  double capacity_gb = 0;
+  std::string problem;                   // why nothing is feasible (empty if `best`)
+  long layouts_evaluated = 0;
+};
+
+// Why this accelerator cannot run the workload at all (precision, purpose), or empty.
+std::optional<std::string> accelerator_problem(const Accelerator& acc, const TrainingWorkload& w);
+
+ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c,
+                             const LayoutConstraints& fixed = {});
+
+enum class SortBy { pareto, time, cost, cost_per_token };
+std::optional<SortBy> sort_by_from_string(std::string_view s);
+std::string_view to_string(SortBy s);
+
+struct RecommendRequest {
+  std::string region = "us-east-1";
+  Pricing pricing = Pricing::on_demand;
+  int max_instances = 512;
+  std::vector<std::string> families;  // empty: all
+  std::vector<std::string> exclude;   // instance names or families
+  std::optional<double> deadline_hours;
+  std::optional<double> budget_usd;
+  SortBy sort_by = SortBy::pareto;
+  int top = 10;
+};
+
+struct RecommendRow {
+  const Instance* instance = nullptr;
+  int count = 0;
+  TrainingEstimate estimate;
+  std::optional<double> on_demand_usd_per_hour;  // per instance
+  std::optional<double> spot_usd_per_hour;
+  std::optional<double> on_demand_cost_usd;      // whole job
+  std::optional<double> spot_cost_usd;
+  std::optional<double> ranked_cost_usd;         // under the requested pricing
+  std::optional<double> usd_per_million_tokens;  // under the requested pricing
+  bool pareto = false;
+};
+
+struct Rejection {
+  std::string instance;
+  std::string reason;
+};
+
+struct Recommendation {
+  std::vector<RecommendRow> rows;        // ranked, all feasible options
+  std::vector<Rejection> rejections;     // instance types with no acceptable option
+  long layouts_evaluated = 0;
+  std::vector<std::string> notes;
+};
+
+Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,465 @@
+#include "gpuadvisor/catalog.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "gpuadvisor/errors.hpp"
+
+namespace gpuadvisor {
+
+extern const char* const embedded_catalog_json;
+extern const std::size_t embedded_catalog_json_size;
+
+using nlohmann::json;
+
+std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::bf16: return "bf16";
+    case Precision::fp16: return "fp16";
+    case Precision::fp8: return "fp8";
+    case Precision::fp4: return "fp4";
+    case Precision::int8: return "int8";
+  }
+  return "?";
+}
+
+std::optional<Precision> precision_from_string(std::string_view s) {
+  for (Precision p : {Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4, Precision::int8})
+    if (to_string(p) == s) return p;
+  return std::nullopt;
+}
+
+std::optional<double> Accelerator::tflops(Precision p) const {
+  auto it = dense_tflops.find(p);
+  if (it == dense_tflops.end()) return std::nullopt;
+  return it->second;
+}
+
+const RegionPrices* Instance::prices_in(std::string_view region) const {
+  auto it = prices.find(std::string(region));
+  return it == prices.end() ? nullptr : &it->second;
+}
+
+const Accelerator* Catalog::find_accelerator(std::string_view name) const {
+  for (const auto& a : accelerators)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+const Instance* Catalog::find_instance(std::string_view name) const {
+  for (const auto& i : instances)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+const Accelerator& Catalog::accelerator_of(const Instance& instance) const {
+  const Accelerator* a = find_accelerator(instance.accelerator_name);
+  if (!a) throw InputError(fmt::format("instance {} names unknown accelerator {}", instance.name, instance.accelerator_name));
+  return *a;
+}
+
+namespace {
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+}  // namespace
+
+std::vector<std::string> Catalog::nearest_instance_names(std::string_view name, size_t limit) const {
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& i : instances) scored.emplace_back(edit_distance(name, i.name), i.name);
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (size_t k = 0; k < scored.size() && k < limit; ++k) out.push_back(scored[k].second);
+  return out;
+}
+
+std::string_view embedded_catalog_text() {
+  return std::string_view(embedded_catalog_json, embedded_catalog_json_size);
+}
+
+CatalogSource read_catalog_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open catalog file (missing or unreadable)", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("{}: error while reading the file", path));
+  return {path, ss.str()};
+}
+
+std::optional<long> days_between(std::string_view a, std::string_view b) {
+  auto parse = [](std::string_view s) -> std::optional<long> {
+    int y, m, d;
+    if (s.size() != 10 || s[4] != '-' || s[7] != '-') return std::nullopt;
+    if (std::sscanf(std::string(s).c_str(), "%4d-%2d-%2d", &y, &m, &d) != 3) return std::nullopt;
+    if (m < 1 || m > 12 || d < 1 || d > 31) return std::nullopt;
+    // Days from civil (Howard Hinnant's algorithm).
+    y -= m <= 2;
+    const long era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<long>(doe) - 719468;
+  };
+  auto da = parse(a), db = parse(b);
+  if (!da || !db) return std::nullopt;
+  return *db - *da;
+}
+
+// ---------------------------------------------------------------------------
+// Validation. Every error names the file, the entry and the field.
+namespace {
+
+struct Ctx {
+  const std::string& origin;
+  std::string entry;  // e.g. "instances[3] 'g5.xlarge'"
+
+  [[noreturn]] void fail(std::string_view field, std::string_view problem) const {
+    if (entry.empty()) throw InputError(fmt::format("{}: field '{}': {}", origin, field, problem));
+    throw InputError(fmt::format("{}: {}: field '{}': {}", origin, entry, field, problem));
+  }
+};
+
+std::string describe(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+const json& require(const json& obj, const char* key, const Ctx& ctx) {
+  auto it = obj.find(key);
+  if (it == obj.end()) ctx.fail(key, "is missing");
+  return *it;
+}
+
+std::string req_string(const json& obj, const char* key, const Ctx& ctx) {
+  const json& v = require(obj, key, ctx);
+  if (!v.is_string()) ctx.fail(key, fmt::format("expected a string, got {}", describe(v)));
+  std::string s = v.get<std::string>();
+  if (s.empty()) ctx.fail(key, "must not be empty");
+  return s;
+}
+
+std::string opt_string(const json& obj, const char* key, const Ctx& ctx) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return {};
+  if (!it->is_string()) ctx.fail(key, fmt::format("expected a string, got {}", describe(*it)));
+  return it->get<std::string>();
+}
+
+double as_number(const json& v, std::string_view field, const Ctx& ctx, double min_value, bool allow_equal_min) {
+  if (!v.is_number()) ctx.fail(field, fmt::format("expected a number, got {}", describe(v)));
+  double d = v.get<double>();
+  if (!std::isfinite(d)) ctx.fail(field, "must be finite");
+  if (allow_equal_min ? d < min_value : d <= min_value)
+    ctx.fail(field, fmt::format("must be {} {}, got {}", allow_equal_min ? ">=" : ">", min_value, d));
+  if (d > 1e12) ctx.fail(field, fmt::format("is implausibly large ({})", d));
+  return d;
+}
+
+double req_positive(const json& obj, const char* key, const Ctx& ctx) {
+  return as_number(require(obj, key, ctx), key, ctx, 0, false);
+}
+double req_nonnegative(const json& obj, const char* key, const Ctx& ctx) {
+  return as_number(require(obj, key, ctx), key, ctx, 0, true);
+}
+
+int req_positive_int(const json& obj, const char* key, const Ctx& ctx) {
+  const json& v = require(obj, key, ctx);
+  if (!v.is_number_integer() || v.get<long long>() <= 0 || v.get<long long>() > 1000000)
+    ctx.fail(key, fmt::format("expected a positive integer, got {}", describe(v)));
+  return v.get<int>();
+}
+
+const json& req_object(const json& obj, const char* key, const Ctx& ctx) {
+  const json& v = require(obj, key, ctx);
+  if (!v.is_object()) ctx.fail(key, fmt::format("expected an object, got {}", describe(v)));
+  return v;
+}
+
+std::vector<std::string> req_sources(const json& obj, const char* key, const Ctx& ctx,
+                                     const std::map<std::string, Source>& known) {
+  const json& v = require(obj, key, ctx);
+  if (!v.is_array() || v.empty()) ctx.fail(key, "expected a non-empty list of source keys");
+  std::vector<std::string> out;
+  for (const auto& s : v) {
+    if (!s.is_string()) ctx.fail(key, fmt::format("expected source keys (strings), got {}", describe(s)));
+    std::string k = s.get<std::string>();
+    if (!known.count(k)) ctx.fail(key, fmt::format("unknown source key '{}' (define it under 'sources')", k));
+    out.push_back(k);
+  }
+  return out;
+}
+
+void check_date(const std::string& date, std::string_view field, const Ctx& ctx) {
+  if (!days_between("2000-01-01", date)) ctx.fail(field, fmt::format("expected a date YYYY-MM-DD, got '{}'", date));
+}
+
+Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std::string, Source>& sources) {
+  Accelerator a;
+  a.name = req_string(j, "name", ctx);
+  a.vendor = req_string(j, "vendor", ctx);
+  const json& mem = req_object(j, "memory", ctx);
+  Ctx mctx{ctx.origin, ctx.entry + " memory"};
+  a.memory_vendor_figure = req_string(mem, "vendor_figure", mctx);
+  a.memory_ec2_reported_gib = req_positive(mem, "ec2_reported_gib", mctx);
+  a.memory_usable_gib = req_positive(mem, "usable_gib", mctx);
+  a.memory_type = opt_string(mem, "type", mctx);
+  a.memory_sources = req_sources(mem, "sources", mctx, sources);
+
+  const json& bw = req_object(j, "memory_bandwidth", ctx);
+  Ctx bctx{ctx.origin, ctx.entry + " memory_bandwidth"};
+  a.memory_bandwidth_gb_per_s = req_positive(bw, "gb_per_s", bctx);
+  a.memory_bandwidth_sources = req_sources(bw, "sources", bctx, sources);
+
+  const json& tf = req_object(j, "dense_tflops", ctx);
+  Ctx tctx{ctx.origin, ctx.entry + " dense_tflops"};
+  for (auto it = tf.begin(); it != tf.end(); ++it) {
+    if (it.key() == "sources") continue;
+    auto p = precision_from_string(it.key());
+    if (!p) tctx.fail(it.key(), "unknown precision (use bf16, fp16, fp8, fp4, int8)");
+    a.dense_tflops[*p] = as_number(it.value(), it.key(), tctx, 0, false);
+  }
+  if (a.dense_tflops.empty()) tctx.fail("bf16", "at least one precision is required");
+  a.dense_tflops_sources = req_sources(tf, "sources", tctx, sources);
+
+  const json& link = req_object(j, "intra_node_link", ctx);
+  Ctx lctx{ctx.origin, ctx.entry + " intra_node_link"};
+  a.link_kind = req_string(link, "kind", lctx);
+  static const std::set<std::string> kinds{"pcie", "nvlink", "nvswitch", "neuronlink"};
+  if (!kinds.count(a.link_kind)) lctx.fail("kind", fmt::format("'{}' is not one of pcie, nvlink, nvswitch, neuronlink", a.link_kind));
+  a.link_generation = req_string(link, "generation", lctx);
+  if (auto it = link.find("gb_per_s_per_accelerator"); it != link.end() && !it->is_null())
+    a.link_gb_per_s = as_number(*it, "gb_per_s_per_accelerator", lctx, 0, false);
+  a.link_sources = req_sources(link, "sources", lctx, sources);
+
+  a.software = req_string(j, "software", ctx);
+  if (a.software != "cuda" && a.software != "neuron") ctx.fail("software", "must be 'cuda' or 'neuron'");
+  a.note = opt_string(j, "note", ctx);
+
+  if (auto it = j.find("efficiency"); it != j.end()) {
+    if (!it->is_object()) ctx.fail("efficiency", "expected an object");
+    Ctx ectx{ctx.origin, ctx.entry + " efficiency"};
+    for (auto e = it->begin(); e != it->end(); ++e) {
+      if (e.key() == "source") {
+        a.efficiency.source = opt_string(*it, "source", ectx);
+      } else if (e.key() == "memory_bandwidth") {
+        a.efficiency.memory_bandwidth_fraction = as_number(e.value(), e.key(), ectx, 0, false);
+      } else if (e.key() == "link") {
+        a.efficiency.link_fraction = as_number(e.value(), e.key(), ectx, 0, false);
+      } else if (auto p = precision_from_string(e.key())) {
+        a.efficiency.compute_max_fraction[*p] = as_number(e.value(), e.key(), ectx, 0, false);
+      } else {
+        ectx.fail(e.key(), "unknown key (use a precision, memory_bandwidth, link or source)");
+      }
+      if (e.key() != "source" && e.value().get<double>() > 1.0) ectx.fail(e.key(), "a fraction must be at most 1");
+    }
+  }
+  return a;
+}
+
+PriceQuote parse_quote(const json& j, const Ctx& ctx, const std::map<std::string, Source>& sources, bool spot) {
+  PriceQuote q;
+  if (!j.is_object()) ctx.fail("price", fmt::format("expected an object, got {}", describe(j)));
+  if (j.contains("usd_per_hour")) {
+    q.usd_per_hour = as_number(j["usd_per_hour"], "usd_per_hour", ctx, 0, false);
+    q.status = "listed";
+    q.as_of = req_string(j, "as_of", ctx);
+    check_date(q.as_of, "as_of", ctx);
+    q.source = req_string(j, "source", ctx);
+    if (!sources.count(q.source)) ctx.fail("source", fmt::format("unknown source key '{}'", q.source));
+    if (j.contains("max_usd_per_hour")) {
+      q.max_usd_per_hour = as_number(j["max_usd_per_hour"], "max_usd_per_hour", ctx, 0, false);
+      if (*q.max_usd_per_hour < *q.usd_per_hour) ctx.fail("max_usd_per_hour", "is below usd_per_hour");
+    }
+    q.statistic = opt_string(j, "statistic", ctx);
+    if (spot && q.statistic.empty()) ctx.fail("statistic", "a spot price must say what statistic it is");
+  } else {
+    q.status = req_string(j, "status", ctx);
+    if (q.status != "not_listed" && q.status != "not_captured")
+      ctx.fail("status", fmt::format("without usd_per_hour, status must be 'not_listed' or 'not_captured', got '{}'", q.status));
+    if (j.contains("as_of")) q.as_of = req_string(j, "as_of", ctx);
+  }
+  q.note = opt_string(j, "note", ctx);
+  if (q.status != "listed" && q.note.empty()) ctx.fail("note", "a missing price must say why");
+  return q;
+}
+
+Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::string, Source>& sources,
+                        const std::vector<Accelerator>& accelerators) {
+  Instance i;
+  i.name = req_string(j, "name", ctx);
+  i.family = req_string(j, "family", ctx);
+  i.accelerator_name = req_string(j, "accelerator", ctx);
+  if (std::none_of(accelerators.begin(), accelerators.end(), [&](const Accelerator& a) { return a.name == i.accelerator_name; }))
+    ctx.fail("accelerator", fmt::format("unknown accelerator '{}'", i.accelerator_name));
+  i.accelerator_count = req_positive_int(j, "accelerator_count", ctx);
+  i.vcpus = req_positive_int(j, "vcpus", ctx);
+  i.memory_gib = req_positive(j, "memory_gib", ctx);
+  i.local_nvme_gb = req_nonnegative(j, "local_nvme_gb", ctx);
+  i.local_nvme = opt_string(j, "local_nvme", ctx);
+  i.network_gbps = req_positive(j, "network_gbps", ctx);
+  const json& efa = req_object(j, "efa", ctx);
+  {
+    Ctx ectx{ctx.origin, ctx.entry + " efa"};
+    const json& sup = require(efa, "supported", ectx);
+    if (!sup.is_boolean()) ectx.fail("supported", "expected true or false");
+    i.efa_supported = sup.get<bool>();
+    if (i.efa_supported) i.efa_version = req_positive_int(efa, "version", ectx);
+  }
+  i.purchase = req_string(j, "purchase", ctx);
+  static const std::set<std::string> purchases{"on_demand_and_spot", "capacity_blocks", "ultraserver_capacity_blocks"};
+  if (!purchases.count(i.purchase)) ctx.fail("purchase", fmt::format("'{}' is not one of on_demand_and_spot, capacity_blocks, ultraserver_capacity_blocks", i.purchase));
+  i.sources = req_sources(j, "sources", ctx, sources);
+  i.note = opt_string(j, "note", ctx);
+  const json& prices = req_object(j, "prices", ctx);
+  if (prices.empty()) ctx.fail("prices", "at least one region is required");
+  for (auto it = prices.begin(); it != prices.end(); ++it) {
+    Ctx pctx{ctx.origin, ctx.entry + " prices." + it.key()};
+    if (!it->is_object()) pctx.fail(it.key(), "expected an object with on_demand and spot");
+    RegionPrices rp;
+    Ctx octx{ctx.origin, pctx.entry + ".on_demand"};
+    rp.on_demand = parse_quote(require(*it, "on_demand", pctx), octx, sources, false);
+    Ctx sctx{ctx.origin, pctx.entry + ".spot"};
+    rp.spot = parse_quote(require(*it, "spot", pctx), sctx, sources, true);
+    i.prices[it.key()] = rp;
+  }
+  return i;
+}
+
+json parse_json_document(const CatalogSource& src) {
+  if (src.text.empty()) throw InputError(fmt::format("{}: the file is empty", src.origin));
+  try {
+    json j = json::parse(src.text);
+    if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object at the top level", src.origin));
+    return j;
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", src.origin, e.byte,
+                                 std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+  }
+}
+
+// Adds or overrides entries of `base[key]` (a list of objects named by "name")
+// with the overlay's entries: an entry with a known name is merged field by
+// field (RFC 7386 merge patch); a new name is appended.
+void apply_overlay_list(json& base, const json& overlay, const char* key, const std::string& origin) {
+  auto it = overlay.find(key);
+  if (it == overlay.end()) return;
+  if (!it->is_array()) throw InputError(fmt::format("{}: field '{}': expected a list", origin, key));
+  json& list = base[key];
+  size_t index = 0;
+  for (const auto& entry : *it) {
+    if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string())
+      throw InputError(fmt::format("{}: {}[{}]: field 'name': is missing (every overlay entry needs a name)", origin, key, index));
+    auto match = std::find_if(list.begin(), list.end(), [&](const json& e) { return e.value("name", "") == entry["name"]; });
+    if (match != list.end()) match->merge_patch(entry);
+    else list.push_back(entry);
+    ++index;
+  }
+}
+
+}  // namespace
+
+Catalog load_catalog(const CatalogSource& base, const std::vector<CatalogSource>& overlays) {
+  json doc = parse_json_document(base);
+  std::vector<std::string> origins{base.origin};
+  // Remember which file each entry finally came from, for error messages.
+  std::map<std::string, std::string> entry_origin;
+  auto note_origins = [&](const json& d, const std::string& origin) {
+    for (const char* key : {"accelerators", "instances"})
+      if (d.contains(key) && d[key].is_array())
+        for (const auto& e : d[key])
+          if (e.is_object() && e.contains("name") && e["name"].is_string()) entry_origin[std::string(key) + ":" + e["name"].get<std::string>()] = origin;
+  };
+  note_origins(doc, base.origin);
+  for (const auto& ov : overlays) {
+    json o = parse_json_document(ov);
+    origins.push_back(ov.origin);
+    for (auto it = o.begin(); it != o.end(); ++it) {
+      const std::string& k = it.key();
+      if (k != "accelerators" && k != "instances" && k != "sources" && k != "prices_as_of" && k != "description" && k != "overlay_version")
+        throw InputError(fmt::format("{}: field '{}': not allowed in an overlay (use accelerators, instances, sources, prices_as_of)", ov.origin, k));
+    }
+    if (o.contains("sources")) {
+      if (!o["sources"].is_object()) throw InputError(fmt::format("{}: field 'sources': expected an object", ov.origin));
+      doc["sources"].merge_patch(o["sources"]);
+    }
+    if (o.contains("prices_as_of")) doc["prices_as_of"] = o["prices_as_of"];
+    apply_overlay_list(doc, o, "accelerators", ov.origin);
+    apply_overlay_list(doc, o, "instances", ov.origin);
+    note_origins(o, ov.origin);
+  }
+
+  Catalog cat;
+  cat.origins = origins;
+  Ctx top{base.origin, ""};
+  const json& sv = require(doc, "schema_version", top);
+  if (!sv.is_number_integer()) top.fail("schema_version", "expected an integer");
+  cat.schema_version = sv.get<int>();
+  if (cat.schema_version != kCatalogSchemaVersion)
+    top.fail("schema_version", fmt::format("version {} is not supported (this gpuadvisor reads version {})", cat.schema_version, kCatalogSchemaVersion));
+  cat.catalog_version = req_string(doc, "catalog_version", top);
+  cat.prices_as_of = req_string(doc, "prices_as_of", top);
+  check_date(cat.prices_as_of, "prices_as_of", top);
+  cat.currency = req_string(doc, "currency", top);
+  if (cat.currency != "USD") top.fail("currency", "only USD is supported");
+
+  const json& srcs = req_object(doc, "sources", top);
+  for (auto it = srcs.begin(); it != srcs.end(); ++it) {
+    Ctx sctx{base.origin, "sources." + it.key()};
+    if (!it->is_object()) sctx.fail("title", "expected an object with title and url");
+    cat.sources[it.key()] = Source{req_string(*it, "title", sctx), req_string(*it, "url", sctx)};
+  }
+
+  auto list = [&](const char* key) -> const json& {
+    const json& v = require(doc, key, top);
+    if (!v.is_array() || v.empty()) top.fail(key, "expected a non-empty list");
+    return v;
+  };
+  auto origin_of = [&](const char* key, const json& e) -> const std::string& {
+    if (e.is_object() && e.contains("name") && e["name"].is_string()) {
+      auto it = entry_origin.find(std::string(key) + ":" + e["name"].get<std::string>());
+      if (it != entry_origin.end()) return it->second;
+    }
+    return base.origin;
+  };
+  auto entry_name = [](const char* key, size_t i, const json& e) {
+    std::string n = (e.is_object() && e.contains("name") && e["name"].is_string()) ? " '" + e["name"].get<std::string>() + "'" : "";
+    return fmt::format("{}[{}]{}", key, i, n);
+  };
+
+  const json& accs = list("accelerators");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < accs.size(); ++i) {
+    Ctx ctx{origin_of("accelerators", accs[i]), entry_name("accelerators", i, accs[i])};
+    if (!accs[i].is_object()) ctx.fail("name", "expected an object");
+    Accelerator a = parse_accelerator(accs[i], ctx, cat.sources);
+    if (!seen.insert(a.name).second) ctx.fail("name", fmt::format("duplicate accelerator '{}'", a.name));
+    cat.accelerators.push_back(std::move(a));
+  }
+  const json& insts = list("instances");
+  seen.clear();
+  for (size_t i = 0; i < insts.size(); ++i) {
+    Ctx ctx{origin_of("instances", insts[i]), entry_name("instances", i, insts[i])};
+    if (!insts[i].is_object()) ctx.fail("name", "expected an object");
+    Instance in = parse_instance(insts[i], ctx, cat.sources, cat.accelerators);
+    if (!seen.insert(in.name).second) ctx.fail("name", fmt::format("duplicate instance '{}'", in.name));
+    cat.instances.push_back(std::move(in));
+  }
+  return cat;
+}
+
+}  // namespace gpuadvisor

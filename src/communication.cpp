@@ -1,0 +1,32 @@
+#include "gpuadvisor/communication.hpp"
+
+#include <algorithm>
+
+namespace gpuadvisor {
+
+double intra_node_gb_per_s(const Accelerator& acc) {
+  const double link = acc.link_gb_per_s.value_or(kPcieFallbackGbPerS * 2);
+  return link / 2 * acc.efficiency.link_fraction;
+}
+
+double inter_node_gb_per_s(const Instance& instance, const Accelerator& acc) {
+  const double per_accelerator = instance.network_gbps / 8.0 / instance.accelerator_count;
+  return per_accelerator * acc.efficiency.link_fraction;
+}
+
+double all_reduce_s(double bytes, int ranks, double gb_per_s, double latency_s) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  return 2.0 * (ranks - 1) / ranks * bytes / (gb_per_s * 1e9) + 2.0 * (ranks - 1) * latency_s;
+}
+
+double all_gather_s(double bytes, int ranks, double gb_per_s, double latency_s) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  return double(ranks - 1) / ranks * bytes / (gb_per_s * 1e9) + (ranks - 1) * latency_s;
+}
+
+double all_to_all_s(double bytes, int ranks, double gb_per_s, double latency_s) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  return double(ranks - 1) / ranks * bytes / (gb_per_s * 1e9) + latency_s;
+}
+
+}  // namespace gpuadvisor

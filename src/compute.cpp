@@ -1,0 +1,51 @@
+#include "gpuadvisor/compute.hpp"
+
+namespace gpuadvisor {
+
+double matmul_params_per_token(const ModelSpec& m) {
+  double p = m.active_params() - (2.0 * m.hidden * m.layers + m.hidden);  // norms
+  if (!m.tied_embeddings) p -= double(m.vocab) * m.hidden;               // input lookup
+  return p;
+}
+
+double attention_forward_flops_per_token(const ModelSpec& m, int seq_len) {
+  double width = m.uses_mla() ? double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim) : double(m.heads) * m.head_dim;
+  return 4.0 * m.layers * width * seq_len;
+}
+
+FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute) {
+  const double n = matmul_params_per_token(m);
+  const double attn_fwd = attention_forward_flops_per_token(m, w.seq_len);
+  FlopsPerToken f;
+  if (is_adapter_task(w.task)) {
+    // Frozen base: forward (2N) and input gradients (2N), no weight gradients;
+    // the adapters train fully (6 per adapter parameter).
+    const double adapters = lora_adapter_params(m, w.lora_rank, w.lora_targets);
+    f.model = 4 * n + 6 * adapters + 3 * attn_fwd;
+  } else {
+    f.model = 6 * n + 3 * attn_fwd;
+  }
+  f.hardware = f.model;
+  if (recompute == Recompute::full) f.hardware += 2 * n + attn_fwd;  // one more forward
+  else if (recompute == Recompute::selective) f.hardware += attn_fwd;  // attention only
+  return f;
+}
+
+double compute_efficiency(const Accelerator& acc, Precision p, double width, double tokens) {
+  double max_fraction = 0.5;
+  auto it = acc.efficiency.compute_max_fraction.find(p);
+  if (it != acc.efficiency.compute_max_fraction.end()) max_fraction = it->second;
+  else if (p == Precision::fp16 || p == Precision::bf16) {
+    auto other = acc.efficiency.compute_max_fraction.find(p == Precision::fp16 ? Precision::bf16 : Precision::fp16);
+    if (other != acc.efficiency.compute_max_fraction.end()) max_fraction = other->second;
+  }
+  return max_fraction * width / (width + kHalfEfficiencyWidth) * tokens / (tokens + kHalfEfficiencyTokens);
+}
+
+std::optional<Precision> effective_precision(const Accelerator& acc, Precision requested) {
+  if (acc.tflops(requested)) return requested;
+  if (requested == Precision::bf16 && acc.tflops(Precision::fp16)) return Precision::fp16;
+  return std::nullopt;
+}
+
+}  // namespace gpuadvisor

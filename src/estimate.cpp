@@ -1,0 +1,152 @@
+#include "gpuadvisor/estimate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuadvisor/communication.hpp"
+#include "gpuadvisor/compute.hpp"
+
+namespace gpuadvisor {
+
+std::string StepTime::bound() const {
+  struct Part {
+    double s;
+    const char* name;
+  };
+  const Part parts[] = {{compute_s, "compute"},
+                        {tensor_parallel_s + expert_parallel_s + pipeline_p2p_s + data_parallel_s, "network"},
+                        {memory_bound_s, "memory bandwidth"},
+                        {bubble_s, "pipeline bubble"}};
+  const Part* best = &parts[0];
+  for (const auto& p : parts)
+    if (p.s > best->s) best = &p;
+  return best->name;
+}
+
+std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l) {
+  const int per_node = c.instance->accelerator_count;
+  if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.ep < 1 || l.micro_batch < 1)
+    return "tp, pp, dp, ep and micro-batch must be at least 1";
+  if (per_node % l.tp != 0)
+    return fmt::format("tp {} does not divide the {} accelerators of one {} (tensor parallelism stays inside an instance)", l.tp, per_node, c.instance->name);
+  if (l.tp * l.pp * l.dp != c.accelerators())
+    return fmt::format("tp {} x pp {} x dp {} = {} does not equal the {} accelerators of {} x {}", l.tp, l.pp, l.dp,
+                       l.tp * l.pp * l.dp, c.accelerators(), c.count, c.instance->name);
+  if (m.heads % l.tp != 0) return fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads);
+  if (l.pp > m.layers) return fmt::format("pp {} exceeds the model's {} layers", l.pp, m.layers);
+  if (w.global_batch % (l.dp * l.micro_batch) != 0)
+    return fmt::format("global batch {} is not divisible by dp {} x micro-batch {}", w.global_batch, l.dp, l.micro_batch);
+  if (l.zero_stage < 0 || l.zero_stage > 3) return "ZeRO stage must be 0, 1, 2 or 3";
+  if (l.zero_stage >= 2 && l.pp > 1) return "ZeRO stage 2 and 3 cannot be combined with pipeline parallelism (DeepSpeed/Megatron restriction)";
+  if (l.ep > 1) {
+    if (!m.is_moe()) return "expert parallelism needs a mixture-of-experts model";
+    if (l.dp % l.ep != 0) return fmt::format("ep {} does not divide dp {}", l.ep, l.dp);
+    if (m.experts % l.ep != 0) return fmt::format("ep {} does not divide the model's {} experts", l.ep, m.experts);
+  }
+  return std::nullopt;
+}
+
+TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l) {
+  const Accelerator& acc = *c.accelerator;
+  const Instance& inst = *c.instance;
+  TrainingEstimate e;
+  e.layout = l;
+  e.precision = effective_precision(acc, w.precision).value_or(w.precision);
+  e.memory = training_memory(m, w, l, acc);
+  e.micro_batches = l.micro_batches(w.global_batch);
+  const int per_node = inst.accelerator_count;
+  const double mb_tokens = double(l.micro_batch) * w.seq_len;
+
+  // Compute for one micro-batch on one stage.
+  const FlopsPerToken flops = training_flops_per_token(m, w, l.recompute);
+  e.model_flops_per_token = flops.model;
+  e.hardware_flops_per_token = flops.hardware;
+  const double peak = acc.tflops(e.precision).value_or(0) * 1e12;
+  e.compute_efficiency = compute_efficiency(acc, e.precision, double(m.hidden) / l.tp, mb_tokens);
+  const double mb_compute_s = flops.hardware * mb_tokens / (l.tp * l.pp) / (peak * e.compute_efficiency);
+
+  // Rank order: tp innermost, then dp (ep inside dp), then pp outermost.
+  const double intra = intra_node_gb_per_s(acc);
+  const double inter = inter_node_gb_per_s(inst, acc);
+  const bool dp_crosses_nodes = l.tp * l.dp > per_node;
+  const bool ep_crosses_nodes = l.tp * l.ep > per_node;
+  const bool pp_crosses_nodes = l.tp * l.dp < c.accelerators() && l.tp * l.dp >= per_node;
+  const double layers_per_stage = std::ceil(double(m.layers) / l.pp);
+
+  // Tensor parallel: 2 all-reduces forward and 2 backward per layer (plus 2 per
+  // recomputed forward) of the layer's activations (2 bytes x hidden per token).
+  double tp_mb_s = 0;
+  if (l.tp > 1) {
+    const int collectives = l.recompute == Recompute::full ? 6 : 4;
+    tp_mb_s = layers_per_stage * collectives * all_reduce_s(2.0 * m.hidden * mb_tokens, l.tp, intra, kCollectiveLatencyIntraS);
+  }
+  // Expert parallel: dispatch and combine all-to-alls, forward and backward.
+  double ep_mb_s = 0;
+  if (m.is_moe() && l.ep > 1) {
+    const double moe_layers_stage = std::ceil(double(m.moe_layers()) / l.pp);
+    const double bytes = 2.0 * m.hidden * mb_tokens * m.active_experts / l.tp;
+    ep_mb_s = moe_layers_stage * 4 * all_to_all_s(bytes, l.ep, ep_crosses_nodes ? inter : intra,
+                                                 ep_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS);
+  }
+  // Pipeline: one activation send forward and one gradient send backward.
+  double pp_mb_s = 0;
+  if (l.pp > 1) {
+    const double bytes = 2.0 * m.hidden * mb_tokens / l.tp;
+    const double bw = pp_crosses_nodes ? inter : intra;
+    pp_mb_s = 2 * (bytes / (bw * 1e9) + (pp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS));
+  }
+  const double slot_s = mb_compute_s + tp_mb_s + ep_mb_s + pp_mb_s;
+  e.step.compute_s = e.micro_batches * mb_compute_s;
+  e.step.tensor_parallel_s = e.micro_batches * tp_mb_s;
+  e.step.expert_parallel_s = e.micro_batches * ep_mb_s;
+  e.step.pipeline_p2p_s = e.micro_batches * pp_mb_s;
+  e.step.bubble_s = (l.pp - 1) * slot_s;
+
+  // Data parallel: the trainable parameters' gradients are reduced once per
+  // step (all-reduce, or reduce-scatter + all-gather under ZeRO: same volume),
+  // overlapped with the last micro-batch's backward pass (2/3 of its compute).
+  // ZeRO-3 also all-gathers the weights forward and backward every micro-batch,
+  // overlapped with that micro-batch's compute.
+  const double experts = m.expert_params_total();
+  const double dense = m.total_params() - experts;
+  const double local_params = dense / (double(l.tp) * l.pp) + experts / (double(l.tp) * l.pp * l.ep);
+  const double trainable_local = is_adapter_task(w.task) ? lora_adapter_params(m, w.lora_rank, w.lora_targets) / (l.tp * l.pp) : local_params;
+  const double dp_bw = dp_crosses_nodes ? inter : intra;
+  const double dp_lat = dp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS;
+  if (l.dp > 1) {
+    const double grad_s = all_reduce_s(2.0 * trainable_local, l.dp, dp_bw, dp_lat);
+    const double overlap = mb_compute_s * 2.0 / 3.0;
+    double exposed = std::max(0.0, grad_s - overlap);
+    if (l.zero_stage >= 3) {
+      const double weight_bytes = w.task == Task::qlora ? 0.52 * local_params : 2.0 * local_params;
+      const double gather_s = 2 * all_gather_s(weight_bytes, l.dp, dp_bw, dp_lat);
+      exposed += e.micro_batches * std::max(0.0, gather_s - mb_compute_s);
+    }
+    e.step.data_parallel_s = exposed;
+  }
+
+  // Memory-bound work: the AdamW update reads and writes ~28 bytes per local
+  // trainable parameter (sharded by ZeRO >= 1); QLoRA dequantises its base
+  // weights (read 0.5 + write 2 bytes per parameter) in every forward,
+  // backward and recomputed forward pass.
+  const double hbm = acc.memory_bandwidth_gb_per_s * 1e9 * acc.efficiency.memory_bandwidth_fraction;
+  const double update_params = trainable_local / (l.zero_stage >= 1 ? l.dp : 1);
+  e.step.memory_bound_s = update_params * 28.0 / hbm;
+  if (w.task == Task::qlora) {
+    const int passes = l.recompute == Recompute::full ? 3 : 2;
+    e.step.memory_bound_s += e.micro_batches * passes * local_params * 2.5 / hbm;
+  }
+
+  const double step_s = e.step.total_s();
+  e.tokens_per_second = w.tokens_per_step() / step_s;
+  e.tokens_per_second_per_accelerator = e.tokens_per_second / c.accelerators();
+  e.model_tflops_per_accelerator = e.model_flops_per_token * e.tokens_per_second_per_accelerator / 1e12;
+  e.mfu = peak > 0 ? e.model_tflops_per_accelerator * 1e12 / peak : 0;
+  e.steps = w.steps();
+  e.total_hours = e.steps * step_s / 3600;
+  return e;
+}
+
+}  // namespace gpuadvisor

@@ -1,0 +1,465 @@
+// gpuadvisor's command line: the only part that knows about flags.
+// Commands: catalog (list, show, validate), models, recommend, estimate.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/compute.hpp"
+#include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/model.hpp"
+#include "gpuadvisor/pricing.hpp"
+#include "gpuadvisor/quantity.hpp"
+#include "gpuadvisor/report.hpp"
+#include "gpuadvisor/search.hpp"
+
+using namespace gpuadvisor;
+
+namespace {
+
+constexpr long kStalePriceDays = 90;
+
+struct GlobalOptions {
+  std::string catalog_file;
+  std::vector<std::string> catalog_add;
+  std::string format = "table";
+  bool wide = false;
+  int verbose = 0;
+  bool quiet = false;
+};
+
+struct ModelOptions {
+  std::string params, model, model_config;
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, vocab = 0;
+};
+
+struct WorkloadOptions {
+  std::string task = "pretrain";
+  std::string tokens, epochs, seq_len, global_batch;
+  std::string precision = "bf16";
+  int lora_rank = 16;
+  std::string lora_targets = "attention+mlp";
+  bool no_flash_attention = false;
+};
+
+struct RecommendOptions {
+  std::string sort_by = "pareto", deadline, budget, region = "us-east-1", pricing = "on-demand";
+  int top = 10;
+  int max_instances = 512;
+  std::vector<std::string> families, exclude;
+  bool explain = false;
+};
+
+struct EstimateOptions {
+  std::string instance, region = "us-east-1";
+  int count = 1;
+  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0;
+  std::string recompute;
+  bool explain = false;
+};
+
+struct CatalogListOptions {
+  std::vector<std::string> families, accelerators;
+  std::string min_memory, max_price, region = "us-east-1", sort_by = "instance";
+  int min_accelerators = 0;
+  bool efa = false;
+};
+
+std::string today() {
+  if (const char* t = std::getenv("GPUADVISOR_TODAY")) return t;
+  auto now = std::chrono::system_clock::now();
+  auto days = std::chrono::floor<std::chrono::days>(now);
+  std::chrono::year_month_day ymd{days};
+  return fmt::format("{:04d}-{:02d}-{:02d}", int(ymd.year()), unsigned(ymd.month()), unsigned(ymd.day()));
+}
+
+Catalog load(const GlobalOptions& g) {
+  CatalogSource base{"<embedded catalog>", std::string(embedded_catalog_text())};
+  std::string file = g.catalog_file;
+  if (file.empty())
+    if (const char* env = std::getenv("GPUADVISOR_CATALOG"); env && *env) file = env;
+  if (!file.empty()) base = read_catalog_file(file);
+  std::vector<CatalogSource> overlays;
+  for (const auto& f : g.catalog_add) overlays.push_back(read_catalog_file(f));
+  Catalog c = load_catalog(base, overlays);
+  if (auto age = days_between(c.prices_as_of, today()); age && *age > kStalePriceDays)
+    spdlog::warn("prices are {} days old (as of {}); refresh them or pass --catalog-add with current prices", *age, c.prices_as_of);
+  return c;
+}
+
+Format parse_format(const GlobalOptions& g) {
+  auto f = format_from_string(g.format);
+  if (!f) throw InputError(fmt::format("--format: '{}' is not one of table, json, csv, markdown", g.format));
+  return *f;
+}
+
+void print_table(const Table& t, const Catalog& c, std::string_view command, std::string_view rows_key, const GlobalOptions& g,
+                 std::string_view extra_json = {}) {
+  RenderOptions o{parse_format(g), g.wide};
+  int hidden = 0;
+  std::cout << render_table(t, c, command, rows_key, o, &hidden, extra_json);
+  if (hidden > 0 && o.format == Format::table) spdlog::info("{} columns hidden to fit 80 columns; use --wide to see them", hidden);
+}
+
+ModelSpec build_model(const ModelOptions& o) {
+  int sources = !o.params.empty() + !o.model.empty() + !o.model_config.empty();
+  if (sources == 0) throw InputError("give the model: --params 13B, --model NAME (see `gpuadvisor models`) or --model-config config.json");
+  if (sources > 1) throw InputError("give only one of --params, --model and --model-config");
+  ModelSpec m;
+  if (!o.model.empty()) {
+    const ModelSpec* p = find_model_preset(o.model);
+    if (!p) {
+      std::string names;
+      for (const auto& x : model_presets()) names += (names.empty() ? "" : ", ") + x.name;
+      throw InputError(fmt::format("--model: unknown model '{}' (known: {})", o.model, names));
+    }
+    m = *p;
+  } else if (!o.model_config.empty()) {
+    std::vector<std::string> warnings;
+    m = model_from_hf_config(o.model_config, warnings);
+    for (const auto& w : warnings) spdlog::warn("{}", w);
+  } else {
+    double params = parse_count(o.params, "--params");
+    if (params < 1e6) throw InputError(fmt::format("--params: {:.3g} is too small for a transformer (at least 1M)", params));
+    if (params > kMaxParams) throw InputError(fmt::format("--params: {:.3g} exceeds the supported {:.0e}", params, kMaxParams));
+    m = model_from_param_count(params);
+  }
+  ShapeOverrides ov{o.layers, o.hidden, o.heads, o.kv_heads, o.vocab};
+  for (int v : {o.layers, o.hidden, o.heads, o.kv_heads, o.vocab})
+    if (v < 0) throw InputError("shape overrides (--layers, --hidden, --heads, --kv-heads, --vocab) must be positive");
+  apply_overrides(m, ov);
+  return m;
+}
+
+TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
+  WorkloadRequest r;
+  auto task = task_from_string(o.task);
+  if (!task) {
+    if (o.task == "inference") throw InputError("--task inference is not supported yet; use pretrain, finetune, lora or qlora");
+    throw InputError(fmt::format("--task: '{}' is not one of pretrain, finetune, lora, qlora", o.task));
+  }
+  r.task = *task;
+  if (!o.tokens.empty()) r.tokens = parse_count(o.tokens, "--tokens");
+  if (!o.epochs.empty()) r.epochs = parse_number(o.epochs, "--epochs", 1e-6, 1e6);
+  if (!o.seq_len.empty()) r.seq_len = static_cast<int>(std::min<long long>(parse_positive_integer(o.seq_len, "--seq-len"), 1LL << 30));
+  if (!o.global_batch.empty()) r.global_batch = static_cast<int>(std::min<long long>(parse_positive_integer(o.global_batch, "--global-batch"), 1LL << 30));
+  auto p = precision_from_string(o.precision);
+  if (!p || (*p != Precision::bf16 && *p != Precision::fp8 && *p != Precision::fp4 && *p != Precision::fp16))
+    throw InputError(fmt::format("--precision: '{}' is not one of bf16, fp16, fp8, fp4", o.precision));
+  r.precision = *p;
+  r.lora_rank = o.lora_rank;
+  auto t = lora_targets_from_string(o.lora_targets);
+  if (!t) throw InputError(fmt::format("--lora-targets: '{}' is not one of attention, attention+mlp", o.lora_targets));
+  r.lora_targets = *t;
+  r.flash_attention = !o.no_flash_attention;
+  return make_workload(r, m);
+}
+
+void add_model_options(CLI::App* cmd, ModelOptions& o) {
+  cmd->add_option("--params", o.params, "Parameter count: 13B, 1.5T, 7e9 (shape from the nearest preset)")->group("Model");
+  cmd->add_option("--model", o.model, "A preset (see `gpuadvisor models`), e.g. llama-3-70b")->group("Model");
+  cmd->add_option("--model-config", o.model_config, "A Hugging Face config.json")->group("Model");
+  cmd->add_option("--layers", o.layers, "Override the number of layers")->group("Model");
+  cmd->add_option("--hidden", o.hidden, "Override the hidden size")->group("Model");
+  cmd->add_option("--heads", o.heads, "Override the attention heads")->group("Model");
+  cmd->add_option("--kv-heads", o.kv_heads, "Override the key/value heads (GQA)")->group("Model");
+  cmd->add_option("--vocab", o.vocab, "Override the vocabulary size")->group("Model");
+}
+
+void add_workload_options(CLI::App* cmd, WorkloadOptions& o) {
+  cmd->add_option("--task", o.task, "pretrain | finetune (full SFT) | lora | qlora")->group("Workload");
+  cmd->add_option("--tokens", o.tokens, "Tokens per epoch: 1T, 500M (default: 20 per parameter for pretrain, 100M otherwise)")->group("Workload");
+  cmd->add_option("--epochs", o.epochs, "Passes over the tokens (default 1)")->group("Workload");
+  cmd->add_option("--seq-len", o.seq_len, "Sequence length (default 4096 pretrain, 2048 fine-tuning)")->group("Workload");
+  cmd->add_option("--global-batch", o.global_batch, "Sequences per optimizer step (default ~4M tokens pretrain, 64 otherwise)")->group("Workload");
+  cmd->add_option("--precision", o.precision, "Matrix-math precision: bf16 | fp16 | fp8 | fp4 (default bf16)")->group("Workload");
+  cmd->add_option("--lora-rank", o.lora_rank, "LoRA rank (default 16)")->group("Workload");
+  cmd->add_option("--lora-targets", o.lora_targets, "attention | attention+mlp (default attention+mlp)")->group("Workload");
+  cmd->add_flag("--no-flash-attention", o.no_flash_attention, "Store attention scores (no fused attention kernel)")->group("Workload");
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "gpuadvisor: which EC2 accelerator instances to rent for a foundation-model job, how many, how long and what it costs.\n"
+      "Examples:\n"
+      "  gpuadvisor recommend --params 13B --task lora\n"
+      "  gpuadvisor recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d\n"
+      "  gpuadvisor estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain --precision fp8\n"
+      "  gpuadvisor catalog --family p5 --format csv\n"
+      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 nothing fits. Docs: docs/cli.md",
+      "gpuadvisor"};
+  app.set_version_flag("--version", [] {
+    Catalog c = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+    return fmt::format("gpuadvisor {} (catalog {}, prices as of {})", tool_version(), c.catalog_version, c.prices_as_of);
+  });
+  app.require_subcommand(1);
+  app.fallthrough();
+  GlobalOptions g;
+  app.add_option("--catalog", g.catalog_file, "Replace the built-in catalog with this JSON file (or set GPUADVISOR_CATALOG)");
+  app.add_option("--catalog-add", g.catalog_add, "Add or override catalog entries from this JSON overlay (repeatable)");
+  app.add_option("--format", g.format, "table | json | csv | markdown (default table)");
+  app.add_flag("--wide", g.wide, "Show every column in tables");
+  app.add_flag("-v,--verbose", g.verbose, "More detail on stderr (repeat for debug)");
+  app.add_flag("-q,--quiet", g.quiet, "Only errors on stderr");
+
+  // catalog
+  CLI::App* cat = app.add_subcommand("catalog", "List the instance catalog; `catalog show NAME`, `catalog validate FILE`");
+  CatalogListOptions cl;
+  cat->add_option("--family", cl.families, "Only these families (repeatable), e.g. p5");
+  cat->add_option("--accelerator", cl.accelerators, "Only these accelerators (repeatable), e.g. H100-SXM");
+  cat->add_option("--min-accelerator-memory", cl.min_memory, "At least this much memory per accelerator: 40GB, 80GiB");
+  cat->add_option("--min-accelerators", cl.min_accelerators, "At least this many accelerators per instance");
+  cat->add_option("--max-price", cl.max_price, "At most this on-demand USD per hour");
+  cat->add_option("--region", cl.region, "Region for prices (default us-east-1)");
+  cat->add_flag("--efa", cl.efa, "Only instances with EFA");
+  cat->add_option("--sort-by", cl.sort_by, "Any column key, e.g. on_demand_usd_per_hour, accelerator_memory_gib");
+  std::string show_name, validate_file;
+  CLI::App* show = cat->add_subcommand("show", "One instance with its accelerator's specs and sources");
+  show->add_option("name", show_name, "Instance type, e.g. p5.48xlarge")->required();
+  CLI::App* validate = cat->add_subcommand("validate", "Check a catalog or overlay file");
+  validate->add_option("file", validate_file, "Catalog JSON file")->required();
+  bool validate_overlay = false;
+  validate->add_flag("--overlay", validate_overlay, "Validate FILE as an overlay on the built-in catalog");
+
+  CLI::App* models = app.add_subcommand("models", "List the model presets");
+
+  // recommend
+  CLI::App* rec = app.add_subcommand("recommend", "Rank instance types and counts for a training job by time and cost");
+  ModelOptions mo;
+  WorkloadOptions wo;
+  RecommendOptions ro;
+  add_model_options(rec, mo);
+  add_workload_options(rec, wo);
+  rec->add_option("--sort-by", ro.sort_by, "pareto (default) | time | cost | cost-per-token")->group("Ranking");
+  rec->add_option("--top", ro.top, "Rows to show (default 10)")->group("Ranking");
+  rec->add_option("--deadline", ro.deadline, "Longest acceptable run: 72h, 14d")->group("Constraints");
+  rec->add_option("--budget", ro.budget, "Largest acceptable cost in USD: 50000, 12.5k")->group("Constraints");
+  rec->add_option("--max-instances", ro.max_instances, "Largest instance count to consider (default 512)")->group("Constraints");
+  rec->add_option("--family", ro.families, "Only these families (repeatable)")->group("Constraints");
+  rec->add_option("--exclude", ro.exclude, "Skip these instance types or families (repeatable)")->group("Constraints");
+  rec->add_option("--region", ro.region, "Region for prices (default us-east-1)")->group("Constraints");
+  rec->add_option("--pricing", ro.pricing, "on-demand (default) | spot: the price used for ranking and the budget")->group("Constraints");
+  rec->add_flag("--explain", ro.explain, "Print the top row's formulas with the numbers filled in");
+
+  // estimate
+  CLI::App* est = app.add_subcommand("estimate", "Explain one configuration in full: memory, time, cost");
+  ModelOptions emo;
+  WorkloadOptions ewo;
+  EstimateOptions eo;
+  add_model_options(est, emo);
+  add_workload_options(est, ewo);
+  est->add_option("--instance", eo.instance, "Instance type, e.g. p5.48xlarge")->required()->group("Cluster");
+  est->add_option("--count", eo.count, "Number of instances (default 1)")->group("Cluster");
+  est->add_option("--region", eo.region, "Region for prices (default us-east-1)")->group("Cluster");
+  est->add_option("--tp", eo.tp, "Tensor-parallel size (searched if omitted)")->group("Layout");
+  est->add_option("--pp", eo.pp, "Pipeline stages (searched if omitted)")->group("Layout");
+  est->add_option("--ep", eo.ep, "Expert-parallel size (searched if omitted)")->group("Layout");
+  est->add_option("--micro-batch", eo.micro_batch, "Sequences per micro-batch (searched if omitted)")->group("Layout");
+  est->add_option("--zero-stage", eo.zero_stage, "ZeRO stage 0-3 (searched if omitted)")->group("Layout");
+  est->add_option("--recompute", eo.recompute, "none | selective | full (searched if omitted)")->group("Layout");
+  est->add_flag("--explain", eo.explain, "Print the formulas with the numbers filled in");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return static_cast<int>(ExitCode::input_error);
+  }
+
+  auto logger = spdlog::stderr_color_mt("gpuadvisor", spdlog::color_mode::never);
+  logger->set_pattern("gpuadvisor: %l: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(g.quiet ? spdlog::level::err : g.verbose >= 2 ? spdlog::level::debug : spdlog::level::info);
+  const Format format = parse_format(g);
+
+  if (*cat && *validate) {
+    CatalogSource file = read_catalog_file(validate_file);
+    Catalog c = validate_overlay ? load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())}, {file}) : load_catalog(file);
+    std::cout << fmt::format("{}: valid ({} accelerators, {} instances, catalog {}, prices as of {})\n", validate_file,
+                             c.accelerators.size(), c.instances.size(), c.catalog_version, c.prices_as_of);
+    return 0;
+  }
+  const Catalog catalog = load(g);
+  if (*cat && *show) {
+    const Instance* i = catalog.find_instance(show_name);
+    if (!i) {
+      auto near = catalog.nearest_instance_names(show_name);
+      std::string s;
+      for (const auto& n : near) s += (s.empty() ? "" : ", ") + n;
+      throw InputError(fmt::format("unknown instance '{}'; did you mean: {}?", show_name, s));
+    }
+    std::cout << render_instance_details(catalog, *i, RenderOptions{format, g.wide});
+    return 0;
+  }
+  if (*cat) {
+    std::optional<double> min_mem, max_price;
+    if (!cl.min_memory.empty()) min_mem = parse_memory_gb(cl.min_memory, "--min-accelerator-memory");
+    if (!cl.max_price.empty()) max_price = parse_usd(cl.max_price, "--max-price");
+    if (cl.min_accelerators < 0) throw InputError("--min-accelerators: must be at least 0");
+    for (const auto& a : cl.accelerators)
+      if (!catalog.find_accelerator(a)) throw InputError(fmt::format("--accelerator: unknown accelerator '{}'", a));
+    std::vector<const Instance*> list;
+    for (const auto& i : catalog.instances) {
+      const Accelerator& a = catalog.accelerator_of(i);
+      if (!cl.families.empty() && std::find(cl.families.begin(), cl.families.end(), i.family) == cl.families.end()) continue;
+      if (!cl.accelerators.empty() && std::find(cl.accelerators.begin(), cl.accelerators.end(), a.name) == cl.accelerators.end()) continue;
+      if (min_mem && a.memory_usable_gb() < *min_mem) continue;
+      if (i.accelerator_count < cl.min_accelerators) continue;
+      if (cl.efa && !i.efa_supported) continue;
+      if (max_price) {
+        auto od = hourly_rate(i, cl.region, Pricing::on_demand);
+        if (!od || *od > *max_price) continue;
+      }
+      list.push_back(&i);
+    }
+    Table t = catalog_table(catalog, list, cl.region);
+    auto col = std::find_if(t.columns.begin(), t.columns.end(), [&](const Column& c) { return c.key == cl.sort_by; });
+    if (col == t.columns.end()) {
+      std::string keys;
+      for (const auto& c : t.columns) keys += (keys.empty() ? "" : ", ") + c.key;
+      throw InputError(fmt::format("--sort-by: '{}' is not a column (use one of: {})", cl.sort_by, keys));
+    }
+    const size_t k = static_cast<size_t>(col - t.columns.begin());
+    std::stable_sort(t.rows.begin(), t.rows.end(), [&](const auto& a, const auto& b) {
+      const Value &va = a[k].value, &vb = b[k].value;
+      // Unknown values sort last.
+      if (va.index() != vb.index()) return vb.index() == 0;
+      return va < vb;
+    });
+    print_table(t, catalog, "catalog", "instances", g);
+    return 0;
+  }
+  if (*models) {
+    print_table(models_table(), catalog, "models", "models", g);
+    return 0;
+  }
+  if (*rec) {
+    ModelSpec m = build_model(mo);
+    TrainingWorkload w = build_workload(wo, m);
+    RecommendRequest r;
+    r.region = ro.region;
+    auto pricing = pricing_from_string(ro.pricing);
+    if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot", ro.pricing));
+    r.pricing = *pricing;
+    auto sort = sort_by_from_string(ro.sort_by);
+    if (!sort) throw InputError(fmt::format("--sort-by: '{}' is not one of pareto, time, cost, cost-per-token", ro.sort_by));
+    r.sort_by = *sort;
+    if (ro.top < 1) throw InputError("--top: must be at least 1");
+    if (ro.max_instances < 1 || ro.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
+    r.top = ro.top;
+    r.max_instances = ro.max_instances;
+    r.families = ro.families;
+    r.exclude = ro.exclude;
+    for (const auto& f : ro.families)
+      if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.family == f; }))
+        throw InputError(fmt::format("--family: no instance family '{}' in the catalog", f));
+    if (!ro.deadline.empty()) r.deadline_hours = parse_duration_hours(ro.deadline, "--deadline");
+    if (!ro.budget.empty()) r.budget_usd = parse_usd(ro.budget, "--budget");
+    for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
+    for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
+    Recommendation result = recommend(m, w, catalog, r);
+    spdlog::debug("{} layouts evaluated", result.layouts_evaluated);
+    RecommendContext ctx{&m, &w, &r};
+    if (result.rows.empty()) {
+      if (format == Format::json) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g, recommendation_json_extra(result, ctx));
+      std::cerr << render_rejections_text(result, 100);
+      throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints; see the reasons above "
+                                         "(try --task qlora, a larger --max-instances, a later --deadline or a bigger --budget)",
+                                         to_string(w.task), m.name));
+    }
+    print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
+                format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
+    if (format == Format::table || format == Format::markdown) {
+      std::cout << fmt::format("\n{} options found; top {} shown, ranked by {} ({} prices, {}). Costs in USD; spot assumes no interruptions.\n",
+                               result.rows.size(), std::min<size_t>(result.rows.size(), r.top), to_string(r.sort_by),
+                               to_string(r.pricing), r.region);
+      std::cout << render_rejections_text(result, g.wide ? 1000 : 12);
+    }
+    if (ro.explain) {
+      const RecommendRow& top = result.rows.front();
+      Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
+      EstimateContext ectx{&m, &w, &c, &top.estimate, top.on_demand_usd_per_hour, top.spot_usd_per_hour, r.region};
+      (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ectx);
+    }
+    return 0;
+  }
+  if (*est) {
+    ModelSpec m = build_model(emo);
+    TrainingWorkload w = build_workload(ewo, m);
+    const Instance* inst = catalog.find_instance(eo.instance);
+    if (!inst) {
+      std::string s;
+      for (const auto& n : catalog.nearest_instance_names(eo.instance)) s += (s.empty() ? "" : ", ") + n;
+      throw InputError(fmt::format("--instance: unknown instance '{}'; did you mean: {}?", eo.instance, s));
+    }
+    if (eo.count < 1 || eo.count > 100000) throw InputError("--count: must be in [1, 100000]");
+    const Accelerator& acc = catalog.accelerator_of(*inst);
+    if (auto p = accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst->name, *p));
+    Cluster c{inst, &acc, eo.count};
+    LayoutConstraints fixed;
+    if (eo.tp) fixed.tp = eo.tp;
+    if (eo.pp) fixed.pp = eo.pp;
+    if (eo.ep) fixed.ep = eo.ep;
+    if (eo.micro_batch) fixed.micro_batch = eo.micro_batch;
+    if (eo.zero_stage >= 0) fixed.zero_stage = eo.zero_stage;
+    if (!eo.recompute.empty()) {
+      auto rc = recompute_from_string(eo.recompute);
+      if (!rc) throw InputError(fmt::format("--recompute: '{}' is not one of none, selective, full", eo.recompute));
+      fixed.recompute = *rc;
+    }
+    for (int v : {eo.tp, eo.pp, eo.ep, eo.micro_batch})
+      if (v < 0) throw InputError("--tp, --pp, --ep and --micro-batch must be positive");
+    if (eo.zero_stage > 3 || eo.zero_stage < -1) throw InputError("--zero-stage: must be 0, 1, 2 or 3");
+    for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
+    for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
+    std::optional<TrainingEstimate> e;
+    const bool fully_fixed = fixed.tp && fixed.pp && fixed.micro_batch && fixed.zero_stage && fixed.recompute;
+    if (fully_fixed) {
+      const int dp = c.accelerators() / (*fixed.tp * *fixed.pp);
+      Layout l{*fixed.tp, *fixed.pp, std::max(1, dp), fixed.ep.value_or(1), *fixed.zero_stage, *fixed.micro_batch, *fixed.recompute};
+      if (auto problem = layout_problem(m, w, c, l)) throw InputError(*problem);
+      e = estimate_training(m, w, c, l);
+    } else {
+      // Check what was fixed for validity before searching the rest.
+      if (fixed.tp && (inst->accelerator_count % *fixed.tp != 0))
+        throw InputError(fmt::format("--tp {} does not divide the {} accelerators of one {}", *fixed.tp, inst->accelerator_count, inst->name));
+      if (fixed.tp && fixed.pp && c.accelerators() % (*fixed.tp * *fixed.pp) != 0)
+        throw InputError(fmt::format("--tp {} x --pp {} does not divide the {} accelerators", *fixed.tp, *fixed.pp, c.accelerators()));
+      ClusterSearch s = search_cluster(m, w, c, fixed);
+      if (!s.best) throw NothingFitsError(fmt::format("{} x {}: {}", c.count, inst->name, s.problem));
+      e = s.best;
+    }
+    EstimateContext ctx{&m, &w, &c, &*e, hourly_rate(*inst, eo.region, Pricing::on_demand), hourly_rate(*inst, eo.region, Pricing::spot), eo.region};
+    std::cout << render_estimate(catalog, ctx, RenderOptions{format, g.wide});
+    if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ctx);
+    if (!e->fits()) {
+      spdlog::error("this layout needs {:.1f} GB per accelerator but {} has {:.1f} GB", e->memory.total_gb(), acc.name, e->memory.capacity_gb);
+      return static_cast<int>(ExitCode::nothing_fits);
+    }
+    return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const InputError& e) {
+    std::cerr << "gpuadvisor: error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::input_error);
+  } catch (const NothingFitsError& e) {
+    std::cerr << "gpuadvisor: error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::nothing_fits);
+  } catch (const std::exception& e) {
+    std::cerr << "gpuadvisor: internal error: " << e.what() << " (please report this)\n";
+    return static_cast<int>(ExitCode::internal_error);
+  }
+}

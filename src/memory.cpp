@@ -1,0 +1,105 @@
+#include "gpuadvisor/memory.hpp"
+
+#include <algorithm>
+
+namespace gpuadvisor {
+
+namespace {
+constexpr double kGb = 1e9;
+}
+
+double activation_bytes_per_token_per_layer(const ModelSpec& m, const TrainingWorkload& w, bool moe_layer) {
+  const double h = m.hidden;
+  // Attention widths: q (and attention output) and the stored K and V.
+  double q_width, kv_store;
+  if (m.uses_mla()) {
+    q_width = double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim);
+    kv_store = double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim);
+  } else {
+    q_width = double(m.heads) * m.head_dim;
+    kv_store = 2.0 * m.kv_heads * m.head_dim;
+  }
+  // Korthikanti et al. 2022, generalised to GQA and gated MLPs, 2-byte tensors,
+  // no dropout: two norm inputs (4h), QKV input (2h), Q (2q), K and V (2kv),
+  // attention output (2q), MLP input (2h), MLP intermediates (4f or 6f).
+  double bytes = 4 * h + 2 * h + 2 * q_width + 2 * kv_store + 2 * q_width + 2 * h;
+  const double per_f = m.gated_mlp ? 6 : 4;
+  if (moe_layer) bytes += per_f * m.expert_ffn * (m.active_experts + m.shared_experts);
+  else bytes += per_f * m.ffn;
+  // Without flash attention the softmax output, its dropout mask and output
+  // (5 bytes per score) are stored: 5 * heads * seq per token.
+  if (!w.flash_attention) bytes += 5.0 * m.heads * w.seq_len;
+  return bytes;
+}
+
+MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, const Accelerator& acc) {
+  MemoryBreakdown mem;
+  mem.capacity_gb = acc.memory_usable_gb();
+  mem.reserve_gb = kReserveFixedGb + kReserveFraction * mem.capacity_gb;
+
+  // Parameters held by one model-parallel rank: dense weights split over
+  // tensor and pipeline ranks; routed experts further split over EP ranks.
+  const double experts = m.expert_params_total();
+  const double dense = m.total_params() - experts;
+  const double model_parallel = double(l.tp) * l.pp;
+  const double dense_shard = dense / model_parallel;
+  const double expert_shard = experts / (model_parallel * l.ep);
+  // ZeRO shards over the data-parallel group (experts over dp / ep).
+  const double dp_dense = l.dp, dp_expert = std::max(1, l.dp / l.ep);
+  auto sharded = [&](double bytes_per_param, bool shard) {
+    return shard ? dense_shard * bytes_per_param / dp_dense + expert_shard * bytes_per_param / dp_expert
+                 : (dense_shard + expert_shard) * bytes_per_param;
+  };
+
+  if (w.task == Task::pretrain || w.task == Task::finetune) {
+    mem.weights_gb = sharded(kBytesWeight16, l.zero_stage >= 3) / kGb;
+    mem.gradients_gb = sharded(kBytesGrad16, l.zero_stage >= 2) / kGb;
+    mem.optimizer_gb = sharded(kBytesOptimizer, l.zero_stage >= 1) / kGb;
+  } else {
+    if (w.task == Task::lora) {
+      mem.weights_gb = sharded(kBytesWeight16, l.zero_stage >= 3) / kGb;
+    } else {
+      // QLoRA: linear layers in NF4 with double-quantised constants; the
+      // embeddings and output head stay in 16-bit.
+      const double emb_fraction = m.embedding_params() / m.total_params();
+      const double per_param = emb_fraction * kBytesWeight16 + (1 - emb_fraction) * (kBytesNf4 + kBytesNf4Constants);
+      mem.weights_gb = sharded(per_param, l.zero_stage >= 3) / kGb;
+    }
+    const double adapters = lora_adapter_params(m, w.lora_rank, w.lora_targets) / model_parallel;
+    mem.adapters_gb = adapters * (kBytesWeight16 + kBytesGrad16 + kBytesOptimizer) / kGb;
+  }
+
+  // Activations: the first pipeline stage holds min(pp, micro-batches)
+  // micro-batches of its layers in flight (1F1B schedule).
+  const int m_count = std::max(1, l.micro_batches(w.global_batch));
+  const double in_flight = std::min(l.pp, m_count);
+  const double tokens_mb = double(l.micro_batch) * w.seq_len;
+  const double layers_per_stage = double(m.layers) / l.pp;
+  const double moe_share = m.is_moe() ? double(m.moe_layers()) / m.layers : 0;
+  const double per_layer = (1 - moe_share) * activation_bytes_per_token_per_layer(m, w, false) +
+                           moe_share * activation_bytes_per_token_per_layer(m, w, true);
+  // Tensor parallelism with sequence parallelism divides every stored tensor by tp.
+  const double per_layer_mb = per_layer * tokens_mb / l.tp;
+  if (l.recompute == Recompute::full) {
+    // Only each layer's input (2 bytes x hidden per token) is kept; one
+    // layer's activations are rebuilt at a time during the backward pass.
+    mem.activations_gb = layers_per_stage * in_flight * 2.0 * m.hidden * tokens_mb / l.tp / kGb;
+    mem.workspace_gb = per_layer_mb / kGb;
+  } else {
+    TrainingWorkload flash = w;
+    if (l.recompute == Recompute::selective) flash.flash_attention = true;  // attention scores recomputed
+    const double stored = (1 - moe_share) * activation_bytes_per_token_per_layer(m, flash, false) +
+                          moe_share * activation_bytes_per_token_per_layer(m, flash, true);
+    mem.activations_gb = layers_per_stage * in_flight * stored * tokens_mb / l.tp / kGb;
+  }
+  if (w.task == Task::qlora) {
+    // One layer's weights dequantised to 16-bit at a time.
+    const double largest_layer = m.attention_params_per_layer() + (m.is_moe() ? m.expert_mlp_params() * (m.active_experts + m.shared_experts) : m.dense_mlp_params());
+    mem.workspace_gb += largest_layer * kBytesWeight16 / l.tp / kGb;
+  }
+  // fp32 logits for the cross-entropy loss, vocabulary split over tp.
+  mem.logits_gb = tokens_mb * m.vocab * 4.0 / l.tp / kGb;
+  return mem;
+}
+
+}  // namespace gpuadvisor

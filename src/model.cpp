@@ -1,0 +1,322 @@
+#include "gpuadvisor/model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "gpuadvisor/errors.hpp"
+
+namespace gpuadvisor {
+
+extern const char* const embedded_models_json;
+extern const std::size_t embedded_models_json_size;
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------
+// Parameter counts (docs/methodology.md §Parameters). Biases and norms'
+// scales are tiny; norms are counted (2h per layer + h final), biases are not.
+
+double ModelSpec::attention_params_per_layer() const {
+  const double h = hidden;
+  if (uses_mla()) {
+    const double qk_head = qk_nope_head_dim + qk_rope_head_dim;
+    double q = q_lora_rank > 0 ? h * q_lora_rank + double(q_lora_rank) * heads * qk_head : h * heads * qk_head;
+    double kv_down = h * (kv_lora_rank + qk_rope_head_dim);
+    double kv_up = double(kv_lora_rank) * heads * (qk_nope_head_dim + v_head_dim);
+    double out = double(heads) * v_head_dim * h;
+    return q + kv_down + kv_up + out;
+  }
+  const double q_and_o = 2.0 * h * heads * head_dim;
+  const double k_and_v = 2.0 * h * kv_heads * head_dim;
+  return q_and_o + k_and_v;
+}
+
+double ModelSpec::dense_mlp_params() const { return (gated_mlp ? 3.0 : 2.0) * hidden * ffn; }
+double ModelSpec::expert_mlp_params() const { return (gated_mlp ? 3.0 : 2.0) * hidden * expert_ffn; }
+double ModelSpec::embedding_params() const { return double(vocab) * hidden * (tied_embeddings ? 1 : 2); }
+double ModelSpec::expert_params_total() const { return is_moe() ? double(moe_layers()) * experts * expert_mlp_params() : 0; }
+
+static double norm_params(const ModelSpec& m) { return 2.0 * m.hidden * m.layers + m.hidden; }
+
+double ModelSpec::total_params() const {
+  double p = layers * attention_params_per_layer() + embedding_params() + norm_params(*this);
+  if (!is_moe()) return p + layers * dense_mlp_params();
+  p += dense_layers * dense_mlp_params();
+  p += moe_layers() * ((experts + shared_experts) * expert_mlp_params() + double(hidden) * experts);
+  return p;
+}
+
+double ModelSpec::active_params() const {
+  if (!is_moe()) return total_params();
+  double p = layers * attention_params_per_layer() + embedding_params() + norm_params(*this);
+  p += dense_layers * dense_mlp_params();
+  p += moe_layers() * ((active_experts + shared_experts) * expert_mlp_params() + double(hidden) * experts);
+  return p;
+}
+
+void validate_model(const ModelSpec& m) {
+  auto need = [&](int v, const char* field) {
+    if (v <= 0) throw InputError(fmt::format("model {}: {} must be a positive integer, got {}", m.name, field, v));
+  };
+  need(m.layers, "layers");
+  need(m.hidden, "hidden");
+  need(m.heads, "heads");
+  need(m.kv_heads, "kv_heads");
+  need(m.head_dim, "head_dim");
+  need(m.ffn, "ffn");
+  need(m.vocab, "vocab");
+  if (m.heads % m.kv_heads != 0)
+    throw InputError(fmt::format("model {}: heads ({}) must be a multiple of kv_heads ({})", m.name, m.heads, m.kv_heads));
+  if (m.layers > 10000 || m.hidden > 1000000 || m.heads > 100000 || m.vocab > 100000000)
+    throw InputError(fmt::format("model {}: shape is implausibly large", m.name));
+  if (m.is_moe()) {
+    need(m.active_experts, "active_experts");
+    need(m.expert_ffn, "expert_ffn");
+    if (m.active_experts > m.experts)
+      throw InputError(fmt::format("model {}: active_experts ({}) exceeds experts ({})", m.name, m.active_experts, m.experts));
+    if (m.dense_layers < 0 || m.dense_layers >= m.layers)
+      throw InputError(fmt::format("model {}: dense_layers must be in [0, layers)", m.name));
+  }
+  double p = m.total_params();
+  if (!(p > 0) || p > kMaxParams)
+    throw InputError(fmt::format("model {}: {:.3g} parameters is outside the supported range (up to {:.0e})", m.name, p, kMaxParams));
+}
+
+// ---------------------------------------------------------------------------
+// Presets.
+
+namespace {
+
+int get_int(const json& j, const char* key, const std::string& where, int fallback = -1) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (fallback >= 0) return fallback;
+    throw InputError(fmt::format("{}: field '{}' is missing", where, key));
+  }
+  if (!it->is_number_integer()) throw InputError(fmt::format("{}: field '{}': expected an integer, got {}", where, key, it->dump()));
+  long long v = it->get<long long>();
+  if (v < 0 || v > 100000000) throw InputError(fmt::format("{}: field '{}': {} is out of range", where, key, v));
+  return static_cast<int>(v);
+}
+
+bool get_bool(const json& j, const char* key, const std::string& where, bool fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw InputError(fmt::format("{}: field '{}': expected true or false", where, key));
+  return it->get<bool>();
+}
+
+std::vector<ModelSpec> load_presets() {
+  json doc = json::parse(std::string_view(embedded_models_json, embedded_models_json_size));
+  std::vector<ModelSpec> out;
+  for (const auto& j : doc.at("models")) {
+    ModelSpec m;
+    m.name = j.at("name").get<std::string>();
+    std::string where = "data/models.json " + m.name;
+    m.source = j.at("source").get<std::string>();
+    m.layers = get_int(j, "layers", where);
+    m.hidden = get_int(j, "hidden", where);
+    m.heads = get_int(j, "heads", where);
+    m.kv_heads = get_int(j, "kv_heads", where);
+    m.head_dim = get_int(j, "head_dim", where);
+    m.ffn = get_int(j, "ffn", where);
+    m.vocab = get_int(j, "vocab", where);
+    m.tied_embeddings = get_bool(j, "tied_embeddings", where, false);
+    m.gated_mlp = get_bool(j, "gated_mlp", where, true);
+    m.experts = get_int(j, "experts", where, 0);
+    m.active_experts = get_int(j, "active_experts", where, 0);
+    m.shared_experts = get_int(j, "shared_experts", where, 0);
+    m.expert_ffn = get_int(j, "expert_ffn", where, 0);
+    m.dense_layers = get_int(j, "dense_layers", where, 0);
+    m.q_lora_rank = get_int(j, "q_lora_rank", where, 0);
+    m.kv_lora_rank = get_int(j, "kv_lora_rank", where, 0);
+    m.qk_rope_head_dim = get_int(j, "qk_rope_head_dim", where, 0);
+    m.qk_nope_head_dim = get_int(j, "qk_nope_head_dim", where, 0);
+    m.v_head_dim = get_int(j, "v_head_dim", where, 0);
+    validate_model(m);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<ModelSpec>& model_presets() {
+  static const std::vector<ModelSpec> presets = load_presets();
+  return presets;
+}
+
+const ModelSpec* find_model_preset(std::string_view name) {
+  for (const auto& m : model_presets())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Hugging Face config.json.
+
+ModelSpec model_from_hf_config(const std::string& path, std::vector<std::string>& warnings) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open model config (missing or unreadable)", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  if (text.empty()) throw InputError(fmt::format("{}: the file is empty", path));
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON at byte {}", path, e.byte));
+  }
+  if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path));
+
+  // Keys that shape the estimate, and keys known not to (no warning for those).
+  static const std::set<std::string> used{
+      "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size",
+      "vocab_size", "tie_word_embeddings", "head_dim", "hidden_act", "num_local_experts", "num_experts_per_tok",
+      "n_routed_experts", "n_shared_experts", "moe_intermediate_size", "first_k_dense_replace", "q_lora_rank",
+      "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "model_type", "architectures",
+      "num_experts", "max_position_embeddings"};
+  static const std::set<std::string> ignored{
+      "_name_or_path", "attention_bias", "attention_dropout", "bos_token_id", "eos_token_id", "pad_token_id",
+      "initializer_range", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "rope_scaling",
+      "torch_dtype", "transformers_version", "use_cache", "pretraining_tp", "sliding_window", "use_sliding_window",
+      "max_window_layers", "mlp_bias", "output_router_logits", "router_aux_loss_coef", "router_jitter_noise",
+      "rotary_pct", "rotary_emb_base", "use_parallel_residual", "hidden_dropout", "classifier_dropout",
+      "bias", "quantization_config", "aux_loss_alpha", "ep_size", "moe_layer_freq", "n_group", "topk_group",
+      "topk_method", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "seq_aux", "num_nextn_predict_layers",
+      "auto_map", "dtype", "is_decoder", "rope_interleave", "attn_implementation", "use_qk_norm"};
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!used.count(it.key()) && !ignored.count(it.key()))
+      warnings.push_back(fmt::format("{}: key '{}' is not understood and was not used", path, it.key()));
+
+  ModelSpec m;
+  m.name = j.contains("_name_or_path") && j["_name_or_path"].is_string() && !j["_name_or_path"].get<std::string>().empty()
+               ? j["_name_or_path"].get<std::string>()
+               : path;
+  m.source = path;
+  const std::string where = path;
+  std::string model_type = j.value("model_type", std::string("unknown"));
+  m.layers = get_int(j, "num_hidden_layers", where);
+  m.hidden = get_int(j, "hidden_size", where);
+  m.heads = get_int(j, "num_attention_heads", where);
+  m.kv_heads = get_int(j, "num_key_value_heads", where, m.heads);
+  if (!j.contains("num_key_value_heads"))
+    m.assumptions.push_back("num_key_value_heads absent: assumed equal to num_attention_heads (multi-head attention)");
+  m.head_dim = get_int(j, "head_dim", where, m.heads > 0 ? m.hidden / m.heads : 0);
+  if (j.contains("head_dim") && m.head_dim * m.heads != m.hidden)
+    warnings.push_back(fmt::format("{}: head_dim {} x heads {} != hidden_size {}: attention width taken from head_dim", path, m.head_dim, m.heads, m.hidden));
+  m.ffn = get_int(j, "intermediate_size", where, 4 * m.hidden);
+  if (!j.contains("intermediate_size")) m.assumptions.push_back("intermediate_size absent: assumed 4 x hidden_size");
+  m.vocab = get_int(j, "vocab_size", where);
+  const bool neox = model_type == "gpt_neox" || model_type == "gpt2" || model_type == "gptj";
+  m.tied_embeddings = get_bool(j, "tie_word_embeddings", where, false);
+  std::string act = j.value("hidden_act", std::string(neox ? "gelu" : "silu"));
+  m.gated_mlp = !(neox || act == "gelu" || act == "gelu_new" || act == "relu2" || act == "gelu_pytorch_tanh") ||
+                model_type == "gemma" || model_type == "gemma2";
+  // Mixtral / Qwen-MoE style.
+  int local_experts = get_int(j, "num_local_experts", where, get_int(j, "num_experts", where, 0));
+  int routed = get_int(j, "n_routed_experts", where, 0);
+  if (local_experts > 0 && routed > 0)
+    warnings.push_back(fmt::format("{}: both num_local_experts and n_routed_experts are set; using n_routed_experts", path));
+  m.experts = routed > 0 ? routed : local_experts;
+  if (m.experts > 0) {
+    m.active_experts = get_int(j, "num_experts_per_tok", where);
+    m.shared_experts = get_int(j, "n_shared_experts", where, 0);
+    m.expert_ffn = get_int(j, "moe_intermediate_size", where, m.ffn);
+    m.dense_layers = get_int(j, "first_k_dense_replace", where, 0);
+  } else if (j.contains("num_experts_per_tok")) {
+    warnings.push_back(fmt::format("{}: num_experts_per_tok is set but no expert count: treated as a dense model", path));
+  }
+  m.q_lora_rank = get_int(j, "q_lora_rank", where, 0);
+  m.kv_lora_rank = get_int(j, "kv_lora_rank", where, 0);
+  m.qk_rope_head_dim = get_int(j, "qk_rope_head_dim", where, 0);
+  m.qk_nope_head_dim = get_int(j, "qk_nope_head_dim", where, 0);
+  m.v_head_dim = get_int(j, "v_head_dim", where, 0);
+  if (m.kv_lora_rank > 0 && (m.qk_nope_head_dim == 0 || m.v_head_dim == 0))
+    throw InputError(fmt::format("{}: kv_lora_rank is set but qk_nope_head_dim or v_head_dim is missing", path));
+  try {
+    validate_model(m);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", path, e.what()));
+  }
+  return m;
+}
+
+// ---------------------------------------------------------------------------
+// Shape from a bare parameter count.
+
+ModelSpec model_from_param_count(double params) {
+  if (!(params > 0) || params > kMaxParams)
+    throw InputError(fmt::format("--params: {:.3g} is outside the supported range (up to {:.0e})", params, kMaxParams));
+  // Nearest dense preset with grouped-query or multi-head attention, by log distance.
+  const ModelSpec* nearest = nullptr;
+  double best = 1e300;
+  for (const auto& p : model_presets()) {
+    if (p.is_moe() || p.uses_mla() || !p.gated_mlp) continue;
+    double d = std::fabs(std::log(params / p.total_params()));
+    if (d < best) best = d, nearest = &p;
+  }
+  ModelSpec m = *nearest;
+  const double ratio = params / nearest->total_params();
+  // Scale width and depth together (ratio^(1/3) each, so per-layer params grow
+  // as ratio^(2/3)); keep head_dim, the FFN ratio and the GQA group size.
+  if (std::fabs(std::log(ratio)) > std::log(1.15)) {
+    const double s = std::cbrt(ratio);
+    int heads = std::max(1, static_cast<int>(std::lround(nearest->heads * s)));
+    const int group = nearest->heads / nearest->kv_heads;
+    heads = std::max(group, (heads / group) * group);
+    m.heads = heads;
+    m.kv_heads = heads / group;
+    m.hidden = heads * m.head_dim;
+    m.ffn = static_cast<int>(std::lround(double(nearest->ffn) / nearest->hidden * m.hidden / 256.0)) * 256;
+    if (m.ffn <= 0) m.ffn = 256;
+  }
+  // Solve the layer count for the requested total.
+  ModelSpec one = m;
+  one.layers = 1;
+  const double fixed = m.embedding_params() + m.hidden;
+  const double per_layer = one.total_params() - fixed;
+  m.layers = std::max(1, static_cast<int>(std::lround((params - fixed) / per_layer)));
+  m.name = fmt::format("{:.3g}B-param model", params / 1e9);
+  m.source = fmt::format("shape scaled from {} ({})", nearest->name, nearest->source);
+  m.assumptions.push_back(fmt::format(
+      "shape assumed from the nearest preset {}: {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} "
+      "({:.2f}B parameters); override with --layers/--hidden/--heads/--kv-heads/--vocab or use --model",
+      nearest->name, m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.vocab, m.total_params() / 1e9));
+  validate_model(m);
+  return m;
+}
+
+void apply_overrides(ModelSpec& m, const ShapeOverrides& o) {
+  bool changed = false;
+  if (o.layers) m.layers = o.layers, changed = true;
+  if (o.heads) {
+    m.heads = o.heads;
+    if (!o.kv_heads && m.heads % m.kv_heads != 0) m.kv_heads = m.heads;
+    changed = true;
+  }
+  if (o.hidden) {
+    m.ffn = static_cast<int>(std::lround(double(m.ffn) / m.hidden * o.hidden));
+    m.hidden = o.hidden;
+    changed = true;
+  }
+  if (o.kv_heads) m.kv_heads = o.kv_heads, changed = true;
+  if (o.vocab) m.vocab = o.vocab, changed = true;
+  if (o.hidden || o.heads) m.head_dim = m.hidden / m.heads;
+  if (changed) {
+    if (m.hidden % m.heads != 0)
+      throw InputError(fmt::format("--hidden {} is not divisible by --heads {}", m.hidden, m.heads));
+    m.assumptions.push_back(fmt::format("shape overridden: {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} ({:.2f}B parameters)",
+                                        m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.vocab, m.total_params() / 1e9));
+  }
+  validate_model(m);
+}
+
+}  // namespace gpuadvisor

@@ -1,0 +1,143 @@
+#include "gpuadvisor/quantity.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "gpuadvisor/errors.hpp"
+
+namespace gpuadvisor {
+namespace {
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+// Splits "12.5GiB" into 12.5 and "GiB". Rejects a missing or malformed number.
+struct NumberAndUnit {
+  double value;
+  std::string unit;
+};
+
+NumberAndUnit split_number(std::string_view raw, std::string_view what) {
+  std::string s = trim(raw);
+  if (s.empty()) throw InputError(fmt::format("{}: empty value", what));
+  const char* begin = s.data();
+  const char* end = s.data() + s.size();
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec == std::errc::result_out_of_range)
+    throw InputError(fmt::format("{}: '{}' is out of range", what, s));
+  if (ec != std::errc() || ptr == begin)
+    throw InputError(fmt::format("{}: '{}' is not a number", what, s));
+  if (!std::isfinite(value)) throw InputError(fmt::format("{}: '{}' is not a finite number", what, s));
+  std::string unit = trim(std::string_view(ptr, static_cast<size_t>(end - ptr)));
+  return {value, unit};
+}
+
+void require_positive(double v, std::string_view text, std::string_view what) {
+  if (!(v > 0) || !std::isfinite(v))
+    throw InputError(fmt::format("{}: '{}' must be a positive, finite value", what, trim(text)));
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+double parse_count(std::string_view text, std::string_view what) {
+  auto [value, unit] = split_number(text, what);
+  double scale = 1;
+  if (unit.empty()) scale = 1;
+  else if (unit == "k" || unit == "K") scale = 1e3;
+  else if (unit == "M" || unit == "m") scale = 1e6;
+  else if (unit == "B" || unit == "b" || unit == "G") scale = 1e9;
+  else if (unit == "T" || unit == "t") scale = 1e12;
+  else
+    throw InputError(fmt::format("{}: unknown suffix '{}' in '{}' (use K, M, B or T, e.g. 13B)", what,
+                                 unit, trim(text)));
+  double result = value * scale;
+  require_positive(result, text, what);
+  return result;
+}
+
+long long parse_positive_integer(std::string_view raw, std::string_view what) {
+  std::string s = trim(raw);
+  if (s.empty()) throw InputError(fmt::format("{}: empty value", what));
+  long long v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range) throw InputError(fmt::format("{}: '{}' is out of range", what, s));
+  if (ec != std::errc() || ptr != s.data() + s.size())
+    throw InputError(fmt::format("{}: '{}' is not a whole number", what, s));
+  if (v <= 0) throw InputError(fmt::format("{}: '{}' must be at least 1", what, s));
+  return v;
+}
+
+double parse_duration_hours(std::string_view text, std::string_view what) {
+  auto [value, unit] = split_number(text, what);
+  std::string u = lower(unit);
+  double hours_per_unit = 0;
+  if (u == "s" || u == "sec" || u == "seconds") hours_per_unit = 1.0 / 3600;
+  else if (u == "m" || u == "min" || u == "minutes") hours_per_unit = 1.0 / 60;
+  else if (u == "h" || u == "hr" || u == "hours") hours_per_unit = 1;
+  else if (u == "d" || u == "days") hours_per_unit = 24;
+  else if (u == "w" || u == "weeks") hours_per_unit = 24 * 7;
+  else if (u.empty())
+    throw InputError(fmt::format("{}: '{}' needs a unit (s, m, h, d or w), e.g. 72h or 14d", what, trim(text)));
+  else
+    throw InputError(fmt::format("{}: unknown unit '{}' in '{}' (use s, m, h, d or w)", what, unit, trim(text)));
+  double hours = value * hours_per_unit;
+  require_positive(hours, text, what);
+  return hours;
+}
+
+double parse_usd(std::string_view text, std::string_view what) {
+  std::string s = trim(text);
+  if (!s.empty() && s.front() == '$') s.erase(0, 1);
+  std::string digits;
+  for (char c : s)
+    if (c != ',') digits.push_back(c);
+  auto [value, unit] = split_number(digits, what);
+  double scale = 1;
+  if (unit.empty()) scale = 1;
+  else if (unit == "k" || unit == "K") scale = 1e3;
+  else if (unit == "M") scale = 1e6;
+  else if (lower(unit) == "usd") scale = 1;
+  else throw InputError(fmt::format("{}: unknown suffix '{}' in '{}' (amounts are USD, e.g. 5000 or 12.5k)", what, unit, trim(text)));
+  double usd = value * scale;
+  require_positive(usd, text, what);
+  return usd;
+}
+
+double parse_memory_gb(std::string_view text, std::string_view what) {
+  auto [value, unit] = split_number(text, what);
+  std::string u = lower(unit);
+  double gb = 0;
+  if (u.empty() || u == "gb" || u == "g") gb = value;
+  else if (u == "gib") gb = value * 1.073741824;
+  else if (u == "tb") gb = value * 1000;
+  else if (u == "tib") gb = value * 1099.511627776;
+  else if (u == "mb") gb = value / 1000;
+  else if (u == "mib") gb = value * 1048576.0 / 1e9;
+  else throw InputError(fmt::format("{}: unknown unit '{}' in '{}' (use GB, GiB, TB or TiB)", what, unit, trim(text)));
+  require_positive(gb, text, what);
+  return gb;
+}
+
+double parse_number(std::string_view text, std::string_view what, double min_inclusive, double max_inclusive) {
+  auto [value, unit] = split_number(text, what);
+  if (!unit.empty()) throw InputError(fmt::format("{}: '{}' is not a plain number", what, trim(text)));
+  if (value < min_inclusive || value > max_inclusive)
+    throw InputError(fmt::format("{}: {} is outside [{}, {}]", what, value, min_inclusive, max_inclusive));
+  return value;
+}
+
+}  // namespace gpuadvisor

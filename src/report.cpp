@@ -1,0 +1,614 @@
+#include "gpuadvisor/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "gpuadvisor/communication.hpp"
+#include "gpuadvisor/compute.hpp"
+#include "gpuadvisor/model.hpp"
+
+namespace gpuadvisor {
+
+using nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+
+std::optional<Format> format_from_string(std::string_view s) {
+  if (s == "table") return Format::table;
+  if (s == "json") return Format::json;
+  if (s == "csv") return Format::csv;
+  if (s == "markdown" || s == "md") return Format::markdown;
+  return std::nullopt;
+}
+
+std::string_view tool_version() { return GPUADVISOR_VERSION; }
+
+namespace {
+
+// Numbers in JSON keep 6 significant digits (money keeps cents) so that the
+// same inputs always give the same bytes and no spurious precision.
+double sig6(double v) {
+  if (v == 0 || !std::isfinite(v)) return 0;
+  const double scale = std::pow(10.0, 5 - std::floor(std::log10(std::fabs(v))));
+  return std::round(v * scale) / scale;
+}
+
+std::string thousands(double v, int decimals) {
+  std::string s = fmt::format("{:.{}f}", std::fabs(v), decimals);
+  size_t dot = s.find('.');
+  std::string intpart = dot == std::string::npos ? s : s.substr(0, dot);
+  std::string frac = dot == std::string::npos ? "" : s.substr(dot);
+  std::string out;
+  for (size_t i = 0; i < intpart.size(); ++i) {
+    if (i > 0 && (intpart.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(intpart[i]);
+  }
+  return (v < 0 ? "-" : "") + out + frac;
+}
+
+Cell money(std::optional<double> usd) {
+  if (!usd) return {"unknown", std::monostate{}};
+  double r = round_cents(*usd);
+  return {"$" + thousands(r, r >= 1000 ? 0 : 2), r};
+}
+Cell rate(std::optional<double> usd) {
+  if (!usd) return {"unknown", std::monostate{}};
+  return {fmt::format("{:.4g}", *usd), *usd};
+}
+Cell num(double v, int decimals) { return {thousands(v, decimals), sig6(v)}; }
+Cell integer(long long v) { return {thousands(double(v), 0), v}; }
+Cell text(std::string s) { return {s, s}; }
+Cell pct(double fraction) { return {fmt::format("{:.0f}%", fraction * 100), sig6(fraction)}; }
+
+ordered_json to_json(const Value& v) {
+  return std::visit(
+      [](const auto& x) -> ordered_json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return nullptr;
+        else return x;
+      },
+      v);
+}
+
+ordered_json envelope(const Catalog& catalog, std::string_view command) {
+  ordered_json j;
+  j["schema_version"] = kJsonSchemaVersion;
+  j["generated_by"] = fmt::format("gpuadvisor {}", tool_version());
+  j["command"] = command;
+  j["catalog"] = {{"version", catalog.catalog_version}, {"prices_as_of", catalog.prices_as_of}, {"files", catalog.origins}};
+  j["currency"] = catalog.currency;
+  return j;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += "\"\"";
+    else out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::string csv_value(const Cell& c) {
+  return std::visit(
+      [&](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return "";
+        else if constexpr (std::is_same_v<T, double>) return fmt::format("{}", x);
+        else if constexpr (std::is_same_v<T, long long>) return fmt::format("{}", x);
+        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else return csv_field(x);
+      },
+      c.value);
+}
+
+std::string join_sources(const std::vector<std::string>& s) {
+  std::string out;
+  for (const auto& k : s) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+}  // namespace
+
+std::string render_table(const Table& t, const Catalog& catalog, std::string_view command, std::string_view rows_key,
+                         const RenderOptions& o, int* hidden_columns, std::string_view extra_json) {
+  if (hidden_columns) *hidden_columns = 0;
+  if (o.format == Format::json) {
+    ordered_json j = envelope(catalog, command);
+    if (!extra_json.empty()) {
+      ordered_json extra = ordered_json::parse(extra_json);
+      for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
+    }
+    ordered_json rows = ordered_json::array();
+    for (const auto& r : t.rows) {
+      ordered_json row;
+      for (size_t c = 0; c < t.columns.size(); ++c) row[t.columns[c].key] = to_json(r[c].value);
+      rows.push_back(row);
+    }
+    j[std::string(rows_key)] = rows;
+    return j.dump(2) + "\n";
+  }
+  if (o.format == Format::csv) {
+    std::string out;
+    for (size_t c = 0; c < t.columns.size(); ++c) out += (c ? "," : "") + csv_field(t.columns[c].key);
+    out += "\n";
+    for (const auto& r : t.rows) {
+      for (size_t c = 0; c < t.columns.size(); ++c) out += (c ? "," : "") + csv_value(r[c]);
+      out += "\n";
+    }
+    return out;
+  }
+  std::vector<size_t> shown;
+  for (size_t c = 0; c < t.columns.size(); ++c)
+    if (o.wide || !t.columns[c].wide_only || o.format == Format::markdown) shown.push_back(c);
+  if (hidden_columns) *hidden_columns = static_cast<int>(t.columns.size() - shown.size());
+  std::vector<size_t> width(t.columns.size(), 0);
+  for (size_t c : shown) {
+    width[c] = t.columns[c].header.size();
+    for (const auto& r : t.rows) width[c] = std::max(width[c], r[c].text.size());
+  }
+  std::string out;
+  if (o.format == Format::markdown) {
+    auto md = [](std::string s) {
+      std::string o2;
+      for (char ch : s) {
+        if (ch == '|') o2 += "\\|";
+        else o2.push_back(ch);
+      }
+      return o2;
+    };
+    out += "|";
+    for (size_t c : shown) out += " " + md(t.columns[c].header) + " |";
+    out += "\n|";
+    for (size_t c : shown) out += t.columns[c].right_align ? " ---: |" : " --- |";
+    out += "\n";
+    for (const auto& r : t.rows) {
+      out += "|";
+      for (size_t c : shown) out += " " + md(r[c].text) + " |";
+      out += "\n";
+    }
+    return out;
+  }
+  auto line = [&](auto get) {
+    std::string l;
+    for (size_t i = 0; i < shown.size(); ++i) {
+      size_t c = shown[i];
+      std::string s = get(c);
+      const bool last = i + 1 == shown.size();
+      if (t.columns[c].right_align) l += std::string(width[c] - s.size(), ' ') + s;
+      else l += last ? s : s + std::string(width[c] - s.size(), ' ');
+      if (!last) l += "  ";
+    }
+    return l + "\n";
+  };
+  out += line([&](size_t c) { return t.columns[c].header; });
+  for (const auto& r : t.rows) out += line([&](size_t c) { return r[c].text; });
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// catalog
+
+Table catalog_table(const Catalog& catalog, const std::vector<const Instance*>& instances, std::string_view region) {
+  Table t;
+  t.columns = {{"instance", "INSTANCE"},
+               {"accelerator", "ACCEL"},
+               {"accelerator_count", "N", true},
+               {"accelerator_memory_gib", "GIB/ACC", true},
+               {"accelerator_bf16_tflops", "BF16 TF", true, true},
+               {"accelerator_fp8_tflops", "FP8 TF", true, true},
+               {"vcpus", "VCPU", true, true},
+               {"memory_gib", "RAM GIB", true, true},
+               {"network_gbps", "NET GBPS", true},
+               {"efa_version", "EFA", true},
+               {"region", "REGION", false, true},
+               {"on_demand_usd_per_hour", "OD $/H", true},
+               {"spot_usd_per_hour", "SPOT $/H", true},
+               {"price_as_of", "PRICE DATE", false, true},
+               {"purchase", "PURCHASE", false, true}};
+  for (const Instance* i : instances) {
+    const Accelerator& a = catalog.accelerator_of(*i);
+    auto od = hourly_rate(*i, region, Pricing::on_demand);
+    auto spot = hourly_rate(*i, region, Pricing::spot);
+    const RegionPrices* rp = i->prices_in(region);
+    auto opt_num = [](std::optional<double> v) { return v ? num(*v, 0) : Cell{"-", std::monostate{}}; };
+    t.rows.push_back({text(i->name), text(a.name), integer(i->accelerator_count), num(a.memory_usable_gib, 0),
+                      opt_num(a.tflops(Precision::bf16)), opt_num(a.tflops(Precision::fp8)), integer(i->vcpus),
+                      num(i->memory_gib, 0), num(i->network_gbps, i->network_gbps < 10 ? 1 : 0),
+                      i->efa_version ? integer(*i->efa_version) : Cell{"-", std::monostate{}}, text(std::string(region)),
+                      od ? rate(od) : Cell{rp ? "n/a" : "-", std::monostate{}},
+                      spot ? rate(spot) : Cell{"-", std::monostate{}},
+                      text(rp && rp->on_demand.usd_per_hour ? rp->on_demand.as_of : ""), text(i->purchase)});
+  }
+  return t;
+}
+
+std::string render_instance_details(const Catalog& catalog, const Instance& i, const RenderOptions& o) {
+  const Accelerator& a = catalog.accelerator_of(i);
+  ordered_json acc;
+  acc["name"] = a.name;
+  acc["vendor"] = a.vendor;
+  acc["memory"] = {{"vendor_figure", a.memory_vendor_figure}, {"ec2_reported_gib", a.memory_ec2_reported_gib},
+                   {"usable_gib", a.memory_usable_gib}, {"type", a.memory_type}, {"sources", a.memory_sources}};
+  acc["memory_bandwidth"] = {{"gb_per_s", a.memory_bandwidth_gb_per_s}, {"sources", a.memory_bandwidth_sources}};
+  ordered_json tf;
+  for (const auto& [p, v] : a.dense_tflops) tf[std::string(to_string(p))] = v;
+  tf["sources"] = a.dense_tflops_sources;
+  acc["dense_tflops"] = tf;
+  acc["intra_node_link"] = {{"kind", a.link_kind}, {"generation", a.link_generation},
+                            {"gb_per_s_per_accelerator", a.link_gb_per_s ? ordered_json(*a.link_gb_per_s) : ordered_json(nullptr)},
+                            {"sources", a.link_sources}};
+  acc["software"] = a.software;
+  acc["note"] = a.note;
+  ordered_json prices;
+  for (const auto& [region, rp] : i.prices) {
+    auto quote = [](const PriceQuote& q) {
+      ordered_json j;
+      j["usd_per_hour"] = q.usd_per_hour ? ordered_json(*q.usd_per_hour) : ordered_json(nullptr);
+      if (q.max_usd_per_hour) j["max_usd_per_hour"] = *q.max_usd_per_hour;
+      j["status"] = q.status;
+      j["as_of"] = q.as_of;
+      j["source"] = q.source;
+      if (!q.statistic.empty()) j["statistic"] = q.statistic;
+      if (!q.note.empty()) j["note"] = q.note;
+      return j;
+    };
+    prices[region] = {{"on_demand", quote(rp.on_demand)}, {"spot", quote(rp.spot)}};
+  }
+  std::set<std::string> keys(i.sources.begin(), i.sources.end());
+  for (const auto* v : {&a.memory_sources, &a.memory_bandwidth_sources, &a.dense_tflops_sources, &a.link_sources}) keys.insert(v->begin(), v->end());
+  for (const auto& [region, rp] : i.prices) {
+    if (!rp.on_demand.source.empty()) keys.insert(rp.on_demand.source);
+    if (!rp.spot.source.empty()) keys.insert(rp.spot.source);
+  }
+  ordered_json sources;
+  for (const auto& k : keys) {
+    auto it = catalog.sources.find(k);
+    if (it != catalog.sources.end()) sources[k] = {{"title", it->second.title}, {"url", it->second.url}};
+  }
+  if (o.format == Format::json) {
+    ordered_json j = envelope(catalog, "catalog show");
+    ordered_json inst;
+    inst["name"] = i.name;
+    inst["family"] = i.family;
+    inst["accelerator_count"] = i.accelerator_count;
+    inst["vcpus"] = i.vcpus;
+    inst["memory_gib"] = i.memory_gib;
+    inst["local_nvme_gb"] = i.local_nvme_gb;
+    inst["local_nvme"] = i.local_nvme;
+    inst["network_gbps"] = i.network_gbps;
+    inst["efa"] = {{"supported", i.efa_supported}, {"version", i.efa_version ? ordered_json(*i.efa_version) : ordered_json(nullptr)}};
+    inst["purchase"] = i.purchase;
+    inst["note"] = i.note;
+    inst["sources"] = i.sources;
+    inst["prices"] = prices;
+    j["instance"] = inst;
+    j["accelerator"] = acc;
+    j["sources"] = sources;
+    return j.dump(2) + "\n";
+  }
+  // Key/value listing for people (table, markdown) and for spreadsheets (csv).
+  Table t;
+  t.columns = {{"field", "FIELD"}, {"value", "VALUE"}, {"sources", "SOURCES"}};
+  auto add = [&](std::string f, std::string v, std::string s = "") { t.rows.push_back({text(f), text(v), text(s)}); };
+  add("instance", i.name);
+  add("family", i.family);
+  add("purchase", i.purchase);
+  add("accelerators", fmt::format("{} x {}", i.accelerator_count, a.name), join_sources(i.sources));
+  add("vcpus", std::to_string(i.vcpus), join_sources(i.sources));
+  add("host memory", fmt::format("{} GiB", i.memory_gib), join_sources(i.sources));
+  add("local NVMe", i.local_nvme_gb > 0 ? fmt::format("{} ({} GB)", i.local_nvme, i.local_nvme_gb) : i.local_nvme, join_sources(i.sources));
+  add("network", fmt::format("{} Gbps", i.network_gbps), join_sources(i.sources));
+  add("EFA", i.efa_supported ? fmt::format("yes, v{}", *i.efa_version) : "no", join_sources(i.sources));
+  add("accelerator memory", fmt::format("{} (EC2 reports {} GiB; {} GiB used for fit checks)", a.memory_vendor_figure, a.memory_ec2_reported_gib, a.memory_usable_gib), join_sources(a.memory_sources));
+  add("memory bandwidth", fmt::format("{} GB/s", a.memory_bandwidth_gb_per_s), join_sources(a.memory_bandwidth_sources));
+  std::string tflops;
+  for (const auto& [p, v] : a.dense_tflops) tflops += fmt::format("{}{} {}", tflops.empty() ? "" : ", ", to_string(p), v);
+  add("dense TFLOPS", tflops, join_sources(a.dense_tflops_sources));
+  add("intra-node link", a.link_generation + (a.link_gb_per_s ? fmt::format(", {} GB/s per accelerator", *a.link_gb_per_s) : ", bandwidth not published"), join_sources(a.link_sources));
+  add("software", a.software == "neuron" ? "AWS Neuron SDK" : "CUDA");
+  for (const auto& [region, rp] : i.prices) {
+    auto describe = [](const PriceQuote& q) {
+      if (!q.usd_per_hour) return fmt::format("unknown ({}: {})", q.status, q.note);
+      std::string s = fmt::format("${}/h as of {}", *q.usd_per_hour, q.as_of);
+      if (q.max_usd_per_hour && *q.max_usd_per_hour != *q.usd_per_hour) s += fmt::format(" (AZ range up to ${})", *q.max_usd_per_hour);
+      if (!q.note.empty()) s += "; " + q.note;
+      return s;
+    };
+    add(region + " on-demand", describe(rp.on_demand), rp.on_demand.source);
+    add(region + " spot", describe(rp.spot), rp.spot.source);
+  }
+  if (!a.note.empty()) add("accelerator note", a.note);
+  if (!i.note.empty()) add("instance note", i.note);
+  for (const auto& k : keys) {
+    auto it = catalog.sources.find(k);
+    if (it != catalog.sources.end()) add("source " + k, it->second.title + " <" + it->second.url + ">");
+  }
+  RenderOptions wide = o;
+  wide.wide = true;
+  return render_table(t, catalog, "catalog show", "fields", wide);
+}
+
+Table models_table() {
+  Table t;
+  t.columns = {{"model", "MODEL"},          {"params_b", "PARAMS (B)", true}, {"active_params_b", "ACTIVE (B)", true},
+               {"layers", "LAYERS", true},  {"hidden", "HIDDEN", true},       {"heads", "HEADS", true},
+               {"kv_heads", "KV", true},    {"ffn", "FFN", true, true},       {"vocab", "VOCAB", true, true},
+               {"experts", "EXPERTS", true, true}, {"source", "SOURCE", false, true}};
+  for (const auto& m : model_presets()) {
+    t.rows.push_back({text(m.name), num(m.total_params() / 1e9, 2), num(m.active_params() / 1e9, 2), integer(m.layers),
+                      integer(m.hidden), integer(m.heads), integer(m.kv_heads), integer(m.ffn), integer(m.vocab),
+                      m.is_moe() ? text(fmt::format("{} ({} active)", m.experts, m.active_experts)) : Cell{"-", std::monostate{}},
+                      text(m.source)});
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------------------
+// recommend
+
+namespace {
+std::string layout_text(const Layout& l) {
+  std::string s = fmt::format("TP{} PP{} DP{}", l.tp, l.pp, l.dp);
+  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
+  s += fmt::format(" Z{} mb{}", l.zero_stage, l.micro_batch);
+  if (l.recompute != Recompute::none) s += l.recompute == Recompute::full ? " rc" : " src";
+  return s;
+}
+
+Cell hours_cell(double h) {
+  if (h < 1) return {fmt::format("{:.0f}m", h * 60), sig6(h)};
+  if (h < 100) return {fmt::format("{:.1f}h", h), sig6(h)};
+  if (h < 24 * 365) return {fmt::format("{:.1f}d", h / 24), sig6(h)};
+  return {fmt::format("{:.1f}y", h / 24 / 365), sig6(h)};
+}
+
+ordered_json model_json(const ModelSpec& m) {
+  ordered_json j;
+  j["name"] = m.name;
+  j["params"] = sig6(m.total_params());
+  j["active_params"] = sig6(m.active_params());
+  j["layers"] = m.layers;
+  j["hidden"] = m.hidden;
+  j["heads"] = m.heads;
+  j["kv_heads"] = m.kv_heads;
+  j["ffn"] = m.ffn;
+  j["vocab"] = m.vocab;
+  j["experts"] = m.experts;
+  j["active_experts"] = m.active_experts;
+  j["source"] = m.source;
+  return j;
+}
+
+ordered_json workload_json(const TrainingWorkload& w) {
+  ordered_json j;
+  j["task"] = to_string(w.task);
+  j["tokens"] = sig6(w.tokens);
+  j["epochs"] = w.epochs;
+  j["seq_len"] = w.seq_len;
+  j["global_batch"] = w.global_batch;
+  j["precision"] = to_string(w.precision);
+  if (is_adapter_task(w.task)) {
+    j["lora_rank"] = w.lora_rank;
+    j["lora_targets"] = to_string(w.lora_targets);
+  }
+  j["flash_attention"] = w.flash_attention;
+  return j;
+}
+
+ordered_json layout_json(const Layout& l) {
+  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
+          {"recompute", std::string(to_string(l.recompute))}};
+}
+
+ordered_json assumptions_json(const ModelSpec& m, const TrainingWorkload& w) {
+  ordered_json a = ordered_json::array();
+  for (const auto& s : m.assumptions) a.push_back(s);
+  for (const auto& s : w.assumptions) a.push_back(s);
+  return a;
+}
+}  // namespace
+
+Table recommendation_table(const Recommendation& rec, const RecommendContext& ctx) {
+  Table t;
+  t.columns = {{"rank", "#", true},
+               {"instance", "INSTANCE"},
+               {"count", "N", true},
+               {"accelerators", "ACC", true, true},
+               {"layout", "LAYOUT", false, true},
+               {"memory_per_accelerator_gb", "MEM GB", true, true},
+               {"memory_percent", "MEM", true},
+               {"bound", "BOUND", false, true},
+               {"step_time_s", "STEP S", true, true},
+               {"tokens_per_second", "TOK/S", true, true},
+               {"mfu", "MFU", true},
+               {"total_hours", "TIME", true},
+               {"on_demand_cost_usd", "ON-DEMAND", true},
+               {"spot_cost_usd", "SPOT", true},
+               {"usd_per_million_tokens", "$/MTOK", true, true},
+               {"pareto", "PARETO", false, true}};
+  const int top = ctx.request->top;
+  int rank = 0;
+  for (const auto& r : rec.rows) {
+    if (rank >= top) break;
+    ++rank;
+    const auto& e = r.estimate;
+    t.rows.push_back({integer(rank), text(r.instance->name), integer(r.count), integer(r.count * r.instance->accelerator_count),
+                      text(layout_text(e.layout)), num(e.memory.total_gb(), 1), pct(e.memory.total_gb() / e.memory.capacity_gb),
+                      text(e.step.bound()), num(e.step.total_s(), 2), num(e.tokens_per_second, 0), pct(e.mfu),
+                      hours_cell(e.total_hours), money(r.on_demand_cost_usd), money(r.spot_cost_usd),
+                      r.usd_per_million_tokens ? Cell{fmt::format("{:.3g}", *r.usd_per_million_tokens), sig6(*r.usd_per_million_tokens)} : Cell{"unknown", std::monostate{}},
+                      {r.pareto ? "yes" : "", r.pareto}});
+  }
+  return t;
+}
+
+std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx) {
+  ordered_json j;
+  j["model"] = model_json(*ctx.model);
+  j["workload"] = workload_json(*ctx.workload);
+  j["request"] = {{"region", ctx.request->region}, {"pricing", std::string(to_string(ctx.request->pricing))},
+                  {"sort_by", std::string(to_string(ctx.request->sort_by))}, {"top", ctx.request->top},
+                  {"max_instances", ctx.request->max_instances}};
+  j["assumptions"] = assumptions_json(*ctx.model, *ctx.workload);
+  j["options_found"] = rec.rows.size();
+  ordered_json details = ordered_json::array();
+  int rank = 0;
+  for (const auto& r : rec.rows) {
+    if (rank++ >= ctx.request->top) break;
+    const auto& e = r.estimate;
+    details.push_back({{"instance", r.instance->name}, {"count", r.count}, {"layout", layout_json(e.layout)},
+                       {"precision", std::string(to_string(e.precision))}});
+  }
+  j["layouts"] = details;
+  ordered_json rej = ordered_json::array();
+  for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
+  j["cannot_run"] = rej;
+  return j.dump();
+}
+
+std::string render_rejections_text(const Recommendation& rec, size_t limit) {
+  if (rec.rejections.empty()) return "";
+  std::string out = fmt::format("\nCannot run it ({} instance types):\n", rec.rejections.size());
+  size_t n = 0;
+  for (const auto& r : rec.rejections) {
+    if (n++ >= limit) {
+      out += fmt::format("  ... {} more (use --format json for all)\n", rec.rejections.size() - limit);
+      break;
+    }
+    out += fmt::format("  {}: {}\n", r.instance, r.reason);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// estimate
+
+std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, const RenderOptions& o) {
+  const TrainingEstimate& e = *ctx.estimate;
+  const Cluster& c = *ctx.cluster;
+  const double hours = e.total_hours;
+  std::optional<double> od_cost, spot_cost;
+  if (ctx.on_demand_usd_per_hour) od_cost = *ctx.on_demand_usd_per_hour * c.count * hours;
+  if (ctx.spot_usd_per_hour) spot_cost = *ctx.spot_usd_per_hour * c.count * hours;
+  const double mtok = ctx.workload->total_tokens() / 1e6;
+  if (o.format == Format::json) {
+    ordered_json j = envelope(catalog, "estimate");
+    j["model"] = model_json(*ctx.model);
+    j["workload"] = workload_json(*ctx.workload);
+    j["assumptions"] = assumptions_json(*ctx.model, *ctx.workload);
+    j["instance"] = c.instance->name;
+    j["count"] = c.count;
+    j["accelerators"] = c.accelerators();
+    j["region"] = ctx.region;
+    j["precision"] = to_string(e.precision);
+    j["fits"] = e.fits();
+    j["layout"] = layout_json(e.layout);
+    const auto& m = e.memory;
+    j["memory"] = {{"per_accelerator_gb", sig6(m.total_gb())}, {"capacity_gb", sig6(m.capacity_gb)},
+                   {"weights_gb", sig6(m.weights_gb)}, {"gradients_gb", sig6(m.gradients_gb)},
+                   {"optimizer_gb", sig6(m.optimizer_gb)}, {"adapters_gb", sig6(m.adapters_gb)},
+                   {"activations_gb", sig6(m.activations_gb)}, {"logits_gb", sig6(m.logits_gb)},
+                   {"workspace_gb", sig6(m.workspace_gb)}, {"reserve_gb", sig6(m.reserve_gb)}};
+    j["step_time_s"] = sig6(e.step.total_s());
+    j["time"] = {{"compute_s", sig6(e.step.compute_s)}, {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
+                 {"expert_parallel_s", sig6(e.step.expert_parallel_s)}, {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)},
+                 {"pipeline_bubble_s", sig6(e.step.bubble_s)}, {"data_parallel_exposed_s", sig6(e.step.data_parallel_s)},
+                 {"memory_bound_s", sig6(e.step.memory_bound_s)}, {"bound", e.step.bound()},
+                 {"micro_batches", e.micro_batches}, {"steps", e.steps}, {"total_hours", sig6(hours)}};
+    j["throughput"] = {{"tokens_per_second", sig6(e.tokens_per_second)},
+                       {"tokens_per_second_per_accelerator", sig6(e.tokens_per_second_per_accelerator)},
+                       {"model_tflops_per_accelerator", sig6(e.model_tflops_per_accelerator)},
+                       {"model_flops_per_token", sig6(e.model_flops_per_token)},
+                       {"hardware_flops_per_token", sig6(e.hardware_flops_per_token)},
+                       {"compute_efficiency", sig6(e.compute_efficiency)}};
+    j["mfu"] = sig6(e.mfu);
+    auto m2 = [](std::optional<double> v) { return v ? ordered_json(round_cents(*v)) : ordered_json(nullptr); };
+    j["cost"] = {{"on_demand_usd_per_hour_per_instance", ctx.on_demand_usd_per_hour ? ordered_json(*ctx.on_demand_usd_per_hour) : ordered_json(nullptr)},
+                 {"spot_usd_per_hour_per_instance", ctx.spot_usd_per_hour ? ordered_json(*ctx.spot_usd_per_hour) : ordered_json(nullptr)},
+                 {"on_demand_usd", m2(od_cost)}, {"spot_usd", m2(spot_cost)},
+                 {"on_demand_usd_per_million_tokens", od_cost ? ordered_json(sig6(*od_cost / mtok)) : ordered_json(nullptr)},
+                 {"spot_usd_per_million_tokens", spot_cost ? ordered_json(sig6(*spot_cost / mtok)) : ordered_json(nullptr)},
+                 {"spot_note", "spot cost assumes no interruptions (interruption-aware spot pricing is not modelled yet)"}};
+    return j.dump(2) + "\n";
+  }
+  Table t;
+  t.columns = {{"section", "SECTION"}, {"item", "ITEM"}, {"value", "VALUE", true}, {"unit", "UNIT"}};
+  auto add = [&](std::string s, std::string i, Cell v, std::string u) { t.rows.push_back({text(s), text(i), v, text(u)}); };
+  const auto& m = e.memory;
+  add("config", "instance", text(fmt::format("{} x {}", c.count, c.instance->name)), "");
+  add("config", "accelerators", integer(c.accelerators()), c.accelerator->name);
+  add("config", "layout", text(layout_text(e.layout)), "");
+  add("config", "precision", text(std::string(to_string(e.precision))), "");
+  add("memory", "weights", num(m.weights_gb, 2), "GB");
+  add("memory", "gradients", num(m.gradients_gb, 2), "GB");
+  add("memory", "optimizer (fp32 master + Adam)", num(m.optimizer_gb, 2), "GB");
+  if (m.adapters_gb > 0) add("memory", "LoRA adapters + state", num(m.adapters_gb, 3), "GB");
+  add("memory", "activations", num(m.activations_gb, 2), "GB");
+  add("memory", "logits (fp32)", num(m.logits_gb, 2), "GB");
+  if (m.workspace_gb > 0) add("memory", "workspace", num(m.workspace_gb, 2), "GB");
+  add("memory", "runtime reserve", num(m.reserve_gb, 2), "GB");
+  add("memory", "total per accelerator", num(m.total_gb(), 2), "GB");
+  add("memory", "capacity", num(m.capacity_gb, 2), e.fits() ? "GB (fits)" : "GB (DOES NOT FIT)");
+  add("time", "compute", num(e.step.compute_s, 3), "s/step");
+  add("time", "tensor-parallel comm", num(e.step.tensor_parallel_s, 3), "s/step");
+  if (e.step.expert_parallel_s > 0) add("time", "expert all-to-all", num(e.step.expert_parallel_s, 3), "s/step");
+  if (e.step.pipeline_p2p_s > 0) add("time", "pipeline p2p", num(e.step.pipeline_p2p_s, 3), "s/step");
+  add("time", "pipeline bubble", num(e.step.bubble_s, 3), "s/step");
+  add("time", "data-parallel (exposed)", num(e.step.data_parallel_s, 3), "s/step");
+  add("time", "memory-bound (optimizer, dequant)", num(e.step.memory_bound_s, 3), "s/step");
+  add("time", "step", num(e.step.total_s(), 3), "s (" + e.step.bound() + "-bound)");
+  add("time", "steps", num(e.steps, 0), "");
+  add("time", "total", hours_cell(hours), "");
+  add("throughput", "tokens/s", num(e.tokens_per_second, 0), "whole job");
+  add("throughput", "tokens/s per accelerator", num(e.tokens_per_second_per_accelerator, 1), "");
+  add("throughput", "model TFLOP/s per accelerator", num(e.model_tflops_per_accelerator, 1), "");
+  add("throughput", "MFU", pct(e.mfu), "of dense " + std::string(to_string(e.precision)) + " peak");
+  add("cost", "on-demand", money(od_cost), ctx.region);
+  add("cost", "spot (no interruptions)", money(spot_cost), ctx.region);
+  add("cost", "on-demand per million tokens", od_cost ? num(*od_cost / mtok, 2) : Cell{"unknown", std::monostate{}}, "USD");
+  RenderOptions wide = o;
+  wide.wide = true;
+  return render_table(t, catalog, "estimate", "items", wide);
+}
+
+std::string explain_estimate(const EstimateContext& ctx) {
+  const TrainingEstimate& e = *ctx.estimate;
+  const ModelSpec& m = *ctx.model;
+  const TrainingWorkload& w = *ctx.workload;
+  const Cluster& c = *ctx.cluster;
+  const Layout& l = e.layout;
+  const Accelerator& a = *c.accelerator;
+  std::string out = "How these numbers were computed (docs/methodology.md):\n";
+  out += fmt::format("  parameters N = {:.4g} (active {:.4g}); matmul parameters per token = {:.4g}\n", m.total_params(),
+                     m.active_params(), matmul_params_per_token(m));
+  out += fmt::format("  model FLOPs/token = {} = {:.4g}; with recompute {:.4g}\n",
+                     is_adapter_task(w.task) ? "4N + 6N_adapter + 12 L H Q T" : "6N + 12 L H Q T", e.model_flops_per_token,
+                     e.hardware_flops_per_token);
+  out += fmt::format("  efficiency = {:.3f} (max for {} {}) x w/(w+256) x n/(n+256), w = hidden/tp = {}, n = mb x seq = {} -> {:.3f}\n",
+                     a.efficiency.compute_max_fraction.count(e.precision) ? a.efficiency.compute_max_fraction.at(e.precision) : 0.5,
+                     a.name, to_string(e.precision), m.hidden / l.tp, l.micro_batch * w.seq_len, e.compute_efficiency);
+  out += fmt::format("  compute/step = micro-batches {} x FLOPs/token x tokens/mb / (tp x pp) / (peak {} TFLOPS x eff) = {:.3f} s\n",
+                     e.micro_batches, a.tflops(e.precision).value_or(0), e.step.compute_s);
+  out += fmt::format("  bubble = (pp - 1) x slot = {} x ... = {:.3f} s\n", l.pp - 1, e.step.bubble_s);
+  out += fmt::format("  tensor parallel = layers/pp x {} all-reduces x 2(tp-1)/tp x 2 h tokens_mb / {:.0f} GB/s = {:.3f} s\n",
+                     l.recompute == Recompute::full ? 6 : 4, intra_node_gb_per_s(a), e.step.tensor_parallel_s);
+  out += fmt::format("  data parallel exposed = max(0, 2(dp-1)/dp x 2 bytes x trainable params / bw - 2/3 x mb compute) = {:.3f} s"
+                     " (inter-node {:.1f} GB/s per accelerator)\n",
+                     e.step.data_parallel_s, inter_node_gb_per_s(*c.instance, a));
+  out += fmt::format("  step = {:.3f} s; steps = ceil(tokens x epochs / (global batch x seq)) = {:.0f}; total = {:.2f} h\n",
+                     e.step.total_s(), e.steps, e.total_hours);
+  out += fmt::format("  memory = weights {:.2f} + grads {:.2f} + optimizer {:.2f} + adapters {:.3f} + activations {:.2f} + logits {:.2f}"
+                     " + workspace {:.2f} + reserve {:.2f} (1 GB + 5% of capacity) = {:.2f} GB of {:.2f} GB\n",
+                     e.memory.weights_gb, e.memory.gradients_gb, e.memory.optimizer_gb, e.memory.adapters_gb, e.memory.activations_gb,
+                     e.memory.logits_gb, e.memory.workspace_gb, e.memory.reserve_gb, e.memory.total_gb(), e.memory.capacity_gb);
+  out += fmt::format("  MFU = model FLOPs/token x tokens/s per accelerator / peak = {:.4g} x {:.4g} / {} TFLOPS = {:.1f}%\n",
+                     e.model_flops_per_token, e.tokens_per_second_per_accelerator, a.tflops(e.precision).value_or(0), e.mfu * 100);
+  return out;
+}
+
+}  // namespace gpuadvisor

@@ -1,0 +1,261 @@
+#include "gpuadvisor/search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuadvisor/compute.hpp"
+
+namespace gpuadvisor {
+
+std::optional<SortBy> sort_by_from_string(std::string_view s) {
+  if (s == "pareto") return SortBy::pareto;
+  if (s == "time") return SortBy::time;
+  if (s == "cost") return SortBy::cost;
+  if (s == "cost-per-token") return SortBy::cost_per_token;
+  return std::nullopt;
+}
+
+std::string_view to_string(SortBy s) {
+  switch (s) {
+    case SortBy::pareto: return "pareto";
+    case SortBy::time: return "time";
+    case SortBy::cost: return "cost";
+    case SortBy::cost_per_token: return "cost-per-token";
+  }
+  return "?";
+}
+
+std::optional<std::string> accelerator_problem(const Accelerator& acc, const TrainingWorkload& w) {
+  if (acc.name.find("Inferentia") != std::string::npos)
+    return fmt::format("{} is an inference accelerator; train on Trainium (trn1, trn2) or GPUs", acc.name);
+  if (!effective_precision(acc, w.precision))
+    return fmt::format("{} has no {} tensor throughput", acc.name, to_string(w.precision));
+  return std::nullopt;
+}
+
+namespace {
+
+std::vector<int> powers_of_two_dividing(int n, int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= n && v <= limit; v *= 2)
+    if (n % v == 0) out.push_back(v);
+  return out;
+}
+
+std::vector<int> divisors(int n, int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= n && v <= limit; ++v)
+    if (n % v == 0) out.push_back(v);
+  return out;
+}
+
+bool faster(const TrainingEstimate& a, const TrainingEstimate& b) {
+  const double ta = a.step.total_s(), tb = b.step.total_s();
+  if (ta != tb) return ta < tb;
+  // Deterministic tie-break: the simpler layout.
+  auto key = [](const Layout& l) { return std::tuple(l.tp, l.pp, l.ep, l.zero_stage, -l.micro_batch, static_cast<int>(l.recompute)); };
+  return key(a.layout) < key(b.layout);
+}
+
+}  // namespace
+
+ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const LayoutConstraints& fixed) {
+  ClusterSearch out;
+  out.capacity_gb = c.accelerator->memory_usable_gb();
+  out.smallest_need_gb = 1e300;
+  if (auto p = accelerator_problem(*c.accelerator, w)) {
+    out.problem = *p;
+    out.smallest_need_gb = 0;
+    return out;
+  }
+  const int per_node = c.instance->accelerator_count;
+  const int total = c.accelerators();
+  std::vector<Recompute> recomputes = {Recompute::none, Recompute::full};
+  if (!w.flash_attention) recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+  if (fixed.recompute) recomputes = {*fixed.recompute};
+  static const int kMicroBatches[] = {1, 2, 4, 8, 16, 32, 64};
+
+  for (int tp : powers_of_two_dividing(per_node, per_node)) {
+    if (fixed.tp && tp != *fixed.tp) continue;
+    if (m.heads % tp != 0) continue;
+    for (int pp : divisors(total / tp, m.layers)) {
+      if (fixed.pp && pp != *fixed.pp) continue;
+      const int dp = total / (tp * pp);
+      if (w.global_batch % dp != 0) continue;
+      std::vector<int> eps{1};
+      if (m.is_moe()) eps = powers_of_two_dividing(std::min(dp, m.experts), dp);
+      for (int ep : eps) {
+        if (fixed.ep && ep != *fixed.ep) continue;
+        if (m.is_moe() && (dp % ep != 0 || m.experts % ep != 0)) continue;
+        std::vector<int> zeros = pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
+        if (fixed.zero_stage) zeros = {*fixed.zero_stage};
+        // Smallest memory need of this (tp, pp, ep): most sharding, full recompute, micro-batch 1.
+        {
+          Layout lean{tp, pp, dp, ep, zeros.back(), 1, recomputes.back()};
+          if (w.global_batch % dp == 0) out.smallest_need_gb = std::min(out.smallest_need_gb, training_memory(m, w, lean, *c.accelerator).total_gb());
+        }
+        for (int mb : kMicroBatches) {
+          if (fixed.micro_batch && mb != *fixed.micro_batch) continue;
+          if ((w.global_batch / dp) % mb != 0) continue;
+          bool any_fit = false;
+          for (Recompute rc : recomputes) {
+            // ZeRO stages 0-2 cost the same time here, stage 3 more: take the
+            // lowest stage that fits (docs/methodology.md §Search).
+            for (int z : zeros) {
+              Layout l{tp, pp, dp, ep, z, mb, rc};
+              if (layout_problem(m, w, c, l)) continue;
+              ++out.layouts_evaluated;
+              if (!training_memory(m, w, l, *c.accelerator).fits()) continue;
+              TrainingEstimate e = estimate_training(m, w, c, l);
+              if (!out.best || faster(e, *out.best)) out.best = e;
+              any_fit = true;
+              break;
+            }
+            if (any_fit) break;  // less recompute is faster
+          }
+          if (!any_fit && !fixed.micro_batch) break;  // larger micro-batches need more memory
+        }
+      }
+    }
+  }
+  if (out.smallest_need_gb > 1e299) {
+    out.smallest_need_gb = 0;
+    out.problem = "no valid layout (the batch or heads do not divide over the accelerators)";
+  } else if (!out.best) {
+    out.problem = fmt::format("needs {:.1f} GB per accelerator at best, has {:.1f} GB", out.smallest_need_gb, out.capacity_gb);
+  }
+  return out;
+}
+
+namespace {
+
+bool excluded(const Instance& inst, const RecommendRequest& r) {
+  if (!r.families.empty() && std::find(r.families.begin(), r.families.end(), inst.family) == r.families.end()) return true;
+  for (const auto& x : r.exclude)
+    if (x == inst.name || x == inst.family) return true;
+  return false;
+}
+
+std::string human_params(double p) {
+  if (p >= 1e12) return fmt::format("{:.3g}T", p / 1e12);
+  if (p >= 1e9) return fmt::format("{:.3g}B", p / 1e9);
+  return fmt::format("{:.3g}M", p / 1e6);
+}
+
+}  // namespace
+
+Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
+  Recommendation out;
+  for (const Instance& inst : catalog.instances) {
+    if (excluded(inst, r)) continue;
+    const Accelerator& acc = catalog.accelerator_of(inst);
+    std::optional<double> od = hourly_rate(inst, r.region, Pricing::on_demand);
+    std::optional<double> spot = hourly_rate(inst, r.region, Pricing::spot);
+    if (!inst.prices_in(r.region)) {
+      out.rejections.push_back({inst.name, fmt::format("not offered in {} in this catalog", r.region)});
+      continue;
+    }
+    double smallest_need = 1e300;
+    std::string problem;
+    bool any_row = false;
+    std::string constraint_reason;
+    for (int count = 1; count <= r.max_instances; count *= 2) {
+      Cluster c{&inst, &acc, count};
+      if (c.accelerators() > w.global_batch * inst.accelerator_count) break;  // dp would exceed the batch
+      ClusterSearch s = search_cluster(m, w, c);
+      out.layouts_evaluated += s.layouts_evaluated;
+      if (!s.best) {
+        if (s.smallest_need_gb > 0) smallest_need = std::min(smallest_need, s.smallest_need_gb);
+        if (problem.empty() || s.smallest_need_gb == 0) problem = s.problem;
+        if (s.smallest_need_gb == 0 && !s.problem.empty() && s.problem.find("inference") != std::string::npos) break;
+        if (s.smallest_need_gb == 0 && s.problem.find("tensor throughput") != std::string::npos) break;
+        continue;
+      }
+      RecommendRow row;
+      row.instance = &inst;
+      row.count = count;
+      row.estimate = *s.best;
+      row.on_demand_usd_per_hour = od;
+      row.spot_usd_per_hour = spot;
+      const double hours = s.best->total_hours;
+      if (od) row.on_demand_cost_usd = *od * count * hours;
+      if (spot) row.spot_cost_usd = *spot * count * hours;
+      row.ranked_cost_usd = r.pricing == Pricing::spot ? row.spot_cost_usd : row.on_demand_cost_usd;
+      if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
+      if (r.deadline_hours && hours > *r.deadline_hours) {
+        constraint_reason = fmt::format("misses the {:.0f} h deadline (fastest {:.1f} h at {} instances)", *r.deadline_hours, hours, count);
+        continue;
+      }
+      if (r.budget_usd && (!row.ranked_cost_usd || *row.ranked_cost_usd > *r.budget_usd)) {
+        constraint_reason = row.ranked_cost_usd
+                                ? fmt::format("over the ${:.0f} budget (${:.0f} at {} instances)", *r.budget_usd, *row.ranked_cost_usd, count)
+                                : "price unknown, so the budget cannot be checked";
+        continue;
+      }
+      any_row = true;
+      out.rows.push_back(std::move(row));
+    }
+    if (!any_row) {
+      std::string reason;
+      if (!constraint_reason.empty()) {
+        reason = constraint_reason;
+      } else if (smallest_need < 1e299) {
+        reason = fmt::format("{} on {} in {} needs {:.1f} GB per accelerator even at {} instances, has {:.1f} GB ({:.0f} GiB)",
+                             to_string(w.task), human_params(m.total_params()), to_string(w.precision), smallest_need,
+                             r.max_instances, acc.memory_usable_gb(), acc.memory_usable_gib);
+        // Suggest the lighter task that would fit on one instance.
+        std::optional<Task> lighter;
+        if (w.task == Task::lora) lighter = Task::qlora;
+        else if (w.task == Task::finetune) lighter = Task::lora;
+        if (lighter) {
+          TrainingWorkload lw = w;
+          lw.task = *lighter;
+          ClusterSearch ls = search_cluster(m, lw, Cluster{&inst, &acc, 1});
+          if (ls.best) reason += fmt::format("; --task {} fits", to_string(*lighter));
+        }
+      } else {
+        reason = problem.empty() ? "no feasible layout" : problem;
+      }
+      out.rejections.push_back({inst.name, reason});
+    }
+  }
+
+  // Pareto frontier over (total time, ranked cost); rows without a price are never on it.
+  for (auto& a : out.rows) {
+    if (!a.ranked_cost_usd) continue;
+    a.pareto = std::none_of(out.rows.begin(), out.rows.end(), [&](const RecommendRow& b) {
+      if (!b.ranked_cost_usd) return false;
+      const double ta = a.estimate.total_hours, tb = b.estimate.total_hours;
+      const double ca = *a.ranked_cost_usd, cb = *b.ranked_cost_usd;
+      return tb <= ta && cb <= ca && (tb < ta || cb < ca);
+    });
+  }
+  auto name_key = [](const RecommendRow& x) { return std::pair(x.instance->name, x.count); };
+  auto cost_or_inf = [](const RecommendRow& x) { return x.ranked_cost_usd.value_or(1e300); };
+  std::stable_sort(out.rows.begin(), out.rows.end(), [&](const RecommendRow& a, const RecommendRow& b) {
+    switch (r.sort_by) {
+      case SortBy::time:
+        if (a.estimate.total_hours != b.estimate.total_hours) return a.estimate.total_hours < b.estimate.total_hours;
+        break;
+      case SortBy::cost:
+      case SortBy::cost_per_token:
+        if (cost_or_inf(a) != cost_or_inf(b)) return cost_or_inf(a) < cost_or_inf(b);
+        break;
+      case SortBy::pareto:
+        if (a.pareto != b.pareto) return a.pareto;
+        if (a.pareto) {
+          if (a.estimate.total_hours != b.estimate.total_hours) return a.estimate.total_hours < b.estimate.total_hours;
+        } else if (cost_or_inf(a) != cost_or_inf(b)) {
+          return cost_or_inf(a) < cost_or_inf(b);
+        }
+        break;
+    }
+    return name_key(a) < name_key(b);
+  });
+  std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
+  return out;
+}
+
+}  // namespace gpuadvisor
