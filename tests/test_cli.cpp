@@ -1,1 +1,202 @@
+// End-to-end: runs the gpuadvisor binary and checks output, formats and exit codes.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace {
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+Run run(const std::string& args, const std::string& env = "GPUADVISOR_TODAY=2026-12-01") {
+  static int n = 0;
+  std::string errfile = "gpuadvisor_test_stderr_" + std::to_string(getpid()) + "_" + std::to_string(n++) + ".txt";
+  std::string cmd = env + " " + GPUADVISOR_BINARY + " " + args + " 2>" + errfile;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t got;
+  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), got);
+  int status = pclose(p);
+  std::ifstream e(errfile);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  std::remove(errfile.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, ss.str()};
+}
+std::string data(const std::string& name) { return std::string(GPUADVISOR_TEST_DATA) + "/" + name; }
+}  // namespace
+
+TEST_CASE("cli: --version names the catalog and its price date") {
+  Run r = run("--version");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("catalog 2026.11.0") != std::string::npos);
+  CHECK(r.out.find("prices as of 2026-11-29") != std::string::npos);
+}
+
+TEST_CASE("cli: catalog --format json lists every family and round-trips prices") {
+  Run r = run("catalog --format json");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["currency"] == "USD");
+  CHECK(j["catalog"]["prices_as_of"] == "2026-11-29");
+  CHECK(j["generated_by"].get<std::string>().rfind("gpuadvisor ", 0) == 0);
+  std::set<std::string> names;
+  for (const auto& row : j["instances"]) names.insert(row["instance"].get<std::string>());
+  for (const char* n : {"g4dn.xlarge", "g5.xlarge", "g6.xlarge", "g6e.xlarge", "inf2.xlarge", "trn1.2xlarge", "trn1n.32xlarge",
+                        "trn2.48xlarge", "p3.2xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.4xlarge", "p5.48xlarge",
+                        "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge", "p6-b300.48xlarge", "p6e-gb200.36xlarge"})
+    CHECK(names.count(n) == 1);
+  for (const auto& row : j["instances"])
+    if (row["instance"] == "p5.48xlarge") CHECK(row["on_demand_usd_per_hour"] == 55.04);
+}
+
+TEST_CASE("cli: catalog CSV has one header and parses") {
+  Run r = run("catalog --format csv --family g5");
+  REQUIRE(r.code == 0);
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line.rfind("instance,accelerator,accelerator_count", 0) == 0);
+  const size_t columns = std::count(line.begin(), line.end(), ',') + 1;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    CHECK(size_t(std::count(line.begin(), line.end(), ',') + 1) == columns);
+  }
+  CHECK(rows == 8);
+  CHECK(r.out.find("g5.xlarge,A10G,1,22") != std::string::npos);
+}
+
+TEST_CASE("cli: catalog filters, sorting and errors") {
+  Run r = run("catalog --min-accelerator-memory 141GB --format csv");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("p5en.48xlarge") != std::string::npos);
+  CHECK(r.out.find("p5.48xlarge,") == std::string::npos);
+  Run s = run("catalog --sort-by on_demand_usd_per_hour --format csv --efa");
+  CHECK(s.code == 0);
+  CHECK(run("catalog --sort-by nonsense").code == 2);
+  CHECK(run("catalog --max-price lots").code == 2);
+  Run show = run("catalog show p5.48xlarg");
+  CHECK(show.code == 2);
+  CHECK(show.err.find("did you mean: p5.48xlarge") != std::string::npos);
+  Run ok = run("catalog show p5.48xlarge --format json");
+  REQUIRE(ok.code == 0);
+  auto j = nlohmann::json::parse(ok.out);
+  CHECK(j["accelerator"]["dense_tflops"]["bf16"] == 989.5);
+  CHECK(j["sources"].contains("AWS-AC"));
+  CHECK(run("catalog --format yaml").code == 2);
+}
+
+TEST_CASE("cli: malformed catalogs exit 2 naming the file, entry and field") {
+  Run r = run("catalog --catalog " + data("bad_missing_field.json"));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("bad_missing_field.json") != std::string::npos);
+  CHECK(r.err.find("'test.8x'") != std::string::npos);
+  CHECK(r.err.find("'vcpus'") != std::string::npos);
+  Run v = run("catalog validate " + data("bad_negative_price.json"));
+  CHECK(v.code == 2);
+  CHECK(run("catalog validate " + data("minimal_catalog.json")).code == 0);
+  CHECK(run("catalog validate --overlay " + data("overlay_team.json")).code == 0);
+  Run env = run("catalog", "GPUADVISOR_TODAY=2026-12-01 GPUADVISOR_CATALOG=" + data("minimal_catalog.json"));
+  CHECK(env.code == 0);
+  CHECK(env.out.find("test.8x") != std::string::npos);
+  CHECK(run("catalog --catalog /no/such/file.json").code == 2);
+}
+
+TEST_CASE("cli: --catalog-add overrides a price") {
+  Run r = run("catalog --family p5 --format json --catalog-add " + data("overlay_team.json"));
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  for (const auto& row : j["instances"])
+    if (row["instance"] == "p5.48xlarge") CHECK(row["on_demand_usd_per_hour"] == 40.0);
+}
+
+TEST_CASE("cli: stale prices warn once on stderr") {
+  Run r = run("catalog --family p5", "GPUADVISOR_TODAY=2027-06-01");
+  CHECK(r.code == 0);
+  const auto first = r.err.find("days old");
+  REQUIRE(first != std::string::npos);
+  CHECK(r.err.find("days old", first + 1) == std::string::npos);
+  CHECK(r.err.find("gpuadvisor: warning:") != std::string::npos);
+  CHECK(run("catalog --family p5").err.find("days old") == std::string::npos);
+}
+
+TEST_CASE("cli: recommend 13B LoRA, as JSON, deterministic") {
+  Run a = run("recommend --params 13B --task lora --format json");
+  REQUIRE(a.code == 0);
+  auto j = nlohmann::json::parse(a.out);
+  CHECK(j["command"] == "recommend");
+  REQUIRE(j["options"].size() == 10);
+  for (const char* k : {"instance", "count", "layout", "memory_per_accelerator_gb", "bound", "step_time_s", "tokens_per_second", "mfu",
+                        "total_hours", "on_demand_cost_usd", "spot_cost_usd", "usd_per_million_tokens"})
+    CHECK(j["options"][0].contains(k));
+  CHECK_FALSE(j["assumptions"].empty());
+  CHECK(j["cannot_run"].is_array());
+  Run b = run("recommend --params 13B --task lora --format json");
+  CHECK(a.out == b.out);
+  Run t = run("recommend --params 13B --task lora");
+  CHECK(t.code == 0);
+  CHECK(t.out.find("Cannot run it") != std::string::npos);
+  CHECK(t.err.find("assumption: shape assumed from the nearest preset llama-2-13b") != std::string::npos);
+}
+
+TEST_CASE("cli: bad input exits 2 with one clear line") {
+  for (const char* args : {"recommend --params 13X --task lora", "recommend --params 0", "recommend --params -5", "recommend --params nan",
+                           "recommend --params 1e400", "recommend --params 1e20", "recommend --params 13B --task dance",
+                           "recommend --model llama-9", "recommend --params 13B --model llama-2-7b", "recommend",
+                           "recommend --params 13B --deadline 72", "recommend --params 13B --budget five",
+                           "recommend --params 13B --precision fp3", "recommend --params 13B --sort-by mood",
+                           "recommend --params 13B --seq-len 0", "recommend --params 13B --global-batch 1.5",
+                           "recommend --params 13B --family z9", "recommend --params 13B --top 0",
+                           "estimate --instance p5.48xlarge --model llama-2-7b --tp 3",
+                           "estimate --instance p9.48xlarge --model llama-2-7b", "estimate --model llama-2-7b",
+                           "estimate --instance p4d.24xlarge --model llama-2-7b --precision fp8",
+                           "estimate --instance p5.48xlarge --model llama-2-7b --recompute sometimes",
+                           "recommend --model-config /no/such/config.json", "frobnicate"}) {
+    INFO(args);
+    Run r = run(args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK_FALSE(r.err.empty());
+  }
+}
+
+TEST_CASE("cli: nothing fits exits 3 and says why") {
+  Run r = run("recommend --model llama-3.1-405b --task pretrain --family g4dn --max-instances 1");
+  CHECK(r.code == 3);
+  CHECK(r.err.find("g4dn") != std::string::npos);
+  CHECK(r.err.find("needs") != std::string::npos);
+}
+
+TEST_CASE("cli: estimate JSON keys that scripts rely on") {
+  Run r = run("estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain --seq-len 8192 --global-batch 128 "
+              "--precision fp8 --tp 4 --pp 4 --micro-batch 1 --zero-stage 1 --recompute selective --format json");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["layout"]["tp"] == 4);
+  CHECK(j["layout"]["pp"] == 4);
+  CHECK(j["layout"]["dp"] == 4);
+  CHECK(j["layout"]["recompute"] == "selective");
+  for (const char* k : {"tokens_per_second", "tokens_per_second_per_accelerator", "model_tflops_per_accelerator"})
+    CHECK(j["throughput"][k].is_number());
+  CHECK(j["mfu"].is_number());
+  CHECK(j["step_time_s"].is_number());
+  CHECK(j["memory"]["per_accelerator_gb"].is_number());
+  CHECK(j["fits"].is_boolean());
+  CHECK(j["time"]["total_hours"].is_number());
+  CHECK(j["cost"]["on_demand_usd"].is_number());
+  CHECK(j["precision"] == "fp8");
+  // A layout that does not divide the GPUs.
+  CHECK(run("estimate --instance p5.48xlarge --count 1 --model llama-3-70b --tp 4 --pp 3 --micro-batch 1 --zero-stage 1 --recompute full").code == 2);
+}

@@ -1,1 +1,146 @@
 #include <catch2/catch.hpp>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/communication.hpp"
+#include "gpuadvisor/compute.hpp"
+#include "gpuadvisor/estimate.hpp"
+#include "gpuadvisor/memory.hpp"
+
+using namespace gpuadvisor;
+
+namespace {
+const Catalog& cat() {
+  static const Catalog c = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+  return c;
+}
+TrainingWorkload workload(Task task, int seq = 4096, int batch = 1024) {
+  WorkloadRequest r;
+  r.task = task;
+  r.seq_len = seq;
+  r.global_batch = batch;
+  r.tokens = 1e9;
+  return make_workload(r, *find_model_preset("llama-2-7b"));
+}
+}  // namespace
+
+TEST_CASE("7B model states under ZeRO-0 and ZeRO-3 on 8 GPUs (hand-computed)") {
+  const ModelSpec& m = *find_model_preset("llama-2-7b");
+  const Accelerator& h100 = *cat().find_accelerator("H100-SXM");
+  TrainingWorkload w = workload(Task::pretrain);
+  // 16 bytes per parameter: 6,738,415,616 x 16 = 107.81 GB.
+  Layout z0{1, 1, 8, 1, 0, 1, Recompute::none};
+  MemoryBreakdown a = training_memory(m, w, z0, h100);
+  CHECK(a.weights_gb + a.gradients_gb + a.optimizer_gb == Approx(107.8146).epsilon(1e-5));
+  // ZeRO-3 shards all of it over 8 data-parallel ranks: 13.477 GB.
+  Layout z3{1, 1, 8, 1, 3, 1, Recompute::none};
+  MemoryBreakdown b = training_memory(m, w, z3, h100);
+  CHECK(b.weights_gb + b.gradients_gb + b.optimizer_gb == Approx(13.4768).epsilon(1e-4));
+  // ZeRO-1 shards only the 12 optimizer bytes: 4 + 12/8 = 5.5 bytes/param.
+  Layout z1{1, 1, 8, 1, 1, 1, Recompute::none};
+  MemoryBreakdown c = training_memory(m, w, z1, h100);
+  CHECK(c.weights_gb + c.gradients_gb + c.optimizer_gb == Approx(6738415616.0 * 5.5 / 1e9).epsilon(1e-6));
+  // Runtime reserve: 1 GB + 5% of 80 GiB.
+  CHECK(a.reserve_gb == Approx(1.0 + 0.05 * 85.899345920));
+}
+
+TEST_CASE("70B FLOPs per token (hand-computed)") {
+  const ModelSpec& m = *find_model_preset("llama-2-70b");
+  // Matmul parameters: 68,976,648,192 - 32000 x 8192 (input embedding) - norms (2 x 8192 x 80 + 8192).
+  CHECK(matmul_params_per_token(m) == 68713185280.0);
+  WorkloadRequest r;
+  r.seq_len = 4096;
+  r.tokens = 1e9;
+  TrainingWorkload w = make_workload(r, m);
+  // 6N + 12 L H Q T = 412,279,111,680 + 32,212,254,720 = 444,491,366,400.
+  FlopsPerToken f = training_flops_per_token(m, w, Recompute::none);
+  CHECK(f.model == 444491366400.0);
+  // Full recompute adds one forward: 2N + 4 L H Q T.
+  CHECK(training_flops_per_token(m, w, Recompute::full).hardware == Approx(444491366400.0 + 2 * 68713185280.0 + 4.0 * 80 * 8192 * 4096));
+}
+
+TEST_CASE("LoRA adapter parameters for a given rank and targets (hand-computed)") {
+  const ModelSpec& m = *find_model_preset("llama-2-7b");
+  // q, k, v, o: 4 x 16 x (4096 + 4096) x 32 layers.
+  CHECK(lora_adapter_params(m, 16, LoraTargets::attention) == 16777216.0);
+  // + gate, up, down: 3 x 16 x (4096 + 11008) x 32 = 23,199,744.
+  CHECK(lora_adapter_params(m, 16, LoraTargets::attention_mlp) == 39976960.0);
+  // GQA: llama-2-70b k and v project to 8 x 128 = 1024.
+  const ModelSpec& m70 = *find_model_preset("llama-2-70b");
+  CHECK(lora_adapter_params(m70, 8, LoraTargets::attention) == 80.0 * 8 * ((8192 + 8192) * 2 + (8192 + 1024) * 2));
+}
+
+TEST_CASE("activation bytes for one Llama layer (hand-computed)") {
+  const ModelSpec& m = *find_model_preset("llama-2-7b");
+  TrainingWorkload w = workload(Task::pretrain);
+  // 4h + 2h + 2h (Q) + 2 x 2 x 4096 (K, V) + 2h + 2h + 6 x 11008 = 131,584 bytes per token.
+  CHECK(activation_bytes_per_token_per_layer(m, w, false) == 131584.0);
+  // Without flash attention add 5 x heads x seq = 5 x 32 x 4096.
+  w.flash_attention = false;
+  CHECK(activation_bytes_per_token_per_layer(m, w, false) == 131584.0 + 5.0 * 32 * 4096);
+  // Stored for 32 layers, micro-batch 1 of 4096 tokens, tp 2: / 2.
+  w.flash_attention = true;
+  Layout l{2, 1, 4, 1, 1, 1, Recompute::none};
+  MemoryBreakdown mem = training_memory(m, w, l, *cat().find_accelerator("H100-SXM"));
+  CHECK(mem.activations_gb == Approx(32 * 131584.0 * 4096 / 2 / 1e9));
+  // Full recompute keeps only the layer inputs: 2 bytes x hidden per token.
+  l.recompute = Recompute::full;
+  CHECK(training_memory(m, w, l, *cat().find_accelerator("H100-SXM")).activations_gb == Approx(32 * 2.0 * 4096 * 4096 / 2 / 1e9));
+}
+
+TEST_CASE("QLoRA keeps the base in 4 bits") {
+  const ModelSpec& m = *find_model_preset("llama-2-13b");
+  WorkloadRequest r;
+  r.task = Task::qlora;
+  r.tokens = 1e8;
+  TrainingWorkload w = make_workload(r, m);
+  Layout l{1, 1, 1, 1, 0, 1, Recompute::full};
+  MemoryBreakdown q = training_memory(m, w, l, *cat().find_accelerator("A10G"));
+  // Linear weights at 0.5 + 0.127/8 bytes, embeddings at 2 bytes.
+  const double emb = m.embedding_params();
+  CHECK(q.weights_gb == Approx((emb * 2 + (m.total_params() - emb) * (0.5 + 0.127 / 8)) / 1e9));
+  CHECK(q.fits());
+  r.task = Task::lora;
+  CHECK_FALSE(training_memory(m, make_workload(r, m), l, *cat().find_accelerator("A10G")).fits());
+}
+
+TEST_CASE("collectives") {
+  // 2 (n-1)/n x bytes / bandwidth + latency.
+  CHECK(all_reduce_s(1e9, 8, 100, 0) == Approx(2.0 * 7 / 8 * 1e9 / 100e9));
+  CHECK(all_reduce_s(1e9, 1, 100, 1) == 0);
+  CHECK(all_gather_s(1e9, 4, 10, 0) == Approx(0.75 * 0.1));
+  // p5.48xlarge: 3200 Gbps / 8 GPUs = 50 GB/s, x 0.7.
+  const Instance& p5 = *cat().find_instance("p5.48xlarge");
+  CHECK(inter_node_gb_per_s(p5, cat().accelerator_of(p5)) == Approx(35));
+  // NVLink 4: 900 GB/s bidirectional -> 450 per direction x 0.7.
+  CHECK(intra_node_gb_per_s(cat().accelerator_of(p5)) == Approx(315));
+}
+
+TEST_CASE("step time pieces add up and throughput follows") {
+  const ModelSpec& m = *find_model_preset("llama-2-7b");
+  TrainingWorkload w = workload(Task::pretrain, 4096, 1024);
+  const Instance& p5 = *cat().find_instance("p5.48xlarge");
+  Cluster c{&p5, &cat().accelerator_of(p5), 2};
+  Layout l{2, 2, 4, 1, 1, 2, Recompute::none};
+  REQUIRE_FALSE(layout_problem(m, w, c, l));
+  TrainingEstimate e = estimate_training(m, w, c, l);
+  CHECK(e.micro_batches == 128);
+  CHECK(e.step.bubble_s > 0);
+  CHECK(e.step.total_s() == Approx(e.step.compute_s + e.step.tensor_parallel_s + e.step.pipeline_p2p_s + e.step.bubble_s +
+                                   e.step.data_parallel_s + e.step.memory_bound_s + e.step.expert_parallel_s));
+  CHECK(e.tokens_per_second == Approx(1024.0 * 4096 / e.step.total_s()));
+  CHECK(e.mfu == Approx(e.model_flops_per_token * e.tokens_per_second / 16 / 989.5e12));
+  CHECK(e.mfu < 1);
+  CHECK(e.total_hours == Approx(std::ceil(1e9 / (1024.0 * 4096)) * e.step.total_s() / 3600));
+}
+
+TEST_CASE("invalid layouts are explained") {
+  const ModelSpec& m = *find_model_preset("llama-2-7b");
+  TrainingWorkload w = workload(Task::pretrain, 4096, 1024);
+  const Instance& p5 = *cat().find_instance("p5.48xlarge");
+  Cluster c{&p5, &cat().accelerator_of(p5), 1};
+  CHECK(layout_problem(m, w, c, Layout{3, 1, 1, 1, 0, 1, Recompute::none})->find("does not divide") != std::string::npos);
+  CHECK(layout_problem(m, w, c, Layout{2, 2, 4, 1, 0, 1, Recompute::none})->find("does not equal") != std::string::npos);
+  CHECK(layout_problem(m, w, c, Layout{1, 2, 4, 1, 3, 1, Recompute::none})->find("ZeRO") != std::string::npos);
+  CHECK(layout_problem(m, w, c, Layout{1, 1, 8, 1, 0, 3, Recompute::none})->find("not divisible") != std::string::npos);
+  CHECK(layout_problem(m, w, c, Layout{1, 1, 8, 2, 0, 1, Recompute::none})->find("mixture-of-experts") != std::string::npos);
+}
