@@ -202,7 +202,7 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
       if (!constraint_reason.empty()) {
         reason = constraint_reason;
       } else if (smallest_need < 1e299) {
-        reason = fmt::format("{} on {} in {} needs {:.1f} GB per accelerator even at {} instances, has {:.1f} GB ({:.0f} GiB)",
+        reason = fmt::format("{} on {} in {} needs {:.1f} GB per accelerator with up to {} instance(s), has {:.1f} GB ({:.0f} GiB)",
                              to_string(w.task), human_params(m.total_params()), to_string(w.precision), smallest_need,
                              r.max_instances, acc.memory_usable_gb(), acc.memory_usable_gib);
         // Suggest the lighter task that would fit on one instance.
