@@ -9,9 +9,10 @@ double intra_node_gb_per_s(const Accelerator& acc) {
   return link / 2 * acc.efficiency.link_fraction;
 }
 
-double inter_node_gb_per_s(const Instance& instance, const Accelerator& acc) {
-  const double per_accelerator = instance.network_gbps / 8.0 / instance.accelerator_count;
-  return per_accelerator * acc.efficiency.link_fraction;
+double inter_node_gb_per_s(const Instance& instance, const Accelerator& acc, int members_per_node) {
+  const int members = std::clamp(members_per_node, 1, instance.accelerator_count);
+  const double share = instance.network_gbps / 8.0 * members / instance.accelerator_count;
+  return share * acc.efficiency.link_fraction;
 }
 
 double all_reduce_s(double bytes, int ranks, double gb_per_s, double latency_s) {

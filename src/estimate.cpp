@@ -69,7 +69,12 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
 
   // Rank order: tp innermost, then dp (ep inside dp), then pp outermost.
   const double intra = intra_node_gb_per_s(acc);
-  const double inter = inter_node_gb_per_s(inst, acc);
+  // Across instances a group gets its members' share of the network: the
+  // tp-strided DP and EP groups have per_node / tp members on each instance;
+  // a pipeline send is one accelerator's own share.
+  const int strided_members = std::max(1, per_node / l.tp);
+  const double inter_dp = inter_node_gb_per_s(inst, acc, strided_members);
+  const double inter_p2p = inter_node_gb_per_s(inst, acc, 1);
   const bool dp_crosses_nodes = l.tp * l.dp > per_node;
   const bool ep_crosses_nodes = l.tp * l.ep > per_node;
   const bool pp_crosses_nodes = l.tp * l.dp < c.accelerators() && l.tp * l.dp >= per_node;
@@ -87,14 +92,14 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   if (m.is_moe() && l.ep > 1) {
     const double moe_layers_stage = std::ceil(double(m.moe_layers()) / l.pp);
     const double bytes = 2.0 * m.hidden * mb_tokens * m.active_experts / l.tp;
-    ep_mb_s = moe_layers_stage * 4 * all_to_all_s(bytes, l.ep, ep_crosses_nodes ? inter : intra,
+    ep_mb_s = moe_layers_stage * 4 * all_to_all_s(bytes, l.ep, ep_crosses_nodes ? inter_dp : intra,
                                                  ep_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS);
   }
   // Pipeline: one activation send forward and one gradient send backward.
   double pp_mb_s = 0;
   if (l.pp > 1) {
     const double bytes = 2.0 * m.hidden * mb_tokens / l.tp;
-    const double bw = pp_crosses_nodes ? inter : intra;
+    const double bw = pp_crosses_nodes ? inter_p2p : intra;
     pp_mb_s = 2 * (bytes / (bw * 1e9) + (pp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS));
   }
   const double slot_s = mb_compute_s + tp_mb_s + ep_mb_s + pp_mb_s;
@@ -113,7 +118,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const double dense = m.total_params() - experts;
   const double local_params = dense / (double(l.tp) * l.pp) + experts / (double(l.tp) * l.pp * l.ep);
   const double trainable_local = is_adapter_task(w.task) ? lora_adapter_params(m, w.lora_rank, w.lora_targets) / (l.tp * l.pp) : local_params;
-  const double dp_bw = dp_crosses_nodes ? inter : intra;
+  const double dp_bw = dp_crosses_nodes ? inter_dp : intra;
   const double dp_lat = dp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS;
   if (l.dp > 1) {
     const double grad_s = all_reduce_s(2.0 * trainable_local, l.dp, dp_bw, dp_lat);

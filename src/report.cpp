@@ -598,8 +598,8 @@ std::string explain_estimate(const EstimateContext& ctx) {
   out += fmt::format("  tensor parallel = layers/pp x {} all-reduces x 2(tp-1)/tp x 2 h tokens_mb / {:.0f} GB/s = {:.3f} s\n",
                      l.recompute == Recompute::full ? 6 : 4, intra_node_gb_per_s(a), e.step.tensor_parallel_s);
   out += fmt::format("  data parallel exposed = max(0, 2(dp-1)/dp x 2 bytes x trainable params / bw - 2/3 x mb compute) = {:.3f} s"
-                     " (inter-node {:.1f} GB/s per accelerator)\n",
-                     e.step.data_parallel_s, inter_node_gb_per_s(*c.instance, a));
+                     " (inter-node {:.1f} GB/s for each tp-strided data-parallel group)\n",
+                     e.step.data_parallel_s, inter_node_gb_per_s(*c.instance, a, std::max(1, c.instance->accelerator_count / l.tp)));
   out += fmt::format("  step = {:.3f} s; steps = ceil(tokens x epochs / (global batch x seq)) = {:.0f}; total = {:.2f} h\n",
                      e.step.total_s(), e.steps, e.total_hours);
   out += fmt::format("  memory = weights {:.2f} + grads {:.2f} + optimizer {:.2f} + adapters {:.3f} + activations {:.2f} + logits {:.2f}"

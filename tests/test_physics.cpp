@@ -108,9 +108,12 @@ TEST_CASE("collectives") {
   CHECK(all_reduce_s(1e9, 8, 100, 0) == Approx(2.0 * 7 / 8 * 1e9 / 100e9));
   CHECK(all_reduce_s(1e9, 1, 100, 1) == 0);
   CHECK(all_gather_s(1e9, 4, 10, 0) == Approx(0.75 * 0.1));
-  // p5.48xlarge: 3200 Gbps / 8 GPUs = 50 GB/s, x 0.7.
+  // p5.48xlarge: 3200 Gbps = 400 GB/s per instance, x 0.7; one accelerator's share is 1/8.
   const Instance& p5 = *cat().find_instance("p5.48xlarge");
   CHECK(inter_node_gb_per_s(p5, cat().accelerator_of(p5)) == Approx(35));
+  CHECK(inter_node_gb_per_s(p5, cat().accelerator_of(p5), 8) == Approx(280));
+  CHECK(inter_node_gb_per_s(p5, cat().accelerator_of(p5), 2) == Approx(70));
+  CHECK(inter_node_gb_per_s(p5, cat().accelerator_of(p5), 99) == Approx(280));
   // NVLink 4: 900 GB/s bidirectional -> 450 per direction x 0.7.
   CHECK(intra_node_gb_per_s(cat().accelerator_of(p5)) == Approx(315));
 }

@@ -14,9 +14,12 @@ inline constexpr double kPcieFallbackGbPerS = 16;          // when a link figure
 // times the link efficiency.
 double intra_node_gb_per_s(const Accelerator& acc);
 
-// Achievable per-accelerator bandwidth (GB/s) to other instances: the
-// instance's network share per accelerator times the link efficiency.
-double inter_node_gb_per_s(const Instance& instance, const Accelerator& acc);
+// Achievable bandwidth (GB/s) that one collective group gets between
+// instances when `members_per_node` of its ranks sit on each instance: NCCL
+// spreads a group's rings over the NICs, so the group gets its members' share
+// of the instance's network (all of it when every accelerator of the instance
+// is in the group), times the link efficiency.
+double inter_node_gb_per_s(const Instance& instance, const Accelerator& acc, int members_per_node = 1);
 
 // Ring all-reduce of `bytes` per rank over `ranks` ranks: 2 (n-1)/n bytes / bw.
 double all_reduce_s(double bytes, int ranks, double gb_per_s, double latency_s);
