@@ -157,6 +157,10 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
       out.rejections.push_back({inst.name, fmt::format("not offered in {} in this catalog", r.region)});
       continue;
     }
+    if (auto p = accelerator_problem(acc, w)) {
+      out.rejections.push_back({inst.name, *p});
+      continue;
+    }
     double smallest_need = 1e300;
     std::string problem;
     bool any_row = false;
@@ -168,9 +172,7 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
       out.layouts_evaluated += s.layouts_evaluated;
       if (!s.best) {
         if (s.smallest_need_gb > 0) smallest_need = std::min(smallest_need, s.smallest_need_gb);
-        if (problem.empty() || s.smallest_need_gb == 0) problem = s.problem;
-        if (s.smallest_need_gb == 0 && !s.problem.empty() && s.problem.find("inference") != std::string::npos) break;
-        if (s.smallest_need_gb == 0 && s.problem.find("tensor throughput") != std::string::npos) break;
+        if (problem.empty()) problem = s.problem;
         continue;
       }
       RecommendRow row;
