@@ -359,6 +359,9 @@ int run(int argc, char** argv) {
     for (const auto& f : ro.families)
       if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.family == f; }))
         throw InputError(fmt::format("--family: no instance family '{}' in the catalog", f));
+    for (const auto& x : ro.exclude)
+      if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.name == x || i.family == x; }))
+        throw InputError(fmt::format("--exclude: '{}' is neither an instance type nor a family in the catalog", x));
     if (!ro.deadline.empty()) r.deadline_hours = parse_duration_hours(ro.deadline, "--deadline");
     if (!ro.budget.empty()) r.budget_usd = parse_usd(ro.budget, "--budget");
     for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);

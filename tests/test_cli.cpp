@@ -163,7 +163,15 @@ TEST_CASE("cli: bad input exits 2 with one clear line") {
                            "estimate --instance p9.48xlarge --model llama-2-7b", "estimate --model llama-2-7b",
                            "estimate --instance p4d.24xlarge --model llama-2-7b --precision fp8",
                            "estimate --instance p5.48xlarge --model llama-2-7b --recompute sometimes",
-                           "recommend --model-config /no/such/config.json", "frobnicate"}) {
+                           "recommend --model-config /no/such/config.json", "frobnicate",
+                           "recommend --params 13B --task lora --lora-rank 0", "recommend --params 13B --epochs 0",
+                           "recommend --params 13B --max-instances 0", "recommend --params 13B --pricing cheap",
+                           "recommend --params 13B --lora-targets everything", "recommend --params 13B --exclude zz9",
+                           "catalog --min-accelerators -1", "catalog --accelerator Z80",
+                           "estimate --instance p5.48xlarge --model llama-2-7b --count 0",
+                           "estimate --instance p5.48xlarge --model llama-2-7b --zero-stage 5",
+                           "estimate --instance inf2.xlarge --model llama-2-7b",
+                           "recommend --model-config " GPUADVISOR_TEST_DATA "/hf_bad_kv_heads.json"}) {
     INFO(args);
     Run r = run(args);
     CHECK(r.code == 2);
