@@ -11,6 +11,7 @@
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/inference_search.hpp"
 #include "gpuadvisor/model.hpp"
 #include "gpuadvisor/pricing.hpp"
 #include "gpuadvisor/quantity.hpp"
@@ -46,6 +47,20 @@ struct WorkloadOptions {
   bool no_flash_attention = false;
 };
 
+struct InferenceOptions {
+  std::string prompt_tokens, prompt_tokens_p95, output_tokens, output_tokens_p95, reasoning_tokens, samples;
+  std::string requests_per_second, tokens_per_day, concurrency;
+  std::string max_ttft, max_tpot, min_tokens_per_second_per_user;
+  std::string weights = "bf16", kv_cache = "bf16", mode = "online";
+};
+
+constexpr const char* kTrainingFlags[] = {"--tokens", "--epochs", "--seq-len", "--global-batch", "--precision",
+                                          "--lora-rank", "--lora-targets", "--no-flash-attention"};
+constexpr const char* kInferenceFlags[] = {"--prompt-tokens", "--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
+                                           "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
+                                           "--concurrency", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user",
+                                           "--weights", "--kv-cache", "--mode"};
+
 struct RecommendOptions {
   std::string sort_by = "pareto", deadline, budget, region = "us-east-1", pricing = "on-demand";
   int top = 10;
@@ -57,7 +72,7 @@ struct RecommendOptions {
 struct EstimateOptions {
   std::string instance, region = "us-east-1";
   int count = 1;
-  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0;
+  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0;
   std::string recompute;
   bool explain = false;
 };
@@ -138,10 +153,7 @@ ModelSpec build_model(const ModelOptions& o) {
 TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   WorkloadRequest r;
   auto task = task_from_string(o.task);
-  if (!task) {
-    if (o.task == "inference") throw InputError("--task inference is not supported yet; use pretrain, finetune, lora or qlora");
-    throw InputError(fmt::format("--task: '{}' is not one of pretrain, finetune, lora, qlora", o.task));
-  }
+  if (!task) throw InputError(fmt::format("--task: '{}' is not one of pretrain, finetune, lora, qlora, inference", o.task));
   r.task = *task;
   if (!o.tokens.empty()) r.tokens = parse_count(o.tokens, "--tokens");
   if (!o.epochs.empty()) r.epochs = parse_number(o.epochs, "--epochs", 1e-6, 1e6);
@@ -159,6 +171,45 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   return make_workload(r, m);
 }
 
+InferenceWorkload build_inference_workload(const InferenceOptions& o) {
+  InferenceRequest r;
+  auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_count(v, flag)); };
+  r.prompt_tokens = count(o.prompt_tokens, "--prompt-tokens");
+  r.prompt_tokens_p95 = count(o.prompt_tokens_p95, "--prompt-tokens-p95");
+  r.output_tokens = count(o.output_tokens, "--output-tokens");
+  r.output_tokens_p95 = count(o.output_tokens_p95, "--output-tokens-p95");
+  if (!o.reasoning_tokens.empty()) r.reasoning_tokens = parse_number(o.reasoning_tokens, "--reasoning-tokens", 0, 1e7);
+  if (!o.samples.empty()) r.samples = static_cast<int>(std::min<long long>(parse_positive_integer(o.samples, "--samples"), 1LL << 30));
+  if (!o.requests_per_second.empty()) r.requests_per_second = parse_number(o.requests_per_second, "--requests-per-second", 1e-9, 1e9);
+  r.output_tokens_per_day = count(o.tokens_per_day, "--tokens-per-day");
+  if (!o.concurrency.empty()) r.concurrency = static_cast<int>(std::min<long long>(parse_positive_integer(o.concurrency, "--concurrency"), 1LL << 30));
+  if (!o.max_ttft.empty()) r.max_ttft_s = parse_latency_s(o.max_ttft, "--max-ttft");
+  if (!o.max_tpot.empty()) r.max_tpot_s = parse_latency_s(o.max_tpot, "--max-tpot");
+  if (!o.min_tokens_per_second_per_user.empty())
+    r.min_tokens_per_second_per_user = parse_number(o.min_tokens_per_second_per_user, "--min-tokens-per-second-per-user", 1e-6, 1e7);
+  auto wf = weight_format_from_string(o.weights);
+  if (!wf) throw InputError(fmt::format("--weights: '{}' is not one of bf16, fp8, int8, int4, fp4", o.weights));
+  r.weights = *wf;
+  if (o.kv_cache == "bf16" || o.kv_cache == "fp16") r.kv_cache = Precision::bf16;
+  else if (o.kv_cache == "fp8") r.kv_cache = Precision::fp8;
+  else throw InputError(fmt::format("--kv-cache: '{}' is not one of bf16, fp8", o.kv_cache));
+  auto mode = serving_mode_from_string(o.mode);
+  if (!mode) throw InputError(fmt::format("--mode: '{}' is not one of online, offline", o.mode));
+  r.mode = *mode;
+  return make_inference_workload(r);
+}
+
+// Flags of the other kind of task are refused rather than ignored.
+void check_task_flags(const CLI::App* cmd, bool inference) {
+  if (inference) {
+    for (const char* f : kTrainingFlags)
+      if (cmd->count(f)) throw InputError(fmt::format("{} is a training flag; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)", f));
+  } else {
+    for (const char* f : kInferenceFlags)
+      if (cmd->count(f)) throw InputError(fmt::format("{} applies to --task inference only", f));
+  }
+}
+
 void add_model_options(CLI::App* cmd, ModelOptions& o) {
   cmd->add_option("--params", o.params, "Parameter count: 13B, 1.5T, 7e9 (shape from the nearest preset)")->group("Model");
   cmd->add_option("--model", o.model, "A preset (see `gpuadvisor models`), e.g. llama-3-70b")->group("Model");
@@ -171,7 +222,7 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
 }
 
 void add_workload_options(CLI::App* cmd, WorkloadOptions& o) {
-  cmd->add_option("--task", o.task, "pretrain | finetune (full SFT) | lora | qlora")->group("Workload");
+  cmd->add_option("--task", o.task, "pretrain | finetune (full SFT) | lora | qlora | inference")->group("Workload");
   cmd->add_option("--tokens", o.tokens, "Tokens per epoch: 1T, 500M (default: 20 per parameter for pretrain, 100M otherwise)")->group("Workload");
   cmd->add_option("--epochs", o.epochs, "Passes over the tokens (default 1)")->group("Workload");
   cmd->add_option("--seq-len", o.seq_len, "Sequence length (default 4096 pretrain, 2048 fine-tuning)")->group("Workload");
@@ -182,6 +233,123 @@ void add_workload_options(CLI::App* cmd, WorkloadOptions& o) {
   cmd->add_flag("--no-flash-attention", o.no_flash_attention, "Store attention scores (no fused attention kernel)")->group("Workload");
 }
 
+int run_recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog, const RecommendRequest& r,
+                            bool explain, const GlobalOptions& g) {
+  const Format format = parse_format(g);
+  for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
+  for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
+  if (w.test_time_multiplier() > 1)
+    spdlog::info("test-time compute: {} sample(s) x ({:.0f} output + {:.0f} reasoning tokens) = {:.2f}x the generated tokens of a plain answer",
+                 w.samples, w.output_tokens, w.reasoning_tokens, w.test_time_multiplier());
+  ServingRecommendation result = recommend_inference(m, w, catalog, r);
+  InferenceContext ctx{&m, &w, &r};
+  const std::string extra = format == Format::json ? inference_json_extra(result, ctx) : std::string();
+  if (result.rows.empty()) {
+    if (format == Format::json) print_table(inference_table(result, ctx), catalog, "recommend", "options", g, extra);
+    std::cerr << render_rejections_text(result.rejections, 100);
+    std::string best;
+    if (result.best_batch1_tpot_s)
+      best = fmt::format("; the fastest option, {}, reaches {:.1f} ms per output token ({:.0f} tokens/s per user) at batch 1",
+                         result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, 1 / *result.best_batch1_tpot_s);
+    throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints{}", m.name, best));
+  }
+  print_table(inference_table(result, ctx), catalog, "recommend", "options", g, extra);
+  if (format == Format::table || format == Format::markdown) {
+    std::cout << fmt::format("\n{} options found; top {} shown, ranked by {} ({} prices, {}). USD; a month is 720 h; $/M OUT is per "
+                             "visible output token{}.\n",
+                             result.rows.size(), std::min<size_t>(result.rows.size(), r.top), to_string(r.sort_by), to_string(r.pricing),
+                             r.region, w.requests_per_second ? " at the given load" : " at full utilisation of one instance");
+    std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
+    if (!result.notes.empty()) std::cout << "\nNotes:\n";
+    for (const auto& n : result.notes) std::cout << "  " << n << "\n";
+  }
+  if (explain) {
+    const ServingRow& top = result.rows.front();
+    Cluster c{top.instance, top.accelerator, top.estimate.layout.pp};
+    InferenceEstimateContext ectx{&m, &w, &c, &top, hourly_rate(*top.instance, r.region, Pricing::on_demand),
+                                  hourly_rate(*top.instance, r.region, Pricing::spot), r.region};
+    (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ectx);
+  }
+  return 0;
+}
+
+int run_estimate_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog, const Instance& inst,
+                           const EstimateOptions& eo, const GlobalOptions& g) {
+  const Format format = parse_format(g);
+  const Accelerator& acc = catalog.accelerator_of(inst);
+  if (auto p = serving_accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst.name, *p));
+  for (int v : {eo.tp, eo.pp, eo.batch})
+    if (v < 0) throw InputError("--tp, --pp and --batch must be positive");
+  for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
+  for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
+  const int pp = eo.pp ? eo.pp : 1;
+  if (pp > 4096) throw InputError("--pp: at most 4096");
+  std::vector<int> tps;
+  if (eo.tp) tps = {eo.tp};
+  else
+    for (int tp = 1; tp <= inst.accelerator_count; ++tp)
+      if (inst.accelerator_count % tp == 0 && (m.heads % tp == 0 || pads_attention_heads(acc)) && (pp == 1 || tp == inst.accelerator_count))
+        tps.push_back(tp);
+  std::optional<int> batch;
+  if (eo.batch) batch = eo.batch;
+  // With --tp given, that layout; otherwise the cheapest tensor-parallel size for the load.
+  std::optional<ServingRow> best;
+  std::string problem, last_problem;
+  for (int tp : tps) {
+    Cluster c{&inst, &acc, pp};
+    ServingLayout l{tp, pp};
+    if (auto lp = serving_layout_problem(m, c, l)) throw InputError(*lp);
+    ServingRow row;
+    row.instance = &inst;
+    row.accelerator = &acc;
+    row.estimate = estimate_inference(m, w, c, l, batch, &problem);
+    if (!row.estimate.fits() || !problem.empty()) {
+      last_problem = fmt::format("tp {}: {}", tp, problem);
+      if (eo.tp) best = row;
+      continue;
+    }
+    size_service(row, w);
+    // Cheapest for the load (fewest instances), or most capacity per instance without one.
+    auto key = [&](const ServingRow& x) {
+      const double cost = w.requests_per_second ? x.instances : x.instances / (x.replicas * x.estimate.requests_per_second);
+      return std::pair(cost, x.estimate.tpot_s);
+    };
+    if (!best || !best->estimate.fits() || key(row) < key(*best)) best = row;
+  }
+  if (!best) throw NothingFitsError(fmt::format("{} x {}: {}", pp, inst.name, last_problem.empty() ? "no valid tensor-parallel size" : last_problem));
+  if (best->estimate.fits() && best->replicas == 0) size_service(*best, w);
+  Cluster c{&inst, &acc, pp};
+  InferenceEstimateContext ctx{&m, &w, &c, &*best, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot),
+                               eo.region};
+  if (!best->estimate.fits()) throw NothingFitsError(fmt::format("{} x {} with tp {}: {}", pp, inst.name, best->estimate.layout.tp, problem));
+  std::cout << render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide});
+  if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);
+  if (!problem.empty() && eo.tp) {
+    spdlog::error("{}", problem);
+    return static_cast<int>(ExitCode::nothing_fits);
+  }
+  return 0;
+}
+
+void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
+  const char* g = "Inference (--task inference)";
+  cmd->add_option("--prompt-tokens", o.prompt_tokens, "Prompt tokens per request, mean (default 1024)")->group(g);
+  cmd->add_option("--prompt-tokens-p95", o.prompt_tokens_p95, "Prompt tokens, 95th percentile (the TTFT target is checked here)")->group(g);
+  cmd->add_option("--output-tokens", o.output_tokens, "Visible output tokens per request, mean (default 256)")->group(g);
+  cmd->add_option("--output-tokens-p95", o.output_tokens_p95, "Output tokens, 95th percentile (one such request must fit)")->group(g);
+  cmd->add_option("--reasoning-tokens", o.reasoning_tokens, "Hidden thinking tokens per sample (default 0)")->group(g);
+  cmd->add_option("--samples", o.samples, "Sequences per request: best-of-N, self-consistency (default 1)")->group(g);
+  cmd->add_option("--requests-per-second", o.requests_per_second, "The load, requests per second (sets the replicas)")->group(g);
+  cmd->add_option("--tokens-per-day", o.tokens_per_day, "The load as visible output tokens per day: 2B, 500M")->group(g);
+  cmd->add_option("--concurrency", o.concurrency, "Most sequences in flight per replica (default: what fits, up to 1024)")->group(g);
+  cmd->add_option("--max-ttft", o.max_ttft, "Time to first token target: 500ms, 2s (online default 2s)")->group(g);
+  cmd->add_option("--max-tpot", o.max_tpot, "Time per output token target: 50ms (online default 200ms)")->group(g);
+  cmd->add_option("--min-tokens-per-second-per-user", o.min_tokens_per_second_per_user, "Alternative to --max-tpot: 20 means 50ms")->group(g);
+  cmd->add_option("--weights", o.weights, "Weight format: bf16 | fp8 | int8 | int4 | fp4 (default bf16)")->group(g);
+  cmd->add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16 | fp8 (default bf16)")->group(g);
+  cmd->add_option("--mode", o.mode, "online (latency targets) | offline (throughput, no targets unless given)")->group(g);
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "gpuadvisor: which EC2 accelerator instances to rent for a foundation-model job, how many, how long and what it costs.\n"
@@ -189,6 +357,7 @@ int run(int argc, char** argv) {
       "  gpuadvisor recommend --params 13B --task lora\n"
       "  gpuadvisor recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d\n"
       "  gpuadvisor estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain --precision fp8\n"
+      "  gpuadvisor recommend --model llama-3-70b --task inference --requests-per-second 5 --max-tpot 50ms\n"
       "  gpuadvisor catalog --family p5 --format csv\n"
       "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 nothing fits. Docs: docs/cli.md",
       "gpuadvisor"};
@@ -228,16 +397,18 @@ int run(int argc, char** argv) {
   CLI::App* models = app.add_subcommand("models", "List the model presets");
 
   // recommend
-  CLI::App* rec = app.add_subcommand("recommend", "Rank instance types and counts for a training job by time and cost");
+  CLI::App* rec = app.add_subcommand("recommend", "Rank instance types and counts for a training job or a service by time and cost");
   ModelOptions mo;
   WorkloadOptions wo;
+  InferenceOptions io;
   RecommendOptions ro;
   add_model_options(rec, mo);
   add_workload_options(rec, wo);
-  rec->add_option("--sort-by", ro.sort_by, "pareto (default) | time | cost | cost-per-token")->group("Ranking");
+  add_inference_options(rec, io);
+  rec->add_option("--sort-by", ro.sort_by, "pareto (training default) | time | cost (inference default) | cost-per-token")->group("Ranking");
   rec->add_option("--top", ro.top, "Rows to show (default 10)")->group("Ranking");
   rec->add_option("--deadline", ro.deadline, "Longest acceptable run: 72h, 14d")->group("Constraints");
-  rec->add_option("--budget", ro.budget, "Largest acceptable cost in USD: 50000, 12.5k")->group("Constraints");
+  rec->add_option("--budget", ro.budget, "Largest acceptable cost in USD: 50000, 12.5k (per month for inference)")->group("Constraints");
   rec->add_option("--max-instances", ro.max_instances, "Largest instance count to consider (default 512)")->group("Constraints");
   rec->add_option("--family", ro.families, "Only these families (repeatable)")->group("Constraints");
   rec->add_option("--exclude", ro.exclude, "Skip these instance types or families (repeatable)")->group("Constraints");
@@ -249,9 +420,11 @@ int run(int argc, char** argv) {
   CLI::App* est = app.add_subcommand("estimate", "Explain one configuration in full: memory, time, cost");
   ModelOptions emo;
   WorkloadOptions ewo;
+  InferenceOptions eio;
   EstimateOptions eo;
   add_model_options(est, emo);
   add_workload_options(est, ewo);
+  add_inference_options(est, eio);
   est->add_option("--instance", eo.instance, "Instance type, e.g. p5.48xlarge")->required()->group("Cluster");
   est->add_option("--count", eo.count, "Number of instances (default 1)")->group("Cluster");
   est->add_option("--region", eo.region, "Region for prices (default us-east-1)")->group("Cluster");
@@ -261,6 +434,7 @@ int run(int argc, char** argv) {
   est->add_option("--micro-batch", eo.micro_batch, "Sequences per micro-batch (searched if omitted)")->group("Layout");
   est->add_option("--zero-stage", eo.zero_stage, "ZeRO stage 0-3 (searched if omitted)")->group("Layout");
   est->add_option("--recompute", eo.recompute, "none | selective | full (searched if omitted)")->group("Layout");
+  est->add_option("--batch", eo.batch, "Inference: sequences in flight per replica (searched if omitted)")->group("Layout");
   est->add_flag("--explain", eo.explain, "Print the formulas with the numbers filled in");
 
   try {
@@ -340,8 +514,9 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (*rec) {
+    const bool inference = wo.task == "inference";
+    check_task_flags(rec, inference);
     ModelSpec m = build_model(mo);
-    TrainingWorkload w = build_workload(wo, m);
     RecommendRequest r;
     r.region = ro.region;
     auto pricing = pricing_from_string(ro.pricing);
@@ -364,6 +539,12 @@ int run(int argc, char** argv) {
         throw InputError(fmt::format("--exclude: '{}' is neither an instance type nor a family in the catalog", x));
     if (!ro.deadline.empty()) r.deadline_hours = parse_duration_hours(ro.deadline, "--deadline");
     if (!ro.budget.empty()) r.budget_usd = parse_usd(ro.budget, "--budget");
+    if (inference) {
+      if (!ro.deadline.empty()) throw InputError("--deadline applies to training; for a service give --max-ttft/--max-tpot and the load");
+      if (!rec->count("--sort-by")) r.sort_by = SortBy::cost;
+      return run_recommend_inference(m, build_inference_workload(io), catalog, r, ro.explain, g);
+    }
+    TrainingWorkload w = build_workload(wo, m);
     for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
     for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
     Recommendation result = recommend(m, w, catalog, r);
@@ -371,7 +552,7 @@ int run(int argc, char** argv) {
     RecommendContext ctx{&m, &w, &r};
     if (result.rows.empty()) {
       if (format == Format::json) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g, recommendation_json_extra(result, ctx));
-      std::cerr << render_rejections_text(result, 100);
+      std::cerr << render_rejections_text(result.rejections, 100);
       throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints; see the reasons above "
                                          "(try --task qlora, a larger --max-instances, a later --deadline or a bigger --budget)",
                                          to_string(w.task), m.name));
@@ -382,7 +563,7 @@ int run(int argc, char** argv) {
       std::cout << fmt::format("\n{} options found; top {} shown, ranked by {} ({} prices, {}). Costs in USD; spot assumes no interruptions.\n",
                                result.rows.size(), std::min<size_t>(result.rows.size(), r.top), to_string(r.sort_by),
                                to_string(r.pricing), r.region);
-      std::cout << render_rejections_text(result, g.wide ? 1000 : 12);
+      std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
     }
     if (ro.explain) {
       const RecommendRow& top = result.rows.front();
@@ -393,14 +574,23 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (*est) {
+    const bool inference = ewo.task == "inference";
+    check_task_flags(est, inference);
     ModelSpec m = build_model(emo);
-    TrainingWorkload w = build_workload(ewo, m);
     const Instance* inst = catalog.find_instance(eo.instance);
     if (!inst) {
       std::string s;
       for (const auto& n : catalog.nearest_instance_names(eo.instance)) s += (s.empty() ? "" : ", ") + n;
       throw InputError(fmt::format("--instance: unknown instance '{}'; did you mean: {}?", eo.instance, s));
     }
+    if (inference) {
+      for (const char* f : {"--count", "--ep", "--micro-batch", "--zero-stage", "--recompute"})
+        if (est->count(f))
+          throw InputError(fmt::format("{} is a training flag; for inference give --tp, --pp (instances per replica) and --batch; replicas follow from the load", f));
+      return run_estimate_inference(m, build_inference_workload(eio), catalog, *inst, eo, g);
+    }
+    if (est->count("--batch")) throw InputError("--batch applies to --task inference; training takes --micro-batch and --global-batch");
+    TrainingWorkload w = build_workload(ewo, m);
     if (eo.count < 1 || eo.count > 100000) throw InputError("--count: must be in [1, 100000]");
     const Accelerator& acc = catalog.accelerator_of(*inst);
     if (auto p = accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst->name, *p));

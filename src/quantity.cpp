@@ -99,6 +99,24 @@ double parse_duration_hours(std::string_view text, std::string_view what) {
   return hours;
 }
 
+double parse_latency_s(std::string_view text, std::string_view what) {
+  auto [value, unit] = split_number(text, what);
+  std::string u = lower(unit);
+  double seconds_per_unit = 0;
+  if (u == "s" || u == "sec") seconds_per_unit = 1;
+  else if (u == "ms") seconds_per_unit = 1e-3;
+  else if (u == "us") seconds_per_unit = 1e-6;
+  else if (u == "m" || u == "min") seconds_per_unit = 60;
+  else if (u.empty())
+    throw InputError(fmt::format("{}: '{}' needs a unit (ms or s), e.g. 200ms or 2s", what, trim(text)));
+  else
+    throw InputError(fmt::format("{}: unknown unit '{}' in '{}' (use us, ms, s or min)", what, unit, trim(text)));
+  double s = value * seconds_per_unit;
+  require_positive(s, text, what);
+  if (s > 86400) throw InputError(fmt::format("{}: '{}' is longer than a day", what, trim(text)));
+  return s;
+}
+
 double parse_usd(std::string_view text, std::string_view what) {
   std::string s = trim(text);
   if (!s.empty() && s.front() == '$') s.erase(0, 1);

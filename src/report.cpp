@@ -10,6 +10,7 @@
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/model.hpp"
+#include "report_detail.hpp"
 
 namespace gpuadvisor {
 
@@ -26,7 +27,7 @@ std::optional<Format> format_from_string(std::string_view s) {
 
 std::string_view tool_version() { return GPUADVISOR_VERSION; }
 
-namespace {
+namespace report_detail {
 
 // Numbers in JSON keep 6 significant digits (money keeps cents) so that the
 // same inputs always give the same bytes and no spurious precision.
@@ -112,7 +113,8 @@ std::string join_sources(const std::vector<std::string>& s) {
   return out;
 }
 
-}  // namespace
+}  // namespace report_detail
+using namespace report_detail;
 
 std::string render_table(const Table& t, const Catalog& catalog, std::string_view command, std::string_view rows_key,
                          const RenderOptions& o, int* hidden_columns, std::string_view extra_json) {
@@ -351,7 +353,7 @@ Table models_table() {
 // ---------------------------------------------------------------------------
 // recommend
 
-namespace {
+namespace report_detail {
 std::string layout_text(const Layout& l) {
   std::string s = fmt::format("TP{} PP{} DP{}", l.tp, l.pp, l.dp);
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
@@ -411,7 +413,7 @@ ordered_json assumptions_json(const ModelSpec& m, const TrainingWorkload& w) {
   for (const auto& s : w.assumptions) a.push_back(s);
   return a;
 }
-}  // namespace
+}  // namespace report_detail
 
 Table recommendation_table(const Recommendation& rec, const RecommendContext& ctx) {
   Table t;
@@ -471,13 +473,13 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
   return j.dump();
 }
 
-std::string render_rejections_text(const Recommendation& rec, size_t limit) {
-  if (rec.rejections.empty()) return "";
-  std::string out = fmt::format("\nCannot run it ({} instance types):\n", rec.rejections.size());
+std::string render_rejections_text(const std::vector<Rejection>& rejections, size_t limit) {
+  if (rejections.empty()) return "";
+  std::string out = fmt::format("\nCannot run it ({} instance types):\n", rejections.size());
   size_t n = 0;
-  for (const auto& r : rec.rejections) {
+  for (const auto& r : rejections) {
     if (n++ >= limit) {
-      out += fmt::format("  ... {} more (use --format json for all)\n", rec.rejections.size() - limit);
+      out += fmt::format("  ... {} more (use --format json for all)\n", rejections.size() - limit);
       break;
     }
     out += fmt::format("  {}: {}\n", r.instance, r.reason);

@@ -129,8 +129,6 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
   return out;
 }
 
-namespace {
-
 bool excluded(const Instance& inst, const RecommendRequest& r) {
   if (!r.families.empty() && std::find(r.families.begin(), r.families.end(), inst.family) == r.families.end()) return true;
   for (const auto& x : r.exclude)
@@ -143,8 +141,6 @@ std::string human_params(double p) {
   if (p >= 1e9) return fmt::format("{:.3g}B", p / 1e9);
   return fmt::format("{:.3g}M", p / 1e6);
 }
-
-}  // namespace
 
 Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   Recommendation out;

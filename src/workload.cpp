@@ -89,6 +89,90 @@ TrainingWorkload make_workload(const WorkloadRequest& r, const ModelSpec& model)
   return w;
 }
 
+std::string_view to_string(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::bf16: return "bf16";
+    case WeightFormat::fp8: return "fp8";
+    case WeightFormat::int8: return "int8";
+    case WeightFormat::int4: return "int4";
+    case WeightFormat::fp4: return "fp4";
+  }
+  return "?";
+}
+
+std::optional<WeightFormat> weight_format_from_string(std::string_view s) {
+  for (WeightFormat f : {WeightFormat::bf16, WeightFormat::fp8, WeightFormat::int8, WeightFormat::int4, WeightFormat::fp4})
+    if (to_string(f) == s) return f;
+  if (s == "fp16") return WeightFormat::bf16;
+  return std::nullopt;
+}
+
+std::string_view to_string(ServingMode m) { return m == ServingMode::online ? "online" : "offline"; }
+
+std::optional<ServingMode> serving_mode_from_string(std::string_view s) {
+  if (s == "online") return ServingMode::online;
+  if (s == "offline") return ServingMode::offline;
+  return std::nullopt;
+}
+
+InferenceWorkload make_inference_workload(const InferenceRequest& r) {
+  InferenceWorkload w;
+  w.mode = r.mode;
+  w.weights = r.weights;
+  w.kv_cache = r.kv_cache;
+  w.samples = r.samples;
+  w.reasoning_tokens = r.reasoning_tokens;
+  w.concurrency = r.concurrency;
+  w.prompt_tokens = r.prompt_tokens.value_or(kDefaultPromptTokens);
+  if (!r.prompt_tokens) w.assumptions.push_back(fmt::format("{:.0f} prompt tokens per request (default; set --prompt-tokens)", w.prompt_tokens));
+  w.output_tokens = r.output_tokens.value_or(kDefaultOutputTokens);
+  if (!r.output_tokens) w.assumptions.push_back(fmt::format("{:.0f} output tokens per request (default; set --output-tokens)", w.output_tokens));
+  w.prompt_tokens_p95 = r.prompt_tokens_p95.value_or(w.prompt_tokens);
+  w.output_tokens_p95 = r.output_tokens_p95.value_or(w.output_tokens);
+  auto check = [](double v, double lo, double hi, std::string_view flag) {
+    if (!(v >= lo && v <= hi)) throw InputError(fmt::format("{}: {:g} is outside [{:g}, {:g}]", flag, v, lo, hi));
+  };
+  check(w.prompt_tokens, 1, 10'000'000, "--prompt-tokens");
+  check(w.output_tokens, 1, 10'000'000, "--output-tokens");
+  check(w.reasoning_tokens, 0, 10'000'000, "--reasoning-tokens");
+  check(w.samples, 1, 10'000, "--samples");
+  if (w.prompt_tokens_p95 < w.prompt_tokens)
+    throw InputError(fmt::format("--prompt-tokens-p95: {:g} is below the mean {:g}", w.prompt_tokens_p95, w.prompt_tokens));
+  if (w.output_tokens_p95 < w.output_tokens)
+    throw InputError(fmt::format("--output-tokens-p95: {:g} is below the mean {:g}", w.output_tokens_p95, w.output_tokens));
+  check(w.prompt_tokens_p95, 1, 10'000'000, "--prompt-tokens-p95");
+  check(w.output_tokens_p95, 1, 10'000'000, "--output-tokens-p95");
+  if (w.concurrency) check(*w.concurrency, 1, 1'000'000, "--concurrency");
+  if (r.requests_per_second && r.output_tokens_per_day)
+    throw InputError("give only one of --requests-per-second and --tokens-per-day");
+  if (r.requests_per_second) w.requests_per_second = *r.requests_per_second;
+  if (r.output_tokens_per_day) w.requests_per_second = *r.output_tokens_per_day / 86400.0 / w.output_tokens;
+  if (w.requests_per_second) check(*w.requests_per_second, 1e-9, 1e9, "--requests-per-second");
+  if (r.max_tpot_s && r.min_tokens_per_second_per_user)
+    throw InputError("give only one of --max-tpot and --min-tokens-per-second-per-user");
+  w.max_ttft_s = r.max_ttft_s;
+  w.max_tpot_s = r.max_tpot_s;
+  if (r.min_tokens_per_second_per_user) w.max_tpot_s = 1.0 / *r.min_tokens_per_second_per_user;
+  if (w.mode == ServingMode::online) {
+    if (!w.max_ttft_s) {
+      w.max_ttft_s = kDefaultMaxTtftS;
+      w.assumptions.push_back("time to first token at most 2 s (default online target, as MLPerf's Llama-2-70B server scenario; set --max-ttft)");
+    }
+    if (!w.max_tpot_s) {
+      w.max_tpot_s = kDefaultMaxTpotS;
+      w.assumptions.push_back("time per output token at most 200 ms (default online target, as MLPerf's Llama-2-70B server scenario; set --max-tpot)");
+    }
+  }
+  if (w.max_tpot_s) w.assumptions.push_back("the time-per-output-token target applies to the mean: the model has no queueing, so it has no percentiles");
+  if (w.max_ttft_s && r.prompt_tokens_p95)
+    w.assumptions.push_back(fmt::format("the time-to-first-token target is checked at the p95 prompt ({:.0f} tokens)", w.prompt_tokens_p95));
+  else if (w.max_ttft_s)
+    w.assumptions.push_back("the time-to-first-token target applies to the mean prompt and excludes queueing");
+  if (!w.requests_per_second)
+    w.assumptions.push_back("no load given (--requests-per-second or --tokens-per-day): one replica, costs per token at full utilisation");
+  return w;
+}
+
 double lora_adapter_params(const ModelSpec& m, int rank, LoraTargets targets) {
   const double r = rank, h = m.hidden;
   double attn;

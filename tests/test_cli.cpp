@@ -208,3 +208,75 @@ TEST_CASE("cli: estimate JSON keys that scripts rely on") {
   // A layout that does not divide the GPUs.
   CHECK(run("estimate --instance p5.48xlarge --count 1 --model llama-3-70b --tp 4 --pp 3 --micro-batch 1 --zero-stage 1 --recompute full").code == 2);
 }
+
+TEST_CASE("cli: estimate --task inference JSON keys that scripts rely on") {
+  Run r = run("estimate --task inference --instance p5.48xlarge --model llama-3-70b --weights fp8 --requests-per-second 4 --format json");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"ttft_s", "tpot_s", "output_tokens_per_second", "latency_s", "tokens_per_second_per_user", "utilisation"})
+    CHECK(j["inference"][k].is_number());
+  CHECK(j["inference"]["max_batch"].is_number_integer());
+  CHECK(j["inference"]["replicas"].get<int>() >= 1);
+  CHECK(j["cost"]["usd_per_million_output_tokens"].is_number());
+  CHECK(j["cost"]["on_demand_usd_per_month"].is_number());
+  CHECK(j["precision"]["compute"] == "fp8");
+  CHECK(j["workload"]["task"] == "inference");
+  CHECK(j["software"] == "CUDA");
+  Run neuron = run("estimate --task inference --instance inf2.xlarge --model llama-2-7b --format json");
+  REQUIRE(neuron.code == 0);
+  CHECK(nlohmann::json::parse(neuron.out)["software"] == "Neuron SDK");
+}
+
+TEST_CASE("cli: recommend --task inference ranks by cost and reports the test-time multiplier") {
+  Run r = run("recommend --task inference --model llama-3-8b --samples 4 --reasoning-tokens 1000 --output-tokens 250 --format json");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["workload"]["test_time_multiplier"] == 20);
+  CHECK(j["request"]["sort_by"] == "cost");
+  REQUIRE(j["options"].size() >= 2);
+  double last = 0;
+  for (const auto& o : j["options"]) {
+    if (o["usd_per_million_output_tokens"].is_null()) continue;
+    CHECK(o["usd_per_million_output_tokens"].get<double>() >= last);
+    last = o["usd_per_million_output_tokens"].get<double>();
+  }
+  CHECK(r.err.find("20.00x") != std::string::npos);
+}
+
+TEST_CASE("cli: an impossible latency target exits 3 and names the best achievable figure") {
+  Run r = run("recommend --task inference --model llama-2-70b --max-tpot 1ms");
+  CHECK(r.code == 3);
+  CHECK(r.err.find("reaches") != std::string::npos);
+  CHECK(r.err.find("ms per output token") != std::string::npos);
+}
+
+TEST_CASE("cli: inference input errors exit 2") {
+  const char* bad[] = {
+      "recommend --task inference --model llama-2-7b --weights int3",
+      "recommend --task inference --model llama-2-7b --kv-cache int8",
+      "recommend --task inference --model llama-2-7b --mode batchy",
+      "recommend --task inference --model llama-2-7b --max-tpot 50",
+      "recommend --task inference --model llama-2-7b --max-ttft -1s",
+      "recommend --task inference --model llama-2-7b --max-tpot 50ms --min-tokens-per-second-per-user 20",
+      "recommend --task inference --model llama-2-7b --requests-per-second 0",
+      "recommend --task inference --model llama-2-7b --requests-per-second nan",
+      "recommend --task inference --model llama-2-7b --requests-per-second 1 --tokens-per-day 1B",
+      "recommend --task inference --model llama-2-7b --prompt-tokens 1000 --prompt-tokens-p95 500",
+      "recommend --task inference --model llama-2-7b --samples 0",
+      "recommend --task inference --model llama-2-7b --output-tokens 1e400",
+      "recommend --task inference --model llama-2-7b --concurrency -3",
+      "recommend --task inference --model llama-2-7b --tokens 1B",
+      "recommend --task inference --model llama-2-7b --deadline 3d",
+      "recommend --task pretrain --model llama-2-7b --prompt-tokens 100",
+      "estimate --task inference --model llama-2-7b --instance p5.48xlarge --count 2",
+      "estimate --task inference --model llama-2-7b --instance p5.48xlarge --tp 3",
+      "estimate --task lora --model llama-2-7b --instance p5.48xlarge --batch 8",
+      "recommend --task inferenze --model llama-2-7b",
+  };
+  for (const char* args : bad) {
+    Run r = run(args);
+    INFO(args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("error") != std::string::npos);
+  }
+}

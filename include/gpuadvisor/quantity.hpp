@@ -17,6 +17,9 @@ long long parse_positive_integer(std::string_view text, std::string_view what);
 // "72h", "14d", "90m" (minutes), "3600s", "2w". A unit is required.
 double parse_duration_hours(std::string_view text, std::string_view what);
 
+// A latency: "200ms", "0.2s", "2s", "50us". A unit is required. Returns seconds.
+double parse_latency_s(std::string_view text, std::string_view what);
+
 // "5000", "$5,000", "12.5k", "1M" (USD).
 double parse_usd(std::string_view text, std::string_view what);
 

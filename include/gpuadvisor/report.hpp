@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/inference_search.hpp"
 #include "gpuadvisor/search.hpp"
 
 namespace gpuadvisor {
@@ -57,7 +58,7 @@ struct RecommendContext {
 };
 Table recommendation_table(const Recommendation& rec, const RecommendContext& ctx);
 std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx);
-std::string render_rejections_text(const Recommendation& rec, size_t limit);
+std::string render_rejections_text(const std::vector<Rejection>& rejections, size_t limit);
 
 struct EstimateContext {
   const ModelSpec* model;
@@ -72,5 +73,28 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
 
 // The formulas behind an estimate with its numbers filled in (--explain).
 std::string explain_estimate(const EstimateContext& ctx);
+
+// ---------------------------------------------------------------------------
+// Inference (src/report_inference.cpp)
+
+struct InferenceContext {
+  const ModelSpec* model;
+  const InferenceWorkload* workload;
+  const RecommendRequest* request;
+};
+Table inference_table(const ServingRecommendation& rec, const InferenceContext& ctx);
+std::string inference_json_extra(const ServingRecommendation& rec, const InferenceContext& ctx);
+
+struct InferenceEstimateContext {
+  const ModelSpec* model;
+  const InferenceWorkload* workload;
+  const Cluster* cluster;  // one replica's instances
+  const ServingRow* row;   // estimate plus replicas for the load
+  std::optional<double> on_demand_usd_per_hour;  // per instance
+  std::optional<double> spot_usd_per_hour;
+  std::string region;
+};
+std::string render_inference_estimate(const Catalog& catalog, const InferenceEstimateContext& ctx, const RenderOptions& o);
+std::string explain_inference(const InferenceEstimateContext& ctx);
 
 }  // namespace gpuadvisor

@@ -72,6 +72,11 @@ struct Recommendation {
   std::vector<std::string> notes;
 };
 
+// Whether --family/--exclude leave this instance type out.
+bool excluded(const Instance& inst, const RecommendRequest& r);
+// "13B", "1.5T", "350M".
+std::string human_params(double params);
+
 Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r);
 
 }  // namespace gpuadvisor

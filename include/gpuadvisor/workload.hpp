@@ -63,6 +63,67 @@ TrainingWorkload make_workload(const WorkloadRequest& request, const ModelSpec& 
 // of every layer (every expert's MLP for MoE models).
 double lora_adapter_params(const ModelSpec& model, int rank, LoraTargets targets);
 
+// ---------------------------------------------------------------------------
+// Inference (serving) workloads (docs/methodology.md §Inference).
+
+// How the weights are stored. bf16/fp8/fp4 run their matrix math in that
+// precision where the accelerator has it; int8/int4 are weight-only formats
+// (dequantised to 16-bit for the math), as are fp8/fp4 on accelerators
+// without fp8/fp4 tensor throughput.
+enum class WeightFormat { bf16, fp8, int8, int4, fp4 };
+std::string_view to_string(WeightFormat f);
+std::optional<WeightFormat> weight_format_from_string(std::string_view s);
+
+enum class ServingMode { online, offline };
+std::string_view to_string(ServingMode m);
+std::optional<ServingMode> serving_mode_from_string(std::string_view s);
+
+struct InferenceWorkload {
+  double prompt_tokens = 0;         // mean per request
+  double prompt_tokens_p95 = 0;     // equals the mean when no distribution was given
+  double output_tokens = 0;         // visible output per request (mean)
+  double output_tokens_p95 = 0;
+  double reasoning_tokens = 0;      // hidden "thinking" tokens per sample
+  int samples = 1;                  // best-of-N / self-consistency sequences per request
+  std::optional<double> requests_per_second;  // the load; empty: size one replica
+  std::optional<int> concurrency;   // most sequences in flight per replica
+  std::optional<double> max_ttft_s; // time to first token
+  std::optional<double> max_tpot_s; // time per output token (applied to the mean)
+  WeightFormat weights = WeightFormat::bf16;
+  Precision kv_cache = Precision::bf16;
+  ServingMode mode = ServingMode::online;
+  std::vector<std::string> assumptions;
+
+  // Decode steps each sample runs (output plus hidden reasoning).
+  double generated_tokens_per_sequence() const { return output_tokens + reasoning_tokens; }
+  // Tokens generated per request, all samples.
+  double generated_tokens_per_request() const { return samples * generated_tokens_per_sequence(); }
+  // Test-time compute multiplier: generated tokens per visible output token.
+  double test_time_multiplier() const { return generated_tokens_per_request() / output_tokens; }
+};
+
+struct InferenceRequest {
+  std::optional<double> prompt_tokens, prompt_tokens_p95, output_tokens, output_tokens_p95;
+  double reasoning_tokens = 0;
+  int samples = 1;
+  std::optional<double> requests_per_second;
+  std::optional<double> output_tokens_per_day;
+  std::optional<int> concurrency;
+  std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;
+  WeightFormat weights = WeightFormat::bf16;
+  Precision kv_cache = Precision::bf16;
+  ServingMode mode = ServingMode::online;
+};
+
+inline constexpr double kDefaultPromptTokens = 1024;
+inline constexpr double kDefaultOutputTokens = 256;
+// Online defaults: MLPerf Inference's Llama-2-70B server-scenario limits.
+inline constexpr double kDefaultMaxTtftS = 2.0;
+inline constexpr double kDefaultMaxTpotS = 0.2;
+
+// Applies the documented defaults and checks the values; InputError names the flag.
+InferenceWorkload make_inference_workload(const InferenceRequest& request);
+
 // A parallel layout (docs/methodology.md §Layouts).
 struct Layout {
   int tp = 1;  // tensor parallel (inside one instance)

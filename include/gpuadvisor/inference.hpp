@@ -1,0 +1,106 @@
+// Inference physics for one serving configuration (docs/methodology.md
+// §Inference): memory per accelerator and the largest batch, prefill and
+// decode times on the roofline, and the batch that maximises throughput under
+// the latency targets.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/estimate.hpp"
+#include "gpuadvisor/model.hpp"
+#include "gpuadvisor/workload.hpp"
+
+namespace gpuadvisor {
+
+// Bytes per weight, group scales included (docs/methodology.md §Inference memory).
+inline constexpr double kBytesInt4 = 0.5 + 2.0 / 128 + 0.5 / 128;  // GPTQ/AWQ: fp16 scale + 4-bit zero per 128 weights
+inline constexpr double kBytesFp4 = 0.5 + 1.0 / 16;                 // NVFP4: one fp8 scale per 16 weights
+inline constexpr int kPrefillChunkTokens = 2048;  // prompt tokens batched per prefill step under load
+inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequences in flight (unless --concurrency)
+inline constexpr double kHoursPerMonth = 720;     // a 30-day month
+
+double bytes_per_weight(WeightFormat f);
+
+// Whether the serving stack pads attention heads to a multiple of the tensor-
+// parallel size (Neuron does: Llama-2-7B runs at TP 24 on inf2.48xlarge).
+bool pads_attention_heads(const Accelerator& acc);
+
+// Precision the matrix math runs in for these weights on this accelerator,
+// and whether the format is weight-only (dequantised before the math).
+struct ServingPrecision {
+  Precision compute = Precision::bf16;
+  bool weight_only = false;
+};
+std::optional<ServingPrecision> serving_precision(const Accelerator& acc, WeightFormat weights);
+
+// Why this accelerator cannot serve these weights at all, or empty.
+std::optional<std::string> serving_accelerator_problem(const Accelerator& acc, const InferenceWorkload& w);
+
+// All weight bytes of the model (embeddings stay 16-bit; the rest in `weights`).
+double inference_weight_bytes(const ModelSpec& m, WeightFormat weights);
+
+// KV-cache bytes per token on one tensor-parallel rank, all layers:
+// 2 x layers x ceil(kv_heads / tp) x head_dim x bytes (GQA-aware; at least one
+// KV head per rank), or layers x (kv_lora_rank + rope_dim) x bytes for MLA.
+double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp);
+
+struct ServingLayout {
+  int tp = 1;  // tensor parallel inside one instance
+  int pp = 1;  // pipeline stages, one instance each (tp is then the whole instance)
+  int accelerators() const { return tp * pp; }
+};
+
+struct InferenceMemory {
+  double weights_gb = 0;     // per accelerator
+  double kv_cache_gb = 0;    // per accelerator at the chosen batch
+  double workspace_gb = 0;   // prefill chunk activations and fp32 logits
+  double reserve_gb = 0;     // runtime reserve (as training: 1 GB + 5%)
+  double capacity_gb = 0;
+  double total_gb() const { return weights_gb + kv_cache_gb + workspace_gb + reserve_gb; }
+};
+
+struct DecodeStep {
+  double weights_read_s = 0;     // weight bytes / achievable bandwidth
+  double kv_read_s = 0;          // KV bytes / achievable bandwidth
+  double compute_s = 0;          // FLOPs / achievable compute
+  double tensor_parallel_s = 0;  // per-layer all-reduces
+  double pipeline_p2p_s = 0;
+  double total_s() const;        // max(memory, compute) per stage x pp + communication
+  std::string bound() const;     // "memory bandwidth", "compute", "communication"
+};
+
+struct InferenceEstimate {
+  ServingLayout layout;
+  ServingPrecision precision;
+  InferenceMemory memory;
+  int max_batch = 0;                // sequences that fit in memory (0: not even one)
+  int batch = 0;                    // sequences in flight chosen
+  DecodeStep step;                  // at `batch`
+  double prefill_s = 0;             // mean prompt, alone
+  double prefill_p95_s = 0;         // p95 prompt, alone
+  double prefill_gpu_s_per_request = 0;  // under load (batched prefill)
+  double ttft_s = 0;
+  double tpot_s = 0;                // with prefill interference
+  double latency_s = 0;             // ttft + generated tokens per sequence x tpot
+  double prefill_share = 0;         // fraction of replica time spent in prefill
+  double requests_per_second = 0;   // capacity of one replica
+  double output_tokens_per_second = 0;     // generated tokens/s of one replica (all samples, reasoning included)
+  double visible_tokens_per_second = 0;    // visible output tokens/s of one replica
+  double tokens_per_second_per_user = 0;   // 1 / tpot
+  bool fits() const { return max_batch >= 1; }
+};
+
+// The achieved decode step and latencies of `batch` sequences in flight.
+void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch);
+
+// Evaluates one layout: memory and the largest batch, then the batch that
+// maximises throughput under the targets (or `fixed_batch`). `problem` says why
+// it cannot meet them (with the best figure it reaches), empty if it can.
+InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
+                                     std::optional<int> fixed_batch, std::string* problem);
+
+// Checks the layout against this instance and model; an explanation if invalid.
+std::optional<std::string> serving_layout_problem(const ModelSpec& m, const Cluster& c, const ServingLayout& l);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,52 @@
+// The serving search: for each instance type and tensor-parallel size, the
+// batch that meets the latency targets, the replicas the load needs and the
+// cost (docs/methodology.md §Inference search).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/inference.hpp"
+#include "gpuadvisor/search.hpp"
+
+namespace gpuadvisor {
+
+struct ServingRow {
+  const Instance* instance = nullptr;
+  const Accelerator* accelerator = nullptr;
+  InferenceEstimate estimate;
+  int replicas = 0;               // deployed (every accelerator paid for is used)
+  int instances = 0;
+  double utilisation = 0;         // load / capacity of the deployed replicas (1 without a load)
+  std::optional<double> on_demand_usd_per_hour;  // whole service
+  std::optional<double> spot_usd_per_hour;
+  std::optional<double> ranked_usd_per_hour;     // under the requested pricing
+  std::optional<double> usd_per_million_output_tokens;  // ranked pricing, per visible output token
+  std::optional<double> usd_per_million_input_tokens;   // ranked pricing, the same bill per prompt token
+  bool pareto = false;
+};
+
+// Services that fit an instance count, at a price: costs for a given row.
+struct ServingCost {
+  std::optional<double> usd_per_hour, usd_per_month, usd_per_million_output_tokens, usd_per_million_input_tokens;
+};
+ServingCost serving_cost(const ServingRow& row, const InferenceWorkload& w, std::optional<double> instance_usd_per_hour);
+
+struct ServingRecommendation {
+  std::vector<ServingRow> rows;
+  std::vector<Rejection> rejections;
+  std::vector<std::string> notes;  // e.g. a model pipelined over instances because it does not fit one
+  // The lowest time per output token any option reaches at batch 1, for the
+  // message when no option meets the targets.
+  std::optional<double> best_batch1_tpot_s;
+  std::string best_batch1_option;
+};
+
+// Replicas and instances for the load (docs/methodology.md §Replicas).
+void size_service(ServingRow& row, const InferenceWorkload& w);
+
+ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
+                                          const RecommendRequest& r);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,257 @@
+#include "gpuadvisor/inference.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuadvisor/communication.hpp"
+#include "gpuadvisor/compute.hpp"
+#include "gpuadvisor/memory.hpp"
+
+namespace gpuadvisor {
+
+namespace {
+constexpr double kGb = 1e9;
+constexpr double kActivationBytes = 2;  // 16-bit activations between layers
+
+double kv_bytes(Precision p) { return p == Precision::fp8 ? 1 : 2; }
+
+double largest_compute_fraction(const Accelerator& acc, Precision p) {
+  // The large-matrix limit of compute_efficiency: decode batches are small in
+  // rows but the roofline's memory term already covers that regime.
+  return compute_efficiency(acc, p, 1e12, 1e12);
+}
+
+// Per-collective latency inside an instance: NVLink/NVSwitch/NeuronLink
+// all-reduces of a few KB take ~10 us; over PCIe (no peer link) they take longer.
+double intra_latency_s(const Accelerator& acc) { return acc.link_kind == "pcie" ? 4 * kCollectiveLatencyIntraS : kCollectiveLatencyIntraS; }
+
+// Small-message all-reduce for decode: one latency plus the ring bandwidth term.
+double decode_all_reduce_s(double bytes, int tp, const Accelerator& acc) {
+  if (tp <= 1) return 0;
+  return intra_latency_s(acc) + 2.0 * (tp - 1) / tp * bytes / (intra_node_gb_per_s(acc) * kGb);
+}
+
+// Expected distinct routed experts one MoE layer touches for `tokens` tokens,
+// uniform routing: E (1 - (1 - k/E)^tokens).
+double experts_touched(const ModelSpec& m, double tokens) {
+  const double E = m.experts, k = m.active_experts;
+  return E * (1 - std::pow(1 - k / E, tokens));
+}
+
+double attention_width(const ModelSpec& m) {
+  return m.uses_mla() ? double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim) : double(m.heads) * m.head_dim;
+}
+
+}  // namespace
+
+bool pads_attention_heads(const Accelerator& acc) { return acc.software == "neuron"; }
+
+double bytes_per_weight(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::bf16: return 2;
+    case WeightFormat::fp8: return 1;
+    case WeightFormat::int8: return 1;
+    case WeightFormat::int4: return kBytesInt4;
+    case WeightFormat::fp4: return kBytesFp4;
+  }
+  return 2;
+}
+
+std::optional<ServingPrecision> serving_precision(const Accelerator& acc, WeightFormat f) {
+  auto sixteen = effective_precision(acc, Precision::bf16);
+  if (f == WeightFormat::fp8 && acc.tflops(Precision::fp8)) return ServingPrecision{Precision::fp8, false};
+  if (f == WeightFormat::fp4 && acc.tflops(Precision::fp4)) return ServingPrecision{Precision::fp4, false};
+  if (!sixteen) return std::nullopt;
+  return ServingPrecision{*sixteen, f != WeightFormat::bf16};
+}
+
+std::optional<std::string> serving_accelerator_problem(const Accelerator& acc, const InferenceWorkload& w) {
+  if (!serving_precision(acc, w.weights)) return fmt::format("{} has no 16-bit or {} tensor throughput", acc.name, to_string(w.weights));
+  if (w.kv_cache == Precision::fp8 && acc.software == "cuda" && !acc.tflops(Precision::fp8) && !acc.tflops(Precision::bf16))
+    return fmt::format("{} has no fp8 KV-cache support", acc.name);
+  return std::nullopt;
+}
+
+double inference_weight_bytes(const ModelSpec& m, WeightFormat f) {
+  const double embeddings = m.embedding_params();
+  return embeddings * kBytesWeight16 + (m.total_params() - embeddings) * bytes_per_weight(f);
+}
+
+double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
+  if (m.uses_mla()) return double(m.layers) * (m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes(kv);  // latent, replicated over tp
+  const int heads_per_rank = std::max(1, (m.kv_heads + tp - 1) / tp);
+  return 2.0 * m.layers * heads_per_rank * m.head_dim * kv_bytes(kv);
+}
+
+double DecodeStep::total_s() const { return std::max(weights_read_s + kv_read_s, compute_s) + tensor_parallel_s + pipeline_p2p_s; }
+
+std::string DecodeStep::bound() const {
+  const double memory = weights_read_s + kv_read_s, comm = tensor_parallel_s + pipeline_p2p_s;
+  if (comm > std::max(memory, compute_s)) return "communication";
+  return memory >= compute_s ? "memory bandwidth" : "compute";
+}
+
+std::optional<std::string> serving_layout_problem(const ModelSpec& m, const Cluster& c, const ServingLayout& l) {
+  const int per_node = c.instance->accelerator_count;
+  if (l.tp < 1 || l.pp < 1) return "tp and pp must be at least 1";
+  if (per_node % l.tp != 0)
+    return fmt::format("tp {} does not divide the {} accelerators of one {} (tensor parallelism stays inside an instance)", l.tp, per_node, c.instance->name);
+  if (m.heads % l.tp != 0 && !pads_attention_heads(*c.accelerator))
+    return fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads);
+  if (l.pp > 1 && l.tp != per_node)
+    return fmt::format("pipeline stages span whole instances: with pp {} the tp must be {} (all accelerators of one {})", l.pp, per_node, c.instance->name);
+  if (l.pp > m.layers) return fmt::format("pp {} exceeds the model's {} layers", l.pp, m.layers);
+  return std::nullopt;
+}
+
+namespace {
+
+struct Prefill {
+  double compute_s = 0, weights_read_s = 0, comm_s = 0;
+  double total_s() const { return std::max(compute_s, weights_read_s) + comm_s; }
+};
+
+// Prefill of `tokens` prompt tokens; `batched_tokens` is the token count the
+// matrices see (the prompt alone, or a shared chunk under load).
+Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l, const ServingPrecision& p,
+                double tokens, double batched_tokens) {
+  const Accelerator& acc = *c.accelerator;
+  Prefill out;
+  const double flops = tokens * 2 * matmul_params_per_token(m) + 2.0 * m.layers * attention_width(m) * tokens * tokens;
+  const double eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, batched_tokens);
+  out.compute_s = flops / (l.tp * acc.tflops(p.compute).value_or(0) * 1e12 * eff);
+  const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
+  out.weights_read_s = inference_weight_bytes(m, w.weights) / l.tp / bw * std::min(1.0, tokens / batched_tokens);
+  const double act = tokens * m.hidden * kActivationBytes;
+  if (l.tp > 1) out.comm_s += 2.0 * m.layers * (intra_latency_s(acc) + 2.0 * (l.tp - 1) / l.tp * act / (intra_node_gb_per_s(acc) * kGb));
+  if (l.pp > 1)
+    out.comm_s += (l.pp - 1) * (kCollectiveLatencyInterS + act / (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
+  return out;
+}
+
+DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
+                       const ServingPrecision& p, int batch) {
+  const Accelerator& acc = *c.accelerator;
+  DecodeStep s;
+  const double stage_batch = std::ceil(double(batch) / l.pp);  // sequences per pipeline micro-batch
+  const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
+  // Weights read once per step by each stage; an MoE layer reads only the experts its tokens touch.
+  double weight_bytes = inference_weight_bytes(m, w.weights);
+  if (m.is_moe()) {
+    const double expert_bytes = m.expert_mlp_params() * bytes_per_weight(w.weights);
+    weight_bytes -= m.expert_params_total() * bytes_per_weight(w.weights);
+    weight_bytes += m.moe_layers() * experts_touched(m, stage_batch) * expert_bytes;
+  }
+  const double context = w.prompt_tokens + w.generated_tokens_per_sequence() / 2;  // mean over a sequence's life
+  const double kv_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp);
+  // pp stages in turn: each reads its 1/pp share for its micro-batch.
+  s.weights_read_s = weight_bytes / l.tp / bw;
+  s.kv_read_s = stage_batch * context * kv_per_token / bw;
+  const double flops = stage_batch * (2 * matmul_params_per_token(m) + 4.0 * m.layers * attention_width(m) * context);
+  s.compute_s = flops / l.tp / (acc.tflops(p.compute).value_or(0) * 1e12 * largest_compute_fraction(acc, p.compute) *
+                                double(m.hidden) / l.tp / (double(m.hidden) / l.tp + kHalfEfficiencyWidth));
+  s.tensor_parallel_s = 2.0 * m.layers * decode_all_reduce_s(stage_batch * m.hidden * kActivationBytes, l.tp, acc);
+  if (l.pp > 1)
+    s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_batch * m.hidden * kActivationBytes /
+                                                                   (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
+  return s;
+}
+
+}  // namespace
+
+void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch) {
+  e.batch = batch;
+  e.step = decode_step(m, w, c, e.layout, e.precision, batch);
+  const double t = e.step.total_s();
+  const double context = w.prompt_tokens + w.generated_tokens_per_sequence() / 2;
+  e.memory.kv_cache_gb = batch * context * kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / kGb;
+  // Replica time per request: its batched prefill plus its share of decode
+  // steps (every step advances `batch` sequences by one token).
+  const double per_request_s = e.prefill_gpu_s_per_request + w.samples * w.generated_tokens_per_sequence() * t / batch;
+  e.requests_per_second = 1 / per_request_s;
+  e.prefill_share = e.requests_per_second * e.prefill_gpu_s_per_request;
+  e.tpot_s = t / (1 - e.prefill_share);  // decode steps stretched by interleaved prefills
+  e.ttft_s = e.prefill_s + t;
+  e.latency_s = e.ttft_s + w.generated_tokens_per_sequence() * e.tpot_s;
+  e.output_tokens_per_second = e.requests_per_second * w.generated_tokens_per_request();
+  e.visible_tokens_per_second = e.requests_per_second * w.output_tokens;
+  e.tokens_per_second_per_user = 1 / e.tpot_s;
+}
+
+InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
+                                     std::optional<int> fixed_batch, std::string* problem) {
+  const Accelerator& acc = *c.accelerator;
+  InferenceEstimate e;
+  e.layout = l;
+  e.precision = serving_precision(acc, w.weights).value_or(ServingPrecision{});
+  auto& mem = e.memory;
+  mem.capacity_gb = acc.memory_usable_gb();
+  mem.reserve_gb = kReserveFixedGb + kReserveFraction * mem.capacity_gb;
+  mem.weights_gb = inference_weight_bytes(m, w.weights) / l.accelerators() / kGb;
+  const int batch_cap = w.concurrency.value_or(kMaxServingBatch);
+  const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;
+  mem.workspace_gb = (kPrefillChunkTokens * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
+                      double(batch_cap) * m.vocab / l.tp * 4) / kGb;
+  const double free_gb = mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb;
+  const double kv_gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp) / l.pp / kGb;
+  const double context = w.prompt_tokens + w.generated_tokens_per_sequence() / 2;
+  const double longest = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
+  auto say = [&](std::string s) {
+    if (problem) *problem = std::move(s);
+  };
+  if (problem) problem->clear();
+  if (free_gb <= 0) {
+    say(fmt::format("weights {:.1f} GB + workspace {:.1f} GB + reserve {:.1f} GB per accelerator exceed its {:.1f} GB", mem.weights_gb,
+                    mem.workspace_gb, mem.reserve_gb, mem.capacity_gb));
+    return e;
+  }
+  if (kv_gb_per_token * longest > free_gb) {
+    say(fmt::format("the KV cache of one {:.0f}-token request ({:.2f} GB) exceeds the {:.2f} GB left after the weights", longest,
+                    kv_gb_per_token * longest, free_gb));
+    return e;
+  }
+  e.max_batch = static_cast<int>(std::min<double>(batch_cap, std::floor(free_gb / (kv_gb_per_token * context))));
+  e.max_batch = std::max(e.max_batch, 1);
+  const ServingPrecision& p = e.precision;
+  e.prefill_s = prefill(m, w, c, l, p, w.prompt_tokens, w.prompt_tokens).total_s();
+  e.prefill_p95_s = prefill(m, w, c, l, p, w.prompt_tokens_p95, w.prompt_tokens_p95).total_s();
+  e.prefill_gpu_s_per_request =
+      prefill(m, w, c, l, p, w.prompt_tokens, std::max<double>(w.prompt_tokens, kPrefillChunkTokens)).total_s() / l.pp;
+
+  auto meets = [&](int b) {
+    evaluate_batch(m, w, c, e, b);
+    const double ttft_checked = e.prefill_p95_s + e.step.total_s();
+    return (!w.max_tpot_s || e.tpot_s <= *w.max_tpot_s) && (!w.max_ttft_s || ttft_checked <= *w.max_ttft_s);
+  };
+  if (fixed_batch) {
+    if (*fixed_batch > e.max_batch)
+      say(fmt::format("batch {} needs {:.1f} GB of KV cache per accelerator; {} sequences fit", *fixed_batch,
+                      *fixed_batch * context * kv_gb_per_token, e.max_batch));
+    else if (!meets(*fixed_batch))
+      say(fmt::format("at batch {} the time per output token is {:.1f} ms and the time to first token {:.0f} ms", *fixed_batch,
+                      e.tpot_s * 1e3, (e.prefill_p95_s + e.step.total_s()) * 1e3));
+    evaluate_batch(m, w, c, e, std::min(*fixed_batch, e.max_batch));
+    return e;
+  }
+  if (!meets(1)) {
+    say(fmt::format("even at batch 1 the time per output token is {:.1f} ms{} and the time to first token {:.0f} ms{}", e.tpot_s * 1e3,
+                    w.max_tpot_s ? fmt::format(" (target {:.1f} ms)", *w.max_tpot_s * 1e3) : "",
+                    (e.prefill_p95_s + e.step.total_s()) * 1e3,
+                    w.max_ttft_s ? fmt::format(" (target {:.0f} ms)", *w.max_ttft_s * 1e3) : ""));
+    return e;
+  }
+  // Time per output token and time to first token grow with the batch, and
+  // throughput does too: the largest batch that meets the targets is the best.
+  int lo = 1, hi = e.max_batch;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (meets(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  evaluate_batch(m, w, c, e, lo);
+  return e;
+}
+
+}  // namespace gpuadvisor

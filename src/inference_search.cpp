@@ -1,0 +1,202 @@
+#include "gpuadvisor/inference_search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuadvisor {
+
+void size_service(ServingRow& row, const InferenceWorkload& w) {
+  const InferenceEstimate& e = row.estimate;
+  const int per_node = row.instance->accelerator_count;
+  const int replicas_per_instance = e.layout.pp == 1 ? per_node / e.layout.tp : 1;
+  const int instances_per_replica = e.layout.pp;
+  if (w.requests_per_second) {
+    const double needed = std::ceil(*w.requests_per_second / e.requests_per_second - 1e-9);
+    const double capped = std::min(needed, 1e9);
+    row.instances = static_cast<int>(std::min(1e9, std::ceil(capped / replicas_per_instance) * instances_per_replica));
+    row.replicas = row.instances / instances_per_replica * replicas_per_instance;
+    row.utilisation = *w.requests_per_second / (row.replicas * e.requests_per_second);
+  } else {
+    row.instances = instances_per_replica;
+    row.replicas = replicas_per_instance;
+    row.utilisation = 1;
+  }
+}
+
+ServingCost serving_cost(const ServingRow& row, const InferenceWorkload& w, std::optional<double> instance_usd_per_hour) {
+  ServingCost c;
+  if (!instance_usd_per_hour) return c;
+  c.usd_per_hour = *instance_usd_per_hour * row.instances;
+  c.usd_per_month = *c.usd_per_hour * kHoursPerMonth;
+  const double requests_per_hour = 3600 * row.utilisation * row.replicas * row.estimate.requests_per_second;
+  c.usd_per_million_output_tokens = *c.usd_per_hour / (requests_per_hour * w.output_tokens) * 1e6;
+  c.usd_per_million_input_tokens = *c.usd_per_hour / (requests_per_hour * w.prompt_tokens) * 1e6;
+  return c;
+}
+
+namespace {
+
+std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst, const Accelerator& acc) {
+  std::vector<int> out;
+  for (int tp = 1; tp <= inst.accelerator_count; ++tp)
+    if (inst.accelerator_count % tp == 0 && (m.heads % tp == 0 || pads_attention_heads(acc))) out.push_back(tp);
+  return out;
+}
+
+// The lighter weight format to suggest when the weights do not fit.
+std::optional<WeightFormat> lighter(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::bf16: return WeightFormat::int8;
+    case WeightFormat::fp8:
+    case WeightFormat::int8: return WeightFormat::int4;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
+                                          const RecommendRequest& r) {
+  ServingRecommendation out;
+  for (const Instance& inst : catalog.instances) {
+    if (excluded(inst, r)) continue;
+    const Accelerator& acc = catalog.accelerator_of(inst);
+    if (!inst.prices_in(r.region)) {
+      out.rejections.push_back({inst.name, fmt::format("not offered in {} in this catalog", r.region)});
+      continue;
+    }
+    if (auto p = serving_accelerator_problem(acc, w)) {
+      out.rejections.push_back({inst.name, *p});
+      continue;
+    }
+    const auto od = hourly_rate(inst, r.region, Pricing::on_demand);
+    const auto spot = hourly_rate(inst, r.region, Pricing::spot);
+    std::string memory_problem, target_problem, constraint_problem;
+    // "; --weights int8 fits on one instance" when a lighter format would.
+    auto lighter_fit = [&](const Instance& i, const Accelerator& a) -> std::string {
+      for (auto q = lighter(w.weights); q; q = lighter(*q)) {
+        InferenceWorkload lw = w;
+        lw.weights = *q;
+        const int tp = tensor_parallel_sizes(m, i, a).back();
+        if (estimate_inference(m, lw, Cluster{&i, &a, 1}, ServingLayout{tp, 1}, std::nullopt, nullptr).fits())
+          return fmt::format("; --weights {} fits on one instance", to_string(*q));
+      }
+      return "";
+    };
+    bool any = false;
+    const int per_node = inst.accelerator_count;
+    for (int tp : tensor_parallel_sizes(m, inst, acc)) {
+      // Pipeline stages across instances only when one instance cannot hold the model.
+      std::vector<int> pps{1};
+      if (tp == per_node)
+        for (int pp = 2; pp <= std::min(r.max_instances, m.layers); pp *= 2) pps.push_back(pp);
+      for (int pp : pps) {
+        Cluster c{&inst, &acc, pp};
+        ServingLayout l{tp, pp};
+        if (serving_layout_problem(m, c, l)) continue;
+        std::string problem;
+        InferenceEstimate e = estimate_inference(m, w, c, l, std::nullopt, &problem);
+        if (!e.fits()) {
+          if (pp == 1) memory_problem = fmt::format("{}: {}", tp == 1 ? "one accelerator" : fmt::format("tp {}", tp), problem);
+          continue;  // try more pipeline stages
+        }
+        if (!problem.empty()) {
+          // Targets missed: more stages would only add latency.
+          InferenceEstimate b1 = e;
+          evaluate_batch(m, w, c, b1, 1);
+          if (!out.best_batch1_tpot_s || b1.tpot_s < *out.best_batch1_tpot_s) {
+            out.best_batch1_tpot_s = b1.tpot_s;
+            out.best_batch1_option = fmt::format("{} with tp {}{}", inst.name, tp, pp > 1 ? fmt::format(" x pp {}", pp) : "");
+          }
+          target_problem = fmt::format("tp {}{}: {}", tp, pp > 1 ? fmt::format(" pp {}", pp) : "", problem);
+          break;
+        }
+        ServingRow row;
+        row.instance = &inst;
+        row.accelerator = &acc;
+        row.estimate = e;
+        size_service(row, w);
+        // Track the fastest batch-1 figure also over feasible options.
+        if (!out.best_batch1_tpot_s || e.tpot_s < *out.best_batch1_tpot_s) {
+          InferenceEstimate b1 = e;
+          evaluate_batch(m, w, c, b1, 1);
+          if (!out.best_batch1_tpot_s || b1.tpot_s < *out.best_batch1_tpot_s) {
+            out.best_batch1_tpot_s = b1.tpot_s;
+            out.best_batch1_option = fmt::format("{} with tp {}", inst.name, tp);
+          }
+        }
+        if (row.instances > r.max_instances) {
+          constraint_problem = fmt::format("tp {}: the load needs {} instances (--max-instances {})", tp, row.instances, r.max_instances);
+          break;
+        }
+        auto odc = serving_cost(row, w, od), spc = serving_cost(row, w, spot);
+        row.on_demand_usd_per_hour = odc.usd_per_hour;
+        row.spot_usd_per_hour = spc.usd_per_hour;
+        const ServingCost& ranked = r.pricing == Pricing::spot ? spc : odc;
+        row.ranked_usd_per_hour = ranked.usd_per_hour;
+        row.usd_per_million_output_tokens = ranked.usd_per_million_output_tokens;
+        row.usd_per_million_input_tokens = ranked.usd_per_million_input_tokens;
+        if (r.budget_usd && (!ranked.usd_per_month || *ranked.usd_per_month > *r.budget_usd)) {
+          constraint_problem = ranked.usd_per_month ? fmt::format("tp {}: ${:.0f} per month is over the ${:.0f} budget", tp, *ranked.usd_per_month, *r.budget_usd)
+                                                    : "price unknown, so the budget cannot be checked";
+          break;
+        }
+        if (pp > 1)
+          out.notes.push_back(fmt::format("{}: {} in {} weights does not fit one instance ({}), so it is pipelined over {}{}", inst.name,
+                                          human_params(m.total_params()), to_string(w.weights), memory_problem, pp,
+                                          lighter_fit(inst, acc)));
+        out.rows.push_back(std::move(row));
+        any = true;
+        break;  // the smallest pipeline that fits
+      }
+    }
+    if (any) continue;
+    std::string reason = !constraint_problem.empty() ? constraint_problem : !target_problem.empty() ? target_problem : memory_problem;
+    if (reason.empty()) reason = "no valid tensor-parallel layout for this model";
+    if (constraint_problem.empty() && target_problem.empty()) {
+      reason = fmt::format("{} in {} weights does not fit with up to {} instance(s): {}", human_params(m.total_params()),
+                           to_string(w.weights), r.max_instances, memory_problem);
+      reason += lighter_fit(inst, acc);
+    }
+    out.rejections.push_back({inst.name, reason});
+  }
+
+  for (auto& a : out.rows) {
+    if (!a.ranked_usd_per_hour) continue;
+    a.pareto = std::none_of(out.rows.begin(), out.rows.end(), [&](const ServingRow& b) {
+      if (!b.ranked_usd_per_hour) return false;
+      const double ta = a.estimate.tpot_s, tb = b.estimate.tpot_s, ca = *a.ranked_usd_per_hour, cb = *b.ranked_usd_per_hour;
+      return tb <= ta && cb <= ca && (tb < ta || cb < ca);
+    });
+  }
+  auto cost = [&](const ServingRow& x) {
+    if (!w.requests_per_second) return x.usd_per_million_output_tokens.value_or(1e300);
+    return x.ranked_usd_per_hour.value_or(1e300);
+  };
+  auto key = [](const ServingRow& x) { return std::tuple(x.instance->name, x.estimate.layout.tp, x.estimate.layout.pp); };
+  std::stable_sort(out.rows.begin(), out.rows.end(), [&](const ServingRow& a, const ServingRow& b) {
+    switch (r.sort_by) {
+      case SortBy::time:
+        if (a.estimate.tpot_s != b.estimate.tpot_s) return a.estimate.tpot_s < b.estimate.tpot_s;
+        break;
+      case SortBy::cost_per_token:
+        if (a.usd_per_million_output_tokens.value_or(1e300) != b.usd_per_million_output_tokens.value_or(1e300))
+          return a.usd_per_million_output_tokens.value_or(1e300) < b.usd_per_million_output_tokens.value_or(1e300);
+        break;
+      case SortBy::pareto:
+        if (a.pareto != b.pareto) return a.pareto;
+        if (a.pareto && a.estimate.tpot_s != b.estimate.tpot_s) return a.estimate.tpot_s < b.estimate.tpot_s;
+        [[fallthrough]];
+      case SortBy::cost:
+        if (cost(a) != cost(b)) return cost(a) < cost(b);
+        break;
+    }
+    return key(a) < key(b);
+  });
+  std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
+  return out;
+}
+
+}  // namespace gpuadvisor

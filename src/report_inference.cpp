@@ -1,0 +1,255 @@
+// Inference reports: the serving table of `recommend --task inference` and
+// the breakdown of `estimate --task inference` (docs/json.md §Inference).
+#include <fmt/format.h>
+
+#include "gpuadvisor/communication.hpp"
+#include "gpuadvisor/compute.hpp"
+#include "gpuadvisor/report.hpp"
+#include "report_detail.hpp"
+
+namespace gpuadvisor {
+
+using namespace report_detail;
+
+namespace {
+
+Cell latency_cell(double s) {
+  if (s < 0.01) return {fmt::format("{:.1f}ms", s * 1e3), sig6(s)};
+  if (s < 10) return {fmt::format("{:.0f}ms", s * 1e3), sig6(s)};
+  return {fmt::format("{:.1f}s", s), sig6(s)};
+}
+
+Cell opt_money(std::optional<double> v) { return money(v); }
+
+Cell per_million(std::optional<double> v) {
+  if (!v) return {"unknown", std::monostate{}};
+  return {fmt::format("{:.3g}", *v), sig6(*v)};
+}
+
+std::string layout_text(const ServingLayout& l) { return l.pp > 1 ? fmt::format("TP{} PP{}", l.tp, l.pp) : fmt::format("TP{}", l.tp); }
+
+std::string precision_text(const InferenceWorkload& w, const ServingPrecision& p) {
+  return fmt::format("{}{} (kv {})", to_string(w.weights), p.weight_only ? fmt::format(", {} math", to_string(p.compute)) : "",
+                     to_string(w.kv_cache));
+}
+
+ordered_json workload_json(const InferenceWorkload& w) {
+  ordered_json j;
+  j["task"] = "inference";
+  j["mode"] = to_string(w.mode);
+  j["prompt_tokens"] = w.prompt_tokens;
+  j["prompt_tokens_p95"] = w.prompt_tokens_p95;
+  j["output_tokens"] = w.output_tokens;
+  j["output_tokens_p95"] = w.output_tokens_p95;
+  j["reasoning_tokens"] = w.reasoning_tokens;
+  j["samples"] = w.samples;
+  j["test_time_multiplier"] = sig6(w.test_time_multiplier());
+  j["requests_per_second"] = w.requests_per_second ? ordered_json(sig6(*w.requests_per_second)) : ordered_json(nullptr);
+  j["concurrency"] = w.concurrency ? ordered_json(*w.concurrency) : ordered_json(nullptr);
+  j["max_ttft_s"] = w.max_ttft_s ? ordered_json(*w.max_ttft_s) : ordered_json(nullptr);
+  j["max_tpot_s"] = w.max_tpot_s ? ordered_json(*w.max_tpot_s) : ordered_json(nullptr);
+  j["weights"] = to_string(w.weights);
+  j["kv_cache"] = to_string(w.kv_cache);
+  return j;
+}
+
+ordered_json assumptions_json(const ModelSpec& m, const InferenceWorkload& w) {
+  ordered_json a = ordered_json::array();
+  for (const auto& s : m.assumptions) a.push_back(s);
+  for (const auto& s : w.assumptions) a.push_back(s);
+  return a;
+}
+
+std::string software_text(const Accelerator& a) { return a.software == "neuron" ? "Neuron SDK" : "CUDA"; }
+
+}  // namespace
+
+Table inference_table(const ServingRecommendation& rec, const InferenceContext& ctx) {
+  Table t;
+  t.columns = {{"rank", "#", true},
+               {"instance", "INSTANCE"},
+               {"layout", "TP"},
+               {"precision", "PRECISION", false, true},
+               {"memory_percent", "MEM", true, true},
+               {"max_batch", "MAXB", true, true},
+               {"batch", "BATCH", true, true},
+               {"ttft_s", "TTFT", true},
+               {"tpot_s", "TPOT", true},
+               {"tokens_per_second_per_user", "TOK/S/USER", true, true},
+               {"output_tokens_per_second", "TOK/S/REPL", true, true},
+               {"bound", "BOUND", false, true},
+               {"replicas", "REPL", true},
+               {"instances", "N", true},
+               {"utilisation", "UTIL", true, true},
+               {"usd_per_month", "$/MONTH", true},
+               {"on_demand_usd_per_hour", "OD $/H", true, true},
+               {"on_demand_usd_per_month", "OD $/MONTH", true, true},
+               {"spot_usd_per_month", "SPOT $/MONTH", true, true},
+               {"usd_per_million_output_tokens", "$/M OUT", true},
+               {"usd_per_million_input_tokens", "$/M IN", true, true},
+               {"software", "SOFTWARE", false, true},
+               {"pareto", "PARETO", false, true}};
+  int rank = 0;
+  for (const auto& r : rec.rows) {
+    if (rank >= ctx.request->top) break;
+    ++rank;
+    const auto& e = r.estimate;
+    auto month = [](std::optional<double> h) { return h ? std::optional<double>(*h * kHoursPerMonth) : std::nullopt; };
+    t.rows.push_back({integer(rank), text(r.instance->name), text(layout_text(e.layout)), text(precision_text(*ctx.workload, e.precision)),
+                      pct(e.memory.total_gb() / e.memory.capacity_gb), integer(e.max_batch), integer(e.batch), latency_cell(e.ttft_s),
+                      latency_cell(e.tpot_s), num(e.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
+                      text(e.step.bound()), integer(r.replicas), integer(r.instances), pct(r.utilisation),
+                      opt_money(month(r.ranked_usd_per_hour)), rate(r.on_demand_usd_per_hour), opt_money(month(r.on_demand_usd_per_hour)),
+                      opt_money(month(r.spot_usd_per_hour)), per_million(r.usd_per_million_output_tokens),
+                      per_million(r.usd_per_million_input_tokens), text(software_text(*r.accelerator)),
+                      {r.pareto ? "yes" : "", r.pareto}});
+  }
+  return t;
+}
+
+std::string inference_json_extra(const ServingRecommendation& rec, const InferenceContext& ctx) {
+  ordered_json j;
+  j["model"] = model_json(*ctx.model);
+  j["workload"] = workload_json(*ctx.workload);
+  j["request"] = {{"region", ctx.request->region}, {"pricing", std::string(to_string(ctx.request->pricing))},
+                  {"sort_by", std::string(to_string(ctx.request->sort_by))}, {"top", ctx.request->top},
+                  {"max_instances", ctx.request->max_instances}};
+  j["assumptions"] = assumptions_json(*ctx.model, *ctx.workload);
+  j["options_found"] = rec.rows.size();
+  j["best_batch1_tpot_s"] = rec.best_batch1_tpot_s ? ordered_json(sig6(*rec.best_batch1_tpot_s)) : ordered_json(nullptr);
+  ordered_json rej = ordered_json::array();
+  for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
+  j["cannot_run"] = rej;
+  j["notes"] = rec.notes;
+  return j.dump();
+}
+
+std::string render_inference_estimate(const Catalog& catalog, const InferenceEstimateContext& ctx, const RenderOptions& o) {
+  const ServingRow& row = *ctx.row;
+  const InferenceEstimate& e = row.estimate;
+  const InferenceWorkload& w = *ctx.workload;
+  const Cluster& c = *ctx.cluster;
+  const ServingCost od = serving_cost(row, w, ctx.on_demand_usd_per_hour), spot = serving_cost(row, w, ctx.spot_usd_per_hour);
+  const auto& m = e.memory;
+  if (o.format == Format::json) {
+    ordered_json j = envelope(catalog, "estimate");
+    j["model"] = model_json(*ctx.model);
+    j["workload"] = workload_json(w);
+    j["assumptions"] = assumptions_json(*ctx.model, w);
+    j["instance"] = c.instance->name;
+    j["accelerators_per_replica"] = e.layout.accelerators();
+    j["region"] = ctx.region;
+    j["software"] = software_text(*c.accelerator);
+    j["layout"] = {{"tp", e.layout.tp}, {"pp", e.layout.pp}};
+    j["precision"] = {{"weights", std::string(to_string(w.weights))}, {"compute", std::string(to_string(e.precision.compute))},
+                      {"weight_only", e.precision.weight_only}, {"kv_cache", std::string(to_string(w.kv_cache))}};
+    j["fits"] = e.fits();
+    j["memory"] = {{"per_accelerator_gb", sig6(m.total_gb())}, {"capacity_gb", sig6(m.capacity_gb)}, {"weights_gb", sig6(m.weights_gb)},
+                   {"kv_cache_gb", sig6(m.kv_cache_gb)}, {"workspace_gb", sig6(m.workspace_gb)}, {"reserve_gb", sig6(m.reserve_gb)}};
+    j["inference"] = {{"ttft_s", sig6(e.ttft_s)},
+                      {"ttft_p95_s", sig6(e.prefill_p95_s + e.step.total_s())},
+                      {"tpot_s", sig6(e.tpot_s)},
+                      {"latency_s", sig6(e.latency_s)},
+                      {"tokens_per_second_per_user", sig6(e.tokens_per_second_per_user)},
+                      {"output_tokens_per_second", sig6(e.output_tokens_per_second)},
+                      {"visible_output_tokens_per_second", sig6(e.visible_tokens_per_second)},
+                      {"requests_per_second", sig6(e.requests_per_second)},
+                      {"max_batch", e.max_batch},
+                      {"batch", e.batch},
+                      {"replicas", row.replicas},
+                      {"instances", row.instances},
+                      {"utilisation", sig6(row.utilisation)},
+                      {"prefill_s", sig6(e.prefill_s)},
+                      {"prefill_share", sig6(e.prefill_share)},
+                      {"test_time_multiplier", sig6(w.test_time_multiplier())},
+                      {"decode_step", {{"weights_read_s", sig6(e.step.weights_read_s)}, {"kv_read_s", sig6(e.step.kv_read_s)},
+                                       {"compute_s", sig6(e.step.compute_s)}, {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
+                                       {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)}, {"step_s", sig6(e.step.total_s())},
+                                       {"bound", e.step.bound()}}}};
+    auto opt = [](std::optional<double> v, bool cents) {
+      return v ? ordered_json(cents ? round_cents(*v) : sig6(*v)) : ordered_json(nullptr);
+    };
+    j["cost"] = {{"on_demand_usd_per_hour_per_instance", opt(ctx.on_demand_usd_per_hour, false)},
+                 {"spot_usd_per_hour_per_instance", opt(ctx.spot_usd_per_hour, false)},
+                 {"on_demand_usd_per_hour", opt(od.usd_per_hour, true)},
+                 {"spot_usd_per_hour", opt(spot.usd_per_hour, true)},
+                 {"on_demand_usd_per_month", opt(od.usd_per_month, true)},
+                 {"spot_usd_per_month", opt(spot.usd_per_month, true)},
+                 {"usd_per_million_output_tokens", opt(od.usd_per_million_output_tokens, false)},
+                 {"usd_per_million_input_tokens", opt(od.usd_per_million_input_tokens, false)},
+                 {"spot_usd_per_million_output_tokens", opt(spot.usd_per_million_output_tokens, false)},
+                 {"pricing_note", "usd_per_million_* use on-demand prices; a month is 720 hours"}};
+    return j.dump(2) + "\n";
+  }
+  Table t;
+  t.columns = {{"section", "SECTION"}, {"item", "ITEM"}, {"value", "VALUE", true}, {"unit", "UNIT"}};
+  auto add = [&](std::string s, std::string i, Cell v, std::string u) { t.rows.push_back({text(s), text(i), v, text(u)}); };
+  add("config", "replica", text(fmt::format("{} x {}, {}", e.layout.pp, c.instance->name, layout_text(e.layout))), "");
+  add("config", "accelerators per replica", integer(e.layout.accelerators()), c.accelerator->name + " (" + software_text(*c.accelerator) + ")");
+  add("config", "precision", text(precision_text(w, e.precision)), "");
+  add("config", "test-time multiplier", num(w.test_time_multiplier(), 2),
+      fmt::format("{} sample(s) x ({:.0f} output + {:.0f} reasoning) / {:.0f}", w.samples, w.output_tokens, w.reasoning_tokens, w.output_tokens));
+  add("memory", "weights", num(m.weights_gb, 2), "GB per accelerator");
+  add("memory", "KV cache at the batch", num(m.kv_cache_gb, 2), "GB");
+  add("memory", "workspace", num(m.workspace_gb, 2), "GB");
+  add("memory", "runtime reserve", num(m.reserve_gb, 2), "GB");
+  add("memory", "total", num(m.total_gb(), 2), "GB");
+  add("memory", "capacity", num(m.capacity_gb, 2), e.fits() ? "GB (fits)" : "GB (DOES NOT FIT)");
+  add("memory", "max batch", integer(e.max_batch), "sequences");
+  add("decode", "batch", integer(e.batch), "sequences in flight");
+  add("decode", "weights read", latency_cell(e.step.weights_read_s), "per step");
+  add("decode", "KV read", latency_cell(e.step.kv_read_s), "per step");
+  add("decode", "compute", latency_cell(e.step.compute_s), "per step");
+  add("decode", "tensor-parallel all-reduce", latency_cell(e.step.tensor_parallel_s), "per step");
+  if (e.step.pipeline_p2p_s > 0) add("decode", "pipeline p2p", latency_cell(e.step.pipeline_p2p_s), "per step");
+  add("decode", "step", latency_cell(e.step.total_s()), e.step.bound() + "-bound");
+  add("latency", "time to first token", latency_cell(e.ttft_s), "mean prompt, no queueing");
+  add("latency", "time per output token", latency_cell(e.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", e.prefill_share * 100));
+  add("latency", "request latency", latency_cell(e.latency_s), "TTFT + generated tokens x TPOT");
+  add("throughput", "tokens/s per user", num(e.tokens_per_second_per_user, 1), "");
+  add("throughput", "output tokens/s per replica", num(e.output_tokens_per_second, 0), "generated, all samples");
+  add("throughput", "requests/s per replica", num(e.requests_per_second, 3), "");
+  add("service", "replicas", integer(row.replicas), w.requests_per_second ? fmt::format("for {:.3g} requests/s", *w.requests_per_second) : "no load given");
+  add("service", "instances", integer(row.instances), fmt::format("utilisation {:.0f}%", row.utilisation * 100));
+  add("cost", "on-demand per hour", money(od.usd_per_hour), ctx.region);
+  add("cost", "on-demand per month", money(od.usd_per_month), "720 h");
+  add("cost", "spot per month", money(spot.usd_per_month), "no interruptions");
+  add("cost", "per million output tokens", per_million(od.usd_per_million_output_tokens), "USD, on-demand");
+  add("cost", "per million input tokens", per_million(od.usd_per_million_input_tokens), "USD, the same bill per prompt token");
+  RenderOptions wide = o;
+  wide.wide = true;
+  return render_table(t, catalog, "estimate", "items", wide);
+}
+
+std::string explain_inference(const InferenceEstimateContext& ctx) {
+  const InferenceEstimate& e = ctx.row->estimate;
+  const InferenceWorkload& w = *ctx.workload;
+  const ModelSpec& m = *ctx.model;
+  const Accelerator& a = *ctx.cluster->accelerator;
+  const ServingLayout& l = e.layout;
+  std::string out = "How these numbers were computed (docs/methodology.md §Inference):\n";
+  out += fmt::format("  weights = {:.4g} params ({:.4g} embeddings at 2 bytes, the rest at {:.4g} bytes) / (tp {} x pp {}) = {:.2f} GB\n",
+                     m.total_params(), m.embedding_params(), bytes_per_weight(w.weights), l.tp, l.pp, e.memory.weights_gb);
+  out += fmt::format("  KV per token per rank = {} = {:.0f} bytes; per sequence at mean occupancy (prompt + generated/2 = {:.0f} tokens)\n",
+                     m.uses_mla() ? "layers x (kv_lora_rank + rope_dim) x bytes" : "2 x layers x ceil(kv_heads/tp) x head_dim x bytes",
+                     kv_cache_bytes_per_token(m, w.kv_cache, l.tp), w.prompt_tokens + w.generated_tokens_per_sequence() / 2);
+  out += fmt::format("  max batch = (capacity {:.1f} - weights - workspace {:.2f} - reserve {:.2f}) / KV per sequence = {}\n",
+                     e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb, e.max_batch);
+  out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "
+                     "+ all-reduces {:.2f} ms = {:.2f} ms\n",
+                     e.batch, e.step.weights_read_s * 1e3, e.step.kv_read_s * 1e3, a.memory_bandwidth_gb_per_s,
+                     a.efficiency.memory_bandwidth_fraction, e.step.compute_s * 1e3, a.tflops(e.precision.compute).value_or(0),
+                     to_string(e.precision.compute), e.step.tensor_parallel_s * 1e3, e.step.total_s() * 1e3);
+  out += fmt::format("  prefill = (2 N_matmul P + 2 L w P^2) / (tp x peak x efficiency) = {:.1f} ms alone; {:.1f} ms of replica time under load\n",
+                     e.prefill_s * 1e3, e.prefill_gpu_s_per_request * 1e3);
+  out += fmt::format("  replica requests/s = 1 / (prefill {:.1f} ms + samples {} x {:.0f} tokens x step / batch) = {:.3f}\n",
+                     e.prefill_gpu_s_per_request * 1e3, w.samples, w.generated_tokens_per_sequence(), e.requests_per_second);
+  out += fmt::format("  TPOT = step / (1 - prefill share {:.2f}) = {:.2f} ms; TTFT = prefill + one step = {:.1f} ms\n", e.prefill_share,
+                     e.tpot_s * 1e3, e.ttft_s * 1e3);
+  out += fmt::format("  replicas = ceil(load / requests/s per replica), rounded up to whole instances = {} on {} instance(s)\n",
+                     ctx.row->replicas, ctx.row->instances);
+  out += "  $/M output tokens = service $/h / (served requests/h x output tokens) x 1e6\n";
+  return out;
+}
+
+}  // namespace gpuadvisor

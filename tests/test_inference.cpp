@@ -1,0 +1,226 @@
+// Inference physics and the serving search: hand-computed KV-cache sizes and
+// decode bounds, sizing guidance, monotonicity and test-time compute.
+#include <catch2/catch.hpp>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/inference.hpp"
+#include "gpuadvisor/inference_search.hpp"
+
+using namespace gpuadvisor;
+
+namespace {
+const Catalog& cat() {
+  static const Catalog c = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+  return c;
+}
+const ModelSpec& model(const char* name) { return *find_model_preset(name); }
+InferenceWorkload offline(double prompt = 1024, double output = 256) {
+  InferenceRequest r;
+  r.mode = ServingMode::offline;
+  r.prompt_tokens = prompt;
+  r.output_tokens = output;
+  return make_inference_workload(r);
+}
+Cluster cluster(const char* instance, int count = 1) {
+  const Instance* i = cat().find_instance(instance);
+  return Cluster{i, &cat().accelerator_of(*i), count};
+}
+}  // namespace
+
+TEST_CASE("KV cache per token, Llama-2-70B with GQA (hand-computed)") {
+  const ModelSpec& m = model("llama-2-70b");
+  // 2 (K and V) x 80 layers x 8 KV heads x 128 head dim x 2 bytes = 327,680 bytes.
+  CHECK(kv_cache_bytes_per_token(m, Precision::bf16, 1) == 327680);
+  // tp 8: one KV head per rank.
+  CHECK(kv_cache_bytes_per_token(m, Precision::bf16, 8) == 40960);
+  // tp 16: KV heads are replicated, never fewer than one per rank.
+  CHECK(kv_cache_bytes_per_token(m, Precision::bf16, 16) == 40960);
+  CHECK(kv_cache_bytes_per_token(m, Precision::fp8, 1) == 163840);
+}
+
+TEST_CASE("KV cache per token, Llama-2-7B without GQA (hand-computed)") {
+  const ModelSpec& m = model("llama-2-7b");
+  // 2 x 32 layers x 32 heads x 128 x 2 bytes = 524,288 bytes (0.5 MiB per token).
+  CHECK(kv_cache_bytes_per_token(m, Precision::bf16, 1) == 524288);
+  CHECK(kv_cache_bytes_per_token(m, Precision::bf16, 4) == 131072);
+}
+
+TEST_CASE("weight bytes by format, with group scales (hand-computed)") {
+  const ModelSpec& m = model("llama-2-7b");
+  const double n = m.total_params(), emb = m.embedding_params();  // 6,738,415,616 and 262,144,000
+  CHECK(n == 6738415616.0);
+  CHECK(inference_weight_bytes(m, WeightFormat::bf16) == Approx(2 * n));
+  CHECK(inference_weight_bytes(m, WeightFormat::int8) == Approx(2 * emb + (n - emb)));
+  // int4: 0.5 byte + fp16 scale and 4-bit zero per group of 128 = 0.51953125 bytes.
+  CHECK(kBytesInt4 == Approx(0.51953125));
+  CHECK(inference_weight_bytes(m, WeightFormat::int4) == Approx(2 * emb + (n - emb) * 0.51953125));
+  CHECK(kBytesFp4 == Approx(0.5625));
+}
+
+TEST_CASE("batch-1 decode is bound by reading the weights once (Llama-2-7B on one A10G)") {
+  const ModelSpec& m = model("llama-2-7b");
+  Cluster c = cluster("g5.xlarge");
+  InferenceWorkload w = offline(128, 128);
+  std::string problem;
+  InferenceEstimate e = estimate_inference(m, w, c, ServingLayout{1, 1}, 1, &problem);
+  REQUIRE(problem.empty());
+  // 13.477 GB / (600 GB/s x 0.80) = 28.08 ms.
+  CHECK(e.step.weights_read_s == Approx(2 * 6738415616.0 / 480e9).epsilon(1e-9));
+  CHECK(e.step.bound() == "memory bandwidth");
+  CHECK(e.step.total_s() == Approx(e.step.weights_read_s + e.step.kv_read_s));
+  // KV read at batch 1: (128 + 64) tokens x 524,288 bytes / 480 GB/s.
+  CHECK(e.step.kv_read_s == Approx(192 * 524288.0 / 480e9));
+  CHECK(e.tpot_s >= e.step.total_s());
+}
+
+TEST_CASE("max batch is what the free memory holds at mean occupancy (hand-computed)") {
+  const ModelSpec& m = model("llama-2-7b");
+  Cluster c = cluster("g5.xlarge");
+  InferenceWorkload w = offline(1024, 256);
+  InferenceEstimate e = estimate_inference(m, w, c, ServingLayout{1, 1}, std::nullopt, nullptr);
+  const double capacity = 22 * 1.073741824;
+  const double reserve = 1 + 0.05 * capacity;
+  const double weights = 2 * 6738415616.0 / 1e9;
+  const double workspace = (2048 * 2 * (4.0 * 4096 + 2 * 11008) + 1024.0 * 32000 * 4) / 1e9;
+  const double per_sequence = (1024 + 128) * 524288.0 / 1e9;
+  CHECK(e.max_batch == static_cast<int>((capacity - weights - workspace - reserve) / per_sequence));
+  CHECK(e.max_batch == 12);
+}
+
+TEST_CASE("sizing guidance comes out of the physics") {
+  RecommendRequest r;
+  r.top = 100;
+  SECTION("7B in bf16 fits one A10G (g5.xlarge) and one Inferentia2 (inf2.xlarge)") {
+    InferenceWorkload w = make_inference_workload({});
+    auto rec = recommend_inference(model("llama-2-7b"), w, cat(), r);
+    bool g5 = false, inf2 = false;
+    for (const auto& row : rec.rows) {
+      if (row.instance->name == "g5.xlarge" && row.estimate.layout.pp == 1) g5 = true;
+      if (row.instance->name == "inf2.xlarge" && row.estimate.layout.pp == 1) inf2 = true;
+    }
+    CHECK(g5);
+    CHECK(inf2);
+  }
+  SECTION("13B in bf16 does not fit 24 GB; the int8 alternative is offered") {
+    InferenceWorkload w = make_inference_workload({});
+    r.families = {"g5"};
+    auto rec = recommend_inference(model("llama-2-13b"), w, cat(), r);
+    bool noted = false;
+    for (const auto& n : rec.notes)
+      if (n.rfind("g5.xlarge:", 0) == 0 && n.find("--weights int8 fits") != std::string::npos) noted = true;
+    CHECK(noted);
+    for (const auto& row : rec.rows)
+      if (row.instance->accelerator_count == 1) CHECK(row.estimate.layout.pp > 1);
+    InferenceRequest q;
+    q.weights = WeightFormat::int8;
+    auto rec8 = recommend_inference(model("llama-2-13b"), make_inference_workload(q), cat(), r);
+    bool one = false;
+    for (const auto& row : rec8.rows)
+      if (row.instance->name == "g5.xlarge" && row.estimate.layout.pp == 1) one = true;
+    CHECK(one);
+  }
+  SECTION("70B in bf16 needs several GPUs") {
+    InferenceWorkload w = make_inference_workload({});
+    auto rec = recommend_inference(model("llama-2-70b"), w, cat(), r);
+    REQUIRE(!rec.rows.empty());
+    for (const auto& row : rec.rows) {
+      const double memory_gb = row.estimate.layout.accelerators() * row.accelerator->memory_usable_gb();
+      CHECK(memory_gb > 138);  // 69B x 2 bytes
+      if (row.accelerator->memory_usable_gb() < 138) CHECK(row.estimate.layout.accelerators() > 1);
+    }
+  }
+}
+
+TEST_CASE("more load never needs fewer replicas") {
+  const ModelSpec& m = model("llama-3-8b");
+  RecommendRequest r;
+  r.families = {"g6e", "p5"};
+  r.top = 1000;
+  std::map<std::string, int> last;
+  for (double rps : {0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0, 200.0}) {
+    InferenceRequest q;
+    q.requests_per_second = rps;
+    auto rec = recommend_inference(m, make_inference_workload(q), cat(), r);
+    for (const auto& row : rec.rows) {
+      const std::string key = row.instance->name + "/" + std::to_string(row.estimate.layout.tp);
+      CHECK(row.replicas >= last[key]);
+      CHECK(row.instances * row.instance->accelerator_count >= row.replicas * row.estimate.layout.accelerators());
+      CHECK(row.utilisation <= 1.0 + 1e-9);
+      last[key] = row.replicas;
+    }
+  }
+}
+
+TEST_CASE("test-time compute multiplies the generated tokens and the cost") {
+  const ModelSpec& m = model("llama-3-8b");
+  Cluster c = cluster("p5.48xlarge");
+  InferenceRequest plain;
+  plain.mode = ServingMode::offline;
+  plain.output_tokens = 250;
+  InferenceRequest thinking = plain;
+  thinking.samples = 4;
+  thinking.reasoning_tokens = 1000;
+  InferenceWorkload a = make_inference_workload(plain), b = make_inference_workload(thinking);
+  CHECK(a.test_time_multiplier() == 1);
+  CHECK(b.test_time_multiplier() == Approx(20));  // 4 x (250 + 1000) / 250
+  CHECK(b.generated_tokens_per_request() == 5000);
+  InferenceEstimate ea = estimate_inference(m, a, c, ServingLayout{1, 1}, 64, nullptr);
+  InferenceEstimate eb = estimate_inference(m, b, c, ServingLayout{1, 1}, 64, nullptr);
+  // Same batch: per request, 20x the decode work; capacity drops accordingly.
+  CHECK(eb.requests_per_second < ea.requests_per_second / 10);
+  CHECK(eb.visible_tokens_per_second < ea.visible_tokens_per_second / 10);
+  CHECK(eb.output_tokens_per_second == Approx(eb.requests_per_second * 5000));
+  CHECK(eb.latency_s > ea.latency_s * 2);  // 5x the tokens per sequence; less prefill interference per token
+}
+
+TEST_CASE("latency targets bind the batch; an impossible target is reported with the best figure") {
+  const ModelSpec& m = model("llama-3-8b");
+  Cluster c = cluster("p5.48xlarge");
+  InferenceRequest q;
+  q.max_tpot_s = 0.030;
+  InferenceWorkload w = make_inference_workload(q);
+  std::string problem;
+  InferenceEstimate e = estimate_inference(m, w, c, ServingLayout{1, 1}, std::nullopt, &problem);
+  REQUIRE(problem.empty());
+  CHECK(e.tpot_s <= 0.030);
+  if (e.batch < e.max_batch) {
+    InferenceEstimate next = e;
+    evaluate_batch(m, w, c, next, e.batch + 1);
+    CHECK(next.tpot_s > 0.030);  // the largest batch that meets the target
+  }
+  q.max_tpot_s = 0.0001;
+  w = make_inference_workload(q);
+  e = estimate_inference(m, w, c, ServingLayout{1, 1}, std::nullopt, &problem);
+  CHECK(problem.find("even at batch 1") != std::string::npos);
+  RecommendRequest r;
+  auto rec = recommend_inference(m, w, cat(), r);
+  CHECK(rec.rows.empty());
+  REQUIRE(rec.best_batch1_tpot_s);
+  CHECK(*rec.best_batch1_tpot_s > 0.0001);
+}
+
+TEST_CASE("inference workload defaults and errors") {
+  InferenceWorkload w = make_inference_workload({});
+  CHECK(w.prompt_tokens == kDefaultPromptTokens);
+  CHECK(w.output_tokens == kDefaultOutputTokens);
+  CHECK(*w.max_tpot_s == kDefaultMaxTpotS);
+  CHECK(*w.max_ttft_s == kDefaultMaxTtftS);
+  CHECK_FALSE(make_inference_workload(InferenceRequest{.mode = ServingMode::offline}).max_tpot_s);
+  InferenceRequest r;
+  r.output_tokens_per_day = 86400.0 * 256 * 2;  // 2 requests per second of 256 output tokens
+  CHECK(*make_inference_workload(r).requests_per_second == Approx(2));
+  r.requests_per_second = 1;
+  CHECK_THROWS_AS(make_inference_workload(r), InputError);
+  InferenceRequest p95;
+  p95.prompt_tokens = 1000;
+  p95.prompt_tokens_p95 = 500;
+  CHECK_THROWS_AS(make_inference_workload(p95), InputError);
+  InferenceRequest both;
+  both.max_tpot_s = 0.05;
+  both.min_tokens_per_second_per_user = 20;
+  CHECK_THROWS_AS(make_inference_workload(both), InputError);
+  InferenceRequest per_user;
+  per_user.min_tokens_per_second_per_user = 20;
+  CHECK(*make_inference_workload(per_user).max_tpot_s == Approx(0.05));
+}
