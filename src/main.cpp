@@ -261,7 +261,9 @@ int run_recommend_inference(const ModelSpec& m, const InferenceWorkload& w, cons
                              r.region, w.requests_per_second ? " at the given load" : " at full utilisation of one instance");
     std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
     if (!result.notes.empty()) std::cout << "\nNotes:\n";
-    for (const auto& n : result.notes) std::cout << "  " << n << "\n";
+    const size_t limit = g.wide ? result.notes.size() : 6;
+    for (size_t i = 0; i < result.notes.size() && i < limit; ++i) std::cout << "  " << result.notes[i] << "\n";
+    if (result.notes.size() > limit) std::cout << fmt::format("  ... {} more (--wide or --format json for all)\n", result.notes.size() - limit);
   }
   if (explain) {
     const ServingRow& top = result.rows.front();
