@@ -4,14 +4,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/files.hpp"
 
 namespace gpuadvisor {
+
+namespace {
+const std::set<std::string> kTopLevelKeys{"schema_version", "catalog_version", "prices_as_of", "currency", "description",
+                                          "sources", "accelerators", "instances", "notes", "$comment"};
+}
 
 extern const char* const embedded_catalog_json;
 extern const std::size_t embedded_catalog_json_size;
@@ -91,14 +98,7 @@ std::string_view embedded_catalog_text() {
   return std::string_view(embedded_catalog_json, embedded_catalog_json_size);
 }
 
-CatalogSource read_catalog_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open catalog file (missing or unreadable)", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("{}: error while reading the file", path));
-  return {path, ss.str()};
-}
+CatalogSource read_catalog_file(const std::string& path) { return {path, read_input_file(path, "a catalog file")}; }
 
 std::optional<long> days_between(std::string_view a, std::string_view b) {
   auto parse = [](std::string_view s) -> std::optional<long> {
@@ -406,6 +406,8 @@ Catalog load_catalog(const CatalogSource& base, const std::vector<CatalogSource>
   Catalog cat;
   cat.origins = origins;
   Ctx top{base.origin, ""};
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (!kTopLevelKeys.count(it.key())) top.fail(it.key(), "unknown top-level key");
   const json& sv = require(doc, "schema_version", top);
   if (!sv.is_number_integer()) top.fail("schema_version", "expected an integer");
   cat.schema_version = sv.get<int>();

@@ -120,6 +120,17 @@ void print_table(const Table& t, const Catalog& c, std::string_view command, std
   if (hidden > 0 && o.format == Format::table) spdlog::info("{} columns hidden to fit 80 columns; use --wide to see them", hidden);
 }
 
+// An option given with an empty value ("--deadline ''") is an error, never
+// the same as leaving it out.
+void refuse_empty_values(const CLI::App* cmd) {
+  for (const CLI::Option* opt : cmd->get_options()) {
+    if (opt->count() == 0 || opt->get_expected_min() == 0) continue;
+    for (const auto& v : opt->results())
+      if (v.empty()) throw InputError(fmt::format("{}: empty value", opt->get_name()));
+  }
+  for (const CLI::App* sub : cmd->get_subcommands()) refuse_empty_values(sub);
+}
+
 ModelSpec build_model(const ModelOptions& o) {
   int sources = !o.params.empty() + !o.model.empty() + !o.model_config.empty();
   if (sources == 0) throw InputError("give the model: --params 13B, --model NAME (see `gpuadvisor models`) or --model-config config.json");
@@ -448,6 +459,7 @@ int run(int argc, char** argv) {
     return static_cast<int>(ExitCode::input_error);
   }
 
+  refuse_empty_values(&app);
   auto logger = spdlog::stderr_color_mt("gpuadvisor", spdlog::color_mode::never);
   logger->set_pattern("gpuadvisor: %l: %v");
   spdlog::set_default_logger(logger);

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/files.hpp"
 
 namespace gpuadvisor {
 
@@ -162,11 +164,10 @@ const ModelSpec* find_model_preset(std::string_view name) {
 // Hugging Face config.json.
 
 ModelSpec model_from_hf_config(const std::string& path, std::vector<std::string>& warnings) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open model config (missing or unreadable)", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  return model_from_hf_config_text(read_input_file(path, "a config.json"), path, warnings);
+}
+
+ModelSpec model_from_hf_config_text(const std::string& text, const std::string& path, std::vector<std::string>& warnings) {
   if (text.empty()) throw InputError(fmt::format("{}: the file is empty", path));
   json j;
   try {
@@ -284,7 +285,7 @@ ModelSpec model_from_param_count(double params) {
   const double fixed = m.embedding_params() + m.hidden;
   const double per_layer = one.total_params() - fixed;
   m.layers = std::max(1, static_cast<int>(std::lround((params - fixed) / per_layer)));
-  m.name = fmt::format("{:.3g}B-param model", params / 1e9);
+  m.name = params >= 1e12 ? fmt::format("{:.4g}T-param model", params / 1e12) : fmt::format("{:.4g}B-param model", params / 1e9);
   m.source = fmt::format("shape scaled from {} ({})", nearest->name, nearest->source);
   m.assumptions.push_back(fmt::format(
       "shape assumed from the nearest preset {}: {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} "

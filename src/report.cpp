@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
@@ -32,7 +33,10 @@ namespace report_detail {
 // Numbers in JSON keep 6 significant digits (money keeps cents) so that the
 // same inputs always give the same bytes and no spurious precision.
 double sig6(double v) {
-  if (v == 0 || !std::isfinite(v)) return 0;
+  // JSON cannot carry NaN or infinity, and a 0 in their place would be a
+  // silent wrong answer: a non-finite result is a bug, reported as one (exit 1).
+  if (!std::isfinite(v)) throw std::runtime_error("a computed value is not finite (NaN or infinity)");
+  if (v == 0) return 0;
   const double scale = std::pow(10.0, 5 - std::floor(std::log10(std::fabs(v))));
   return std::round(v * scale) / scale;
 }
@@ -52,11 +56,13 @@ std::string thousands(double v, int decimals) {
 
 Cell money(std::optional<double> usd) {
   if (!usd) return {"unknown", std::monostate{}};
+  sig6(*usd);  // refuses NaN and infinity
   double r = round_cents(*usd);
   return {"$" + thousands(r, r >= 1000 ? 0 : 2), r};
 }
 Cell rate(std::optional<double> usd) {
   if (!usd) return {"unknown", std::monostate{}};
+  sig6(*usd);  // refuses NaN and infinity
   return {fmt::format("{:.4g}", *usd), *usd};
 }
 Cell num(double v, int decimals) { return {thousands(v, decimals), sig6(v)}; }

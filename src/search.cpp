@@ -137,9 +137,9 @@ bool excluded(const Instance& inst, const RecommendRequest& r) {
 }
 
 std::string human_params(double p) {
-  if (p >= 1e12) return fmt::format("{:.3g}T", p / 1e12);
-  if (p >= 1e9) return fmt::format("{:.3g}B", p / 1e9);
-  return fmt::format("{:.3g}M", p / 1e6);
+  if (p >= 1e12) return fmt::format("{:.4g}T", p / 1e12);
+  if (p >= 1e9) return fmt::format("{:.4g}B", p / 1e9);
+  return fmt::format("{:.4g}M", p / 1e6);
 }
 
 Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {

@@ -84,7 +84,9 @@ TrainingWorkload make_workload(const WorkloadRequest& r, const ModelSpec& model)
   if (w.global_batch < 1 || w.global_batch > 100'000'000)
     throw InputError(fmt::format("--global-batch: {} is outside [1, 100000000]", w.global_batch));
   if (!(w.epochs > 0) || w.epochs > 1e6) throw InputError("--epochs: must be in (0, 1000000]");
-  if (!(w.tokens >= 1) || w.tokens > 1e16) throw InputError(fmt::format("--tokens: {:.3g} is outside [1, 1e16]", w.tokens));
+  if (!(w.tokens >= 1) || w.tokens > kMaxTokens)
+    throw InputError(r.tokens ? fmt::format("--tokens: {:.3g} is outside [1, {:.0e}]", w.tokens, kMaxTokens)
+                              : fmt::format("the default of 20 tokens per parameter gives {:.3g} tokens, over the {:.0e} limit; set --tokens", w.tokens, kMaxTokens));
   if (w.lora_rank < 1 || w.lora_rank > 65536) throw InputError("--lora-rank: must be in [1, 65536]");
   return w;
 }

@@ -280,3 +280,41 @@ TEST_CASE("cli: inference input errors exit 2") {
     CHECK(r.err.find("error") != std::string::npos);
   }
 }
+
+TEST_CASE("cli: bad files and repeated or empty flags exit 2 with a clear message") {
+  // A directory, a file over the size limit, deep nesting, an unknown top-level key.
+  Run dir = run("--catalog . catalog");
+  CHECK(dir.code == 2);
+  CHECK(dir.err.find("is a directory") != std::string::npos);
+  const std::string big = "gpuadvisor_test_big_" + std::to_string(getpid()) + ".json";
+  {
+    std::ofstream f(big, std::ios::binary);
+    f << "{";
+    f.seekp(33'000'000);
+    f << "}";
+  }
+  Run large = run("--catalog " + big + " catalog");
+  std::remove(big.c_str());
+  CHECK(large.code == 2);
+  CHECK(large.err.find("larger than") != std::string::npos);
+  const std::string deep = "gpuadvisor_test_deep_" + std::to_string(getpid()) + ".json";
+  {
+    std::ofstream f(deep);
+    f << std::string(100000, '[') << std::string(100000, ']');
+  }
+  Run nested = run("--catalog " + deep + " catalog");
+  Run nested_config = run("recommend --task lora --model-config " + deep);
+  std::remove(deep.c_str());
+  CHECK(nested.code == 2);
+  CHECK(nested_config.code == 2);
+  Run unknown_key = run("--catalog " + data("bad_unknown_top_key.json") + " catalog");
+  CHECK(unknown_key.code == 2);
+  CHECK(unknown_key.err.find("unknown top-level key") != std::string::npos);
+  Run twice = run("recommend --params 13B --params 7B --task lora");
+  CHECK(twice.code == 2);
+  Run empty = run("recommend --params '' --task lora");
+  CHECK(empty.code == 2);
+  CHECK(empty.err.find("--params: empty value") != std::string::npos);
+  CHECK(run("recommend --params 13B --task lora --deadline ''").code == 2);
+  CHECK(run("recommend --params 100T --task lora --max-instances 1").code == 3);  // huge but valid: nothing fits, no crash
+}

@@ -120,7 +120,8 @@ struct CatalogSource {
 };
 Catalog load_catalog(const CatalogSource& base, const std::vector<CatalogSource>& overlays = {});
 
-// Reads a file into a CatalogSource; InputError if it is missing or unreadable.
+// Reads a file into a CatalogSource; InputError if it is missing, unreadable,
+// a directory or larger than kMaxInputFileBytes.
 CatalogSource read_catalog_file(const std::string& path);
 
 // Days between two YYYY-MM-DD dates (b - a); nullopt if either is malformed.

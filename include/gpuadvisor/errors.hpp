@@ -24,4 +24,8 @@ class NothingFitsError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Input files (catalogs, overlays, config.json, price files) larger than this
+// are refused with a clear error rather than read (the built-in catalog is ~100 KB).
+inline constexpr unsigned long long kMaxInputFileBytes = 32'000'000;
+
 }  // namespace gpuadvisor

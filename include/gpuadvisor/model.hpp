@@ -59,6 +59,8 @@ const ModelSpec* find_model_preset(std::string_view name);
 // Reads a Hugging Face config.json. Unknown keys and contradictions are
 // appended to `warnings` (never ignored silently); missing essentials throw.
 ModelSpec model_from_hf_config(const std::string& path, std::vector<std::string>& warnings);
+// The same from the file's text; `path` names it in messages.
+ModelSpec model_from_hf_config_text(const std::string& text, const std::string& path, std::vector<std::string>& warnings);
 
 // A dense shape for `params` parameters scaled from the nearest preset; the
 // choice is recorded in `assumptions`.

@@ -56,6 +56,7 @@ struct WorkloadRequest {
 
 inline constexpr double kChinchillaTokensPerParam = 20;
 inline constexpr double kDefaultFinetuneTokens = 100e6;
+inline constexpr double kMaxTokens = 1e17;  // training tokens per epoch: 20 per parameter of a 5,000T model
 
 TrainingWorkload make_workload(const WorkloadRequest& request, const ModelSpec& model);
 

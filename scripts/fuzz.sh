@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Bounded fuzzing of every parser with libFuzzer (clang from Debian's packages).
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+# Builds ./build-fuzz with clang, ASan and UBSan, runs each target on a copy of
+# its seed corpus in fuzz/corpus/<target>/, and stops at the first crash
+# (the reproducer is written to build-fuzz/crash-*). Every crash found becomes
+# a regression test (tests/data/ + a Catch2 case) before it is fixed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+pkgs=(clang libclang-rt-14-dev cmake libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev catch2)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUADVISOR_FUZZ=ON \
+  -DGPUADVISOR_BUILD_TESTS=OFF -DGPUADVISOR_BUILD_BENCH=OFF >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_quantity fuzz_catalog fuzz_hf_config
+for t in quantity catalog hf_config; do
+  work="build-fuzz/corpus-$t"
+  mkdir -p "$work"
+  cp -n fuzz/corpus/$t/* "$work"/ 2>/dev/null || true
+  echo "fuzz_$t: ${seconds}s"
+  (cd build-fuzz && ./fuzz_$t -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+     -print_final_stats=1 "corpus-$t" 2>&1 | tail -4)
+done

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The test command (README and .ci/run): installs what the build needs, builds,
+# runs the Catch2 suite, then builds again with AddressSanitizer and
+# UndefinedBehaviorSanitizer (./build-asan) and runs the whole suite there too.
+#   scripts/test.sh            both
+#   scripts/test.sh --quick    the normal build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+ctest --test-dir build --output-on-failure -j"$(nproc)"
+if [ "${1:-}" != "--quick" ]; then
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUADVISOR_SANITIZE=ON -DGPUADVISOR_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-asan -j"$(nproc)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+fi
