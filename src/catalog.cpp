@@ -100,6 +100,16 @@ std::string_view embedded_catalog_text() {
 
 CatalogSource read_catalog_file(const std::string& path) { return {path, read_input_file(path, "a catalog file")}; }
 
+std::optional<double> interruption_bucket_monthly_fraction(std::string_view bucket) {
+  // The upper edge of each Spot Instance Advisor range (">20%" taken as 30%).
+  if (bucket == "<5%") return 0.05;
+  if (bucket == "5-10%") return 0.10;
+  if (bucket == "10-15%") return 0.15;
+  if (bucket == "15-20%") return 0.20;
+  if (bucket == ">20%") return 0.30;
+  return std::nullopt;
+}
+
 std::optional<long> days_between(std::string_view a, std::string_view b) {
   auto parse = [](std::string_view s) -> std::optional<long> {
     int y, m, d;
@@ -295,6 +305,18 @@ PriceQuote parse_quote(const json& j, const Ctx& ctx, const std::map<std::string
   }
   q.note = opt_string(j, "note", ctx);
   if (q.status != "listed" && q.note.empty()) ctx.fail("note", "a missing price must say why");
+  if (j.contains("interruption")) {
+    if (!spot) ctx.fail("interruption", "only a spot price has an interruption frequency");
+    const json& r = j["interruption"];
+    if (!r.is_object()) ctx.fail("interruption", "expected an object with bucket, as_of and source");
+    q.interruption_bucket = req_string(r, "bucket", ctx);
+    if (!interruption_bucket_monthly_fraction(q.interruption_bucket))
+      ctx.fail("interruption", fmt::format("bucket '{}' is not one of <5%, 5-10%, 10-15%, 15-20%, >20%", q.interruption_bucket));
+    q.interruption_as_of = req_string(r, "as_of", ctx);
+    check_date(q.interruption_as_of, "interruption.as_of", ctx);
+    q.interruption_source = req_string(r, "source", ctx);
+    if (!sources.count(q.interruption_source)) ctx.fail("interruption", fmt::format("unknown source key '{}'", q.interruption_source));
+  }
   return q;
 }
 

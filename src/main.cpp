@@ -63,6 +63,7 @@ constexpr const char* kInferenceFlags[] = {"--prompt-tokens", "--prompt-tokens-p
 
 struct RecommendOptions {
   std::string sort_by = "pareto", deadline, budget, region = "us-east-1", pricing = "on-demand";
+  std::string checkpoint_storage = "fsx-lustre", checkpoint_gb_per_s, restart_minutes;
   int top = 10;
   int max_instances = 512;
   std::vector<std::string> families, exclude;
@@ -210,14 +211,19 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o) {
   return make_inference_workload(r);
 }
 
+bool given(const CLI::App* cmd, const char* flag) {
+  const CLI::Option* o = cmd->get_option_no_throw(flag);
+  return o && o->count() > 0;
+}
+
 // Flags of the other kind of task are refused rather than ignored.
 void check_task_flags(const CLI::App* cmd, bool inference) {
   if (inference) {
     for (const char* f : kTrainingFlags)
-      if (cmd->count(f)) throw InputError(fmt::format("{} is a training flag; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)", f));
+      if (given(cmd, f)) throw InputError(fmt::format("{} is a training flag; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)", f));
   } else {
     for (const char* f : kInferenceFlags)
-      if (cmd->count(f)) throw InputError(fmt::format("{} applies to --task inference only", f));
+      if (given(cmd, f)) throw InputError(fmt::format("{} applies to --task inference only", f));
   }
 }
 
@@ -344,6 +350,21 @@ int run_estimate_inference(const ModelSpec& m, const InferenceWorkload& w, const
   return 0;
 }
 
+void add_interruption_options(CLI::App* cmd, RecommendOptions& o) {
+  const char* g = "Interruptions (spot reclaims, hardware failures)";
+  cmd->add_option("--checkpoint-storage", o.checkpoint_storage, "s3 | fsx-lustre (default) | efs | local-nvme")->group(g);
+  cmd->add_option("--checkpoint-gb-per-s", o.checkpoint_gb_per_s, "Override the storage's write bandwidth for the whole job, GB/s")->group(g);
+  cmd->add_option("--restart-minutes", o.restart_minutes, "Time to restart after an interruption (default 10)")->group(g);
+}
+
+void apply_interruption_options(const RecommendOptions& o, RecommendRequest& r) {
+  auto s = checkpoint_storage_from_string(o.checkpoint_storage);
+  if (!s) throw InputError(fmt::format("--checkpoint-storage: '{}' is not one of s3, fsx-lustre, efs, local-nvme", o.checkpoint_storage));
+  r.checkpoint_storage = *s;
+  if (!o.checkpoint_gb_per_s.empty()) r.checkpoint_write_gb_per_s = parse_number(o.checkpoint_gb_per_s, "--checkpoint-gb-per-s", 1e-3, 1e6);
+  if (!o.restart_minutes.empty()) r.restart_s = parse_number(o.restart_minutes, "--restart-minutes", 0, 1e5) * 60;
+}
+
 void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   const char* g = "Inference (--task inference)";
   cmd->add_option("--prompt-tokens", o.prompt_tokens, "Prompt tokens per request, mean (default 1024)")->group(g);
@@ -428,6 +449,23 @@ int run(int argc, char** argv) {
   rec->add_option("--region", ro.region, "Region for prices (default us-east-1)")->group("Constraints");
   rec->add_option("--pricing", ro.pricing, "on-demand (default) | spot: the price used for ranking and the budget")->group("Constraints");
   rec->add_flag("--explain", ro.explain, "Print the top row's formulas with the numbers filled in");
+  add_interruption_options(rec, ro);
+
+  // cost: the finance table for the same options
+  CLI::App* cost = app.add_subcommand("cost", "Finance view of a training job: on-demand vs spot with expected interruptions, savings, break-even rate");
+  ModelOptions cmo;
+  WorkloadOptions cwo;
+  RecommendOptions co;
+  add_model_options(cost, cmo);
+  add_workload_options(cost, cwo);
+  cost->add_option("--top", co.top, "Rows (default 10)")->group("Ranking");
+  cost->add_option("--sort-by", co.sort_by, "pareto (default) | time | cost | cost-per-token")->group("Ranking");
+  cost->add_option("--max-instances", co.max_instances, "Largest instance count to consider (default 512)")->group("Constraints");
+  cost->add_option("--family", co.families, "Only these families (repeatable)")->group("Constraints");
+  cost->add_option("--exclude", co.exclude, "Skip these instance types or families (repeatable)")->group("Constraints");
+  cost->add_option("--region", co.region, "Region for prices (default us-east-1)")->group("Constraints");
+  cost->add_option("--pricing", co.pricing, "on-demand (default) | spot: the price used for ranking")->group("Constraints");
+  add_interruption_options(cost, co);
 
   // estimate
   CLI::App* est = app.add_subcommand("estimate", "Explain one configuration in full: memory, time, cost");
@@ -553,6 +591,7 @@ int run(int argc, char** argv) {
         throw InputError(fmt::format("--exclude: '{}' is neither an instance type nor a family in the catalog", x));
     if (!ro.deadline.empty()) r.deadline_hours = parse_duration_hours(ro.deadline, "--deadline");
     if (!ro.budget.empty()) r.budget_usd = parse_usd(ro.budget, "--budget");
+    apply_interruption_options(ro, r);
     if (inference) {
       if (!ro.deadline.empty()) throw InputError("--deadline applies to training; for a service give --max-ttft/--max-tpot and the load");
       if (!rec->count("--sort-by")) r.sort_by = SortBy::cost;
@@ -574,7 +613,7 @@ int run(int argc, char** argv) {
     print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
                 format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
     if (format == Format::table || format == Format::markdown) {
-      std::cout << fmt::format("\n{} options found; top {} shown, ranked by {} ({} prices, {}). Costs in USD; spot assumes no interruptions.\n",
+      std::cout << fmt::format("\n{} options found; top {} shown, ranked by {} ({} prices, {}). Costs in USD; SPOT assumes no interruptions (`gpuadvisor cost` adds them).\n",
                                result.rows.size(), std::min<size_t>(result.rows.size(), r.top), to_string(r.sort_by),
                                to_string(r.pricing), r.region);
       std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
@@ -585,6 +624,43 @@ int run(int argc, char** argv) {
       EstimateContext ectx{&m, &w, &c, &top.estimate, top.on_demand_usd_per_hour, top.spot_usd_per_hour, r.region};
       (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ectx);
     }
+    return 0;
+  }
+  if (*cost) {
+    if (cwo.task == "inference") throw InputError("gpuadvisor cost prices training jobs; for a service use `recommend --task inference` (it shows $/month on-demand and spot)");
+    check_task_flags(cost, false);
+    ModelSpec m = build_model(cmo);
+    TrainingWorkload w = build_workload(cwo, m);
+    RecommendRequest r;
+    r.region = co.region;
+    auto pricing = pricing_from_string(co.pricing);
+    if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot", co.pricing));
+    r.pricing = *pricing;
+    auto sort = sort_by_from_string(co.sort_by);
+    if (!sort) throw InputError(fmt::format("--sort-by: '{}' is not one of pareto, time, cost, cost-per-token", co.sort_by));
+    r.sort_by = *sort;
+    if (co.top < 1) throw InputError("--top: must be at least 1");
+    if (co.max_instances < 1 || co.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
+    r.top = co.top;
+    r.max_instances = co.max_instances;
+    r.families = co.families;
+    r.exclude = co.exclude;
+    apply_interruption_options(co, r);
+    for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
+    for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
+    Recommendation result = recommend(m, w, catalog, r);
+    RecommendContext ctx{&m, &w, &r};
+    if (result.rows.empty()) {
+      std::cerr << render_rejections_text(result.rejections, 100);
+      throw NothingFitsError(fmt::format("no instance type can run {} of {}", to_string(w.task), m.name));
+    }
+    print_table(cost_table(result, ctx), catalog, "cost", "options", g,
+                format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
+    if (format == Format::table || format == Format::markdown)
+      std::cout << fmt::format("\nUSD, {} prices as of {}. Spot expected cost includes reclaims at the Spot Advisor bucket's upper edge "
+                               "and hardware failures, checkpoints to {} every Daly-optimal interval and {:.0f} min restarts; "
+                               "BREAK-EVEN is the monthly interruption rate above which on-demand is cheaper.\n",
+                               r.region, catalog.prices_as_of, to_string(r.checkpoint_storage), r.restart_s / 60);
     return 0;
   }
   if (*est) {

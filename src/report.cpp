@@ -421,6 +421,58 @@ ordered_json assumptions_json(const ModelSpec& m, const TrainingWorkload& w) {
 }
 }  // namespace report_detail
 
+namespace {
+Cell break_even_cell(const RecommendRow& r) {
+  if (r.break_even_monthly_interruption) return pct(*r.break_even_monthly_interruption);
+  if (r.spot_expected_cost_usd && r.on_demand_expected_cost_usd) return {"never", std::monostate{}};
+  return {"unknown", std::monostate{}};
+}
+}  // namespace
+
+Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
+  Table t;
+  t.columns = {{"instance", "INSTANCE"},
+               {"count", "N", true},
+               {"hours", "HOURS", true},
+               {"on_demand_usd_per_hour", "OD $/H", true, true},
+               {"on_demand_cost_usd", "ON-DEMAND", true},
+               {"on_demand_expected_hours", "OD EXP H", true, true},
+               {"on_demand_expected_cost_usd", "OD EXP", true, true},
+               {"spot_usd_per_hour", "SPOT $/H", true, true},
+               {"spot_cost_usd", "SPOT (NO INT.)", true, true},
+               {"spot_interruption_bucket", "INTERRUPT", false},
+               {"spot_mtti_hours", "MTTI H", true, true},
+               {"checkpoint_interval_hours", "CKPT H", true, true},
+               {"spot_overhead_fraction", "OVERHEAD", true, true},
+               {"spot_expected_hours", "SPOT EXP H", true, true},
+               {"spot_expected_cost_usd", "SPOT EXP", true},
+               {"spot_savings_usd", "SAVES", true},
+               {"spot_savings_fraction", "SAVES %", true, true},
+               {"break_even_monthly_interruption", "BREAK-EVEN", true}};
+  int rank = 0;
+  for (const auto& r : rec.rows) {
+    if (rank++ >= ctx.request->top) break;
+    std::optional<double> saves, saves_pct;
+    if (r.spot_expected_cost_usd && r.on_demand_expected_cost_usd) {
+      saves = *r.on_demand_expected_cost_usd - *r.spot_expected_cost_usd;
+      saves_pct = *saves / *r.on_demand_expected_cost_usd;
+    }
+    const auto& si = r.spot_interruptions;
+    auto opt_num = [](std::optional<double> v, int d) { return v ? num(*v, d) : Cell{"unknown", std::monostate{}}; };
+    t.rows.push_back({text(r.instance->name), integer(r.count), num(r.estimate.total_hours, 1), rate(r.on_demand_usd_per_hour),
+                      money(r.on_demand_cost_usd), num(r.on_demand_interruptions.expected_hours, 1), money(r.on_demand_expected_cost_usd),
+                      rate(r.spot_usd_per_hour), money(r.spot_cost_usd),
+                      r.spot_interruption_bucket.empty() ? Cell{"unknown", std::monostate{}} : text(r.spot_interruption_bucket),
+                      opt_num(si ? std::optional<double>(si->mtti_hours) : std::nullopt, 1),
+                      opt_num(si ? std::optional<double>(si->interval_hours) : std::nullopt, 2),
+                      si ? pct(si->waste_fraction) : Cell{"unknown", std::monostate{}},
+                      opt_num(si ? std::optional<double>(si->expected_hours) : std::nullopt, 1), money(r.spot_expected_cost_usd),
+                      saves ? Cell{"$" + thousands(round_cents(*saves), 0), round_cents(*saves)} : Cell{"unknown", std::monostate{}},
+                      saves_pct ? pct(*saves_pct) : Cell{"unknown", std::monostate{}}, break_even_cell(r)});
+  }
+  return t;
+}
+
 Table recommendation_table(const Recommendation& rec, const RecommendContext& ctx) {
   Table t;
   t.columns = {{"rank", "#", true},
@@ -438,6 +490,9 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                {"on_demand_cost_usd", "ON-DEMAND", true},
                {"spot_cost_usd", "SPOT", true},
                {"usd_per_million_tokens", "$/MTOK", true, true},
+               {"spot_interruption_bucket", "INTERRUPT", false, true},
+               {"spot_expected_cost_usd", "SPOT EXP", true, true},
+               {"break_even_monthly_interruption", "BREAK-EVEN", true, true},
                {"pareto", "PARETO", false, true}};
   const int top = ctx.request->top;
   int rank = 0;
@@ -450,6 +505,8 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                       text(e.step.bound()), num(e.step.total_s(), 2), num(e.tokens_per_second, 0), pct(e.mfu),
                       hours_cell(e.total_hours), money(r.on_demand_cost_usd), money(r.spot_cost_usd),
                       r.usd_per_million_tokens ? Cell{fmt::format("{:.3g}", *r.usd_per_million_tokens), sig6(*r.usd_per_million_tokens)} : Cell{"unknown", std::monostate{}},
+                      r.spot_interruption_bucket.empty() ? Cell{"unknown", std::monostate{}} : text(r.spot_interruption_bucket),
+                      money(r.spot_expected_cost_usd), break_even_cell(r),
                       {r.pareto ? "yes" : "", r.pareto}});
   }
   return t;
@@ -541,7 +598,7 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
                  {"on_demand_usd", m2(od_cost)}, {"spot_usd", m2(spot_cost)},
                  {"on_demand_usd_per_million_tokens", od_cost ? ordered_json(sig6(*od_cost / mtok)) : ordered_json(nullptr)},
                  {"spot_usd_per_million_tokens", spot_cost ? ordered_json(sig6(*spot_cost / mtok)) : ordered_json(nullptr)},
-                 {"spot_note", "spot cost assumes no interruptions (interruption-aware spot pricing is not modelled yet)"}};
+                 {"spot_note", "spot_usd assumes no interruptions; `gpuadvisor cost` gives the expected cost with reclaims and failures"}};
     return j.dump(2) + "\n";
   }
   Table t;

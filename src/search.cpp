@@ -142,6 +142,39 @@ std::string human_params(double p) {
   return fmt::format("{:.4g}M", p / 1e6);
 }
 
+void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
+  const double hours = row.estimate.total_hours;
+  const int accelerators = row.count * row.instance->accelerator_count;
+  const double write_s = checkpoint_size_gb(m, w) / r.checkpoint_write_gb_per_s.value_or(checkpoint_write_gb_per_s(r.checkpoint_storage, row.count));
+  const double hardware_mtti = hardware_mtti_hours(accelerators);
+  row.on_demand_interruptions = expected_runtime(hours, hardware_mtti, write_s, r.restart_s);
+  if (row.on_demand_usd_per_hour) row.on_demand_expected_cost_usd = *row.on_demand_usd_per_hour * row.count * row.on_demand_interruptions.expected_hours;
+  const RegionPrices* rp = row.instance->prices_in(r.region);
+  if (!rp) return;
+  row.spot_interruption_bucket = rp->spot.interruption_bucket;
+  auto fraction = interruption_bucket_monthly_fraction(rp->spot.interruption_bucket);
+  if (!fraction || !row.spot_usd_per_hour) return;
+  auto spot_at = [&](double p) {
+    const double mtti = 1 / (1 / spot_mtti_hours(p, row.count) + 1 / hardware_mtti);
+    return expected_runtime(hours, mtti, write_s, r.restart_s);
+  };
+  row.spot_interruptions = spot_at(*fraction);
+  row.spot_expected_cost_usd = *row.spot_usd_per_hour * row.count * row.spot_interruptions->expected_hours;
+  if (!row.on_demand_expected_cost_usd) return;
+  auto spot_cost = [&](double p) { return *row.spot_usd_per_hour * row.count * spot_at(p).expected_hours; };
+  if (spot_cost(0.99) <= *row.on_demand_expected_cost_usd) return;  // spot cheaper at any rate
+  if (spot_cost(1e-6) >= *row.on_demand_expected_cost_usd) {
+    row.break_even_monthly_interruption = 0;
+    return;
+  }
+  double lo = 1e-6, hi = 0.99;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (spot_cost(mid) < *row.on_demand_expected_cost_usd ? lo : hi) = mid;
+  }
+  row.break_even_monthly_interruption = lo;
+}
+
 Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   Recommendation out;
   for (const Instance& inst : catalog.instances) {
@@ -180,7 +213,10 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
       const double hours = s.best->total_hours;
       if (od) row.on_demand_cost_usd = *od * count * hours;
       if (spot) row.spot_cost_usd = *spot * count * hours;
-      row.ranked_cost_usd = r.pricing == Pricing::spot ? row.spot_cost_usd : row.on_demand_cost_usd;
+      price_interruptions(row, m, w, r);
+      // Spot ranks by its expected cost with interruptions where the bucket is known.
+      row.ranked_cost_usd = r.pricing == Pricing::spot ? (row.spot_expected_cost_usd ? row.spot_expected_cost_usd : row.spot_cost_usd)
+                                                       : row.on_demand_cost_usd;
       if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
       if (r.deadline_hours && hours > *r.deadline_hours) {
         constraint_reason = fmt::format("misses the {:.0f} h deadline (fastest {:.1f} h at {} instances)", *r.deadline_hours, hours, count);

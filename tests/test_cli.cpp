@@ -318,3 +318,20 @@ TEST_CASE("cli: bad files and repeated or empty flags exit 2 with a clear messag
   CHECK(run("recommend --params 13B --task lora --deadline ''").code == 2);
   CHECK(run("recommend --params 100T --task lora --max-instances 1").code == 3);  // huge but valid: nothing fits, no crash
 }
+
+TEST_CASE("cli: cost prints the finance table in csv and json, and refuses bad storage") {
+  Run csv = run("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --format csv");
+  REQUIRE(csv.code == 0);
+  CHECK(csv.out.rfind("instance,count,hours,on_demand_usd_per_hour,on_demand_cost_usd", 0) == 0);
+  CHECK(csv.out.find("spot_expected_cost_usd") != std::string::npos);
+  CHECK(csv.out.find("break_even_monthly_interruption") != std::string::npos);
+  Run json = run("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --format json");
+  REQUIRE(json.code == 0);
+  auto j = nlohmann::json::parse(json.out);
+  CHECK(j["command"] == "cost");
+  CHECK(j["currency"] == "USD");
+  CHECK(j["options"][0]["on_demand_cost_usd"].is_number());
+  CHECK(run("cost --model llama-3-8b --task pretrain --checkpoint-storage floppy").code == 2);
+  CHECK(run("cost --model llama-3-8b --task pretrain --restart-minutes -5").code == 2);
+  CHECK(run("cost --model llama-3-8b --task inference").code == 2);
+}

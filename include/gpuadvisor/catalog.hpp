@@ -62,7 +62,16 @@ struct PriceQuote {
   std::string source;
   std::string statistic;
   std::string note;
+  // Spot only: the Spot Instance Advisor interruption-frequency range
+  // ("<5%", "5-10%", "10-15%", "15-20%", ">20%" per month), empty if unknown.
+  std::string interruption_bucket;
+  std::string interruption_as_of;
+  std::string interruption_source;
 };
+
+// The monthly interruption fraction a Spot Advisor range stands for (its upper
+// edge; ">20%" as 30%), or nullopt for an unknown label.
+std::optional<double> interruption_bucket_monthly_fraction(std::string_view bucket);
 
 struct RegionPrices {
   PriceQuote on_demand;

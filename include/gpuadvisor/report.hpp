@@ -57,6 +57,9 @@ struct RecommendContext {
   const RecommendRequest* request;
 };
 Table recommendation_table(const Recommendation& rec, const RecommendContext& ctx);
+// The finance view of the same rows (`gpuadvisor cost`): on-demand and spot,
+// with expected interruptions, savings and the break-even interruption rate.
+Table cost_table(const Recommendation& rec, const RecommendContext& ctx);
 std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx);
 std::string render_rejections_text(const std::vector<Rejection>& rejections, size_t limit);
 

@@ -7,6 +7,7 @@
 
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/estimate.hpp"
+#include "gpuadvisor/interruption.hpp"
 #include "gpuadvisor/pricing.hpp"
 
 namespace gpuadvisor {
@@ -45,6 +46,10 @@ struct RecommendRequest {
   std::optional<double> budget_usd;
   SortBy sort_by = SortBy::pareto;
   int top = 10;
+  // Interruptions (docs/methodology.md §Interruptions).
+  CheckpointStorage checkpoint_storage = CheckpointStorage::fsx_lustre;
+  std::optional<double> checkpoint_write_gb_per_s;  // overrides the storage default
+  double restart_s = kDefaultRestartMinutes * 60;
 };
 
 struct RecommendRow {
@@ -57,8 +62,21 @@ struct RecommendRow {
   std::optional<double> spot_cost_usd;
   std::optional<double> ranked_cost_usd;         // under the requested pricing
   std::optional<double> usd_per_million_tokens;  // under the requested pricing
+  // Expected with interruptions: hardware failures on-demand, reclaims plus
+  // failures on spot (empty when the spot interruption bucket is unknown).
+  InterruptionCost on_demand_interruptions;
+  std::optional<double> on_demand_expected_cost_usd;
+  std::optional<InterruptionCost> spot_interruptions;
+  std::optional<double> spot_expected_cost_usd;
+  std::string spot_interruption_bucket;
+  // Monthly interruption fraction above which on-demand is cheaper than spot
+  // (nullopt: spot is cheaper at any rate up to 99%, or a price is unknown).
+  std::optional<double> break_even_monthly_interruption;
   bool pareto = false;
 };
+
+// Fills a row's expected-interruption figures from its estimate and prices.
+void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r);
 
 struct Rejection {
   std::string instance;
