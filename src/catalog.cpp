@@ -100,6 +100,17 @@ std::string_view embedded_catalog_text() {
 
 CatalogSource read_catalog_file(const std::string& path) { return {path, read_input_file(path, "a catalog file")}; }
 
+bool valid_commitment_name(std::string_view name) {
+  for (const char* kind : {"compute-savings-plan-", "ec2-savings-plan-", "reserved-standard-", "reserved-convertible-"}) {
+    if (name.rfind(kind, 0) != 0) continue;
+    std::string_view rest = name.substr(std::string_view(kind).size());
+    for (const char* term : {"1yr-", "3yr-"})
+      for (const char* pay : {"no-upfront", "partial-upfront", "all-upfront"})
+        if (rest == std::string(term) + pay) return true;
+  }
+  return false;
+}
+
 std::optional<double> interruption_bucket_monthly_fraction(std::string_view bucket) {
   // The upper edge of each Spot Instance Advisor range (">20%" taken as 30%).
   if (bucket == "<5%") return 0.05;
@@ -357,6 +368,27 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
     rp.on_demand = parse_quote(require(*it, "on_demand", pctx), octx, sources, false);
     Ctx sctx{ctx.origin, pctx.entry + ".spot"};
     rp.spot = parse_quote(require(*it, "spot", pctx), sctx, sources, true);
+    if (it->contains("commitments")) {
+      const json& cs = (*it)["commitments"];
+      Ctx cctx{ctx.origin, pctx.entry + ".commitments"};
+      if (!cs.is_object()) cctx.fail("commitments", "expected an object keyed by commitment name");
+      for (auto c = cs.begin(); c != cs.end(); ++c) {
+        Ctx qctx{ctx.origin, cctx.entry + "." + c.key()};
+        if (!valid_commitment_name(c.key()))
+          qctx.fail("name", "expected <compute-savings-plan|ec2-savings-plan|reserved-standard|reserved-convertible>-<1yr|3yr>-<no|partial|all>-upfront");
+        if (!c->is_object()) qctx.fail("name", "expected an object");
+        CommitmentQuote q;
+        q.usd_per_hour = req_nonnegative(*c, "usd_per_hour", qctx);
+        q.upfront_usd = c->contains("upfront_usd") ? req_nonnegative(*c, "upfront_usd", qctx) : 0;
+        q.term_years = c.key().find("-3yr-") != std::string::npos ? 3 : 1;
+        q.as_of = req_string(*c, "as_of", qctx);
+        check_date(q.as_of, "as_of", qctx);
+        q.source = req_string(*c, "source", qctx);
+        if (!sources.count(q.source)) qctx.fail("source", fmt::format("unknown source key '{}'", q.source));
+        if (q.effective_usd_per_hour() <= 0) qctx.fail("usd_per_hour", "a commitment with no cost");
+        rp.commitments[c.key()] = q;
+      }
+    }
     i.prices[it.key()] = rp;
   }
   return i;

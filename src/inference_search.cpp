@@ -134,7 +134,8 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
         auto odc = serving_cost(row, w, od), spc = serving_cost(row, w, spot);
         row.on_demand_usd_per_hour = odc.usd_per_hour;
         row.spot_usd_per_hour = spc.usd_per_hour;
-        const ServingCost& ranked = r.pricing == Pricing::spot ? spc : odc;
+        // A service runs all month: a commitment's effective rate applies as is.
+        const ServingCost ranked = serving_cost(row, w, hourly_rate(inst, r.region, r.pricing));
         row.ranked_usd_per_hour = ranked.usd_per_hour;
         row.usd_per_million_output_tokens = ranked.usd_per_million_output_tokens;
         row.usd_per_million_input_tokens = ranked.usd_per_million_input_tokens;

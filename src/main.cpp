@@ -11,7 +11,9 @@
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/files.hpp"
 #include "gpuadvisor/inference_search.hpp"
+#include "gpuadvisor/price_import.hpp"
 #include "gpuadvisor/model.hpp"
 #include "gpuadvisor/pricing.hpp"
 #include "gpuadvisor/quantity.hpp"
@@ -31,6 +33,7 @@ struct GlobalOptions {
   bool wide = false;
   int verbose = 0;
   bool quiet = false;
+  std::vector<std::string> discounts;
 };
 
 struct ModelOptions {
@@ -63,7 +66,7 @@ constexpr const char* kInferenceFlags[] = {"--prompt-tokens", "--prompt-tokens-p
 
 struct RecommendOptions {
   std::string sort_by = "pareto", deadline, budget, region = "us-east-1", pricing = "on-demand";
-  std::string checkpoint_storage = "fsx-lustre", checkpoint_gb_per_s, restart_minutes;
+  std::string checkpoint_storage = "fsx-lustre", checkpoint_gb_per_s, restart_minutes, chart;
   int top = 10;
   int max_instances = 512;
   std::vector<std::string> families, exclude;
@@ -93,7 +96,8 @@ std::string today() {
   return fmt::format("{:04d}-{:02d}-{:02d}", int(ymd.year()), unsigned(ymd.month()), unsigned(ymd.day()));
 }
 
-Catalog load(const GlobalOptions& g) {
+// The catalog's files: the base (built in, --catalog or GPUADVISOR_CATALOG) and the overlays.
+std::pair<CatalogSource, std::vector<CatalogSource>> catalog_sources(const GlobalOptions& g) {
   CatalogSource base{"<embedded catalog>", std::string(embedded_catalog_text())};
   std::string file = g.catalog_file;
   if (file.empty())
@@ -101,7 +105,15 @@ Catalog load(const GlobalOptions& g) {
   if (!file.empty()) base = read_catalog_file(file);
   std::vector<CatalogSource> overlays;
   for (const auto& f : g.catalog_add) overlays.push_back(read_catalog_file(f));
+  return {base, overlays};
+}
+
+Catalog load(const GlobalOptions& g) {
+  auto [base, overlays] = catalog_sources(g);
   Catalog c = load_catalog(base, overlays);
+  Discounts d;
+  for (const auto& x : g.discounts) add_discount(d, x);
+  apply_discounts(c, d);
   if (auto age = days_between(c.prices_as_of, today()); age && *age > kStalePriceDays)
     spdlog::warn("prices are {} days old (as of {}); refresh them or pass --catalog-add with current prices", *age, c.prices_as_of);
   return c;
@@ -250,8 +262,14 @@ void add_workload_options(CLI::App* cmd, WorkloadOptions& o) {
   cmd->add_flag("--no-flash-attention", o.no_flash_attention, "Store attention scores (no fused attention kernel)")->group("Workload");
 }
 
+void write_chart(const std::string& path, const Chart& chart) {
+  if (path.empty()) return;
+  write_file_atomically(path, render_svg(chart));
+  spdlog::info("wrote the chart to {}", path);
+}
+
 int run_recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog, const RecommendRequest& r,
-                            bool explain, const GlobalOptions& g) {
+                            bool explain, const std::string& chart_path, const GlobalOptions& g) {
   const Format format = parse_format(g);
   for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
   for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
@@ -271,6 +289,7 @@ int run_recommend_inference(const ModelSpec& m, const InferenceWorkload& w, cons
     throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints{}", m.name, best));
   }
   print_table(inference_table(result, ctx), catalog, "recommend", "options", g, extra);
+  write_chart(chart_path, inference_chart(result, ctx));
   if (format == Format::table || format == Format::markdown) {
     std::cout << fmt::format("\n{} options found; top {} shown, ranked by {} ({} prices, {}). USD; a month is 720 h; $/M OUT is per "
                              "visible output token{}.\n",
@@ -355,6 +374,7 @@ void add_interruption_options(CLI::App* cmd, RecommendOptions& o) {
   cmd->add_option("--checkpoint-storage", o.checkpoint_storage, "s3 | fsx-lustre (default) | efs | local-nvme")->group(g);
   cmd->add_option("--checkpoint-gb-per-s", o.checkpoint_gb_per_s, "Override the storage's write bandwidth for the whole job, GB/s")->group(g);
   cmd->add_option("--restart-minutes", o.restart_minutes, "Time to restart after an interruption (default 10)")->group(g);
+  cmd->add_option("--chart", o.chart, "Also write an SVG scatter of time against cost with the Pareto frontier to this file")->group("Output");
 }
 
 void apply_interruption_options(const RecommendOptions& o, RecommendRequest& r) {
@@ -408,6 +428,7 @@ int run(int argc, char** argv) {
   app.add_flag("--wide", g.wide, "Show every column in tables");
   app.add_flag("-v,--verbose", g.verbose, "More detail on stderr (repeat for debug)");
   app.add_flag("-q,--quiet", g.quiet, "Only errors on stderr");
+  app.add_option("--discount", g.discounts, "Negotiated discount off on-demand and commitment prices: 15%, or per family p5=20% (repeatable)");
 
   // catalog
   CLI::App* cat = app.add_subcommand("catalog", "List the instance catalog; `catalog show NAME`, `catalog validate FILE`");
@@ -430,6 +451,20 @@ int run(int argc, char** argv) {
 
   CLI::App* models = app.add_subcommand("models", "List the model presets");
 
+  // prices import
+  CLI::App* prices = app.add_subcommand("prices", "Price files: `prices import` writes a catalog overlay from AWS price files");
+  prices->require_subcommand(1);
+  CLI::App* import = prices->add_subcommand("import", "Read AWS price files offline and write a catalog overlay for --catalog-add");
+  std::vector<std::string> offer_files, sp_files, spot_files, advisor_files;
+  std::string import_output, import_as_of, import_region;
+  import->add_option("--offer-file", offer_files, "AWS Price List EC2 offer file (JSON): on-demand and reserved rates (repeatable)");
+  import->add_option("--savings-plans-file", sp_files, "AWS Savings Plans offer file (JSON) (repeatable)");
+  import->add_option("--spot-history", spot_files, "Output of `aws ec2 describe-spot-price-history --output json` (repeatable)");
+  import->add_option("--spot-advisor", advisor_files, "The Spot Instance Advisor's spot-advisor-data.json (repeatable)");
+  import->add_option("--output", import_output, "The overlay to write (replaced atomically)")->required();
+  import->add_option("--as-of", import_as_of, "Date for files that carry none, YYYY-MM-DD (default today)");
+  import->add_option("--region", import_region, "Region of Savings Plans rates whose usage type names none");
+
   // recommend
   CLI::App* rec = app.add_subcommand("recommend", "Rank instance types and counts for a training job or a service by time and cost");
   ModelOptions mo;
@@ -447,7 +482,7 @@ int run(int argc, char** argv) {
   rec->add_option("--family", ro.families, "Only these families (repeatable)")->group("Constraints");
   rec->add_option("--exclude", ro.exclude, "Skip these instance types or families (repeatable)")->group("Constraints");
   rec->add_option("--region", ro.region, "Region for prices (default us-east-1)")->group("Constraints");
-  rec->add_option("--pricing", ro.pricing, "on-demand (default) | spot: the price used for ranking and the budget")->group("Constraints");
+  rec->add_option("--pricing", ro.pricing, "on-demand (default) | spot | savings-1y | savings-3y | best: the price used for ranking and the budget")->group("Constraints");
   rec->add_flag("--explain", ro.explain, "Print the top row's formulas with the numbers filled in");
   add_interruption_options(rec, ro);
 
@@ -464,7 +499,7 @@ int run(int argc, char** argv) {
   cost->add_option("--family", co.families, "Only these families (repeatable)")->group("Constraints");
   cost->add_option("--exclude", co.exclude, "Skip these instance types or families (repeatable)")->group("Constraints");
   cost->add_option("--region", co.region, "Region for prices (default us-east-1)")->group("Constraints");
-  cost->add_option("--pricing", co.pricing, "on-demand (default) | spot: the price used for ranking")->group("Constraints");
+  cost->add_option("--pricing", co.pricing, "on-demand (default) | spot | savings-1y | savings-3y | best: the price used for ranking")->group("Constraints");
   add_interruption_options(cost, co);
 
   // estimate
@@ -509,6 +544,31 @@ int run(int argc, char** argv) {
     Catalog c = validate_overlay ? load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())}, {file}) : load_catalog(file);
     std::cout << fmt::format("{}: valid ({} accelerators, {} instances, catalog {}, prices as of {})\n", validate_file,
                              c.accelerators.size(), c.instances.size(), c.catalog_version, c.prices_as_of);
+    return 0;
+  }
+  if (*prices && *import) {
+    auto [base, overlays] = catalog_sources(g);
+    ImportInputs in;
+    in.as_of = import_as_of.empty() ? today() : import_as_of;
+    if (!days_between(in.as_of, in.as_of)) throw InputError(fmt::format("--as-of: '{}' is not a YYYY-MM-DD date", in.as_of));
+    if (!import_region.empty()) in.region = import_region;
+    auto read = [](const std::vector<std::string>& paths, std::vector<PriceFile>& out) {
+      for (const auto& p : paths) out.push_back({p, read_input_file(p, "a price file")});
+    };
+    read(offer_files, in.offer_files);
+    read(sp_files, in.savings_plan_files);
+    read(spot_files, in.spot_histories);
+    read(advisor_files, in.spot_advisors);
+    if (in.offer_files.empty() && in.savings_plan_files.empty() && in.spot_histories.empty() && in.spot_advisors.empty())
+      throw InputError("give at least one of --offer-file, --savings-plans-file, --spot-history, --spot-advisor");
+    ImportResult result = import_prices(base, overlays, in);
+    if (result.prices_written == 0) throw NothingFitsError("no price in these files matches an instance type of the catalog; nothing written");
+    write_file_atomically(import_output, result.overlay_json);
+    Table t;
+    t.columns = {{"file", "FILE"}, {"kind", "KIND"}, {"outcome", "OUTCOME"}, {"detail", "DETAIL"}, {"count", "COUNT", true}};
+    for (const auto& l : result.report) t.rows.push_back({{l.file, l.file}, {l.kind, l.kind}, {l.outcome, l.outcome}, {l.detail, l.detail}, {std::to_string(l.count), static_cast<long long>(l.count)}});
+    print_table(t, load_catalog(base, overlays), "prices import", "report", g);
+    spdlog::info("wrote {} prices to {}; use it with --catalog-add {}", result.prices_written, import_output, import_output);
     return 0;
   }
   const Catalog catalog = load(g);
@@ -572,7 +632,7 @@ int run(int argc, char** argv) {
     RecommendRequest r;
     r.region = ro.region;
     auto pricing = pricing_from_string(ro.pricing);
-    if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot", ro.pricing));
+    if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot, savings-1y, savings-3y, best", ro.pricing));
     r.pricing = *pricing;
     auto sort = sort_by_from_string(ro.sort_by);
     if (!sort) throw InputError(fmt::format("--sort-by: '{}' is not one of pareto, time, cost, cost-per-token", ro.sort_by));
@@ -595,7 +655,7 @@ int run(int argc, char** argv) {
     if (inference) {
       if (!ro.deadline.empty()) throw InputError("--deadline applies to training; for a service give --max-ttft/--max-tpot and the load");
       if (!rec->count("--sort-by")) r.sort_by = SortBy::cost;
-      return run_recommend_inference(m, build_inference_workload(io), catalog, r, ro.explain, g);
+      return run_recommend_inference(m, build_inference_workload(io), catalog, r, ro.explain, ro.chart, g);
     }
     TrainingWorkload w = build_workload(wo, m);
     for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
@@ -612,6 +672,7 @@ int run(int argc, char** argv) {
     }
     print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
                 format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
+    write_chart(ro.chart, recommendation_chart(result, ctx));
     if (format == Format::table || format == Format::markdown) {
       std::cout << fmt::format("\n{} options found; top {} shown, ranked by {} ({} prices, {}). Costs in USD; SPOT assumes no interruptions (`gpuadvisor cost` adds them).\n",
                                result.rows.size(), std::min<size_t>(result.rows.size(), r.top), to_string(r.sort_by),
@@ -634,7 +695,7 @@ int run(int argc, char** argv) {
     RecommendRequest r;
     r.region = co.region;
     auto pricing = pricing_from_string(co.pricing);
-    if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot", co.pricing));
+    if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot, savings-1y, savings-3y, best", co.pricing));
     r.pricing = *pricing;
     auto sort = sort_by_from_string(co.sort_by);
     if (!sort) throw InputError(fmt::format("--sort-by: '{}' is not one of pareto, time, cost, cost-per-token", co.sort_by));
@@ -656,6 +717,7 @@ int run(int argc, char** argv) {
     }
     print_table(cost_table(result, ctx), catalog, "cost", "options", g,
                 format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
+    write_chart(co.chart, recommendation_chart(result, ctx));
     if (format == Format::table || format == Format::markdown)
       std::cout << fmt::format("\nUSD, {} prices as of {}. Spot expected cost includes reclaims at the Spot Advisor bucket's upper edge "
                                "and hardware failures, checkpoints to {} every Daly-optimal interval and {:.0f} min restarts; "

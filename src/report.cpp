@@ -448,7 +448,19 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
                {"spot_expected_cost_usd", "SPOT EXP", true},
                {"spot_savings_usd", "SAVES", true},
                {"spot_savings_fraction", "SAVES %", true, true},
-               {"break_even_monthly_interruption", "BREAK-EVEN", true}};
+               {"break_even_monthly_interruption", "BREAK-EVEN", true},
+               {"savings_1y_usd_per_hour", "1Y $/H", true, true},
+               {"savings_1y_cost_usd", "1Y COMMIT", true, true},
+               {"savings_1y_break_even_utilisation", "1Y UTIL>", true, true},
+               {"savings_3y_usd_per_hour", "3Y $/H", true, true},
+               {"savings_3y_cost_usd", "3Y COMMIT", true, true},
+               {"savings_3y_break_even_utilisation", "3Y UTIL>", true, true}};
+  // A commitment pays off when the covered capacity is used more than
+  // effective rate / on-demand rate of the time.
+  auto break_even_utilisation = [](std::optional<double> commit, std::optional<double> od) {
+    if (!commit || !od || *od <= 0) return Cell{"unknown", std::monostate{}};
+    return pct(*commit / *od);
+  };
   int rank = 0;
   for (const auto& r : rec.rows) {
     if (rank++ >= ctx.request->top) break;
@@ -468,9 +480,28 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
                       si ? pct(si->waste_fraction) : Cell{"unknown", std::monostate{}},
                       opt_num(si ? std::optional<double>(si->expected_hours) : std::nullopt, 1), money(r.spot_expected_cost_usd),
                       saves ? Cell{"$" + thousands(round_cents(*saves), 0), round_cents(*saves)} : Cell{"unknown", std::monostate{}},
-                      saves_pct ? pct(*saves_pct) : Cell{"unknown", std::monostate{}}, break_even_cell(r)});
+                      saves_pct ? pct(*saves_pct) : Cell{"unknown", std::monostate{}}, break_even_cell(r),
+                      rate(r.savings_1y_usd_per_hour), money(r.savings_1y_cost_usd),
+                      break_even_utilisation(r.savings_1y_usd_per_hour, r.on_demand_usd_per_hour), rate(r.savings_3y_usd_per_hour),
+                      money(r.savings_3y_cost_usd), break_even_utilisation(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour)});
   }
   return t;
+}
+
+Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx) {
+  Chart c;
+  c.title = fmt::format("{} {}: time vs cost ({})", ctx.model->name, to_string(ctx.workload->task), ctx.request->region);
+  c.x_label = "total time (hours)";
+  c.y_label = "total cost (USD)";
+  for (const auto& r : rec.rows) {
+    const std::string label = fmt::format("{} x {}", r.instance->name, r.count);
+    if (r.on_demand_cost_usd) c.points.push_back({label, r.estimate.total_hours, *r.on_demand_cost_usd, "on-demand"});
+    if (r.spot_expected_cost_usd)
+      c.points.push_back({label, r.spot_interruptions->expected_hours, *r.spot_expected_cost_usd, "spot, expected with interruptions"});
+    else if (r.spot_cost_usd)
+      c.points.push_back({label, r.estimate.total_hours, *r.spot_cost_usd, "spot, no interruptions (range unknown)"});
+  }
+  return c;
 }
 
 Table recommendation_table(const Recommendation& rec, const RecommendContext& ctx) {

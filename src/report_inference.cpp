@@ -107,6 +107,19 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
   return t;
 }
 
+Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& ctx) {
+  Chart c;
+  c.title = fmt::format("{} serving: time per output token vs monthly cost ({})", ctx.model->name, ctx.request->region);
+  c.x_label = "time per output token (s)";
+  c.y_label = "USD per 30-day month";
+  for (const auto& r : rec.rows) {
+    const std::string label = fmt::format("{} {} x {}", r.instance->name, layout_text(r.estimate.layout), r.instances);
+    if (r.on_demand_usd_per_hour) c.points.push_back({label, r.estimate.tpot_s, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand"});
+    if (r.spot_usd_per_hour) c.points.push_back({label, r.estimate.tpot_s, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions"});
+  }
+  return c;
+}
+
 std::string inference_json_extra(const ServingRecommendation& rec, const InferenceContext& ctx) {
   ordered_json j;
   j["model"] = model_json(*ctx.model);

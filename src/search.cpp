@@ -142,6 +142,25 @@ std::string human_params(double p) {
   return fmt::format("{:.4g}M", p / 1e6);
 }
 
+void rank_cost(RecommendRow& row, Pricing pricing) {
+  // Spot ranks by its expected cost with interruptions where the range is
+  // known (else the snapshot cost); "best" takes the cheapest known, counting
+  // spot only where its expected cost is known.
+  const std::optional<double> spot = row.spot_expected_cost_usd ? row.spot_expected_cost_usd : row.spot_cost_usd;
+  const std::pair<Pricing, std::optional<double>> options[] = {{Pricing::on_demand, row.on_demand_cost_usd},
+                                                               {Pricing::spot, pricing == Pricing::best ? row.spot_expected_cost_usd : spot},
+                                                               {Pricing::savings_1y, row.savings_1y_cost_usd},
+                                                               {Pricing::savings_3y, row.savings_3y_cost_usd}};
+  row.ranked_cost_usd.reset();
+  for (const auto& [p, cost] : options) {
+    if (pricing != Pricing::best && p != pricing) continue;
+    if (cost && (!row.ranked_cost_usd || *cost < *row.ranked_cost_usd)) {
+      row.ranked_cost_usd = cost;
+      row.ranked_pricing = std::string(to_string(p));
+    }
+  }
+}
+
 void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
   const double hours = row.estimate.total_hours;
   const int accelerators = row.count * row.instance->accelerator_count;
@@ -214,9 +233,11 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
       if (od) row.on_demand_cost_usd = *od * count * hours;
       if (spot) row.spot_cost_usd = *spot * count * hours;
       price_interruptions(row, m, w, r);
-      // Spot ranks by its expected cost with interruptions where the bucket is known.
-      row.ranked_cost_usd = r.pricing == Pricing::spot ? (row.spot_expected_cost_usd ? row.spot_expected_cost_usd : row.spot_cost_usd)
-                                                       : row.on_demand_cost_usd;
+      row.savings_1y_usd_per_hour = hourly_rate(inst, r.region, Pricing::savings_1y);
+      row.savings_3y_usd_per_hour = hourly_rate(inst, r.region, Pricing::savings_3y);
+      if (row.savings_1y_usd_per_hour) row.savings_1y_cost_usd = *row.savings_1y_usd_per_hour * count * hours;
+      if (row.savings_3y_usd_per_hour) row.savings_3y_cost_usd = *row.savings_3y_usd_per_hour * count * hours;
+      rank_cost(row, r.pricing);
       if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
       if (r.deadline_hours && hours > *r.deadline_hours) {
         constraint_reason = fmt::format("misses the {:.0f} h deadline (fastest {:.1f} h at {} instances)", *r.deadline_hours, hours, count);

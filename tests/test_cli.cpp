@@ -335,3 +335,48 @@ TEST_CASE("cli: cost prints the finance table in csv and json, and refuses bad s
   CHECK(run("cost --model llama-3-8b --task pretrain --restart-minutes -5").code == 2);
   CHECK(run("cost --model llama-3-8b --task inference").code == 2);
 }
+
+TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and never half-writes") {
+  const std::string out = "gpuadvisor_test_overlay_" + std::to_string(getpid()) + ".json";
+  Run r = run("prices import --offer-file " + data("prices/offer_ec2.json") + " --savings-plans-file " + data("prices/savings_plans.json") +
+              " --spot-history " + data("prices/spot_history.json") + " --spot-advisor " + data("prices/spot_advisor.json") + " --output " + out +
+              " --as-of 2026-11-20 --format csv");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("file,kind,outcome,detail,count", 0) == 0);
+  CHECK(r.out.find("Capacity Block") != std::string::npos);
+  CHECK(run("catalog validate --overlay " + out).code == 0);
+  Run cost = run("--catalog-add " + out + " cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --pricing savings-1y --format json");
+  REQUIRE(cost.code == 0);
+  auto j = nlohmann::json::parse(cost.out);
+  CHECK(j["options"][0]["savings_1y_usd_per_hour"] == 35.0);
+  CHECK(j["options"][0]["savings_1y_break_even_utilisation"].get<double>() == Approx(35.0 / 54.0).epsilon(1e-4));
+  // A truncated file: exit 2, the position named, and the previous output left whole.
+  Run bad = run("prices import --offer-file " + data("prices/offer_truncated.json") + " --output " + out);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("not valid JSON at byte") != std::string::npos);
+  CHECK(run("catalog validate --overlay " + out).code == 0);
+  std::remove(out.c_str());
+  CHECK(run("prices import --output " + out).code == 2);  // no input files
+  CHECK(run("prices import --spot-history " + data("prices/spot_history.json") + " --output /nonexistent-dir/x.json").code == 2);
+  CHECK(run("cost --model llama-3-8b --task pretrain --pricing savings-5y").code == 2);
+  CHECK(run("--discount 150% catalog").code == 2);
+}
+
+TEST_CASE("cli: --chart writes an SVG for recommend, cost and inference") {
+  const std::string svg = "gpuadvisor_test_chart_" + std::to_string(getpid()) + ".svg";
+  for (const std::string args : {"recommend --model llama-3-8b --task lora --family p5 --family g6e", "cost --model llama-3-8b --task lora --family p5",
+                                 "recommend --model llama-3-8b --task inference --family g6e"}) {
+    Run r = run(args + " --chart " + svg);
+    INFO(args);
+    REQUIRE(r.code == 0);
+    std::ifstream f(svg);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    CHECK(ss.str().find("<svg") != std::string::npos);
+    CHECK(ss.str().find("class=\"pareto\"") != std::string::npos);
+    CHECK(ss.str().find("on-demand") != std::string::npos);
+    CHECK(ss.str().find("spot") != std::string::npos);
+    std::remove(svg.c_str());
+  }
+  CHECK(run("recommend --model llama-3-8b --task lora --chart /nonexistent-dir/c.svg").code == 2);
+}

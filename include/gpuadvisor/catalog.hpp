@@ -69,13 +69,31 @@ struct PriceQuote {
   std::string interruption_source;
 };
 
+// Whether `name` is a commitment key the catalog accepts.
+bool valid_commitment_name(std::string_view name);
+
 // The monthly interruption fraction a Spot Advisor range stands for (its upper
 // edge; ">20%" as 30%), or nullopt for an unknown label.
 std::optional<double> interruption_bucket_monthly_fraction(std::string_view bucket);
 
+// A commitment's price (Savings Plan or Reserved Instance): the recurring
+// hourly fee and any upfront fee over the term.
+struct CommitmentQuote {
+  double usd_per_hour = 0;  // recurring, per instance-hour
+  double upfront_usd = 0;   // per instance, paid once
+  int term_years = 1;
+  std::string as_of;
+  std::string source;
+  // Upfront spread over the term: hourly + upfront / (years x 8,760 h).
+  double effective_usd_per_hour() const { return usd_per_hour + upfront_usd / (term_years * 8760.0); }
+};
+
 struct RegionPrices {
   PriceQuote on_demand;
   PriceQuote spot;
+  // Keyed "<kind>-<1yr|3yr>-<no|partial|all>-upfront", kind one of
+  // compute-savings-plan, ec2-savings-plan, reserved-standard, reserved-convertible.
+  std::map<std::string, CommitmentQuote> commitments;
 };
 
 struct Instance {

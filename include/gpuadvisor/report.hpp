@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/chart.hpp"
 #include "gpuadvisor/inference_search.hpp"
 #include "gpuadvisor/search.hpp"
 
@@ -60,6 +61,8 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
 // The finance view of the same rows (`gpuadvisor cost`): on-demand and spot,
 // with expected interruptions, savings and the break-even interruption rate.
 Table cost_table(const Recommendation& rec, const RecommendContext& ctx);
+// Time against cost for every option, on-demand and spot (--chart).
+Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx);
 std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx);
 std::string render_rejections_text(const std::vector<Rejection>& rejections, size_t limit);
 
@@ -86,6 +89,8 @@ struct InferenceContext {
   const RecommendRequest* request;
 };
 Table inference_table(const ServingRecommendation& rec, const InferenceContext& ctx);
+// Time per output token against monthly cost, on-demand and spot (--chart).
+Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& ctx);
 std::string inference_json_extra(const ServingRecommendation& rec, const InferenceContext& ctx);
 
 struct InferenceEstimateContext {

@@ -60,7 +60,12 @@ struct RecommendRow {
   std::optional<double> spot_usd_per_hour;
   std::optional<double> on_demand_cost_usd;      // whole job
   std::optional<double> spot_cost_usd;
+  std::optional<double> savings_1y_usd_per_hour;  // cheapest 1-year commitment, effective
+  std::optional<double> savings_3y_usd_per_hour;
+  std::optional<double> savings_1y_cost_usd;      // rate x instances x hours: the commitment is used for the rest of its term
+  std::optional<double> savings_3y_cost_usd;
   std::optional<double> ranked_cost_usd;         // under the requested pricing
+  std::string ranked_pricing;                    // which price the ranking used (for --pricing best)
   std::optional<double> usd_per_million_tokens;  // under the requested pricing
   // Expected with interruptions: hardware failures on-demand, reclaims plus
   // failures on spot (empty when the spot interruption bucket is unknown).
@@ -75,6 +80,8 @@ struct RecommendRow {
   bool pareto = false;
 };
 
+// Sets the row's ranked cost under `pricing` (docs/methodology.md §Cost and ranking).
+void rank_cost(RecommendRow& row, Pricing pricing);
 // Fills a row's expected-interruption figures from its estimate and prices.
 void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r);
 
