@@ -39,6 +39,14 @@ std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWork
   if (w.global_batch % (l.dp * l.micro_batch) != 0)
     return fmt::format("global batch {} is not divisible by dp {} x micro-batch {}", w.global_batch, l.dp, l.micro_batch);
   if (l.zero_stage < 0 || l.zero_stage > 3) return "ZeRO stage must be 0, 1, 2 or 3";
+  if (l.vp < 1) return "vp must be at least 1";
+  if (l.vp > 1) {
+    if (l.pp == 1) return "virtual pipeline stages (vp) need pipeline parallelism (pp > 1)";
+    // Uneven stages are padded (Megatron does), so only at least one layer per virtual stage is needed.
+    if (m.layers < l.pp * l.vp) return fmt::format("pp {} x vp {} exceeds the model's {} layers", l.pp, l.vp, m.layers);
+    if (l.micro_batches(w.global_batch) % l.pp != 0)
+      return fmt::format("an interleaved schedule needs the micro-batches ({}) to be a multiple of pp {}", l.micro_batches(w.global_batch), l.pp);
+  }
   if (l.zero_stage >= 2 && l.pp > 1) return "ZeRO stage 2 and 3 cannot be combined with pipeline parallelism (DeepSpeed/Megatron restriction)";
   if (l.ep > 1) {
     if (!m.is_moe()) return "expert parallelism needs a mixture-of-experts model";
@@ -65,7 +73,21 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   e.hardware_flops_per_token = flops.hardware;
   const double peak = acc.tflops(e.precision).value_or(0) * 1e12;
   e.compute_efficiency = compute_efficiency(acc, e.precision, double(m.hidden) / l.tp, mb_tokens);
-  const double mb_compute_s = flops.hardware * mb_tokens / (l.tp * l.pp) / (peak * e.compute_efficiency);
+  double mb_compute_s = flops.hardware * mb_tokens / (l.tp * l.pp) / (peak * e.compute_efficiency);
+  if (m.is_moe()) {
+    // Routed-expert matrices are narrower (expert_ffn) and each sees only its
+    // share of the tokens the EP group gathers: mb_tokens x ep x k / E. Their
+    // FLOPs (the same 6, or 4 for adapters, per active expert parameter) run
+    // at that size's efficiency.
+    const double expert_params_per_token = double(m.moe_layers()) * m.active_experts * m.expert_mlp_params();
+    const double attention = attention_forward_flops_per_token(m, w.seq_len) * (l.recompute == Recompute::none ? 3 : 4);
+    const double matmul_share = std::max(0.0, 1 - attention / flops.hardware);
+    const double expert_share = matmul_share * std::min(1.0, expert_params_per_token / matmul_params_per_token(m));
+    const double expert_tokens = mb_tokens * l.ep * m.active_experts / m.experts;
+    const double expert_eff = compute_efficiency(acc, e.precision, double(m.expert_ffn) / l.tp, expert_tokens);
+    mb_compute_s = flops.hardware * mb_tokens / (l.tp * l.pp) / peak * ((1 - expert_share) / e.compute_efficiency + expert_share / expert_eff);
+    e.compute_efficiency = flops.hardware * mb_tokens / (l.tp * l.pp) / peak / mb_compute_s;
+  }
 
   // Rank order: tp innermost, then dp (ep inside dp), then pp outermost.
   const double intra = intra_node_gb_per_s(acc);
@@ -100,14 +122,17 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   if (l.pp > 1) {
     const double bytes = 2.0 * m.hidden * mb_tokens / l.tp;
     const double bw = pp_crosses_nodes ? inter_p2p : intra;
-    pp_mb_s = 2 * (bytes / (bw * 1e9) + (pp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS));
+    // Interleaving (vp virtual stages per rank) crosses vp times as many stage boundaries.
+    pp_mb_s = 2 * l.vp * (bytes / (bw * 1e9) + (pp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS));
   }
   const double slot_s = mb_compute_s + tp_mb_s + ep_mb_s + pp_mb_s;
   e.step.compute_s = e.micro_batches * mb_compute_s;
   e.step.tensor_parallel_s = e.micro_batches * tp_mb_s;
   e.step.expert_parallel_s = e.micro_batches * ep_mb_s;
   e.step.pipeline_p2p_s = e.micro_batches * pp_mb_s;
-  e.step.bubble_s = (l.pp - 1) * slot_s;
+  // 1F1B bubble: (pp - 1) micro-batch slots, divided by the virtual stages
+  // of an interleaved schedule (Narayanan et al. 2021, section 2.2.2).
+  e.step.bubble_s = (l.pp - 1) * slot_s / l.vp;
 
   // Data parallel: the trainable parameters' gradients are reduced once per
   // step (all-reduce, or reduce-scatter + all-gather under ZeRO: same volume),

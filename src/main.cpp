@@ -14,6 +14,7 @@
 #include "gpuadvisor/files.hpp"
 #include "gpuadvisor/inference_search.hpp"
 #include "gpuadvisor/price_import.hpp"
+#include "gpuadvisor/validation.hpp"
 #include "gpuadvisor/model.hpp"
 #include "gpuadvisor/pricing.hpp"
 #include "gpuadvisor/quantity.hpp"
@@ -76,7 +77,7 @@ struct RecommendOptions {
 struct EstimateOptions {
   std::string instance, region = "us-east-1";
   int count = 1;
-  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0;
+  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0, vp = 0;
   std::string recompute;
   bool explain = false;
 };
@@ -260,6 +261,109 @@ void add_workload_options(CLI::App* cmd, WorkloadOptions& o) {
   cmd->add_option("--lora-rank", o.lora_rank, "LoRA rank (default 16)")->group("Workload");
   cmd->add_option("--lora-targets", o.lora_targets, "attention | attention+mlp (default attention+mlp)")->group("Workload");
   cmd->add_flag("--no-flash-attention", o.no_flash_attention, "Store attention scores (no fused attention kernel)")->group("Workload");
+}
+
+Cell cell_text(std::string s) { return {s, s}; }
+Cell cell_num(double v, int decimals) { return {fmt::format("{:.{}f}", v, decimals), std::round(v * 1e6) / 1e6}; }
+Cell cell_sig(double v) { return {fmt::format("{:.4g}", v), std::stod(fmt::format("{:.6g}", v))}; }
+Cell cell_pct(double f) { return {fmt::format("{:+.1f}%", f * 100), std::round(f * 1e6) / 1e6}; }
+Cell cell_none(const char* why = "") { return {why, std::monostate{}}; }
+
+Table summary_table(const std::vector<ErrorSummary>& summary) {
+  Table t;
+  t.columns = {{"group", "GROUP"}, {"cases", "CASES", true}, {"median_abs_error", "MEDIAN |ERR|", true}, {"p90_abs_error", "P90 |ERR|", true},
+               {"median_signed_error", "MEDIAN ERR", true}};
+  for (const auto& s : summary)
+    t.rows.push_back({cell_text(s.group), {std::to_string(s.cases), static_cast<long long>(s.cases)}, Cell{fmt::format("{:.1f}%", s.median_abs * 100), std::round(s.median_abs * 1e6) / 1e6},
+                      Cell{fmt::format("{:.1f}%", s.p90_abs * 100), std::round(s.p90_abs * 1e6) / 1e6}, cell_pct(s.median_signed)});
+  return t;
+}
+
+int run_validate(const std::vector<ValidationCase>& cases, const Catalog& catalog, bool all, const GlobalOptions& g) {
+  const Format format = parse_format(g);
+  std::vector<CaseResult> results = run_cases(cases, catalog);
+  Table t;
+  t.columns = {{"id", "ID"}, {"task", "TASK"}, {"model", "MODEL"}, {"system", "SYSTEM"}, {"accelerator", "ACCEL", false, true},
+               {"metric", "METRIC", false, true}, {"measured", "MEASURED", true}, {"predicted", "PREDICTED", true}, {"error", "ERROR", true},
+               {"usable", "USABLE", false, true}, {"source_key", "SOURCE"}, {"source", "PRIMARY SOURCE", false, true},
+               {"note", "NOTE", false, true}};
+  int usable = 0, predicted = 0, disagreements = 0;
+  for (const auto& r : results) {
+    const ValidationCase& c = *r.c;
+    if (c.usable) ++usable;
+    if (!c.usable && !all) continue;
+    if (c.usable && r.predicted) ++predicted;
+    if (c.usable && !r.predicted) ++disagreements;
+    t.rows.push_back({cell_text(c.id), cell_text(c.task), cell_text(c.model_name),
+                      cell_text(c.instances > 1 ? fmt::format("{} x {}", c.instances, c.system) : c.system), cell_text(r.accelerator),
+                      cell_text(std::string(to_string(c.metric))), cell_sig(c.measured), r.predicted ? cell_sig(*r.predicted) : cell_none("-"),
+                      r.predicted ? cell_pct(r.error) : cell_none(c.usable ? "no fit" : "not used"), {c.usable ? "yes" : "no", c.usable},
+                      cell_text(c.source_key), cell_text(c.source), cell_text(!r.problem.empty() ? r.problem : c.reason)});
+  }
+  const auto summary = summarise(results);
+  if (format == Format::json) {
+    std::string extra = "{\"summary\": [";
+    for (size_t i = 0; i < summary.size(); ++i)
+      extra += fmt::format("{}{{\"group\": \"{}\", \"cases\": {}, \"median_abs_error\": {:.6g}, \"p90_abs_error\": {:.6g}, \"median_signed_error\": {:.6g}}}",
+                           i ? ", " : "", summary[i].group, summary[i].cases, summary[i].median_abs, summary[i].p90_abs, summary[i].median_signed);
+    extra += fmt::format("], \"cases_total\": {}, \"cases_usable\": {}, \"cases_predicted\": {}, \"disagreements\": {}}}", cases.size(), usable,
+                         predicted, disagreements);
+    print_table(t, catalog, "validate", "cases", g, extra);
+    return 0;
+  }
+  print_table(t, catalog, "validate", "cases", g);
+  if (format == Format::csv) return 0;
+  std::cout << fmt::format("\n{} cases, {} usable, {} predicted, {} usable without a prediction (disagreements: listed with the reason).\n\n",
+                           cases.size(), usable, predicted, disagreements);
+  print_table(summary_table(summary), catalog, "validate", "summary", g);
+  return 0;
+}
+
+int run_calibrate(const std::vector<ValidationCase>& cases, Catalog catalog, const std::string& output, bool loso, const GlobalOptions& g) {
+  if (loso) {
+    std::set<std::string> sources;
+    for (const auto& c : cases)
+      if (c.usable) sources.insert(c.source_key);
+    Table t;
+    t.columns = {{"source", "LEFT OUT"}, {"cases", "CASES", true}, {"median_abs_error_fitted_without", "MEDIAN |ERR| (FIT WITHOUT)", true},
+                 {"median_abs_error_fitted_with", "MEDIAN |ERR| (FIT WITH ALL)", true},
+                 {"median_abs_error_prior", "MEDIAN |ERR| (PRIORS)", true}};
+    // Both fits start from the priors, not from the catalog's fitted values.
+    reset_to_prior(catalog);
+    Catalog all = catalog;
+    calibrate(all, cases);
+    for (const auto& src : sources) {
+      std::vector<ValidationCase> train, test;
+      for (const auto& c : cases) (c.source_key == src ? test : train).push_back(c);
+      Catalog fitted = catalog;
+      calibrate(fitted, train);
+      auto without = summarise(run_cases(test, fitted)), with = summarise(run_cases(test, all)), prior = summarise(run_cases(test, catalog));
+      if (without.empty()) continue;
+      t.rows.push_back({cell_text(src), {std::to_string(without[0].cases), static_cast<long long>(without[0].cases)},
+                        Cell{fmt::format("{:.1f}%", without[0].median_abs * 100), std::round(without[0].median_abs * 1e6) / 1e6},
+                        Cell{fmt::format("{:.1f}%", with[0].median_abs * 100), std::round(with[0].median_abs * 1e6) / 1e6},
+                        Cell{fmt::format("{:.1f}%", prior[0].median_abs * 100), std::round(prior[0].median_abs * 1e6) / 1e6}});
+    }
+    print_table(t, catalog, "calibrate", "leave_one_source_out", g);
+    return 0;
+  }
+  const auto before = summarise(run_cases(cases, catalog));
+  const auto fitted = calibrate(catalog, cases);
+  const auto after = summarise(run_cases(cases, catalog));
+  Table t;
+  t.columns = {{"accelerator", "ACCELERATOR"}, {"parameter", "PARAMETER"}, {"cases", "CASES", true}, {"before", "BEFORE", true}, {"after", "AFTER", true}};
+  for (const auto& f : fitted)
+    t.rows.push_back({cell_text(f.accelerator), cell_text(f.parameter), {std::to_string(f.cases), static_cast<long long>(f.cases)},
+                      cell_num(f.before, 3), cell_num(f.after, 3)});
+  print_table(t, catalog, "calibrate", "parameters", g);
+  if (!before.empty() && !after.empty())
+    spdlog::info("median |error| {:.1f}% -> {:.1f}%, p90 {:.1f}% -> {:.1f}% over {} cases", before[0].median_abs * 100, after[0].median_abs * 100,
+                 before[0].p90_abs * 100, after[0].p90_abs * 100, after[0].cases);
+  if (!output.empty()) {
+    write_file_atomically(output, efficiency_overlay(catalog, fitted, "efficiency parameters fitted by `gpuadvisor calibrate`"));
+    spdlog::info("wrote the fitted parameters to {}; use it with --catalog-add {}", output, output);
+  }
+  return 0;
 }
 
 void write_chart(const std::string& path, const Chart& chart) {
@@ -451,6 +555,20 @@ int run(int argc, char** argv) {
 
   CLI::App* models = app.add_subcommand("models", "List the model presets");
 
+  // validate and calibrate
+  CLI::App* val = app.add_subcommand("validate", "Compare predictions with published measurements (the bundled cases or --cases FILE)");
+  std::string val_cases;
+  bool val_all = false;
+  val->add_option("--cases", val_cases, "A cases file (format: docs/validation.md); default: the bundled data/validation/cases.json");
+  val->add_flag("--all", val_all, "Also list the cases kept with usable: false");
+  CLI::App* cal = app.add_subcommand("calibrate", "Fit the efficiency parameters to measurements and write a catalog overlay");
+  std::string cal_measurements, cal_output;
+  bool cal_loso = false, cal_priors = false;
+  cal->add_option("--measurements", cal_measurements, "Cases file with your runs (same format as validate --cases); default: the bundled cases");
+  cal->add_option("--output", cal_output, "Overlay to write with the fitted parameters (use with --catalog-add)");
+  cal->add_flag("--leave-one-source-out", cal_loso, "For each source: fit without it, report the error on it");
+  cal->add_flag("--from-priors", cal_priors, "Start the fit from the priors instead of the catalog's values (reproduces the built-in fit)");
+
   // prices import
   CLI::App* prices = app.add_subcommand("prices", "Price files: `prices import` writes a catalog overlay from AWS price files");
   prices->require_subcommand(1);
@@ -517,6 +635,7 @@ int run(int argc, char** argv) {
   est->add_option("--tp", eo.tp, "Tensor-parallel size (searched if omitted)")->group("Layout");
   est->add_option("--pp", eo.pp, "Pipeline stages (searched if omitted)")->group("Layout");
   est->add_option("--ep", eo.ep, "Expert-parallel size (searched if omitted)")->group("Layout");
+  est->add_option("--vp", eo.vp, "Virtual pipeline stages per rank, interleaved schedule (searched if omitted)")->group("Layout");
   est->add_option("--micro-batch", eo.micro_batch, "Sequences per micro-batch (searched if omitted)")->group("Layout");
   est->add_option("--zero-stage", eo.zero_stage, "ZeRO stage 0-3 (searched if omitted)")->group("Layout");
   est->add_option("--recompute", eo.recompute, "none | selective | full (searched if omitted)")->group("Layout");
@@ -545,6 +664,18 @@ int run(int argc, char** argv) {
     std::cout << fmt::format("{}: valid ({} accelerators, {} instances, catalog {}, prices as of {})\n", validate_file,
                              c.accelerators.size(), c.instances.size(), c.catalog_version, c.prices_as_of);
     return 0;
+  }
+  if (*val || *cal) {
+    auto [base, overlays] = catalog_sources(g);
+    overlays.push_back({"<data/validation/systems.json>", std::string(embedded_validation_systems_text())});
+    Catalog catalog = load_catalog(base, overlays);
+    const std::string file = *val ? val_cases : cal_measurements;
+    const std::string origin = file.empty() ? "<data/validation/cases.json>" : file;
+    const std::string text = file.empty() ? std::string(embedded_validation_cases_text()) : read_input_file(file, "a cases file");
+    const std::vector<ValidationCase> cases = read_cases(origin, text);
+    if (*val) return run_validate(cases, catalog, val_all, g);
+    if (cal_priors) reset_to_prior(catalog);
+    return run_calibrate(cases, catalog, cal_output, cal_loso, g);
   }
   if (*prices && *import) {
     auto [base, overlays] = catalog_sources(g);
@@ -751,6 +882,7 @@ int run(int argc, char** argv) {
     if (eo.tp) fixed.tp = eo.tp;
     if (eo.pp) fixed.pp = eo.pp;
     if (eo.ep) fixed.ep = eo.ep;
+    if (eo.vp) fixed.vp = eo.vp;
     if (eo.micro_batch) fixed.micro_batch = eo.micro_batch;
     if (eo.zero_stage >= 0) fixed.zero_stage = eo.zero_stage;
     if (!eo.recompute.empty()) {
@@ -758,8 +890,8 @@ int run(int argc, char** argv) {
       if (!rc) throw InputError(fmt::format("--recompute: '{}' is not one of none, selective, full", eo.recompute));
       fixed.recompute = *rc;
     }
-    for (int v : {eo.tp, eo.pp, eo.ep, eo.micro_batch})
-      if (v < 0) throw InputError("--tp, --pp, --ep and --micro-batch must be positive");
+    for (int v : {eo.tp, eo.pp, eo.ep, eo.micro_batch, eo.vp})
+      if (v < 0) throw InputError("--tp, --pp, --ep, --vp and --micro-batch must be positive");
     if (eo.zero_stage > 3 || eo.zero_stage < -1) throw InputError("--zero-stage: must be 0, 1, 2 or 3");
     for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
     for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
@@ -767,7 +899,8 @@ int run(int argc, char** argv) {
     const bool fully_fixed = fixed.tp && fixed.pp && fixed.micro_batch && fixed.zero_stage && fixed.recompute;
     if (fully_fixed) {
       const int dp = c.accelerators() / (*fixed.tp * *fixed.pp);
-      Layout l{*fixed.tp, *fixed.pp, std::max(1, dp), fixed.ep.value_or(1), *fixed.zero_stage, *fixed.micro_batch, *fixed.recompute};
+      Layout l{*fixed.tp, *fixed.pp, std::max(1, dp), fixed.ep.value_or(1), *fixed.zero_stage, *fixed.micro_batch, *fixed.recompute,
+               fixed.vp.value_or(1)};
       if (auto problem = layout_problem(m, w, c, l)) throw InputError(*problem);
       e = estimate_training(m, w, c, l);
     } else {

@@ -114,36 +114,39 @@ bool get_bool(const json& j, const char* key, const std::string& where, bool fal
   return it->get<bool>();
 }
 
+// A model shape from a JSON object with the data/models.json keys.
+ModelSpec spec_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw InputError(fmt::format("{}: expected an object with the model's shape", where));
+  ModelSpec m;
+  m.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "custom";
+  m.source = j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : "";
+  m.layers = get_int(j, "layers", where);
+  m.hidden = get_int(j, "hidden", where);
+  m.heads = get_int(j, "heads", where);
+  m.kv_heads = get_int(j, "kv_heads", where, m.heads);
+  m.head_dim = get_int(j, "head_dim", where, m.heads > 0 ? m.hidden / m.heads : 0);
+  m.ffn = get_int(j, "ffn", where);
+  m.vocab = get_int(j, "vocab", where);
+  m.tied_embeddings = get_bool(j, "tied_embeddings", where, false);
+  m.gated_mlp = get_bool(j, "gated_mlp", where, true);
+  m.experts = get_int(j, "experts", where, 0);
+  m.active_experts = get_int(j, "active_experts", where, 0);
+  m.shared_experts = get_int(j, "shared_experts", where, 0);
+  m.expert_ffn = get_int(j, "expert_ffn", where, 0);
+  m.dense_layers = get_int(j, "dense_layers", where, 0);
+  m.q_lora_rank = get_int(j, "q_lora_rank", where, 0);
+  m.kv_lora_rank = get_int(j, "kv_lora_rank", where, 0);
+  m.qk_rope_head_dim = get_int(j, "qk_rope_head_dim", where, 0);
+  m.qk_nope_head_dim = get_int(j, "qk_nope_head_dim", where, 0);
+  m.v_head_dim = get_int(j, "v_head_dim", where, 0);
+  validate_model(m);
+  return m;
+}
+
 std::vector<ModelSpec> load_presets() {
   json doc = json::parse(std::string_view(embedded_models_json, embedded_models_json_size));
   std::vector<ModelSpec> out;
-  for (const auto& j : doc.at("models")) {
-    ModelSpec m;
-    m.name = j.at("name").get<std::string>();
-    std::string where = "data/models.json " + m.name;
-    m.source = j.at("source").get<std::string>();
-    m.layers = get_int(j, "layers", where);
-    m.hidden = get_int(j, "hidden", where);
-    m.heads = get_int(j, "heads", where);
-    m.kv_heads = get_int(j, "kv_heads", where);
-    m.head_dim = get_int(j, "head_dim", where);
-    m.ffn = get_int(j, "ffn", where);
-    m.vocab = get_int(j, "vocab", where);
-    m.tied_embeddings = get_bool(j, "tied_embeddings", where, false);
-    m.gated_mlp = get_bool(j, "gated_mlp", where, true);
-    m.experts = get_int(j, "experts", where, 0);
-    m.active_experts = get_int(j, "active_experts", where, 0);
-    m.shared_experts = get_int(j, "shared_experts", where, 0);
-    m.expert_ffn = get_int(j, "expert_ffn", where, 0);
-    m.dense_layers = get_int(j, "dense_layers", where, 0);
-    m.q_lora_rank = get_int(j, "q_lora_rank", where, 0);
-    m.kv_lora_rank = get_int(j, "kv_lora_rank", where, 0);
-    m.qk_rope_head_dim = get_int(j, "qk_rope_head_dim", where, 0);
-    m.qk_nope_head_dim = get_int(j, "qk_nope_head_dim", where, 0);
-    m.v_head_dim = get_int(j, "v_head_dim", where, 0);
-    validate_model(m);
-    out.push_back(std::move(m));
-  }
+  for (const auto& j : doc.at("models")) out.push_back(spec_from_json(j, "data/models.json " + j.at("name").get<std::string>()));
   return out;
 }
 
@@ -162,6 +165,16 @@ const ModelSpec* find_model_preset(std::string_view name) {
 
 // ---------------------------------------------------------------------------
 // Hugging Face config.json.
+
+ModelSpec model_from_shape_json(const std::string& json_object, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(json_object);
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON at byte {}", where, e.byte));
+  }
+  return spec_from_json(j, where);
+}
 
 ModelSpec model_from_hf_config(const std::string& path, std::vector<std::string>& warnings) {
   return model_from_hf_config_text(read_input_file(path, "a config.json"), path, warnings);

@@ -362,6 +362,7 @@ Table models_table() {
 namespace report_detail {
 std::string layout_text(const Layout& l) {
   std::string s = fmt::format("TP{} PP{} DP{}", l.tp, l.pp, l.dp);
+  if (l.vp > 1) s += fmt::format(" VP{}", l.vp);
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
   s += fmt::format(" Z{} mb{}", l.zero_stage, l.micro_batch);
   if (l.recompute != Recompute::none) s += l.recompute == Recompute::full ? " rc" : " src";
@@ -409,7 +410,7 @@ ordered_json workload_json(const TrainingWorkload& w) {
 }
 
 ordered_json layout_json(const Layout& l) {
-  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
+  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"vp", l.vp}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
           {"recompute", std::string(to_string(l.recompute))}};
 }
 

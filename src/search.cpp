@@ -55,7 +55,7 @@ bool faster(const TrainingEstimate& a, const TrainingEstimate& b) {
   const double ta = a.step.total_s(), tb = b.step.total_s();
   if (ta != tb) return ta < tb;
   // Deterministic tie-break: the simpler layout.
-  auto key = [](const Layout& l) { return std::tuple(l.tp, l.pp, l.ep, l.zero_stage, -l.micro_batch, static_cast<int>(l.recompute)); };
+  auto key = [](const Layout& l) { return std::tuple(l.tp, l.pp, l.vp, l.ep, l.zero_stage, -l.micro_batch, static_cast<int>(l.recompute)); };
   return key(a.layout) < key(b.layout);
 }
 
@@ -75,7 +75,8 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
   std::vector<Recompute> recomputes = {Recompute::none, Recompute::full};
   if (!w.flash_attention) recomputes = {Recompute::none, Recompute::selective, Recompute::full};
   if (fixed.recompute) recomputes = {*fixed.recompute};
-  static const int kMicroBatches[] = {1, 2, 4, 8, 16, 32, 64};
+  std::vector<int> micro_batches{1, 2, 4, 8, 16, 32, 64};
+  if (fixed.micro_batch) micro_batches = {*fixed.micro_batch};  // any size the user fixed, not only powers of two
 
   for (int tp : powers_of_two_dividing(per_node, per_node)) {
     if (fixed.tp && tp != *fixed.tp) continue;
@@ -90,14 +91,15 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
         if (fixed.ep && ep != *fixed.ep) continue;
         if (m.is_moe() && (dp % ep != 0 || m.experts % ep != 0)) continue;
         std::vector<int> zeros = pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
+        std::vector<int> vps = pp > 1 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
+        if (fixed.vp) vps = {*fixed.vp};
         if (fixed.zero_stage) zeros = {*fixed.zero_stage};
         // Smallest memory need of this (tp, pp, ep): most sharding, full recompute, micro-batch 1.
         {
           Layout lean{tp, pp, dp, ep, zeros.back(), 1, recomputes.back()};
           if (w.global_batch % dp == 0) out.smallest_need_gb = std::min(out.smallest_need_gb, training_memory(m, w, lean, *c.accelerator).total_gb());
         }
-        for (int mb : kMicroBatches) {
-          if (fixed.micro_batch && mb != *fixed.micro_batch) continue;
+        for (int mb : micro_batches) {
           if ((w.global_batch / dp) % mb != 0) continue;
           bool any_fit = false;
           for (Recompute rc : recomputes) {
@@ -108,8 +110,13 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
               if (layout_problem(m, w, c, l)) continue;
               ++out.layouts_evaluated;
               if (!training_memory(m, w, l, *c.accelerator).fits()) continue;
-              TrainingEstimate e = estimate_training(m, w, c, l);
-              if (!out.best || faster(e, *out.best)) out.best = e;
+              // Interleaved schedules (vp virtual stages) where the layers and micro-batches allow.
+              for (int vp : vps) {
+                l.vp = vp;
+                if (vp > 1 && layout_problem(m, w, c, l)) continue;
+                TrainingEstimate e = estimate_training(m, w, c, l);
+                if (!out.best || faster(e, *out.best)) out.best = e;
+              }
               any_fit = true;
               break;
             }

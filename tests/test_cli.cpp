@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
@@ -379,4 +380,45 @@ TEST_CASE("cli: --chart writes an SVG for recommend, cost and inference") {
     std::remove(svg.c_str());
   }
   CHECK(run("recommend --model llama-3-8b --task lora --chart /nonexistent-dir/c.svg").code == 2);
+}
+
+TEST_CASE("cli: validate and calibrate") {
+  Run v = run("validate --format json");
+  REQUIRE(v.code == 0);
+  auto j = nlohmann::json::parse(v.out);
+  CHECK(j["command"] == "validate");
+  CHECK(j["cases_total"].get<int>() >= 80);
+  CHECK(j["summary"][0]["group"] == "all");
+  CHECK(j["summary"][0]["median_abs_error"].is_number());
+  CHECK(j["cases"][0]["error"].is_number());
+  Run md = run("validate --format markdown");
+  CHECK(md.code == 0);
+  CHECK(md.out.find("| ID |") != std::string::npos);
+  const std::string cases = "gpuadvisor_test_cases_" + std::to_string(getpid()) + ".json";
+  const std::string overlay = "gpuadvisor_test_fit_" + std::to_string(getpid()) + ".json";
+  {
+    std::ofstream f(cases);
+    f << R"({"cases": [
+      {"id": "A", "task": "pretrain", "model": "llama-3-8b", "system": "p5.48xlarge", "instances": 1, "precision": "bf16", "seq_len": 8192,
+       "global_batch": 64, "metric": "tokens_per_second_per_gpu", "measured": 5000, "source": "our run", "source_key": "US"},
+      {"id": "B", "task": "pretrain", "model": "llama-3-8b", "system": "p5.48xlarge", "instances": 2, "precision": "bf16", "seq_len": 8192,
+       "global_batch": 128, "metric": "tokens_per_second_per_gpu", "measured": 4800, "source": "our run", "source_key": "US"}]})";
+  }
+  Run c = run("calibrate --measurements " + cases + " --output " + overlay);
+  CHECK(c.code == 0);
+  CHECK(c.err.find("median |error|") != std::string::npos);
+  CHECK(run("catalog validate --overlay " + overlay).code == 0);
+  Run with = run("--catalog-add " + overlay + " validate --cases " + cases + " --format json");
+  REQUIRE(with.code == 0);
+  CHECK(std::fabs(nlohmann::json::parse(with.out)["summary"][0]["median_abs_error"].get<double>()) < 0.05);
+  std::remove(overlay.c_str());
+  {
+    std::ofstream f(cases);
+    f << R"({"cases": [{"id": "Z", "task": "pretrain"}]})";
+  }
+  Run bad = run("validate --cases " + cases);
+  std::remove(cases.c_str());
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("case Z") != std::string::npos);
+  CHECK(run("validate --cases /nonexistent.json").code == 2);
 }

@@ -65,12 +65,13 @@ TEST_CASE("batch-1 decode is bound by reading the weights once (Llama-2-7B on on
   std::string problem;
   InferenceEstimate e = estimate_inference(m, w, c, ServingLayout{1, 1}, 1, &problem);
   REQUIRE(problem.empty());
-  // 13.477 GB / (600 GB/s x 0.80) = 28.08 ms.
-  CHECK(e.step.weights_read_s == Approx(2 * 6738415616.0 / 480e9).epsilon(1e-9));
+  // 13.477 GB / (600 GB/s x the A10G's achievable fraction, fitted in docs/validation.md).
+  const double bw = 600e9 * c.accelerator->efficiency.memory_bandwidth_fraction;
+  CHECK(e.step.weights_read_s == Approx(2 * 6738415616.0 / bw).epsilon(1e-9));
   CHECK(e.step.bound() == "memory bandwidth");
   CHECK(e.step.total_s() == Approx(e.step.weights_read_s + e.step.kv_read_s));
-  // KV read at batch 1: (128 + 64) tokens x 524,288 bytes / 480 GB/s.
-  CHECK(e.step.kv_read_s == Approx(192 * 524288.0 / 480e9));
+  // KV read at batch 1: (128 + 64) tokens x 524,288 bytes at the same bandwidth.
+  CHECK(e.step.kv_read_s == Approx(192 * 524288.0 / bw));
   CHECK(e.tpot_s >= e.step.total_s());
 }
 

@@ -56,6 +56,10 @@ void validate_model(const ModelSpec& m);
 const std::vector<ModelSpec>& model_presets();
 const ModelSpec* find_model_preset(std::string_view name);
 
+// A shape given with data/models.json's keys (layers, hidden, heads, kv_heads,
+// head_dim, ffn, vocab, gated_mlp, experts, ...) as a JSON object's text.
+ModelSpec model_from_shape_json(const std::string& json_object, const std::string& where);
+
 // Reads a Hugging Face config.json. Unknown keys and contradictions are
 // appended to `warnings` (never ignored silently); missing essentials throw.
 ModelSpec model_from_hf_config(const std::string& path, std::vector<std::string>& warnings);

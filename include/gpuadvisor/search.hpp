@@ -14,7 +14,7 @@ namespace gpuadvisor {
 
 // Layout dimensions the user fixed; empty means searched.
 struct LayoutConstraints {
-  std::optional<int> tp, pp, micro_batch, zero_stage, ep;
+  std::optional<int> tp, pp, micro_batch, zero_stage, ep, vp;
   std::optional<Recompute> recompute;
 };
 

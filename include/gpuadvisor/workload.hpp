@@ -134,6 +134,7 @@ struct Layout {
   int zero_stage = 0;
   int micro_batch = 1;  // sequences per micro-batch
   Recompute recompute = Recompute::none;
+  int vp = 1;  // virtual pipeline stages per pipeline rank (interleaved 1F1B); last, so positional initialisers stay valid
 
   int accelerators() const { return tp * pp * dp; }
   int micro_batches(int global_batch) const { return global_batch / (dp * micro_batch); }

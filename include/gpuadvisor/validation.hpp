@@ -1,0 +1,108 @@
+// Validation against published measurements and calibration to a team's own
+// (docs/validation.md): cases are run through the same code as `estimate`,
+// with the published layout where given; efficiency parameters can be fitted.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/inference.hpp"
+#include "gpuadvisor/model.hpp"
+#include "gpuadvisor/search.hpp"
+#include "gpuadvisor/workload.hpp"
+
+namespace gpuadvisor {
+
+// What a case's measured figure is.
+enum class Metric {
+  tokens_per_second_per_gpu,  // training throughput per accelerator
+  model_tflops_per_gpu,       // model FLOPs (no recompute) per second per accelerator
+  hardware_tflops_per_gpu,    // FLOPs executed, recompute included (Narayanan et al.)
+  mfu,                        // model FLOPs utilisation (fraction)
+  output_tokens_per_second,   // inference: generated tokens/s of one replica (the TP group)
+  tpot_s,                     // inference: time per output token
+  ttft_s,                     // inference: time to first token
+};
+std::string_view to_string(Metric m);
+
+struct ValidationCase {
+  std::string id;
+  std::string task;        // pretrain, finetune, lora, qlora, inference
+  std::string model_name;
+  std::string system;      // an instance type (catalog or data/validation/systems.json)
+  int instances = 1;
+  std::string precision;   // as written in the case
+  Metric metric = Metric::tokens_per_second_per_gpu;
+  double measured = 0;
+  std::string counts;      // what exactly the metric counts
+  std::string source;      // primary source
+  std::string source_key;  // short key used to group cases by source
+  bool usable = true;
+  std::string reason;      // why not usable, or caveats
+  ModelSpec model;
+  // Training cases.
+  TrainingWorkload training;
+  LayoutConstraints layout;
+  // Inference cases.
+  InferenceWorkload inference;
+  int tp = 0;  // 0: search
+  int pp = 1;
+  std::optional<int> batch;
+  bool is_inference() const { return task == "inference"; }
+};
+
+// The bundled cases (data/validation/cases.json) and the overlay describing the
+// measured systems that are not EC2 instances (data/validation/systems.json).
+std::string_view embedded_validation_cases_text();
+std::string_view embedded_validation_systems_text();
+
+// Parses a cases file (schema in docs/validation.md). Throws InputError naming
+// the file, the case id and the field.
+std::vector<ValidationCase> read_cases(const std::string& origin, const std::string& text);
+
+struct CaseResult {
+  const ValidationCase* c = nullptr;
+  std::string accelerator;
+  std::optional<double> predicted;
+  double error = 0;     // (predicted - measured) / measured
+  std::string problem;  // why there is no prediction (e.g. does not fit in memory under the model)
+};
+CaseResult predict_case(const ValidationCase& c, const Catalog& catalog);
+std::vector<CaseResult> run_cases(const std::vector<ValidationCase>& cases, const Catalog& catalog);
+
+struct ErrorSummary {
+  std::string group;  // "all", "task: pretrain", "accelerator: H100-SXM", "source: NEMO"
+  int cases = 0;
+  double median_abs = 0;
+  double p90_abs = 0;
+  double median_signed = 0;
+};
+// Over usable cases with a prediction: overall, then by task, accelerator and source.
+std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results);
+
+// Calibration: fits each accelerator's compute_max_fraction per precision (from
+// training and prefill cases) and memory_bandwidth_fraction (from decode cases)
+// to minimise the sum of |ln(predicted / measured)| over usable cases, by
+// coordinate descent with golden-section search in [0.05, 0.95]. A parameter
+// with fewer than kMinCasesPerParameter cases keeps its value.
+inline constexpr int kMinCasesPerParameter = 2;
+struct FittedParameter {
+  std::string accelerator;
+  std::string parameter;  // "compute_max_fraction.bf16", "memory_bandwidth_fraction"
+  double before = 0, after = 0;
+  int cases = 0;
+};
+std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<ValidationCase>& cases);
+
+// Sets every accelerator's compute and memory fractions to the priors the fit
+// starts from (before any measurement): 0.50 for 16-bit, 0.35 for 8-bit, 0.22
+// for 4-bit math, 0.80 of memory bandwidth. Used by the leave-one-source-out check.
+inline constexpr double kPriorComputeFraction16 = 0.50, kPriorComputeFraction8 = 0.35, kPriorComputeFraction4 = 0.22,
+                        kPriorMemoryFraction = 0.80;
+void reset_to_prior(Catalog& catalog);
+
+// An overlay setting the fitted efficiency figures (for --catalog-add).
+std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& note);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,425 @@
+#include "gpuadvisor/validation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "gpuadvisor/compute.hpp"
+#include "gpuadvisor/errors.hpp"
+
+namespace gpuadvisor {
+
+extern const char* const embedded_validation_cases_json;
+extern const std::size_t embedded_validation_cases_json_size;
+extern const char* const embedded_validation_systems_json;
+extern const std::size_t embedded_validation_systems_json_size;
+
+std::string_view embedded_validation_cases_text() { return {embedded_validation_cases_json, embedded_validation_cases_json_size}; }
+std::string_view embedded_validation_systems_text() { return {embedded_validation_systems_json, embedded_validation_systems_json_size}; }
+
+using nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+
+std::string_view to_string(Metric m) {
+  switch (m) {
+    case Metric::tokens_per_second_per_gpu: return "tokens_per_second_per_gpu";
+    case Metric::model_tflops_per_gpu: return "model_tflops_per_gpu";
+    case Metric::hardware_tflops_per_gpu: return "hardware_tflops_per_gpu";
+    case Metric::mfu: return "mfu";
+    case Metric::output_tokens_per_second: return "output_tokens_per_second";
+    case Metric::tpot_s: return "tpot_s";
+    case Metric::ttft_s: return "ttft_s";
+  }
+  return "?";
+}
+
+namespace {
+
+std::optional<Metric> metric_from_string(std::string_view s) {
+  for (Metric m : {Metric::tokens_per_second_per_gpu, Metric::model_tflops_per_gpu, Metric::hardware_tflops_per_gpu, Metric::mfu,
+                   Metric::output_tokens_per_second, Metric::tpot_s, Metric::ttft_s})
+    if (to_string(m) == s) return m;
+  return std::nullopt;
+}
+
+struct Reader {
+  std::string origin, id;
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw InputError(fmt::format("{}: case {}: field '{}': {}", origin, id.empty() ? "?" : id, field, what));
+  }
+  const json& need(const json& j, const char* key) const {
+    if (!j.contains(key) || j[key].is_null()) fail(key, "is missing");
+    return j[key];
+  }
+  std::string text(const json& j, const char* key, bool required = true) const {
+    if (!j.contains(key) || j[key].is_null()) {
+      if (required) fail(key, "is missing");
+      return "";
+    }
+    if (!j[key].is_string()) fail(key, "expected a string");
+    return j[key].get<std::string>();
+  }
+  double number(const json& j, const char* key, double lo, double hi) const {
+    const json& v = need(j, key);
+    if (!v.is_number()) fail(key, "expected a number");
+    const double d = v.get<double>();
+    if (!(d >= lo && d <= hi)) fail(key, fmt::format("{} is outside [{}, {}]", d, lo, hi));
+    return d;
+  }
+  std::optional<int> integer(const json& j, const char* key, int lo, int hi) const {
+    if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+    if (!j[key].is_number_integer()) fail(key, "expected an integer");
+    const long long v = j[key].get<long long>();
+    if (v < lo || v > hi) fail(key, fmt::format("{} is outside [{}, {}]", v, lo, hi));
+    return static_cast<int>(v);
+  }
+};
+
+}  // namespace
+
+std::vector<ValidationCase> read_cases(const std::string& origin, const std::string& text) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON at byte {}", origin, e.byte));
+  }
+  if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
+    throw InputError(fmt::format("{}: expected an object with a 'cases' list", origin));
+  std::vector<ValidationCase> out;
+  std::set<std::string> ids;
+  for (const auto& j : doc["cases"]) {
+    Reader r{origin, ""};
+    if (!j.is_object()) r.fail("id", "expected an object");
+    ValidationCase c;
+    c.id = r.text(j, "id");
+    r.id = c.id;
+    if (!ids.insert(c.id).second) r.fail("id", "duplicate case id");
+    c.task = r.text(j, "task");
+    c.usable = !j.contains("usable") || (j["usable"].is_boolean() ? j["usable"].get<bool>() : (r.fail("usable", "expected true or false"), true));
+    c.reason = r.text(j, "reason", false);
+    if (!c.usable && c.reason.empty()) r.fail("reason", "an unusable case must say why");
+    c.source = r.text(j, "source");
+    c.source_key = r.text(j, "source_key");
+    c.counts = r.text(j, "counts", false);
+    auto metric = metric_from_string(r.text(j, "metric"));
+    if (!metric) r.fail("metric", "expected one of tokens_per_second_per_gpu, model_tflops_per_gpu, hardware_tflops_per_gpu, mfu, output_tokens_per_second, tpot_s, ttft_s");
+    c.metric = *metric;
+    c.measured = r.number(j, "measured", 1e-9, 1e12);
+    if (c.metric == Metric::mfu && c.measured >= 1) r.fail("measured", "an MFU is a fraction below 1");
+    c.system = r.text(j, "system");
+    c.instances = r.integer(j, "instances", 1, 1000000).value_or(1);
+    c.precision = r.text(j, "precision");
+    // The model: a preset name or a shape object.
+    const json& model = r.need(j, "model");
+    if (model.is_string()) {
+      const ModelSpec* p = find_model_preset(model.get<std::string>());
+      if (!p) r.fail("model", fmt::format("unknown preset '{}'", model.get<std::string>()));
+      c.model = *p;
+    } else if (model.is_object()) {
+      c.model = model_from_shape_json(model.dump(), fmt::format("{}: case {}: model", origin, c.id));
+    } else {
+      r.fail("model", "expected a preset name or a shape object");
+    }
+    c.model_name = j.contains("model_name") && j["model_name"].is_string() ? j["model_name"].get<std::string>() : c.model.name;
+    if (!c.usable) {
+      out.push_back(std::move(c));
+      continue;  // kept for the record; not run
+    }
+    if (c.is_inference()) {
+      if (c.metric != Metric::output_tokens_per_second && c.metric != Metric::tpot_s && c.metric != Metric::ttft_s)
+        r.fail("metric", "an inference case measures output_tokens_per_second, tpot_s or ttft_s");
+      InferenceRequest q;
+      q.mode = ServingMode::offline;
+      q.prompt_tokens = r.number(j, "prompt_tokens", 1, 1e7);
+      q.output_tokens = r.number(j, "output_tokens", 1, 1e7);
+      auto wf = weight_format_from_string(c.precision);
+      if (!wf) r.fail("precision", "expected bf16, fp16, fp8, int8, int4 or fp4");
+      q.weights = *wf;
+      const std::string kv = r.text(j, "kv_cache", false);
+      if (kv == "fp8") q.kv_cache = Precision::fp8;
+      else if (!kv.empty() && kv != "bf16" && kv != "fp16") r.fail("kv_cache", "expected bf16 or fp8");
+      q.concurrency = r.integer(j, "concurrency", 1, 1000000);
+      c.inference = make_inference_workload(q);
+      c.tp = r.integer(j, "tp", 1, 4096).value_or(0);
+      c.pp = r.integer(j, "pp", 1, 4096).value_or(1);
+      c.batch = r.integer(j, "batch", 1, 1000000);
+    } else {
+      auto task = task_from_string(c.task);
+      if (!task) r.fail("task", "expected pretrain, finetune, lora, qlora or inference");
+      if (c.metric == Metric::output_tokens_per_second || c.metric == Metric::tpot_s || c.metric == Metric::ttft_s)
+        r.fail("metric", "a training case measures tokens_per_second_per_gpu, model_tflops_per_gpu, hardware_tflops_per_gpu or mfu");
+      WorkloadRequest w;
+      w.task = *task;
+      w.seq_len = r.integer(j, "seq_len", 16, 10000000);
+      if (!w.seq_len) r.fail("seq_len", "is missing");
+      w.global_batch = r.integer(j, "global_batch", 1, 100000000);
+      if (!w.global_batch) r.fail("global_batch", "is missing");
+      w.tokens = 1e9;
+      auto p = precision_from_string(c.precision);
+      if (!p) r.fail("precision", "expected bf16, fp16, fp8 or fp4");
+      w.precision = *p;
+      if (auto rank = r.integer(j, "lora_rank", 1, 65536)) w.lora_rank = *rank;
+      const std::string targets = r.text(j, "lora_targets", false);
+      if (!targets.empty()) {
+        auto t = lora_targets_from_string(targets);
+        if (!t) r.fail("lora_targets", "expected attention or attention+mlp");
+        w.lora_targets = *t;
+      }
+      c.training = make_workload(w, c.model);
+      if (j.contains("layout")) {
+        const json& l = j["layout"];
+        if (!l.is_object()) r.fail("layout", "expected an object");
+        if (auto v = r.integer(l, "tp", 1, 4096)) c.layout.tp = *v;
+        if (auto v = r.integer(l, "pp", 1, 4096)) c.layout.pp = *v;
+        if (auto v = r.integer(l, "ep", 1, 4096)) c.layout.ep = *v;
+        if (auto v = r.integer(l, "vp", 1, 4096)) c.layout.vp = *v;
+        if (auto v = r.integer(l, "micro_batch", 1, 65536)) c.layout.micro_batch = *v;
+        if (auto v = r.integer(l, "zero_stage", 0, 3)) c.layout.zero_stage = *v;
+        const std::string rc = r.text(l, "recompute", false);
+        if (!rc.empty()) {
+          auto v = recompute_from_string(rc);
+          if (!v) r.fail("layout.recompute", "expected none, selective or full");
+          c.layout.recompute = *v;
+        }
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
+  CaseResult r;
+  r.c = &c;
+  const Instance* inst = catalog.find_instance(c.system);
+  if (!inst) {
+    r.problem = fmt::format("system '{}' is not in the catalog (load data/validation/systems.json)", c.system);
+    return r;
+  }
+  const Accelerator& acc = catalog.accelerator_of(*inst);
+  r.accelerator = acc.name;
+  if (!c.usable) return r;
+  if (c.is_inference()) {
+    if (auto p = serving_accelerator_problem(acc, c.inference)) {
+      r.problem = *p;
+      return r;
+    }
+    Cluster cl{inst, &acc, c.pp};
+    std::vector<int> tps;
+    if (c.tp) tps = {c.tp};
+    else
+      for (int tp = 1; tp <= inst->accelerator_count; ++tp)
+        if (inst->accelerator_count % tp == 0) tps.push_back(tp);
+    std::optional<InferenceEstimate> best;
+    std::string problem;
+    for (int tp : tps) {
+      ServingLayout l{tp, c.pp};
+      if (auto lp = serving_layout_problem(c.model, cl, l)) {
+        problem = *lp;
+        continue;
+      }
+      std::string p;
+      InferenceEstimate e = estimate_inference(c.model, c.inference, cl, l, c.batch, &p);
+      if (!e.fits() || !p.empty()) {
+        problem = p;
+        continue;
+      }
+      if (!best || e.output_tokens_per_second > best->output_tokens_per_second) best = e;
+    }
+    if (!best) {
+      r.problem = "does not fit in memory under the model: " + problem;
+      return r;
+    }
+    switch (c.metric) {
+      case Metric::output_tokens_per_second: r.predicted = best->output_tokens_per_second; break;
+      case Metric::tpot_s: r.predicted = best->tpot_s; break;
+      case Metric::ttft_s: r.predicted = best->ttft_s; break;
+      default: break;
+    }
+  } else {
+    if (auto p = accelerator_problem(acc, c.training)) {
+      r.problem = *p;
+      return r;
+    }
+    ClusterSearch s = search_cluster(c.model, c.training, Cluster{inst, &acc, c.instances}, c.layout);
+    if (!s.best) {
+      r.problem = "does not fit in memory under the model: " + s.problem;
+      return r;
+    }
+    const TrainingEstimate& e = *s.best;
+    switch (c.metric) {
+      case Metric::tokens_per_second_per_gpu: r.predicted = e.tokens_per_second_per_accelerator; break;
+      case Metric::model_tflops_per_gpu: r.predicted = e.model_tflops_per_accelerator; break;
+      case Metric::hardware_tflops_per_gpu: r.predicted = e.hardware_flops_per_token * e.tokens_per_second_per_accelerator / 1e12; break;
+      case Metric::mfu: r.predicted = e.mfu; break;
+      default: break;
+    }
+  }
+  if (r.predicted) r.error = (*r.predicted - c.measured) / c.measured;
+  return r;
+}
+
+std::vector<CaseResult> run_cases(const std::vector<ValidationCase>& cases, const Catalog& catalog) {
+  std::vector<CaseResult> out;
+  for (const auto& c : cases) out.push_back(predict_case(c, catalog));
+  return out;
+}
+
+namespace {
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  // Nearest rank.
+  const size_t k = static_cast<size_t>(std::ceil(q * v.size()));
+  return v[std::clamp<size_t>(k, 1, v.size()) - 1];
+}
+
+}  // namespace
+
+std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results) {
+  std::map<std::string, std::vector<double>> groups;
+  std::vector<std::string> order{"all"};
+  for (const auto& r : results) {
+    if (!r.c->usable || !r.predicted) continue;
+    const std::string task = r.c->task == "finetune" || r.c->task == "lora" || r.c->task == "qlora" ? "fine-tuning" : r.c->task;
+    for (const std::string& g : {std::string("all"), "task: " + task, "accelerator: " + r.accelerator, "source: " + r.c->source_key})
+      groups[g].push_back(r.error);
+  }
+  std::vector<ErrorSummary> out;
+  auto add = [&](const std::string& g) {
+    const auto& v = groups[g];
+    std::vector<double> a;
+    for (double e : v) a.push_back(std::fabs(e));
+    out.push_back({g, static_cast<int>(v.size()), percentile(a, 0.5), percentile(a, 0.9), percentile(v, 0.5)});
+  };
+  if (groups.count("all")) add("all");
+  for (const char* prefix : {"task: ", "accelerator: ", "source: "})
+    for (const auto& [g, v] : groups)
+      if (g.rfind(prefix, 0) == 0) add(g);
+  return out;
+}
+
+namespace {
+
+// The parameters a case depends on, as (accelerator, parameter) keys.
+std::vector<std::pair<std::string, std::string>> parameters_of(const ValidationCase& c, const Catalog& catalog) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const Instance* inst = catalog.find_instance(c.system);
+  if (!inst || !c.usable) return out;
+  const Accelerator& acc = catalog.accelerator_of(*inst);
+  if (c.is_inference()) {
+    auto p = serving_precision(acc, c.inference.weights);
+    if (!p) return out;
+    if (c.metric == Metric::ttft_s) out.push_back({acc.name, "compute_max_fraction." + std::string(to_string(p->compute))});
+    else out.push_back({acc.name, "memory_bandwidth_fraction"});
+    if (c.metric == Metric::output_tokens_per_second) out.push_back({acc.name, "compute_max_fraction." + std::string(to_string(p->compute))});
+  } else {
+    auto p = effective_precision(acc, c.training.precision);
+    if (p) out.push_back({acc.name, "compute_max_fraction." + std::string(to_string(*p))});
+  }
+  return out;
+}
+
+double& parameter_ref(Accelerator& a, const std::string& name) {
+  if (name == "memory_bandwidth_fraction") return a.efficiency.memory_bandwidth_fraction;
+  const std::string p = name.substr(name.find('.') + 1);
+  const Precision precision = *precision_from_string(p);
+  auto& m = a.efficiency.compute_max_fraction;
+  if (!m.count(precision)) m[precision] = compute_efficiency(a, precision, 1e12, 1e12);
+  return m[precision];
+}
+
+}  // namespace
+
+std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<ValidationCase>& cases) {
+  std::map<std::pair<std::string, std::string>, std::vector<const ValidationCase*>> by_parameter;
+  for (const auto& c : cases)
+    for (const auto& key : parameters_of(c, catalog)) by_parameter[key].push_back(&c);
+  std::vector<FittedParameter> out;
+  for (const auto& [key, list] : by_parameter) {
+    if (static_cast<int>(list.size()) < kMinCasesPerParameter) continue;  // one case would be memorised, not fitted
+    Accelerator* a = const_cast<Accelerator*>(catalog.find_accelerator(key.first));
+    out.push_back({key.first, key.second, parameter_ref(*a, key.second), 0, static_cast<int>(list.size())});
+  }
+  // The loss of the cases on one accelerator.
+  auto loss = [&](const std::string& accelerator) {
+    double sum = 0;
+    for (const auto& c : cases) {
+      const Instance* inst = catalog.find_instance(c.system);
+      if (!c.usable || !inst || inst->accelerator_name != accelerator) continue;
+      CaseResult r = predict_case(c, catalog);
+      sum += r.predicted && *r.predicted > 0 ? std::fabs(std::log(*r.predicted / c.measured)) : 3.0;
+    }
+    return sum;
+  };
+  for (int pass = 0; pass < 3; ++pass) {
+    for (auto& f : out) {
+      Accelerator* a = const_cast<Accelerator*>(catalog.find_accelerator(f.accelerator));
+      double& v = parameter_ref(*a, f.parameter);
+      // Golden-section search on [0.05, 0.95], then keep the best point seen.
+      const double g = (std::sqrt(5.0) - 1) / 2;
+      double lo = 0.05, hi = 0.95;
+      double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+      v = x1;
+      double f1 = loss(f.accelerator);
+      v = x2;
+      double f2 = loss(f.accelerator);
+      for (int i = 0; i < 18; ++i) {
+        if (f1 <= f2) {
+          hi = x2;
+          x2 = x1;
+          f2 = f1;
+          x1 = hi - g * (hi - lo);
+          v = x1;
+          f1 = loss(f.accelerator);
+        } else {
+          lo = x1;
+          x1 = x2;
+          f1 = f2;
+          x2 = lo + g * (hi - lo);
+          v = x2;
+          f2 = loss(f.accelerator);
+        }
+      }
+      v = std::round((f1 <= f2 ? x1 : x2) * 1000) / 1000;
+      f.after = v;
+    }
+  }
+  return out;
+}
+
+void reset_to_prior(Catalog& catalog) {
+  for (Accelerator& a : catalog.accelerators) {
+    for (auto& [p, v] : a.efficiency.compute_max_fraction)
+      v = p == Precision::fp8 || p == Precision::int8 ? kPriorComputeFraction8 : p == Precision::fp4 ? kPriorComputeFraction4 : kPriorComputeFraction16;
+    a.efficiency.memory_bandwidth_fraction = kPriorMemoryFraction;
+  }
+}
+
+std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& note) {
+  ordered_json overlay;
+  overlay["description"] = note;
+  overlay["sources"] = {{"CALIBRATED", {{"title", note}, {"url", "file:calibrate"}}}};
+  ordered_json accs = ordered_json::array();
+  std::set<std::string> names;
+  for (const auto& f : fitted) names.insert(f.accelerator);
+  for (const auto& name : names) {
+    const Accelerator& a = *catalog.find_accelerator(name);
+    ordered_json e;
+    for (const auto& [p, v] : a.efficiency.compute_max_fraction) e[std::string(to_string(p))] = v;
+    e["memory_bandwidth"] = a.efficiency.memory_bandwidth_fraction;
+    e["link"] = a.efficiency.link_fraction;
+    e["source"] = "CALIBRATED";
+    accs.push_back({{"name", name}, {"efficiency", e}});
+  }
+  overlay["accelerators"] = accs;
+  return overlay.dump(1) + "\n";
+}
+
+}  // namespace gpuadvisor
