@@ -619,6 +619,11 @@ int run(int argc, char** argv) {
   cost->add_option("--region", co.region, "Region for prices (default us-east-1)")->group("Constraints");
   cost->add_option("--pricing", co.pricing, "on-demand (default) | spot | savings-1y | savings-3y | best: the price used for ranking")->group("Constraints");
   add_interruption_options(cost, co);
+  std::string cost_instance, cost_hours;
+  int cost_count = 1;
+  cost->add_option("--instance", cost_instance, "Price a given run instead: this instance type (with --count and --hours)")->group("Given run");
+  cost->add_option("--count", cost_count, "Instances of the given run (default 1)")->group("Given run");
+  cost->add_option("--hours", cost_hours, "Length of the given run: 72h, 14d")->group("Given run");
 
   // estimate
   CLI::App* est = app.add_subcommand("estimate", "Explain one configuration in full: memory, time, cost");
@@ -840,7 +845,31 @@ int run(int argc, char** argv) {
     apply_interruption_options(co, r);
     for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
     for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
-    Recommendation result = recommend(m, w, catalog, r);
+    Recommendation result;
+    if (!cost_instance.empty() || cost->count("--hours") || cost->count("--count")) {
+      // A given run: its instance type, count and hours; the model sizes its checkpoints.
+      if (cost_instance.empty() || cost_hours.empty()) throw InputError("a given run needs --instance and --hours (and optionally --count)");
+      const Instance* inst = catalog.find_instance(cost_instance);
+      if (!inst) throw InputError(fmt::format("--instance: unknown instance '{}'", cost_instance));
+      if (cost_count < 1 || cost_count > 100000) throw InputError("--count: must be in [1, 100000]");
+      RecommendRow row;
+      row.instance = inst;
+      row.count = cost_count;
+      row.estimate.total_hours = parse_duration_hours(cost_hours, "--hours");
+      row.on_demand_usd_per_hour = hourly_rate(*inst, r.region, Pricing::on_demand);
+      row.spot_usd_per_hour = hourly_rate(*inst, r.region, Pricing::spot);
+      if (row.on_demand_usd_per_hour) row.on_demand_cost_usd = *row.on_demand_usd_per_hour * cost_count * row.estimate.total_hours;
+      if (row.spot_usd_per_hour) row.spot_cost_usd = *row.spot_usd_per_hour * cost_count * row.estimate.total_hours;
+      row.savings_1y_usd_per_hour = hourly_rate(*inst, r.region, Pricing::savings_1y);
+      row.savings_3y_usd_per_hour = hourly_rate(*inst, r.region, Pricing::savings_3y);
+      if (row.savings_1y_usd_per_hour) row.savings_1y_cost_usd = *row.savings_1y_usd_per_hour * cost_count * row.estimate.total_hours;
+      if (row.savings_3y_usd_per_hour) row.savings_3y_cost_usd = *row.savings_3y_usd_per_hour * cost_count * row.estimate.total_hours;
+      price_interruptions(row, m, w, r);
+      rank_cost(row, r.pricing);
+      result.rows.push_back(row);
+    } else {
+      result = recommend(m, w, catalog, r);
+    }
     RecommendContext ctx{&m, &w, &r};
     if (result.rows.empty()) {
       std::cerr << render_rejections_text(result.rejections, 100);

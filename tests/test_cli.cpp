@@ -422,3 +422,16 @@ TEST_CASE("cli: validate and calibrate") {
   CHECK(bad.err.find("case Z") != std::string::npos);
   CHECK(run("validate --cases /nonexistent.json").code == 2);
 }
+
+TEST_CASE("cli: cost prices a given run (instance, count, hours)") {
+  Run r = run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge --count 16 --hours 10d --format json");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["options"].size() == 1);
+  CHECK(j["options"][0]["hours"] == 240);
+  CHECK(j["options"][0]["on_demand_cost_usd"].get<double>() == Approx(55.04 * 16 * 240));
+  CHECK(j["options"][0]["spot_expected_cost_usd"].get<double>() > j["options"][0]["spot_cost_usd"].get<double>());
+  CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge").code == 2);
+  CHECK(run("cost --model llama-3-70b --task pretrain --instance p9.huge --hours 3h").code == 2);
+  CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge --hours 3h --count 0").code == 2);
+}
