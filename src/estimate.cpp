@@ -139,9 +139,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   // overlapped with the last micro-batch's backward pass (2/3 of its compute).
   // ZeRO-3 also all-gathers the weights forward and backward every micro-batch,
   // overlapped with that micro-batch's compute.
-  const double experts = m.expert_params_total();
-  const double dense = m.total_params() - experts;
-  const double local_params = dense / (double(l.tp) * l.pp) + experts / (double(l.tp) * l.pp * l.ep);
+  const double local_params = local_parameters(m, l).total();
   const double trainable_local = is_adapter_task(w.task) ? lora_adapter_params(m, w.lora_rank, w.lora_targets) / (l.tp * l.pp) : local_params;
   const double dp_bw = dp_crosses_nodes ? inter_dp : intra;
   const double dp_lat = dp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS;

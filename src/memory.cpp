@@ -32,6 +32,12 @@ double activation_bytes_per_token_per_layer(const ModelSpec& m, const TrainingWo
   return bytes;
 }
 
+LocalParameters local_parameters(const ModelSpec& m, const Layout& l) {
+  const double experts = m.expert_params_total();
+  const double model_parallel = double(l.tp) * l.pp;
+  return {(m.total_params() - experts) / model_parallel, experts / (model_parallel * l.ep)};
+}
+
 MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, const Accelerator& acc) {
   MemoryBreakdown mem;
   mem.capacity_gb = acc.memory_usable_gb();
@@ -39,11 +45,9 @@ MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, c
 
   // Parameters held by one model-parallel rank: dense weights split over
   // tensor and pipeline ranks; routed experts further split over EP ranks.
-  const double experts = m.expert_params_total();
-  const double dense = m.total_params() - experts;
+  const LocalParameters local = local_parameters(m, l);
   const double model_parallel = double(l.tp) * l.pp;
-  const double dense_shard = dense / model_parallel;
-  const double expert_shard = experts / (model_parallel * l.ep);
+  const double dense_shard = local.dense, expert_shard = local.experts;
   // ZeRO shards over the data-parallel group (experts over dp / ep).
   const double dp_dense = l.dp, dp_expert = std::max(1, l.dp / l.ep);
   auto sharded = [&](double bytes_per_param, bool shard) {

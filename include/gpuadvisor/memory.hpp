@@ -36,6 +36,14 @@ struct MemoryBreakdown {
 // no recompute), before tensor/sequence parallel division.
 double activation_bytes_per_token_per_layer(const ModelSpec& m, const TrainingWorkload& w, bool moe_layer);
 
+// Parameters one model-parallel rank holds: dense weights over tp x pp, routed
+// experts further over ep.
+struct LocalParameters {
+  double dense = 0, experts = 0;
+  double total() const { return dense + experts; }
+};
+LocalParameters local_parameters(const ModelSpec& m, const Layout& layout);
+
 MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, const Layout& layout,
                                 const Accelerator& accelerator);
 
