@@ -134,6 +134,8 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
         auto odc = serving_cost(row, w, od), spc = serving_cost(row, w, spot);
         row.on_demand_usd_per_hour = odc.usd_per_hour;
         row.spot_usd_per_hour = spc.usd_per_hour;
+        row.savings_1y_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::savings_1y)).usd_per_hour;
+        row.savings_3y_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::savings_3y)).usd_per_hour;
         // A service runs all month: a commitment's effective rate applies as is.
         const ServingCost ranked = serving_cost(row, w, hourly_rate(inst, r.region, r.pricing));
         row.ranked_usd_per_hour = ranked.usd_per_hour;

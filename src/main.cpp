@@ -489,6 +489,44 @@ void apply_interruption_options(const RecommendOptions& o, RecommendRequest& r) 
   if (!o.restart_minutes.empty()) r.restart_s = parse_number(o.restart_minutes, "--restart-minutes", 0, 1e5) * 60;
 }
 
+// `cost --task inference`: the finance table of a service.
+int run_cost_inference(const CLI::App* cmd, const ModelOptions& mo, const InferenceOptions& io, const RecommendOptions& co,
+                       const Catalog& catalog, const GlobalOptions& g) {
+  check_task_flags(cmd, true);
+  for (const char* f : {"--instance", "--hours", "--count"})
+    if (given(cmd, f)) throw InputError(fmt::format("{} prices a given training run; a service is sized from the load", f));
+  ModelSpec m = build_model(mo);
+  InferenceWorkload w = build_inference_workload(io);
+  RecommendRequest r;
+  r.region = co.region;
+  auto pricing = pricing_from_string(co.pricing);
+  if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot, savings-1y, savings-3y, best", co.pricing));
+  r.pricing = *pricing;
+  r.sort_by = SortBy::cost;
+  if (co.top < 1) throw InputError("--top: must be at least 1");
+  if (co.max_instances < 1 || co.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
+  r.top = co.top;
+  r.max_instances = co.max_instances;
+  r.families = co.families;
+  r.exclude = co.exclude;
+  for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
+  for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
+  ServingRecommendation result = recommend_inference(m, w, catalog, r);
+  if (result.rows.empty()) {
+    std::cerr << render_rejections_text(result.rejections, 100);
+    throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints", m.name));
+  }
+  InferenceContext ctx{&m, &w, &r};
+  const Format format = parse_format(g);
+  print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g, format == Format::json ? inference_json_extra(result, ctx) : std::string());
+  write_chart(co.chart, inference_chart(result, ctx));
+  if (format == Format::table || format == Format::markdown)
+    std::cout << fmt::format("\nUSD, {} prices as of {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
+                             "keep spare capacity). Commitments pay off above the UTIL> share of the month.\n",
+                             r.region, catalog.prices_as_of);
+  return 0;
+}
+
 void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   const char* g = "Inference (--task inference)";
   cmd->add_option("--prompt-tokens", o.prompt_tokens, "Prompt tokens per request, mean (default 1024)")->group(g);
@@ -608,9 +646,11 @@ int run(int argc, char** argv) {
   CLI::App* cost = app.add_subcommand("cost", "Finance view of a training job: on-demand vs spot with expected interruptions, savings, break-even rate");
   ModelOptions cmo;
   WorkloadOptions cwo;
+  InferenceOptions cio;
   RecommendOptions co;
   add_model_options(cost, cmo);
   add_workload_options(cost, cwo);
+  add_inference_options(cost, cio);
   cost->add_option("--top", co.top, "Rows (default 10)")->group("Ranking");
   cost->add_option("--sort-by", co.sort_by, "pareto (default) | time | cost | cost-per-token")->group("Ranking");
   cost->add_option("--max-instances", co.max_instances, "Largest instance count to consider (default 512)")->group("Constraints");
@@ -824,7 +864,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (*cost) {
-    if (cwo.task == "inference") throw InputError("gpuadvisor cost prices training jobs; for a service use `recommend --task inference` (it shows $/month on-demand and spot)");
+    if (cwo.task == "inference") return run_cost_inference(cost, cmo, cio, co, catalog, g);
     check_task_flags(cost, false);
     ModelSpec m = build_model(cmo);
     TrainingWorkload w = build_workload(cwo, m);

@@ -107,6 +107,41 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
   return t;
 }
 
+Table inference_cost_table(const ServingRecommendation& rec, const InferenceContext& ctx) {
+  Table t;
+  t.columns = {{"instance", "INSTANCE"},
+               {"layout", "TP"},
+               {"replicas", "REPL", true},
+               {"instances", "N", true},
+               {"utilisation", "UTIL", true, true},
+               {"on_demand_usd_per_hour", "OD $/H", true, true},
+               {"on_demand_usd_per_month", "ON-DEMAND/MO", true},
+               {"spot_usd_per_month", "SPOT/MO", true},
+               {"spot_savings_fraction", "SPOT SAVES", true, true},
+               {"savings_1y_usd_per_month", "1Y/MO", true},
+               {"savings_1y_break_even_utilisation", "1Y UTIL>", true, true},
+               {"savings_3y_usd_per_month", "3Y/MO", true},
+               {"savings_3y_break_even_utilisation", "3Y UTIL>", true, true},
+               {"usd_per_million_output_tokens", "$/M OUT", true}};
+  auto month = [](std::optional<double> h) { return h ? std::optional<double>(*h * kHoursPerMonth) : std::nullopt; };
+  auto ratio = [](std::optional<double> a, std::optional<double> b) {
+    return a && b && *b > 0 ? pct(*a / *b) : Cell{"unknown", std::monostate{}};
+  };
+  int rank = 0;
+  for (const auto& r : rec.rows) {
+    if (rank++ >= ctx.request->top) break;
+    std::optional<double> spot_saves;
+    if (r.spot_usd_per_hour && r.on_demand_usd_per_hour) spot_saves = 1 - *r.spot_usd_per_hour / *r.on_demand_usd_per_hour;
+    t.rows.push_back({text(r.instance->name), text(layout_text(r.estimate.layout)), integer(r.replicas), integer(r.instances),
+                      pct(r.utilisation), rate(r.on_demand_usd_per_hour), money(month(r.on_demand_usd_per_hour)),
+                      money(month(r.spot_usd_per_hour)), spot_saves ? pct(*spot_saves) : Cell{"unknown", std::monostate{}},
+                      money(month(r.savings_1y_usd_per_hour)), ratio(r.savings_1y_usd_per_hour, r.on_demand_usd_per_hour),
+                      money(month(r.savings_3y_usd_per_hour)), ratio(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour),
+                      per_million(r.usd_per_million_output_tokens)});
+  }
+  return t;
+}
+
 Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& ctx) {
   Chart c;
   c.title = fmt::format("{} serving: time per output token vs monthly cost ({})", ctx.model->name, ctx.request->region);

@@ -334,7 +334,15 @@ TEST_CASE("cli: cost prints the finance table in csv and json, and refuses bad s
   CHECK(j["options"][0]["on_demand_cost_usd"].is_number());
   CHECK(run("cost --model llama-3-8b --task pretrain --checkpoint-storage floppy").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --restart-minutes -5").code == 2);
-  CHECK(run("cost --model llama-3-8b --task inference").code == 2);
+}
+
+TEST_CASE("cli: cost --task inference gives the finance table of a service") {
+  Run r = run("cost --task inference --model llama-3-8b --requests-per-second 20 --format csv");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("instance,layout,replicas,instances,utilisation,on_demand_usd_per_hour,on_demand_usd_per_month,spot_usd_per_month", 0) == 0);
+  CHECK(r.out.find("savings_1y_usd_per_month") != std::string::npos);
+  CHECK(run("cost --task inference --model llama-3-8b --instance p5.48xlarge").code == 2);
+  CHECK(run("cost --task inference --model llama-3-8b --tokens 1B").code == 2);
 }
 
 TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and never half-writes") {

@@ -21,6 +21,8 @@ struct ServingRow {
   double utilisation = 0;         // load / capacity of the deployed replicas (1 without a load)
   std::optional<double> on_demand_usd_per_hour;  // whole service
   std::optional<double> spot_usd_per_hour;
+  std::optional<double> savings_1y_usd_per_hour;  // whole service, cheapest 1-year commitment (effective)
+  std::optional<double> savings_3y_usd_per_hour;
   std::optional<double> ranked_usd_per_hour;     // under the requested pricing
   std::optional<double> usd_per_million_output_tokens;  // ranked pricing, per visible output token
   std::optional<double> usd_per_million_input_tokens;   // ranked pricing, the same bill per prompt token

@@ -89,6 +89,10 @@ struct InferenceContext {
   const RecommendRequest* request;
 };
 Table inference_table(const ServingRecommendation& rec, const InferenceContext& ctx);
+// The finance view of a service (`gpuadvisor cost --task inference`): per option,
+// hourly and 30-day-month cost under each pricing model, savings against
+// on-demand and the break-even utilisation of commitments.
+Table inference_cost_table(const ServingRecommendation& rec, const InferenceContext& ctx);
 // Time per output token against monthly cost, on-demand and spot (--chart).
 Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& ctx);
 std::string inference_json_extra(const ServingRecommendation& rec, const InferenceContext& ctx);
