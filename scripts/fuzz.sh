@@ -18,8 +18,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUADVISOR_FUZZ=ON \
   -DGPUADVISOR_BUILD_TESTS=OFF -DGPUADVISOR_BUILD_BENCH=OFF >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_quantity fuzz_catalog fuzz_hf_config fuzz_price_import
-for t in quantity catalog hf_config price_import; do
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_quantity fuzz_catalog fuzz_hf_config fuzz_price_import fuzz_cases
+for t in quantity catalog hf_config price_import cases; do
   work="build-fuzz/corpus-$t"
   mkdir -p "$work"
   cp -n fuzz/corpus/$t/* "$work"/ 2>/dev/null || true
