@@ -403,6 +403,8 @@ json parse_json_document(const CatalogSource& src) {
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", src.origin, e.byte,
                                  std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+  } catch (const json::exception& e) {  // e.g. a number beyond double range (1e605)
+    throw InputError(fmt::format("{}: not usable JSON: {}", src.origin, e.what()));
   }
 }
 

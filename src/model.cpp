@@ -172,6 +172,8 @@ ModelSpec model_from_shape_json(const std::string& json_object, const std::strin
     j = json::parse(json_object);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}", where, e.byte));
+  } catch (const json::exception& e) {  // e.g. a number beyond double range (1e605)
+    throw InputError(fmt::format("{}: not usable JSON: {}", where, e.what()));
   }
   return spec_from_json(j, where);
 }
@@ -187,6 +189,8 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}", path, e.byte));
+  } catch (const json::exception& e) {  // e.g. a number beyond double range (1e605)
+    throw InputError(fmt::format("{}: not usable JSON: {}", path, e.what()));
   }
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path));
 
@@ -216,7 +220,12 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
                : path;
   m.source = path;
   const std::string where = path;
-  std::string model_type = j.value("model_type", std::string("unknown"));
+  auto text_field = [&](const char* key, const std::string& fallback) {
+    if (!j.contains(key) || j[key].is_null()) return fallback;
+    if (!j[key].is_string()) throw InputError(fmt::format("{}: field '{}': expected a string", path, key));
+    return j[key].get<std::string>();
+  };
+  std::string model_type = text_field("model_type", "unknown");
   m.layers = get_int(j, "num_hidden_layers", where);
   m.hidden = get_int(j, "hidden_size", where);
   m.heads = get_int(j, "num_attention_heads", where);
@@ -231,7 +240,7 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
   m.vocab = get_int(j, "vocab_size", where);
   const bool neox = model_type == "gpt_neox" || model_type == "gpt2" || model_type == "gptj";
   m.tied_embeddings = get_bool(j, "tie_word_embeddings", where, false);
-  std::string act = j.value("hidden_act", std::string(neox ? "gelu" : "silu"));
+  std::string act = text_field("hidden_act", neox ? "gelu" : "silu");
   m.gated_mlp = !(neox || act == "gelu" || act == "gelu_new" || act == "relu2" || act == "gelu_pytorch_tanh") ||
                 model_type == "gemma" || model_type == "gemma2";
   // Mixtral / Qwen-MoE style.

@@ -67,6 +67,8 @@ json parse(const PriceFile& f) {
     return json::parse(f.text);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {} (truncated or corrupted?)", f.origin, e.byte));
+  } catch (const json::exception& e) {  // e.g. a number beyond double range (1e605)
+    throw InputError(fmt::format("{}: not usable JSON: {}", f.origin, e.what()));
   }
 }
 
@@ -163,7 +165,7 @@ void import_offer(const Catalog& catalog, const PriceFile& f, const std::string&
         const json& dims = member(f, term, "priceDimensions", "terms.OnDemand." + it.key(), json::value_t::object);
         for (const auto& dim : dims) {
           if (str(dim, "unit") != "Hrs") continue;
-          auto usd = dim.contains("pricePerUnit") ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
+          auto usd = dim.contains("pricePerUnit") && dim["pricePerUnit"].is_object() ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
           if (!usd) fail(f, "terms.OnDemand." + it.key(), "expected pricePerUnit.USD as a number string");
           if (*usd <= 0) { t.add("skipped", "zero on-demand rate"); continue; }
           // status and note null: an overlay replaces a "not captured" entry (RFC 7386 removes null keys).
@@ -183,7 +185,7 @@ void import_offer(const Catalog& catalog, const PriceFile& f, const std::string&
         }
         double hourly = 0, upfront = 0;
         for (const auto& dim : member(f, term, "priceDimensions", "terms.Reserved." + it.key(), json::value_t::object)) {
-          auto usd = dim.contains("pricePerUnit") ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
+          auto usd = dim.contains("pricePerUnit") && dim["pricePerUnit"].is_object() ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
           if (!usd) fail(f, "terms.Reserved." + it.key(), "expected pricePerUnit.USD as a number string");
           (str(dim, "unit") == "Hrs" ? hourly : upfront) += *usd;
         }

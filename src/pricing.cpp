@@ -101,9 +101,11 @@ void add_discount(Discounts& d, std::string_view text) {
 
 void apply_discounts(Catalog& catalog, const Discounts& d) {
   if (d.empty()) return;
-  for (const auto& [family, v] : d.by_family)
+  for (const auto& entry : d.by_family) {
+    const std::string& family = entry.first;  // a named variable: clang 14 cannot capture structured bindings
     if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.family == family; }))
       throw InputError(fmt::format("--discount: no instance family '{}' in the catalog", family));
+  }
   for (Instance& i : catalog.instances) {
     auto it = d.by_family.find(i.family);
     const std::optional<double> off = it != d.by_family.end() ? std::optional<double>(it->second) : d.all;

@@ -87,6 +87,8 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON at byte {}", origin, e.byte));
+  } catch (const json::exception& e) {  // e.g. a number beyond double range (1e605)
+    throw InputError(fmt::format("{}: not usable JSON: {}", origin, e.what()));
   }
   if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
     throw InputError(fmt::format("{}: expected an object with a 'cases' list", origin));

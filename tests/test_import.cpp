@@ -7,6 +7,7 @@
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/price_import.hpp"
 #include "gpuadvisor/pricing.hpp"
+#include "gpuadvisor/validation.hpp"
 
 using namespace gpuadvisor;
 
@@ -139,4 +140,11 @@ TEST_CASE("negotiated discounts scale on-demand and commitments, not spot") {
   CHECK_THROWS_AS(add_discount(bad, "lots"), InputError);
   add_discount(bad, "zz9=5%");
   CHECK_THROWS_AS(apply_discounts(c, bad), InputError);
+}
+
+TEST_CASE("regression (fuzz): an out-of-range number in a price file is bad input") {
+  ImportInputs in;
+  in.spot_histories = {{"h.json", R"({"SpotPriceHistory": [], "x": 1e605})"}};
+  CHECK_THROWS_AS(import_prices(embedded(), {}, in), InputError);
+  CHECK_THROWS_AS(read_cases("c.json", R"({"cases": [], "x": -1e999})"), InputError);
 }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/model.hpp"
 
@@ -70,4 +71,15 @@ TEST_CASE("shape overrides") {
   CHECK_FALSE(m.assumptions.empty());
   ModelSpec bad = *find_model_preset("llama-2-7b");
   CHECK_THROWS_AS(apply_overrides(bad, ShapeOverrides{0, 4100, 0, 0, 0}), InputError);  // 4100 % 32 heads != 0
+}
+
+TEST_CASE("regression (fuzz): numbers beyond double range are bad input, not a crash") {
+  for (const char* name : {"fuzz_hf_number_overflow.json", "fuzz_hf_crash_2.json"}) {
+    std::vector<std::string> warnings;
+    INFO(name);
+    CHECK_THROWS_AS(model_from_hf_config(std::string(GPUADVISOR_TEST_DATA) + "/" + name, warnings), InputError);
+  }
+  std::vector<std::string> warnings;
+  CHECK_THROWS_AS(model_from_hf_config_text(R"({"num_hidden_layers": 1e605})", "c.json", warnings), InputError);
+  CHECK_THROWS_AS(load_catalog({"c.json", R"({"schema_version": 1e999})"}), InputError);
 }
