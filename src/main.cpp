@@ -554,6 +554,8 @@ int run(int argc, char** argv) {
       "  gpuadvisor recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d\n"
       "  gpuadvisor estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain --precision fp8\n"
       "  gpuadvisor recommend --model llama-3-70b --task inference --requests-per-second 5 --max-tpot 50ms\n"
+      "  gpuadvisor cost --model llama-3-70b --task pretrain --tokens 200B --family p5 --chart cost.svg\n"
+      "  gpuadvisor validate\n"
       "  gpuadvisor catalog --family p5 --format csv\n"
       "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 nothing fits. Docs: docs/cli.md",
       "gpuadvisor"};
@@ -643,7 +645,7 @@ int run(int argc, char** argv) {
   add_interruption_options(rec, ro);
 
   // cost: the finance table for the same options
-  CLI::App* cost = app.add_subcommand("cost", "Finance view of a training job: on-demand vs spot with expected interruptions, savings, break-even rate");
+  CLI::App* cost = app.add_subcommand("cost", "Finance view of a job (on-demand, spot with expected interruptions, commitments) or of a service (--task inference)");
   ModelOptions cmo;
   WorkloadOptions cwo;
   InferenceOptions cio;
