@@ -489,6 +489,34 @@ void apply_interruption_options(const RecommendOptions& o, RecommendRequest& r) 
   if (!o.restart_minutes.empty()) r.restart_s = parse_number(o.restart_minutes, "--restart-minutes", 0, 1e5) * 60;
 }
 
+// The ranking request of recommend and cost, checked against the catalog.
+RecommendRequest build_request(const RecommendOptions& o, const Catalog& catalog) {
+  RecommendRequest r;
+  r.region = o.region;
+  auto pricing = pricing_from_string(o.pricing);
+  if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot, savings-1y, savings-3y, best", o.pricing));
+  r.pricing = *pricing;
+  auto sort = sort_by_from_string(o.sort_by);
+  if (!sort) throw InputError(fmt::format("--sort-by: '{}' is not one of pareto, time, cost, cost-per-token", o.sort_by));
+  r.sort_by = *sort;
+  if (o.top < 1) throw InputError("--top: must be at least 1");
+  if (o.max_instances < 1 || o.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
+  r.top = o.top;
+  r.max_instances = o.max_instances;
+  r.families = o.families;
+  r.exclude = o.exclude;
+  for (const auto& f : o.families)
+    if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.family == f; }))
+      throw InputError(fmt::format("--family: no instance family '{}' in the catalog", f));
+  for (const auto& x : o.exclude)
+    if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.name == x || i.family == x; }))
+      throw InputError(fmt::format("--exclude: '{}' is neither an instance type nor a family in the catalog", x));
+  if (!o.deadline.empty()) r.deadline_hours = parse_duration_hours(o.deadline, "--deadline");
+  if (!o.budget.empty()) r.budget_usd = parse_usd(o.budget, "--budget");
+  apply_interruption_options(o, r);
+  return r;
+}
+
 // `cost --task inference`: the finance table of a service.
 int run_cost_inference(const CLI::App* cmd, const ModelOptions& mo, const InferenceOptions& io, const RecommendOptions& co,
                        const Catalog& catalog, const GlobalOptions& g) {
@@ -497,18 +525,8 @@ int run_cost_inference(const CLI::App* cmd, const ModelOptions& mo, const Infere
     if (given(cmd, f)) throw InputError(fmt::format("{} prices a given training run; a service is sized from the load", f));
   ModelSpec m = build_model(mo);
   InferenceWorkload w = build_inference_workload(io);
-  RecommendRequest r;
-  r.region = co.region;
-  auto pricing = pricing_from_string(co.pricing);
-  if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot, savings-1y, savings-3y, best", co.pricing));
-  r.pricing = *pricing;
+  RecommendRequest r = build_request(co, catalog);
   r.sort_by = SortBy::cost;
-  if (co.top < 1) throw InputError("--top: must be at least 1");
-  if (co.max_instances < 1 || co.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
-  r.top = co.top;
-  r.max_instances = co.max_instances;
-  r.families = co.families;
-  r.exclude = co.exclude;
   for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
   for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
   ServingRecommendation result = recommend_inference(m, w, catalog, r);
@@ -807,29 +825,7 @@ int run(int argc, char** argv) {
     const bool inference = wo.task == "inference";
     check_task_flags(rec, inference);
     ModelSpec m = build_model(mo);
-    RecommendRequest r;
-    r.region = ro.region;
-    auto pricing = pricing_from_string(ro.pricing);
-    if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot, savings-1y, savings-3y, best", ro.pricing));
-    r.pricing = *pricing;
-    auto sort = sort_by_from_string(ro.sort_by);
-    if (!sort) throw InputError(fmt::format("--sort-by: '{}' is not one of pareto, time, cost, cost-per-token", ro.sort_by));
-    r.sort_by = *sort;
-    if (ro.top < 1) throw InputError("--top: must be at least 1");
-    if (ro.max_instances < 1 || ro.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
-    r.top = ro.top;
-    r.max_instances = ro.max_instances;
-    r.families = ro.families;
-    r.exclude = ro.exclude;
-    for (const auto& f : ro.families)
-      if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.family == f; }))
-        throw InputError(fmt::format("--family: no instance family '{}' in the catalog", f));
-    for (const auto& x : ro.exclude)
-      if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.name == x || i.family == x; }))
-        throw InputError(fmt::format("--exclude: '{}' is neither an instance type nor a family in the catalog", x));
-    if (!ro.deadline.empty()) r.deadline_hours = parse_duration_hours(ro.deadline, "--deadline");
-    if (!ro.budget.empty()) r.budget_usd = parse_usd(ro.budget, "--budget");
-    apply_interruption_options(ro, r);
+    RecommendRequest r = build_request(ro, catalog);
     if (inference) {
       if (!ro.deadline.empty()) throw InputError("--deadline applies to training; for a service give --max-ttft/--max-tpot and the load");
       if (!rec->count("--sort-by")) r.sort_by = SortBy::cost;
@@ -870,21 +866,7 @@ int run(int argc, char** argv) {
     check_task_flags(cost, false);
     ModelSpec m = build_model(cmo);
     TrainingWorkload w = build_workload(cwo, m);
-    RecommendRequest r;
-    r.region = co.region;
-    auto pricing = pricing_from_string(co.pricing);
-    if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot, savings-1y, savings-3y, best", co.pricing));
-    r.pricing = *pricing;
-    auto sort = sort_by_from_string(co.sort_by);
-    if (!sort) throw InputError(fmt::format("--sort-by: '{}' is not one of pareto, time, cost, cost-per-token", co.sort_by));
-    r.sort_by = *sort;
-    if (co.top < 1) throw InputError("--top: must be at least 1");
-    if (co.max_instances < 1 || co.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
-    r.top = co.top;
-    r.max_instances = co.max_instances;
-    r.families = co.families;
-    r.exclude = co.exclude;
-    apply_interruption_options(co, r);
+    RecommendRequest r = build_request(co, catalog);
     for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
     for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
     Recommendation result;
@@ -898,16 +880,7 @@ int run(int argc, char** argv) {
       row.instance = inst;
       row.count = cost_count;
       row.estimate.total_hours = parse_duration_hours(cost_hours, "--hours");
-      row.on_demand_usd_per_hour = hourly_rate(*inst, r.region, Pricing::on_demand);
-      row.spot_usd_per_hour = hourly_rate(*inst, r.region, Pricing::spot);
-      if (row.on_demand_usd_per_hour) row.on_demand_cost_usd = *row.on_demand_usd_per_hour * cost_count * row.estimate.total_hours;
-      if (row.spot_usd_per_hour) row.spot_cost_usd = *row.spot_usd_per_hour * cost_count * row.estimate.total_hours;
-      row.savings_1y_usd_per_hour = hourly_rate(*inst, r.region, Pricing::savings_1y);
-      row.savings_3y_usd_per_hour = hourly_rate(*inst, r.region, Pricing::savings_3y);
-      if (row.savings_1y_usd_per_hour) row.savings_1y_cost_usd = *row.savings_1y_usd_per_hour * cost_count * row.estimate.total_hours;
-      if (row.savings_3y_usd_per_hour) row.savings_3y_cost_usd = *row.savings_3y_usd_per_hour * cost_count * row.estimate.total_hours;
-      price_interruptions(row, m, w, r);
-      rank_cost(row, r.pricing);
+      price_row(row, m, w, r);
       result.rows.push_back(row);
     } else {
       result = recommend(m, w, catalog, r);

@@ -149,6 +149,8 @@ std::string human_params(double p) {
   return fmt::format("{:.4g}M", p / 1e6);
 }
 
+namespace {
+
 void rank_cost(RecommendRow& row, Pricing pricing) {
   // Spot ranks by its expected cost with interruptions where the range is
   // known (else the snapshot cost); "best" takes the cheapest known, counting
@@ -201,13 +203,30 @@ void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWo
   row.break_even_monthly_interruption = lo;
 }
 
+}  // namespace
+
+void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
+  const Instance& inst = *row.instance;
+  const double instance_hours = row.count * row.estimate.total_hours;
+  auto job = [&](std::optional<double> rate) { return rate ? std::optional<double>(*rate * instance_hours) : std::nullopt; };
+  row.on_demand_usd_per_hour = hourly_rate(inst, r.region, Pricing::on_demand);
+  row.spot_usd_per_hour = hourly_rate(inst, r.region, Pricing::spot);
+  row.savings_1y_usd_per_hour = hourly_rate(inst, r.region, Pricing::savings_1y);
+  row.savings_3y_usd_per_hour = hourly_rate(inst, r.region, Pricing::savings_3y);
+  row.on_demand_cost_usd = job(row.on_demand_usd_per_hour);
+  row.spot_cost_usd = job(row.spot_usd_per_hour);
+  row.savings_1y_cost_usd = job(row.savings_1y_usd_per_hour);
+  row.savings_3y_cost_usd = job(row.savings_3y_usd_per_hour);
+  price_interruptions(row, m, w, r);
+  rank_cost(row, r.pricing);
+  if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
+}
+
 Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   Recommendation out;
   for (const Instance& inst : catalog.instances) {
     if (excluded(inst, r)) continue;
     const Accelerator& acc = catalog.accelerator_of(inst);
-    std::optional<double> od = hourly_rate(inst, r.region, Pricing::on_demand);
-    std::optional<double> spot = hourly_rate(inst, r.region, Pricing::spot);
     if (!inst.prices_in(r.region)) {
       out.rejections.push_back({inst.name, fmt::format("not offered in {} in this catalog", r.region)});
       continue;
@@ -234,18 +253,8 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
       row.instance = &inst;
       row.count = count;
       row.estimate = *s.best;
-      row.on_demand_usd_per_hour = od;
-      row.spot_usd_per_hour = spot;
+      price_row(row, m, w, r);
       const double hours = s.best->total_hours;
-      if (od) row.on_demand_cost_usd = *od * count * hours;
-      if (spot) row.spot_cost_usd = *spot * count * hours;
-      price_interruptions(row, m, w, r);
-      row.savings_1y_usd_per_hour = hourly_rate(inst, r.region, Pricing::savings_1y);
-      row.savings_3y_usd_per_hour = hourly_rate(inst, r.region, Pricing::savings_3y);
-      if (row.savings_1y_usd_per_hour) row.savings_1y_cost_usd = *row.savings_1y_usd_per_hour * count * hours;
-      if (row.savings_3y_usd_per_hour) row.savings_3y_cost_usd = *row.savings_3y_usd_per_hour * count * hours;
-      rank_cost(row, r.pricing);
-      if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
       if (r.deadline_hours && hours > *r.deadline_hours) {
         constraint_reason = fmt::format("misses the {:.0f} h deadline (fastest {:.1f} h at {} instances)", *r.deadline_hours, hours, count);
         continue;

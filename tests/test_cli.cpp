@@ -334,6 +334,8 @@ TEST_CASE("cli: cost prints the finance table in csv and json, and refuses bad s
   CHECK(j["options"][0]["on_demand_cost_usd"].is_number());
   CHECK(run("cost --model llama-3-8b --task pretrain --checkpoint-storage floppy").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --restart-minutes -5").code == 2);
+  CHECK(run("cost --model llama-3-8b --task pretrain --family z9").code == 2);  // checked as in recommend
+  CHECK(run("cost --model llama-3-8b --task pretrain --exclude z9").code == 2);
 }
 
 TEST_CASE("cli: cost --task inference gives the finance table of a service") {

@@ -80,10 +80,11 @@ struct RecommendRow {
   bool pareto = false;
 };
 
-// Sets the row's ranked cost under `pricing` (docs/methodology.md §Cost and ranking).
-void rank_cost(RecommendRow& row, Pricing pricing);
-// Fills a row's expected-interruption figures from its estimate and prices.
-void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r);
+// Fills every price of a row from its instance, count and estimate.total_hours:
+// hourly rates and job costs under each pricing model, the expected costs with
+// interruptions, and the ranked cost under r.pricing (docs/methodology.md
+// §Cost and ranking, §Interruptions and checkpoints).
+void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r);
 
 struct Rejection {
   std::string instance;
