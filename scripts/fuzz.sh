@@ -9,13 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 pkgs=(clang libclang-rt-14-dev cmake libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev catch2)
-missing=()
-for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+scripts/install_packages.sh "${pkgs[@]}"
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUADVISOR_FUZZ=ON \
   -DGPUADVISOR_BUILD_TESTS=OFF -DGPUADVISOR_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target fuzz_quantity fuzz_catalog fuzz_hf_config fuzz_price_import fuzz_cases

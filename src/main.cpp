@@ -481,6 +481,19 @@ void add_interruption_options(CLI::App* cmd, RecommendOptions& o) {
   cmd->add_option("--chart", o.chart, "Also write an SVG scatter of time against cost with the Pareto frontier to this file")->group("Output");
 }
 
+// The ranking, constraint and interruption options recommend and cost share.
+void add_ranking_options(CLI::App* cmd, RecommendOptions& o) {
+  cmd->add_option("--sort-by", o.sort_by, "pareto (training default) | time | cost (inference default) | cost-per-token")->group("Ranking");
+  cmd->add_option("--top", o.top, "Rows to show (default 10)")->group("Ranking");
+  cmd->add_option("--max-instances", o.max_instances, "Largest instance count to consider (default 512)")->group("Constraints");
+  cmd->add_option("--family", o.families, "Only these families (repeatable)")->group("Constraints");
+  cmd->add_option("--exclude", o.exclude, "Skip these instance types or families (repeatable)")->group("Constraints");
+  cmd->add_option("--region", o.region, "Region for prices (default us-east-1)")->group("Constraints");
+  cmd->add_option("--pricing", o.pricing, "on-demand (default) | spot | savings-1y | savings-3y | best: the price used for ranking and any budget")
+      ->group("Constraints");
+  add_interruption_options(cmd, o);
+}
+
 void apply_interruption_options(const RecommendOptions& o, RecommendRequest& r) {
   auto s = checkpoint_storage_from_string(o.checkpoint_storage);
   if (!s) throw InputError(fmt::format("--checkpoint-storage: '{}' is not one of s3, fsx-lustre, efs, local-nvme", o.checkpoint_storage));
@@ -650,17 +663,10 @@ int run(int argc, char** argv) {
   add_model_options(rec, mo);
   add_workload_options(rec, wo);
   add_inference_options(rec, io);
-  rec->add_option("--sort-by", ro.sort_by, "pareto (training default) | time | cost (inference default) | cost-per-token")->group("Ranking");
-  rec->add_option("--top", ro.top, "Rows to show (default 10)")->group("Ranking");
+  add_ranking_options(rec, ro);
   rec->add_option("--deadline", ro.deadline, "Longest acceptable run: 72h, 14d")->group("Constraints");
   rec->add_option("--budget", ro.budget, "Largest acceptable cost in USD: 50000, 12.5k (per month for inference)")->group("Constraints");
-  rec->add_option("--max-instances", ro.max_instances, "Largest instance count to consider (default 512)")->group("Constraints");
-  rec->add_option("--family", ro.families, "Only these families (repeatable)")->group("Constraints");
-  rec->add_option("--exclude", ro.exclude, "Skip these instance types or families (repeatable)")->group("Constraints");
-  rec->add_option("--region", ro.region, "Region for prices (default us-east-1)")->group("Constraints");
-  rec->add_option("--pricing", ro.pricing, "on-demand (default) | spot | savings-1y | savings-3y | best: the price used for ranking and the budget")->group("Constraints");
   rec->add_flag("--explain", ro.explain, "Print the top row's formulas with the numbers filled in");
-  add_interruption_options(rec, ro);
 
   // cost: the finance table for the same options
   CLI::App* cost = app.add_subcommand("cost", "Finance view of a job (on-demand, spot with expected interruptions, commitments) or of a service (--task inference)");
@@ -671,14 +677,7 @@ int run(int argc, char** argv) {
   add_model_options(cost, cmo);
   add_workload_options(cost, cwo);
   add_inference_options(cost, cio);
-  cost->add_option("--top", co.top, "Rows (default 10)")->group("Ranking");
-  cost->add_option("--sort-by", co.sort_by, "pareto (default) | time | cost | cost-per-token")->group("Ranking");
-  cost->add_option("--max-instances", co.max_instances, "Largest instance count to consider (default 512)")->group("Constraints");
-  cost->add_option("--family", co.families, "Only these families (repeatable)")->group("Constraints");
-  cost->add_option("--exclude", co.exclude, "Skip these instance types or families (repeatable)")->group("Constraints");
-  cost->add_option("--region", co.region, "Region for prices (default us-east-1)")->group("Constraints");
-  cost->add_option("--pricing", co.pricing, "on-demand (default) | spot | savings-1y | savings-3y | best: the price used for ranking")->group("Constraints");
-  add_interruption_options(cost, co);
+  add_ranking_options(cost, co);
   std::string cost_instance, cost_hours;
   int cost_count = 1;
   cost->add_option("--instance", cost_instance, "Price a given run instead: this instance type (with --count and --hours)")->group("Given run");
