@@ -31,15 +31,16 @@ FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkloa
   return f;
 }
 
+double max_compute_fraction(const Accelerator& acc, Precision p) {
+  const auto& fractions = acc.efficiency.compute_max_fraction;
+  if (auto it = fractions.find(p); it != fractions.end()) return it->second;
+  if (p == Precision::fp16 || p == Precision::bf16)
+    if (auto it = fractions.find(p == Precision::fp16 ? Precision::bf16 : Precision::fp16); it != fractions.end()) return it->second;
+  return 0.5;
+}
+
 double compute_efficiency(const Accelerator& acc, Precision p, double width, double tokens) {
-  double max_fraction = 0.5;
-  auto it = acc.efficiency.compute_max_fraction.find(p);
-  if (it != acc.efficiency.compute_max_fraction.end()) max_fraction = it->second;
-  else if (p == Precision::fp16 || p == Precision::bf16) {
-    auto other = acc.efficiency.compute_max_fraction.find(p == Precision::fp16 ? Precision::bf16 : Precision::fp16);
-    if (other != acc.efficiency.compute_max_fraction.end()) max_fraction = other->second;
-  }
-  return max_fraction * width / (width + kHalfEfficiencyWidth) * tokens / (tokens + kHalfEfficiencyTokens);
+  return max_compute_fraction(acc, p) * width / (width + kHalfEfficiencyWidth) * tokens / (tokens + kHalfEfficiencyTokens);
 }
 
 std::optional<Precision> effective_precision(const Accelerator& acc, Precision requested) {

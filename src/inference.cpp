@@ -17,12 +17,6 @@ constexpr double kActivationBytes = 2;  // 16-bit activations between layers
 
 double kv_bytes(Precision p) { return p == Precision::fp8 ? 1 : 2; }
 
-double largest_compute_fraction(const Accelerator& acc, Precision p) {
-  // The large-matrix limit of compute_efficiency: decode batches are small in
-  // rows but the roofline's memory term already covers that regime.
-  return compute_efficiency(acc, p, 1e12, 1e12);
-}
-
 // Per-collective latency inside an instance: NVLink/NVSwitch/NeuronLink
 // all-reduces of a few KB take ~10 us; over PCIe (no peer link) they take longer.
 double intra_latency_s(const Accelerator& acc) { return acc.link_kind == "pcie" ? 4 * kCollectiveLatencyIntraS : kCollectiveLatencyIntraS; }
@@ -150,7 +144,8 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   s.weights_read_s = weight_bytes / l.tp / bw;
   s.kv_read_s = stage_batch * context * kv_per_token / bw;
   const double flops = stage_batch * (2 * matmul_params_per_token(m) + 4.0 * m.layers * attention_width(m) * context);
-  s.compute_s = flops / l.tp / (acc.tflops(p.compute).value_or(0) * 1e12 * largest_compute_fraction(acc, p.compute) *
+  // Decode matrices have few rows: no token-count factor (the memory term covers that regime).
+  s.compute_s = flops / l.tp / (acc.tflops(p.compute).value_or(0) * 1e12 * max_compute_fraction(acc, p.compute) *
                                 double(m.hidden) / l.tp / (double(m.hidden) / l.tp + kHalfEfficiencyWidth));
   s.tensor_parallel_s = 2.0 * m.layers * decode_all_reduce_s(stage_batch * m.hidden * kActivationBytes, l.tp, acc);
   if (l.pp > 1)

@@ -102,14 +102,16 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
           if (pp == 1) memory_problem = fmt::format("{}: {}", tp == 1 ? "one accelerator" : fmt::format("tp {}", tp), problem);
           continue;  // try more pipeline stages
         }
+        // The fastest batch-1 time per token over every option that fits, for
+        // the message when no option meets the targets.
+        InferenceEstimate batch1 = e;
+        evaluate_batch(m, w, c, batch1, 1);
+        if (!out.best_batch1_tpot_s || batch1.tpot_s < *out.best_batch1_tpot_s) {
+          out.best_batch1_tpot_s = batch1.tpot_s;
+          out.best_batch1_option = fmt::format("{} with tp {}{}", inst.name, tp, pp > 1 ? fmt::format(" x pp {}", pp) : "");
+        }
         if (!problem.empty()) {
           // Targets missed: more stages would only add latency.
-          InferenceEstimate b1 = e;
-          evaluate_batch(m, w, c, b1, 1);
-          if (!out.best_batch1_tpot_s || b1.tpot_s < *out.best_batch1_tpot_s) {
-            out.best_batch1_tpot_s = b1.tpot_s;
-            out.best_batch1_option = fmt::format("{} with tp {}{}", inst.name, tp, pp > 1 ? fmt::format(" x pp {}", pp) : "");
-          }
           target_problem = fmt::format("tp {}{}: {}", tp, pp > 1 ? fmt::format(" pp {}", pp) : "", problem);
           break;
         }
@@ -118,15 +120,6 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
         row.accelerator = &acc;
         row.estimate = e;
         size_service(row, w);
-        // Track the fastest batch-1 figure also over feasible options.
-        if (!out.best_batch1_tpot_s || e.tpot_s < *out.best_batch1_tpot_s) {
-          InferenceEstimate b1 = e;
-          evaluate_batch(m, w, c, b1, 1);
-          if (!out.best_batch1_tpot_s || b1.tpot_s < *out.best_batch1_tpot_s) {
-            out.best_batch1_tpot_s = b1.tpot_s;
-            out.best_batch1_option = fmt::format("{} with tp {}", inst.name, tp);
-          }
-        }
         if (row.instances > r.max_instances) {
           constraint_problem = fmt::format("tp {}: the load needs {} instances (--max-instances {})", tp, row.instances, r.max_instances);
           break;

@@ -687,7 +687,7 @@ std::string explain_estimate(const EstimateContext& ctx) {
                      is_adapter_task(w.task) ? "4N + 6N_adapter + 12 L H Q T" : "6N + 12 L H Q T", e.model_flops_per_token,
                      e.hardware_flops_per_token);
   out += fmt::format("  efficiency = {:.3f} (max for {} {}) x w/(w+256) x n/(n+256), w = hidden/tp = {}, n = mb x seq = {} -> {:.3f}\n",
-                     a.efficiency.compute_max_fraction.count(e.precision) ? a.efficiency.compute_max_fraction.at(e.precision) : 0.5,
+                     max_compute_fraction(a, e.precision),
                      a.name, to_string(e.precision), m.hidden / l.tp, l.micro_batch * w.seq_len, e.compute_efficiency);
   out += fmt::format("  compute/step = micro-batches {} x FLOPs/token x tokens/mb / (tp x pp) / (peak {} TFLOPS x eff) = {:.3f} s\n",
                      e.micro_batches, a.tflops(e.precision).value_or(0), e.step.compute_s);

@@ -333,7 +333,7 @@ double& parameter_ref(Accelerator& a, const std::string& name) {
   const std::string p = name.substr(name.find('.') + 1);
   const Precision precision = *precision_from_string(p);
   auto& m = a.efficiency.compute_max_fraction;
-  if (!m.count(precision)) m[precision] = compute_efficiency(a, precision, 1e12, 1e12);
+  if (!m.count(precision)) m[precision] = max_compute_fraction(a, precision);
   return m[precision];
 }
 

@@ -29,6 +29,9 @@ FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkloa
 inline constexpr double kHalfEfficiencyWidth = 256;
 inline constexpr double kHalfEfficiencyTokens = 256;
 double compute_efficiency(const Accelerator& acc, Precision p, double width, double tokens);
+// The large-matrix limit max_fraction(acc, precision): the catalog's figure for
+// the precision (fp16 and bf16 stand in for each other), else 0.5.
+double max_compute_fraction(const Accelerator& acc, Precision p);
 
 // The precision the accelerator runs `requested` at: the same, or fp16 for a
 // bf16 request on an accelerator without bf16 (T4, V100); nullopt if unsupported.
