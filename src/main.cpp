@@ -263,99 +263,32 @@ void add_workload_options(CLI::App* cmd, WorkloadOptions& o) {
   cmd->add_flag("--no-flash-attention", o.no_flash_attention, "Store attention scores (no fused attention kernel)")->group("Workload");
 }
 
-Cell cell_text(std::string s) { return {s, s}; }
-Cell cell_num(double v, int decimals) { return {fmt::format("{:.{}f}", v, decimals), std::round(v * 1e6) / 1e6}; }
-Cell cell_sig(double v) { return {fmt::format("{:.4g}", v), std::stod(fmt::format("{:.6g}", v))}; }
-Cell cell_pct(double f) { return {fmt::format("{:+.1f}%", f * 100), std::round(f * 1e6) / 1e6}; }
-Cell cell_none(const char* why = "") { return {why, std::monostate{}}; }
-
-Table summary_table(const std::vector<ErrorSummary>& summary) {
-  Table t;
-  t.columns = {{"group", "GROUP"}, {"cases", "CASES", true}, {"median_abs_error", "MEDIAN |ERR|", true}, {"p90_abs_error", "P90 |ERR|", true},
-               {"median_signed_error", "MEDIAN ERR", true}};
-  for (const auto& s : summary)
-    t.rows.push_back({cell_text(s.group), {std::to_string(s.cases), static_cast<long long>(s.cases)}, Cell{fmt::format("{:.1f}%", s.median_abs * 100), std::round(s.median_abs * 1e6) / 1e6},
-                      Cell{fmt::format("{:.1f}%", s.p90_abs * 100), std::round(s.p90_abs * 1e6) / 1e6}, cell_pct(s.median_signed)});
-  return t;
-}
-
 int run_validate(const std::vector<ValidationCase>& cases, const Catalog& catalog, bool all, const GlobalOptions& g) {
   const Format format = parse_format(g);
-  std::vector<CaseResult> results = run_cases(cases, catalog);
-  Table t;
-  t.columns = {{"id", "ID"}, {"task", "TASK"}, {"model", "MODEL"}, {"system", "SYSTEM"}, {"accelerator", "ACCEL", false, true},
-               {"metric", "METRIC", false, true}, {"measured", "MEASURED", true}, {"predicted", "PREDICTED", true}, {"error", "ERROR", true},
-               {"usable", "USABLE", false, true}, {"source_key", "SOURCE"}, {"source", "PRIMARY SOURCE", false, true},
-               {"note", "NOTE", false, true}};
-  int usable = 0, predicted = 0, disagreements = 0;
-  for (const auto& r : results) {
-    const ValidationCase& c = *r.c;
-    if (c.usable) ++usable;
-    if (!c.usable && !all) continue;
-    if (c.usable && r.predicted) ++predicted;
-    if (c.usable && !r.predicted) ++disagreements;
-    t.rows.push_back({cell_text(c.id), cell_text(c.task), cell_text(c.model_name),
-                      cell_text(c.instances > 1 ? fmt::format("{} x {}", c.instances, c.system) : c.system), cell_text(r.accelerator),
-                      cell_text(std::string(to_string(c.metric))), cell_sig(c.measured), r.predicted ? cell_sig(*r.predicted) : cell_none("-"),
-                      r.predicted ? cell_pct(r.error) : cell_none(c.usable ? "no fit" : "not used"), {c.usable ? "yes" : "no", c.usable},
-                      cell_text(c.source_key), cell_text(c.source), cell_text(!r.problem.empty() ? r.problem : c.reason)});
-  }
+  const std::vector<CaseResult> results = run_cases(cases, catalog);
   const auto summary = summarise(results);
   if (format == Format::json) {
-    std::string extra = "{\"summary\": [";
-    for (size_t i = 0; i < summary.size(); ++i)
-      extra += fmt::format("{}{{\"group\": \"{}\", \"cases\": {}, \"median_abs_error\": {:.6g}, \"p90_abs_error\": {:.6g}, \"median_signed_error\": {:.6g}}}",
-                           i ? ", " : "", summary[i].group, summary[i].cases, summary[i].median_abs, summary[i].p90_abs, summary[i].median_signed);
-    extra += fmt::format("], \"cases_total\": {}, \"cases_usable\": {}, \"cases_predicted\": {}, \"disagreements\": {}}}", cases.size(), usable,
-                         predicted, disagreements);
-    print_table(t, catalog, "validate", "cases", g, extra);
+    print_table(validation_table(results, all), catalog, "validate", "cases", g, validation_json_extra(results, summary));
     return 0;
   }
-  print_table(t, catalog, "validate", "cases", g);
+  print_table(validation_table(results, all), catalog, "validate", "cases", g);
   if (format == Format::csv) return 0;
+  const ResultCounts n = count_results(results);
   std::cout << fmt::format("\n{} cases, {} usable, {} predicted, {} usable without a prediction (disagreements: listed with the reason).\n\n",
-                           cases.size(), usable, predicted, disagreements);
-  print_table(summary_table(summary), catalog, "validate", "summary", g);
+                           n.total, n.usable, n.predicted, n.disagreements);
+  print_table(error_summary_table(summary), catalog, "validate", "summary", g);
   return 0;
 }
 
 int run_calibrate(const std::vector<ValidationCase>& cases, Catalog catalog, const std::string& output, bool loso, const GlobalOptions& g) {
   if (loso) {
-    std::set<std::string> sources;
-    for (const auto& c : cases)
-      if (c.usable) sources.insert(c.source_key);
-    Table t;
-    t.columns = {{"source", "LEFT OUT"}, {"cases", "CASES", true}, {"median_abs_error_fitted_without", "MEDIAN |ERR| (FIT WITHOUT)", true},
-                 {"median_abs_error_fitted_with", "MEDIAN |ERR| (FIT WITH ALL)", true},
-                 {"median_abs_error_prior", "MEDIAN |ERR| (PRIORS)", true}};
-    // Both fits start from the priors, not from the catalog's fitted values.
-    reset_to_prior(catalog);
-    Catalog all = catalog;
-    calibrate(all, cases);
-    for (const auto& src : sources) {
-      std::vector<ValidationCase> train, test;
-      for (const auto& c : cases) (c.source_key == src ? test : train).push_back(c);
-      Catalog fitted = catalog;
-      calibrate(fitted, train);
-      auto without = summarise(run_cases(test, fitted)), with = summarise(run_cases(test, all)), prior = summarise(run_cases(test, catalog));
-      if (without.empty()) continue;
-      t.rows.push_back({cell_text(src), {std::to_string(without[0].cases), static_cast<long long>(without[0].cases)},
-                        Cell{fmt::format("{:.1f}%", without[0].median_abs * 100), std::round(without[0].median_abs * 1e6) / 1e6},
-                        Cell{fmt::format("{:.1f}%", with[0].median_abs * 100), std::round(with[0].median_abs * 1e6) / 1e6},
-                        Cell{fmt::format("{:.1f}%", prior[0].median_abs * 100), std::round(prior[0].median_abs * 1e6) / 1e6}});
-    }
-    print_table(t, catalog, "calibrate", "leave_one_source_out", g);
+    print_table(source_check_table(leave_one_source_out(cases, catalog)), catalog, "calibrate", "leave_one_source_out", g);
     return 0;
   }
   const auto before = summarise(run_cases(cases, catalog));
   const auto fitted = calibrate(catalog, cases);
   const auto after = summarise(run_cases(cases, catalog));
-  Table t;
-  t.columns = {{"accelerator", "ACCELERATOR"}, {"parameter", "PARAMETER"}, {"cases", "CASES", true}, {"before", "BEFORE", true}, {"after", "AFTER", true}};
-  for (const auto& f : fitted)
-    t.rows.push_back({cell_text(f.accelerator), cell_text(f.parameter), {std::to_string(f.cases), static_cast<long long>(f.cases)},
-                      cell_num(f.before, 3), cell_num(f.after, 3)});
-  print_table(t, catalog, "calibrate", "parameters", g);
+  print_table(calibration_table(fitted), catalog, "calibrate", "parameters", g);
   if (!before.empty() && !after.empty())
     spdlog::info("median |error| {:.1f}% -> {:.1f}%, p90 {:.1f}% -> {:.1f}% over {} cases", before[0].median_abs * 100, after[0].median_abs * 100,
                  before[0].p90_abs * 100, after[0].p90_abs * 100, after[0].cases);
@@ -759,10 +692,7 @@ int run(int argc, char** argv) {
     ImportResult result = import_prices(base, overlays, in);
     if (result.prices_written == 0) throw NothingFitsError("no price in these files matches an instance type of the catalog; nothing written");
     write_file_atomically(import_output, result.overlay_json);
-    Table t;
-    t.columns = {{"file", "FILE"}, {"kind", "KIND"}, {"outcome", "OUTCOME"}, {"detail", "DETAIL"}, {"count", "COUNT", true}};
-    for (const auto& l : result.report) t.rows.push_back({{l.file, l.file}, {l.kind, l.kind}, {l.outcome, l.outcome}, {l.detail, l.detail}, {std::to_string(l.count), static_cast<long long>(l.count)}});
-    print_table(t, load_catalog(base, overlays), "prices import", "report", g);
+    print_table(import_report_table(result.report), load_catalog(base, overlays), "prices import", "report", g);
     spdlog::info("wrote {} prices to {}; use it with --catalog-add {}", result.prices_written, import_output, import_output);
     return 0;
   }

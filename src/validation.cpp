@@ -404,6 +404,38 @@ void reset_to_prior(Catalog& catalog) {
   }
 }
 
+ResultCounts count_results(const std::vector<CaseResult>& results) {
+  ResultCounts n;
+  for (const auto& r : results) {
+    ++n.total;
+    if (!r.c->usable) continue;
+    ++n.usable;
+    (r.predicted ? n.predicted : n.disagreements)++;
+  }
+  return n;
+}
+
+std::vector<SourceCheck> leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog) {
+  std::set<std::string> sources;
+  for (const auto& c : cases)
+    if (c.usable) sources.insert(c.source_key);
+  reset_to_prior(catalog);
+  Catalog all = catalog;
+  calibrate(all, cases);
+  std::vector<SourceCheck> out;
+  for (const auto& src : sources) {
+    std::vector<ValidationCase> train, test;
+    for (const auto& c : cases) (c.source_key == src ? test : train).push_back(c);
+    Catalog fitted = catalog;
+    calibrate(fitted, train);
+    const auto without = summarise(run_cases(test, fitted));
+    if (without.empty()) continue;
+    out.push_back({src, without[0].cases, without[0].median_abs, summarise(run_cases(test, all))[0].median_abs,
+                   summarise(run_cases(test, catalog))[0].median_abs});
+  }
+  return out;
+}
+
 std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& note) {
   ordered_json overlay;
   overlay["description"] = note;

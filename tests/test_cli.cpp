@@ -423,6 +423,16 @@ TEST_CASE("cli: validate and calibrate") {
   CHECK(std::fabs(nlohmann::json::parse(with.out)["summary"][0]["median_abs_error"].get<double>()) < 0.05);
   std::remove(overlay.c_str());
   {
+    // A source key with a quote and a backslash still gives valid JSON.
+    std::ofstream f(cases);
+    f << R"({"cases": [{"id": "Q", "task": "pretrain", "model": "llama-3-8b", "system": "p5.48xlarge", "precision": "bf16", "seq_len": 8192,
+       "global_batch": 64, "metric": "tokens_per_second_per_gpu", "measured": 5000, "source": "x", "source_key": "A\"B\\C"}]})";
+  }
+  Run quoted = run("validate --cases " + cases + " --format json");
+  REQUIRE(quoted.code == 0);
+  CHECK(nlohmann::json::parse(quoted.out)["summary"][1]["group"] == "task: pretrain");
+  CHECK(nlohmann::json::parse(quoted.out)["summary"].back()["group"] == "source: A\"B\\C");
+  {
     std::ofstream f(cases);
     f << R"({"cases": [{"id": "Z", "task": "pretrain"}]})";
   }

@@ -10,7 +10,9 @@
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/chart.hpp"
 #include "gpuadvisor/inference_search.hpp"
+#include "gpuadvisor/price_import.hpp"
 #include "gpuadvisor/search.hpp"
+#include "gpuadvisor/validation.hpp"
 
 namespace gpuadvisor {
 
@@ -79,6 +81,18 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
 
 // The formulas behind an estimate with its numbers filled in (--explain).
 std::string explain_estimate(const EstimateContext& ctx);
+
+// ---------------------------------------------------------------------------
+// Validation, calibration and price import (src/report_validation.cpp)
+
+// One row per case (usable ones, or all with `all`): measured, predicted, signed error, source.
+Table validation_table(const std::vector<CaseResult>& results, bool all);
+Table error_summary_table(const std::vector<ErrorSummary>& summary);
+// The JSON members `summary`, `cases_total`, `cases_usable`, `cases_predicted`, `disagreements`.
+std::string validation_json_extra(const std::vector<CaseResult>& results, const std::vector<ErrorSummary>& summary);
+Table calibration_table(const std::vector<FittedParameter>& fitted);
+Table source_check_table(const std::vector<SourceCheck>& checks);
+Table import_report_table(const std::vector<ImportLine>& report);
 
 // ---------------------------------------------------------------------------
 // Inference (src/report_inference.cpp)

@@ -81,6 +81,11 @@ struct ErrorSummary {
 // Over usable cases with a prediction: overall, then by task, accelerator and source.
 std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results);
 
+struct ResultCounts {
+  int total = 0, usable = 0, predicted = 0, disagreements = 0;  // disagreements: usable without a prediction
+};
+ResultCounts count_results(const std::vector<CaseResult>& results);
+
 // Calibration: fits each accelerator's compute_max_fraction per precision (from
 // training and prefill cases) and memory_bandwidth_fraction (from decode cases)
 // to minimise the sum of |ln(predicted / measured)| over usable cases, by
@@ -101,6 +106,15 @@ std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<Valid
 inline constexpr double kPriorComputeFraction16 = 0.50, kPriorComputeFraction8 = 0.35, kPriorComputeFraction4 = 0.22,
                         kPriorMemoryFraction = 0.80;
 void reset_to_prior(Catalog& catalog);
+
+// For each source: the median |error| on its cases when fitted without them,
+// when fitted with all cases, and with the priors alone (all fits from the priors).
+struct SourceCheck {
+  std::string source;
+  int cases = 0;
+  double fitted_without = 0, fitted_with_all = 0, priors = 0;
+};
+std::vector<SourceCheck> leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog);
 
 // An overlay setting the fitted efficiency figures (for --catalog-add).
 std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& note);
