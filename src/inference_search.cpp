@@ -38,12 +38,6 @@ ServingCost serving_cost(const ServingRow& row, const InferenceWorkload& w, std:
 
 namespace {
 
-std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst, const Accelerator& acc) {
-  std::vector<int> out;
-  for (int tp = 1; tp <= inst.accelerator_count; ++tp)
-    if (inst.accelerator_count % tp == 0 && (m.heads % tp == 0 || pads_attention_heads(acc))) out.push_back(tp);
-  return out;
-}
 
 // The lighter weight format to suggest when the weights do not fit.
 std::optional<WeightFormat> lighter(WeightFormat f) {
@@ -56,6 +50,48 @@ std::optional<WeightFormat> lighter(WeightFormat f) {
 }
 
 }  // namespace
+
+std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst, const Accelerator& acc, int pp) {
+  std::vector<int> out;
+  for (int tp = 1; tp <= inst.accelerator_count; ++tp)
+    if (inst.accelerator_count % tp == 0 && (m.heads % tp == 0 || pads_attention_heads(acc)) && (pp == 1 || tp == inst.accelerator_count))
+      out.push_back(tp);
+  return out;
+}
+
+ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc, int pp,
+                                    std::optional<int> tp, std::optional<int> batch) {
+  ServingChoice out;
+  const Cluster c{&inst, &acc, pp};
+  // Cheapest for the load (fewest instances), or most capacity per instance without one.
+  auto key = [&](const ServingRow& x) {
+    const double cost = w.requests_per_second ? x.instances : x.instances / (x.replicas * x.estimate.requests_per_second);
+    return std::pair(cost, x.estimate.tpot_s);
+  };
+  for (int size : tp ? std::vector<int>{*tp} : tensor_parallel_sizes(m, inst, acc, pp)) {
+    const ServingLayout l{size, pp};
+    if (auto lp = serving_layout_problem(m, c, l)) {
+      out.problem = *lp;
+      continue;
+    }
+    ServingRow row;
+    row.instance = &inst;
+    row.accelerator = &acc;
+    std::string problem;
+    row.estimate = estimate_inference(m, w, c, l, batch, &problem);
+    if (row.estimate.fits()) size_service(row, w);
+    if (!row.estimate.fits() || !problem.empty()) {
+      out.problem = tp ? problem : fmt::format("tp {}: {}", size, problem);
+      if (tp) out.row = row;
+      continue;
+    }
+    if (!out.row || key(row) < key(*out.row)) {
+      out.row = row;
+      out.problem.clear();
+    }
+  }
+  return out;
+}
 
 ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
                                           const RecommendRequest& r) {

@@ -359,48 +359,20 @@ int run_estimate_inference(const ModelSpec& m, const InferenceWorkload& w, const
   for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
   const int pp = eo.pp ? eo.pp : 1;
   if (pp > 4096) throw InputError("--pp: at most 4096");
-  std::vector<int> tps;
-  if (eo.tp) tps = {eo.tp};
-  else
-    for (int tp = 1; tp <= inst.accelerator_count; ++tp)
-      if (inst.accelerator_count % tp == 0 && (m.heads % tp == 0 || pads_attention_heads(acc)) && (pp == 1 || tp == inst.accelerator_count))
-        tps.push_back(tp);
-  std::optional<int> batch;
-  if (eo.batch) batch = eo.batch;
-  // With --tp given, that layout; otherwise the cheapest tensor-parallel size for the load.
-  std::optional<ServingRow> best;
-  std::string problem, last_problem;
-  for (int tp : tps) {
-    Cluster c{&inst, &acc, pp};
-    ServingLayout l{tp, pp};
-    if (auto lp = serving_layout_problem(m, c, l)) throw InputError(*lp);
-    ServingRow row;
-    row.instance = &inst;
-    row.accelerator = &acc;
-    row.estimate = estimate_inference(m, w, c, l, batch, &problem);
-    if (!row.estimate.fits() || !problem.empty()) {
-      last_problem = fmt::format("tp {}: {}", tp, problem);
-      if (eo.tp) best = row;
-      continue;
-    }
-    size_service(row, w);
-    // Cheapest for the load (fewest instances), or most capacity per instance without one.
-    auto key = [&](const ServingRow& x) {
-      const double cost = w.requests_per_second ? x.instances : x.instances / (x.replicas * x.estimate.requests_per_second);
-      return std::pair(cost, x.estimate.tpot_s);
-    };
-    if (!best || !best->estimate.fits() || key(row) < key(*best)) best = row;
-  }
-  if (!best) throw NothingFitsError(fmt::format("{} x {}: {}", pp, inst.name, last_problem.empty() ? "no valid tensor-parallel size" : last_problem));
-  if (best->estimate.fits() && best->replicas == 0) size_service(*best, w);
-  Cluster c{&inst, &acc, pp};
-  InferenceEstimateContext ctx{&m, &w, &c, &*best, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot),
+  const Cluster c{&inst, &acc, pp};
+  if (eo.tp)
+    if (auto lp = serving_layout_problem(m, c, ServingLayout{eo.tp, pp})) throw InputError(*lp);
+  const ServingChoice choice = choose_serving_layout(m, w, inst, acc, pp, eo.tp ? std::optional<int>(eo.tp) : std::nullopt,
+                                                     eo.batch ? std::optional<int>(eo.batch) : std::nullopt);
+  if (!choice.row) throw NothingFitsError(fmt::format("{} x {}: {}", pp, inst.name, choice.problem.empty() ? "no valid tensor-parallel size" : choice.problem));
+  const ServingRow& row = *choice.row;
+  if (!row.estimate.fits()) throw NothingFitsError(fmt::format("{} x {} with tp {}: {}", pp, inst.name, row.estimate.layout.tp, choice.problem));
+  InferenceEstimateContext ctx{&m, &w, &c, &row, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot),
                                eo.region};
-  if (!best->estimate.fits()) throw NothingFitsError(fmt::format("{} x {} with tp {}: {}", pp, inst.name, best->estimate.layout.tp, problem));
   std::cout << render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide});
   if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);
-  if (!problem.empty() && eo.tp) {
-    spdlog::error("{}", problem);
+  if (!choice.problem.empty()) {
+    spdlog::error("{}", choice.problem);
     return static_cast<int>(ExitCode::nothing_fits);
   }
   return 0;

@@ -10,6 +10,7 @@
 
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/inference_search.hpp"
 
 namespace gpuadvisor {
 
@@ -211,32 +212,12 @@ CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
       r.problem = *p;
       return r;
     }
-    Cluster cl{inst, &acc, c.pp};
-    std::vector<int> tps;
-    if (c.tp) tps = {c.tp};
-    else
-      for (int tp = 1; tp <= inst->accelerator_count; ++tp)
-        if (inst->accelerator_count % tp == 0) tps.push_back(tp);
-    std::optional<InferenceEstimate> best;
-    std::string problem;
-    for (int tp : tps) {
-      ServingLayout l{tp, c.pp};
-      if (auto lp = serving_layout_problem(c.model, cl, l)) {
-        problem = *lp;
-        continue;
-      }
-      std::string p;
-      InferenceEstimate e = estimate_inference(c.model, c.inference, cl, l, c.batch, &p);
-      if (!e.fits() || !p.empty()) {
-        problem = p;
-        continue;
-      }
-      if (!best || e.output_tokens_per_second > best->output_tokens_per_second) best = e;
-    }
-    if (!best) {
-      r.problem = "does not fit in memory under the model: " + problem;
+    const ServingChoice choice = choose_serving_layout(c.model, c.inference, *inst, acc, c.pp, c.tp ? std::optional<int>(c.tp) : std::nullopt, c.batch);
+    if (!choice.row || !choice.problem.empty()) {
+      r.problem = "does not fit in memory under the model: " + choice.problem;
       return r;
     }
+    const InferenceEstimate* best = &choice.row->estimate;
     switch (c.metric) {
       case Metric::output_tokens_per_second: r.predicted = best->output_tokens_per_second; break;
       case Metric::tpot_s: r.predicted = best->tpot_s; break;

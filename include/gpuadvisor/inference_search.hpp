@@ -48,6 +48,22 @@ struct ServingRecommendation {
 // Replicas and instances for the load (docs/methodology.md §Replicas).
 void size_service(ServingRow& row, const InferenceWorkload& w);
 
+// Tensor-parallel sizes worth trying on one instance type: divisors of its
+// accelerator count that divide the attention heads (any divisor where the
+// stack pads heads); only the whole instance when pipelined (pp > 1).
+std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst, const Accelerator& acc, int pp = 1);
+
+// One instance type's serving layout: with `tp`, that size (returned even when
+// it misses the targets, with `problem` set); otherwise the size cheapest for
+// the load (most capacity per instance without one) among those that meet the
+// targets. The row is sized for the load.
+struct ServingChoice {
+  std::optional<ServingRow> row;
+  std::string problem;  // why the returned row (or no row) misses
+};
+ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc, int pp,
+                                    std::optional<int> tp, std::optional<int> batch);
+
 ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
                                           const RecommendRequest& r);
 
