@@ -838,6 +838,7 @@ int run(int argc, char** argv) {
     for (int v : {eo.tp, eo.pp, eo.ep, eo.micro_batch, eo.vp})
       if (v < 0) throw InputError("--tp, --pp, --ep, --vp and --micro-batch must be positive");
     if (eo.zero_stage > 3 || eo.zero_stage < -1) throw InputError("--zero-stage: must be 0, 1, 2 or 3");
+    if (eo.vp > 1 && eo.pp == 1) throw InputError("--vp: virtual pipeline stages need pipeline parallelism (--pp > 1)");
     for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
     for (const auto& a : w.assumptions) spdlog::info("assumption: {}", a);
     std::optional<TrainingEstimate> e;

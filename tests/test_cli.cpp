@@ -335,6 +335,9 @@ TEST_CASE("cli: cost prints the finance table in csv and json, and refuses bad s
   CHECK(run("cost --model llama-3-8b --task pretrain --checkpoint-storage floppy").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --restart-minutes -5").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --family z9").code == 2);  // checked as in recommend
+  CHECK(run("estimate --instance p5.48xlarge --model llama-3-8b --pp 1 --vp 2").code == 2);
+  CHECK(run("estimate --instance p5.48xlarge --model llama-3-8b --vp -1").code == 2);
+  CHECK(run("calibrate --output /nonexistent-dir/fit.json").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --exclude z9").code == 2);
 }
 
