@@ -63,8 +63,6 @@ std::optional<ServingPrecision> serving_precision(const Accelerator& acc, Weight
 
 std::optional<std::string> serving_accelerator_problem(const Accelerator& acc, const InferenceWorkload& w) {
   if (!serving_precision(acc, w.weights)) return fmt::format("{} has no 16-bit or {} tensor throughput", acc.name, to_string(w.weights));
-  if (w.kv_cache == Precision::fp8 && acc.software == "cuda" && !acc.tflops(Precision::fp8) && !acc.tflops(Precision::bf16))
-    return fmt::format("{} has no fp8 KV-cache support", acc.name);
   return std::nullopt;
 }
 

@@ -19,8 +19,6 @@ Cell latency_cell(double s) {
   return {fmt::format("{:.1f}s", s), sig6(s)};
 }
 
-Cell opt_money(std::optional<double> v) { return money(v); }
-
 Cell per_million(std::optional<double> v) {
   if (!v) return {"unknown", std::monostate{}};
   return {fmt::format("{:.3g}", *v), sig6(*v)};
@@ -99,8 +97,8 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
                       pct(e.memory.total_gb() / e.memory.capacity_gb), integer(e.max_batch), integer(e.batch), latency_cell(e.ttft_s),
                       latency_cell(e.tpot_s), num(e.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
                       text(e.step.bound()), integer(r.replicas), integer(r.instances), pct(r.utilisation),
-                      opt_money(month(r.ranked_usd_per_hour)), rate(r.on_demand_usd_per_hour), opt_money(month(r.on_demand_usd_per_hour)),
-                      opt_money(month(r.spot_usd_per_hour)), per_million(r.usd_per_million_output_tokens),
+                      money(month(r.ranked_usd_per_hour)), rate(r.on_demand_usd_per_hour), money(month(r.on_demand_usd_per_hour)),
+                      money(month(r.spot_usd_per_hour)), per_million(r.usd_per_million_output_tokens),
                       per_million(r.usd_per_million_input_tokens), text(software_text(*r.accelerator)),
                       {r.pareto ? "yes" : "", r.pareto}});
   }
