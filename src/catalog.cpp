@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "gpuadvisor/errors.hpp"
+#include "json_input.hpp"
 #include "gpuadvisor/files.hpp"
 
 namespace gpuadvisor {
@@ -395,17 +396,9 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
 }
 
 json parse_json_document(const CatalogSource& src) {
-  if (src.text.empty()) throw InputError(fmt::format("{}: the file is empty", src.origin));
-  try {
-    json j = json::parse(src.text);
-    if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object at the top level", src.origin));
-    return j;
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", src.origin, e.byte,
-                                 std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
-  } catch (const json::exception& e) {  // e.g. a number beyond double range (1e605)
-    throw InputError(fmt::format("{}: not usable JSON: {}", src.origin, e.what()));
-  }
+  json j = parse_json_input(src.text, src.origin);
+  if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object at the top level", src.origin));
+  return j;
 }
 
 // Adds or overrides entries of `base[key]` (a list of objects named by "name")

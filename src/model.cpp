@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "gpuadvisor/errors.hpp"
+#include "json_input.hpp"
 #include "gpuadvisor/files.hpp"
 
 namespace gpuadvisor {
@@ -167,15 +168,7 @@ const ModelSpec* find_model_preset(std::string_view name) {
 // Hugging Face config.json.
 
 ModelSpec model_from_shape_json(const std::string& json_object, const std::string& where) {
-  json j;
-  try {
-    j = json::parse(json_object);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON at byte {}", where, e.byte));
-  } catch (const json::exception& e) {  // e.g. a number beyond double range (1e605)
-    throw InputError(fmt::format("{}: not usable JSON: {}", where, e.what()));
-  }
-  return spec_from_json(j, where);
+  return spec_from_json(parse_json_input(json_object, where), where);
 }
 
 ModelSpec model_from_hf_config(const std::string& path, std::vector<std::string>& warnings) {
@@ -183,15 +176,7 @@ ModelSpec model_from_hf_config(const std::string& path, std::vector<std::string>
 }
 
 ModelSpec model_from_hf_config_text(const std::string& text, const std::string& path, std::vector<std::string>& warnings) {
-  if (text.empty()) throw InputError(fmt::format("{}: the file is empty", path));
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON at byte {}", path, e.byte));
-  } catch (const json::exception& e) {  // e.g. a number beyond double range (1e605)
-    throw InputError(fmt::format("{}: not usable JSON: {}", path, e.what()));
-  }
+  const json j = parse_json_input(text, path);
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path));
 
   // Keys that shape the estimate, and keys known not to (no warning for those).

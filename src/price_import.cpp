@@ -10,6 +10,7 @@
 #include <set>
 
 #include "gpuadvisor/errors.hpp"
+#include "json_input.hpp"
 
 namespace gpuadvisor {
 
@@ -61,16 +62,7 @@ namespace {
   throw InputError(fmt::format("{}: {}{}{}", f.origin, where, where.empty() ? "" : ": ", what));
 }
 
-json parse(const PriceFile& f) {
-  if (f.text.empty()) fail(f, "", "the file is empty");
-  try {
-    return json::parse(f.text);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON at byte {} (truncated or corrupted?)", f.origin, e.byte));
-  } catch (const json::exception& e) {  // e.g. a number beyond double range (1e605)
-    throw InputError(fmt::format("{}: not usable JSON: {}", f.origin, e.what()));
-  }
-}
+json parse(const PriceFile& f) { return parse_json_input(f.text, f.origin); }
 
 const json& member(const PriceFile& f, const json& j, const char* key, const std::string& where, json::value_t type) {
   if (!j.is_object() || !j.contains(key)) fail(f, where, fmt::format("expected a field '{}'", key));

@@ -10,6 +10,7 @@
 
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/errors.hpp"
+#include "json_input.hpp"
 #include "gpuadvisor/inference_search.hpp"
 
 namespace gpuadvisor {
@@ -83,14 +84,7 @@ struct Reader {
 }  // namespace
 
 std::vector<ValidationCase> read_cases(const std::string& origin, const std::string& text) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON at byte {}", origin, e.byte));
-  } catch (const json::exception& e) {  // e.g. a number beyond double range (1e605)
-    throw InputError(fmt::format("{}: not usable JSON: {}", origin, e.what()));
-  }
+  const json doc = parse_json_input(text, origin);
   if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
     throw InputError(fmt::format("{}: expected an object with a 'cases' list", origin));
   std::vector<ValidationCase> out;
