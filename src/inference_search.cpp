@@ -97,12 +97,8 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
                                           const RecommendRequest& r) {
   ServingRecommendation out;
   for (const Instance& inst : catalog.instances) {
-    if (excluded(inst, r)) continue;
+    if (!considered(inst, r, out.rejections)) continue;
     const Accelerator& acc = catalog.accelerator_of(inst);
-    if (!inst.prices_in(r.region)) {
-      out.rejections.push_back({inst.name, fmt::format("not offered in {} in this catalog", r.region)});
-      continue;
-    }
     if (auto p = serving_accelerator_problem(acc, w)) {
       out.rejections.push_back({inst.name, *p});
       continue;

@@ -143,6 +143,13 @@ bool excluded(const Instance& inst, const RecommendRequest& r) {
   return false;
 }
 
+bool considered(const Instance& inst, const RecommendRequest& r, std::vector<Rejection>& rejections) {
+  if (excluded(inst, r)) return false;
+  if (inst.prices_in(r.region)) return true;
+  rejections.push_back({inst.name, fmt::format("not offered in {} in this catalog", r.region)});
+  return false;
+}
+
 std::string human_params(double p) {
   if (p >= 1e12) return fmt::format("{:.4g}T", p / 1e12);
   if (p >= 1e9) return fmt::format("{:.4g}B", p / 1e9);
@@ -225,12 +232,8 @@ void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w,
 Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   Recommendation out;
   for (const Instance& inst : catalog.instances) {
-    if (excluded(inst, r)) continue;
+    if (!considered(inst, r, out.rejections)) continue;
     const Accelerator& acc = catalog.accelerator_of(inst);
-    if (!inst.prices_in(r.region)) {
-      out.rejections.push_back({inst.name, fmt::format("not offered in {} in this catalog", r.region)});
-      continue;
-    }
     if (auto p = accelerator_problem(acc, w)) {
       out.rejections.push_back({inst.name, *p});
       continue;

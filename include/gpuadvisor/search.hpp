@@ -100,6 +100,9 @@ struct Recommendation {
 
 // Whether --family/--exclude leave this instance type out.
 bool excluded(const Instance& inst, const RecommendRequest& r);
+// Whether a search considers this instance type: not left out by --family or
+// --exclude, and offered in the region (else a rejection saying so is added).
+bool considered(const Instance& inst, const RecommendRequest& r, std::vector<Rejection>& rejections);
 // "13B", "1.5T", "350M".
 std::string human_params(double params);
 
