@@ -26,8 +26,10 @@ FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkloa
     f.model = 6 * n + 3 * attn_fwd;
   }
   f.hardware = f.model;
+  f.attention = 3 * attn_fwd;
   if (recompute == Recompute::full) f.hardware += 2 * n + attn_fwd;  // one more forward
   else if (recompute == Recompute::selective) f.hardware += attn_fwd;  // attention only
+  if (recompute != Recompute::none) f.attention += attn_fwd;
   return f;
 }
 
@@ -41,6 +43,18 @@ double max_compute_fraction(const Accelerator& acc, Precision p) {
 
 double compute_efficiency(const Accelerator& acc, Precision p, double width, double tokens) {
   return max_compute_fraction(acc, p) * width / (width + kHalfEfficiencyWidth) * tokens / (tokens + kHalfEfficiencyTokens);
+}
+
+Precision attention_precision(const Accelerator& acc, Precision matmul) {
+  if (acc.tflops(Precision::bf16)) return Precision::bf16;
+  if (acc.tflops(Precision::fp16)) return Precision::fp16;
+  return matmul;
+}
+
+double activation_traffic_per_stored_byte(Recompute r) {
+  // Forward: written, read by its consumer; backward: read, gradient written
+  // (4 passes). A full recompute writes and reads the forward's again (+2).
+  return r == Recompute::full ? 6.0 : 4.0;
 }
 
 std::optional<Precision> effective_precision(const Accelerator& acc, Precision requested) {

@@ -17,7 +17,7 @@ std::string StepTime::bound() const {
   };
   const Part parts[] = {{compute_s, "compute"},
                         {tensor_parallel_s + expert_parallel_s + pipeline_p2p_s + data_parallel_s, "network"},
-                        {memory_bound_s, "memory bandwidth"},
+                        {memory_bound_s + elementwise_s, "memory bandwidth"},
                         {bubble_s, "pipeline bubble"}};
   const Part* best = &parts[0];
   for (const auto& p : parts)
@@ -43,7 +43,9 @@ std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWork
   if (l.vp > 1) {
     if (l.pp == 1) return "virtual pipeline stages (vp) need pipeline parallelism (pp > 1)";
     // Uneven stages are padded (Megatron does), so only at least one layer per virtual stage is needed.
-    if (m.layers < l.pp * l.vp) return fmt::format("pp {} x vp {} exceeds the model's {} layers", l.pp, l.vp, m.layers);
+    // The embedding and the loss may each take a layer's place (Megatron's
+    // account-for-embedding/loss split; Llama 3 section 3.3.2).
+    if (m.layers + 2 < l.pp * l.vp) return fmt::format("pp {} x vp {} exceeds the model's {} layers plus the embedding and the loss", l.pp, l.vp, m.layers);
     if (l.micro_batches(w.global_batch) % l.pp != 0)
       return fmt::format("an interleaved schedule needs the micro-batches ({}) to be a multiple of pp {}", l.micro_batches(w.global_batch), l.pp);
   }
@@ -72,22 +74,34 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   e.model_flops_per_token = flops.model;
   e.hardware_flops_per_token = flops.hardware;
   const double peak = acc.tflops(e.precision).value_or(0) * 1e12;
-  e.compute_efficiency = compute_efficiency(acc, e.precision, double(m.hidden) / l.tp, mb_tokens);
-  double mb_compute_s = flops.hardware * mb_tokens / (l.tp * l.pp) / (peak * e.compute_efficiency);
+  const double stage_tokens = mb_tokens / (l.tp * l.pp);  // token-shares of the model one rank computes
+  // Matrix multiplies at the requested precision: the dense ones at width
+  // hidden / tp; routed experts at expert_ffn / tp, each seeing only its share
+  // of the tokens the EP group gathers (mb_tokens x ep x k / E).
+  const double matmul_flops = flops.hardware - flops.attention;
+  const double dense_eff = compute_efficiency(acc, e.precision, double(m.hidden) / l.tp, mb_tokens);
+  double expert_share = 0, expert_eff = dense_eff;
   if (m.is_moe()) {
-    // Routed-expert matrices are narrower (expert_ffn) and each sees only its
-    // share of the tokens the EP group gathers: mb_tokens x ep x k / E. Their
-    // FLOPs (the same 6, or 4 for adapters, per active expert parameter) run
-    // at that size's efficiency.
     const double expert_params_per_token = double(m.moe_layers()) * m.active_experts * m.expert_mlp_params();
-    const double attention = attention_forward_flops_per_token(m, w.seq_len) * (l.recompute == Recompute::none ? 3 : 4);
-    const double matmul_share = std::max(0.0, 1 - attention / flops.hardware);
-    const double expert_share = matmul_share * std::min(1.0, expert_params_per_token / matmul_params_per_token(m));
-    const double expert_tokens = mb_tokens * l.ep * m.active_experts / m.experts;
-    const double expert_eff = compute_efficiency(acc, e.precision, double(m.expert_ffn) / l.tp, expert_tokens);
-    mb_compute_s = flops.hardware * mb_tokens / (l.tp * l.pp) / peak * ((1 - expert_share) / e.compute_efficiency + expert_share / expert_eff);
-    e.compute_efficiency = flops.hardware * mb_tokens / (l.tp * l.pp) / peak / mb_compute_s;
+    expert_share = std::min(1.0, expert_params_per_token / matmul_params_per_token(m));
+    expert_eff = compute_efficiency(acc, e.precision, double(m.expert_ffn) / l.tp, mb_tokens * l.ep * m.active_experts / m.experts);
   }
+  const double matmul_s = matmul_flops * stage_tokens / peak * ((1 - expert_share) / dense_eff + expert_share / expert_eff);
+  // Attention products run in 16-bit even under an fp8/fp4 recipe.
+  const Precision attention_p = attention_precision(acc, e.precision);
+  const double attention_peak = acc.tflops(attention_p).value_or(0) * 1e12;
+  const double attention_s = flops.attention * stage_tokens / (attention_peak * max_compute_fraction(acc, attention_p));
+  double mb_compute_s = matmul_s + attention_s;
+  e.compute_efficiency = flops.hardware * stage_tokens / peak / mb_compute_s;
+  // Elementwise work (norms, activations, residuals, rotary, casts) is bound
+  // by memory: kActivationTrafficPerStoredByte x the activations a layer stores.
+  const double hbm = acc.memory_bandwidth_gb_per_s * 1e9 * acc.efficiency.memory_bandwidth_fraction;
+  const double stage_layers = double(m.layers) / l.pp;
+  const double moe_share = m.is_moe() ? double(m.moe_layers()) / m.layers : 0;
+  const double stored_bytes_per_token = stage_layers * ((1 - moe_share) * activation_bytes_per_token_per_layer(m, w, false) +
+                                                        moe_share * activation_bytes_per_token_per_layer(m, w, true));
+  const double traffic_factor = activation_traffic_per_stored_byte(l.recompute);
+  const double mb_elementwise_s = traffic_factor * stored_bytes_per_token * mb_tokens / l.tp / hbm;
 
   // Rank order: tp innermost, then dp (ep inside dp), then pp outermost.
   const double intra = intra_node_gb_per_s(acc);
@@ -108,6 +122,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   if (l.tp > 1) {
     const int collectives = l.recompute == Recompute::full ? 6 : 4;
     tp_mb_s = layers_per_stage * collectives * all_reduce_s(2.0 * m.hidden * mb_tokens, l.tp, intra, kCollectiveLatencyIntraS);
+    // Overlapped with the matrix multiplies they feed (Megatron-Core
+    // --tp-comm-overlap, PyTorch async TP): only what outlasts them shows.
+    tp_mb_s = std::max(0.0, tp_mb_s - matmul_s);
   }
   // Expert parallel: dispatch and combine all-to-alls, forward and backward.
   double ep_mb_s = 0;
@@ -125,8 +142,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
     // Interleaving (vp virtual stages per rank) crosses vp times as many stage boundaries.
     pp_mb_s = 2 * l.vp * (bytes / (bw * 1e9) + (pp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS));
   }
-  const double slot_s = mb_compute_s + tp_mb_s + ep_mb_s + pp_mb_s;
+  const double slot_s = mb_compute_s + mb_elementwise_s + tp_mb_s + ep_mb_s + pp_mb_s;
   e.step.compute_s = e.micro_batches * mb_compute_s;
+  e.step.elementwise_s = e.micro_batches * mb_elementwise_s;
   e.step.tensor_parallel_s = e.micro_batches * tp_mb_s;
   e.step.expert_parallel_s = e.micro_batches * ep_mb_s;
   e.step.pipeline_p2p_s = e.micro_batches * pp_mb_s;
@@ -159,7 +177,6 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   // trainable parameter (sharded by ZeRO >= 1); QLoRA dequantises its base
   // weights (read 0.5 + write 2 bytes per parameter) in every forward,
   // backward and recomputed forward pass.
-  const double hbm = acc.memory_bandwidth_gb_per_s * 1e9 * acc.efficiency.memory_bandwidth_fraction;
   const double update_params = trainable_local / (l.zero_stage >= 1 ? l.dp : 1);
   e.step.memory_bound_s = update_params * 28.0 / hbm;
   if (w.task == Task::qlora) {

@@ -21,10 +21,12 @@ double activation_bytes_per_token_per_layer(const ModelSpec& m, const TrainingWo
   }
   // Korthikanti et al. 2022, generalised to GQA and gated MLPs, 2-byte tensors,
   // no dropout: two norm inputs (4h), QKV input (2h), Q (2q), K and V (2kv),
-  // attention output (2q), MLP input (2h), MLP intermediates (4f or 6f).
+  // attention output (2q), MLP input (2h), MLP intermediates (4f or 6f); an
+  // MoE layer also keeps its k routed copies of the input and of the expert
+  // outputs before they are combined (4hk).
   double bytes = 4 * h + 2 * h + 2 * q_width + 2 * kv_store + 2 * q_width + 2 * h;
   const double per_f = m.gated_mlp ? 6 : 4;
-  if (moe_layer) bytes += per_f * m.expert_ffn * (m.active_experts + m.shared_experts);
+  if (moe_layer) bytes += per_f * m.expert_ffn * (m.active_experts + m.shared_experts) + 4 * h * m.active_experts;
   else bytes += per_f * m.ffn;
   // Without flash attention the softmax output, its dropout mask and output
   // (5 bytes per score) are stored: 5 * heads * seq per token.

@@ -612,7 +612,8 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
                    {"activations_gb", sig6(m.activations_gb)}, {"logits_gb", sig6(m.logits_gb)},
                    {"workspace_gb", sig6(m.workspace_gb)}, {"reserve_gb", sig6(m.reserve_gb)}};
     j["step_time_s"] = sig6(e.step.total_s());
-    j["time"] = {{"compute_s", sig6(e.step.compute_s)}, {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
+    j["time"] = {{"compute_s", sig6(e.step.compute_s)}, {"elementwise_s", sig6(e.step.elementwise_s)},
+                 {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
                  {"expert_parallel_s", sig6(e.step.expert_parallel_s)}, {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)},
                  {"pipeline_bubble_s", sig6(e.step.bubble_s)}, {"data_parallel_exposed_s", sig6(e.step.data_parallel_s)},
                  {"memory_bound_s", sig6(e.step.memory_bound_s)}, {"bound", e.step.bound()},
@@ -651,8 +652,9 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
   add("memory", "runtime reserve", num(m.reserve_gb, 2), "GB");
   add("memory", "total per accelerator", num(m.total_gb(), 2), "GB");
   add("memory", "capacity", num(m.capacity_gb, 2), e.fits() ? "GB (fits)" : "GB (DOES NOT FIT)");
-  add("time", "compute", num(e.step.compute_s, 3), "s/step");
-  add("time", "tensor-parallel comm", num(e.step.tensor_parallel_s, 3), "s/step");
+  add("time", "compute (matrices, attention)", num(e.step.compute_s, 3), "s/step");
+  add("time", "elementwise (norms, activations)", num(e.step.elementwise_s, 3), "s/step");
+  add("time", "tensor-parallel comm (exposed)", num(e.step.tensor_parallel_s, 3), "s/step");
   if (e.step.expert_parallel_s > 0) add("time", "expert all-to-all", num(e.step.expert_parallel_s, 3), "s/step");
   if (e.step.pipeline_p2p_s > 0) add("time", "pipeline p2p", num(e.step.pipeline_p2p_s, 3), "s/step");
   add("time", "pipeline bubble", num(e.step.bubble_s, 3), "s/step");
@@ -686,13 +688,21 @@ std::string explain_estimate(const EstimateContext& ctx) {
   out += fmt::format("  model FLOPs/token = {} = {:.4g}; with recompute {:.4g}\n",
                      is_adapter_task(w.task) ? "4N + 6N_adapter + 12 L H Q T" : "6N + 12 L H Q T", e.model_flops_per_token,
                      e.hardware_flops_per_token);
-  out += fmt::format("  efficiency = {:.3f} (max for {} {}) x w/(w+256) x n/(n+256), w = hidden/tp = {}, n = mb x seq = {} -> {:.3f}\n",
-                     max_compute_fraction(a, e.precision),
-                     a.name, to_string(e.precision), m.hidden / l.tp, l.micro_batch * w.seq_len, e.compute_efficiency);
-  out += fmt::format("  compute/step = micro-batches {} x FLOPs/token x tokens/mb / (tp x pp) / (peak {} TFLOPS x eff) = {:.3f} s\n",
-                     e.micro_batches, a.tflops(e.precision).value_or(0), e.step.compute_s);
+  const Precision attention_p = attention_precision(a, e.precision);
+  out += fmt::format("  matrix efficiency = {:.3f} (max for {} {}) x w/(w+256) x n/(n+256), w = hidden/tp = {}, n = mb x seq = {}"
+                     " (MoE experts: w = expert ffn/tp, n = their share of the tokens)\n",
+                     max_compute_fraction(a, e.precision), a.name, to_string(e.precision), m.hidden / l.tp, l.micro_batch * w.seq_len);
+  out += fmt::format("  compute/step = micro-batches {} x tokens/mb / (tp x pp) x [matrix FLOPs/token / (peak {} TFLOPS x eff)"
+                     " + attention FLOPs/token / ({} peak {} TFLOPS x {:.3f})] = {:.3f} s (overall {:.3f} of the {} peak)\n",
+                     e.micro_batches, a.tflops(e.precision).value_or(0), to_string(attention_p), a.tflops(attention_p).value_or(0),
+                     max_compute_fraction(a, attention_p), e.step.compute_s, e.compute_efficiency, to_string(e.precision));
+  out += fmt::format("  elementwise/step = micro-batches x {} passes x stored activation bytes/token x layers/pp x tokens/mb / tp"
+                     " / ({:.0f} GB/s x {:.3f}) = {:.3f} s\n",
+                     activation_traffic_per_stored_byte(l.recompute), a.memory_bandwidth_gb_per_s, a.efficiency.memory_bandwidth_fraction,
+                     e.step.elementwise_s);
   out += fmt::format("  bubble = (pp - 1) x slot = {} x ... = {:.3f} s\n", l.pp - 1, e.step.bubble_s);
-  out += fmt::format("  tensor parallel = layers/pp x {} all-reduces x 2(tp-1)/tp x 2 h tokens_mb / {:.0f} GB/s = {:.3f} s\n",
+  out += fmt::format("  tensor parallel exposed = max(0, layers/pp x {} all-reduces x 2(tp-1)/tp x 2 h tokens_mb / {:.0f} GB/s"
+                     " - matrix time) per micro-batch, for the step = {:.3f} s\n",
                      l.recompute == Recompute::full ? 6 : 4, intra_node_gb_per_s(a), e.step.tensor_parallel_s);
   out += fmt::format("  data parallel exposed = max(0, 2(dp-1)/dp x 2 bytes x trainable params / bw - 2/3 x mb compute) = {:.3f} s"
                      " (inter-node {:.1f} GB/s for each tp-strided data-parallel group)\n",

@@ -85,6 +85,12 @@ TEST_CASE("activation bytes for one Llama layer (hand-computed)") {
   // Full recompute keeps only the layer inputs: 2 bytes x hidden per token.
   l.recompute = Recompute::full;
   CHECK(training_memory(m, w, l, *cat().find_accelerator("H100-SXM")).activations_gb == Approx(32 * 2.0 * 4096 * 4096 / 2 / 1e9));
+  // Mixtral 8x7B (h 4096, 32 q heads, 8 kv heads of 128, expert ffn 14336, top-2):
+  // 8h + 4 x 4096 (Q, attention output) + 2 x 2048 (K, V) + 6 x 14336 x 2, plus
+  // the 2 routed copies of the input and of the expert outputs (4 x 4096 x 2).
+  const ModelSpec& moe = *find_model_preset("mixtral-8x7b");
+  CHECK(activation_bytes_per_token_per_layer(moe, workload(Task::pretrain), true) ==
+        8.0 * 4096 + 4 * 4096 + 2 * 2048 + 6.0 * 14336 * 2 + 4.0 * 4096 * 2);
 }
 
 TEST_CASE("QLoRA keeps the base in 4 bits") {
@@ -128,12 +134,67 @@ TEST_CASE("step time pieces add up and throughput follows") {
   TrainingEstimate e = estimate_training(m, w, c, l);
   CHECK(e.micro_batches == 128);
   CHECK(e.step.bubble_s > 0);
-  CHECK(e.step.total_s() == Approx(e.step.compute_s + e.step.tensor_parallel_s + e.step.pipeline_p2p_s + e.step.bubble_s +
-                                   e.step.data_parallel_s + e.step.memory_bound_s + e.step.expert_parallel_s));
+  CHECK(e.step.total_s() == Approx(e.step.compute_s + e.step.elementwise_s + e.step.tensor_parallel_s + e.step.pipeline_p2p_s +
+                                   e.step.bubble_s + e.step.data_parallel_s + e.step.memory_bound_s + e.step.expert_parallel_s));
   CHECK(e.tokens_per_second == Approx(1024.0 * 4096 / e.step.total_s()));
   CHECK(e.mfu == Approx(e.model_flops_per_token * e.tokens_per_second / 16 / 989.5e12));
   CHECK(e.mfu < 1);
   CHECK(e.total_hours == Approx(std::ceil(1e9 / (1024.0 * 4096)) * e.step.total_s() / 3600));
+}
+
+TEST_CASE("fp8 step: matrices at fp8, attention at bf16, elementwise work at memory speed (hand-computed)") {
+  const ModelSpec& m = *find_model_preset("llama-2-7b");
+  TrainingWorkload w = workload(Task::pretrain, 4096, 8);
+  w.precision = Precision::fp8;
+  const Instance& p5 = *cat().find_instance("p5.48xlarge");
+  const Accelerator& h100 = cat().accelerator_of(p5);
+  Cluster c{&p5, &h100, 1};
+  Layout l{1, 1, 8, 1, 1, 1, Recompute::none};
+  REQUIRE_FALSE(layout_problem(m, w, c, l));
+  const TrainingEstimate e = estimate_training(m, w, c, l);
+  REQUIRE(e.micro_batches == 1);
+  // Attention forward 4 x 32 layers x 4096 wide x 4096 seq = 2,147,483,648 per
+  // token, three times for training.
+  const FlopsPerToken f = training_flops_per_token(m, w, Recompute::none);
+  CHECK(f.attention == 3 * 2147483648.0);
+  CHECK(attention_precision(h100, Precision::fp8) == Precision::bf16);
+  const double tokens = 4096;
+  const double matmul_s = (f.hardware - f.attention) * tokens /
+                          (1979e12 * max_compute_fraction(h100, Precision::fp8) * 4096 / (4096 + 256) * 4096 / (4096 + 256));
+  const double attention_s = f.attention * tokens / (989.5e12 * max_compute_fraction(h100, Precision::bf16));
+  CHECK(e.step.compute_s == Approx(matmul_s + attention_s));
+  // 4 passes over the 131,584 bytes per token each of the 32 layers stores.
+  CHECK(e.step.elementwise_s == Approx(4 * 32 * 131584.0 * tokens / (3350e9 * h100.efficiency.memory_bandwidth_fraction)));
+  // Full recompute: 6 passes, and one more forward of attention.
+  CHECK(activation_traffic_per_stored_byte(Recompute::full) == 6);
+  CHECK(training_flops_per_token(m, w, Recompute::full).attention == 4 * 2147483648.0);
+}
+
+TEST_CASE("tensor-parallel all-reduces overlap the matrix multiplies, so only a slow link shows them") {
+  const ModelSpec& m = *find_model_preset("llama-2-7b");
+  TrainingWorkload w = workload(Task::pretrain, 4096, 64);
+  Layout l{4, 1, 2, 1, 1, 1, Recompute::none};
+  // NVLink: 4 all-reduces per layer of 2 x 4096 x 4096 bytes are far shorter than the layer's matrices.
+  const Instance& p5 = *cat().find_instance("p5.48xlarge");
+  CHECK(estimate_training(m, w, Cluster{&p5, &cat().accelerator_of(p5), 1}, l).step.tensor_parallel_s == 0);
+  // PCIe (g6e.48xlarge, 8 x L40S): the same traffic outlasts the matrices, and
+  // shows less the matrices' time.
+  const Instance& g6e = *cat().find_instance("g6e.48xlarge");
+  const TrainingEstimate e = estimate_training(m, w, Cluster{&g6e, &cat().accelerator_of(g6e), 1}, l);
+  const double comm_s = e.micro_batches * 32.0 * 4 *
+                        all_reduce_s(2.0 * 4096 * 4096, 4, intra_node_gb_per_s(cat().accelerator_of(g6e)), kCollectiveLatencyIntraS);
+  CHECK(e.step.tensor_parallel_s > 0);
+  CHECK(e.step.tensor_parallel_s < comm_s);
+  CHECK(e.step.tensor_parallel_s > comm_s - e.step.compute_s);
+}
+
+TEST_CASE("interleaved stages may count the embedding and the loss as layers") {
+  const ModelSpec& m = *find_model_preset("llama-2-7b");  // 32 layers
+  TrainingWorkload w = workload(Task::pretrain, 4096, 1024);
+  const Instance& p5 = *cat().find_instance("p5.48xlarge");
+  Cluster c{&p5, &cat().accelerator_of(p5), 2};
+  CHECK_FALSE(layout_problem(m, w, c, Layout{1, 2, 8, 1, 1, 1, Recompute::none, 17}));  // 34 = 32 + 2
+  CHECK(layout_problem(m, w, c, Layout{1, 2, 8, 1, 1, 1, Recompute::none, 18})->find("plus the embedding and the loss") != std::string::npos);
 }
 
 TEST_CASE("invalid layouts are explained") {

@@ -56,18 +56,19 @@ TEST_CASE("the bundled validation set covers tasks, accelerators and scales") {
   CHECK(single_node > 20);
 }
 
-TEST_CASE("accuracy on the bundled cases (regression guard; the targets in docs/validation.md are not met yet)") {
+TEST_CASE("accuracy on the bundled cases: the median targets, and a guard on the 90th percentile (its 25% target is not met yet)") {
   const auto results = run_cases(bundled(), validation_catalog());
   const auto summary = summarise(results);
   REQUIRE(!summary.empty());
   const ErrorSummary& all = summary.front();
   CHECK(all.group == "all");
   CHECK(all.cases >= 95);
-  // Achieved 2026-11-29: median 12.5%, p90 46.9%. The targets are 10% and 25%.
-  CHECK(all.median_abs <= 0.13);
-  CHECK(all.p90_abs <= 0.48);
+  // Targets: median <= 10% overall and <= 15% in every task group (met:
+  // 9.4%; 7.5 / 10.9 / 9.5%), p90 <= 25% (not met: 37.5%, guarded at 38%).
+  CHECK(all.median_abs <= 0.10);
+  CHECK(all.p90_abs <= 0.38);
   for (const auto& s : summary)
-    if (s.group.rfind("task: ", 0) == 0) CHECK(s.median_abs <= 0.17);
+    if (s.group.rfind("task: ", 0) == 0) CHECK(s.median_abs <= 0.15);
   // Every usable case gets a prediction or a stated disagreement.
   for (const auto& r : results)
     if (r.c->usable) CHECK((r.predicted.has_value() || !r.problem.empty()));

@@ -9,6 +9,7 @@ namespace gpuadvisor {
 struct FlopsPerToken {
   double model = 0;     // useful work: what MFU counts (no recompute)
   double hardware = 0;  // work actually executed (with recompute)
+  double attention = 0; // the part of `hardware` in attention score and value products
 };
 
 // Weights that take part in matrix multiplies for one token: active
@@ -32,6 +33,17 @@ double compute_efficiency(const Accelerator& acc, Precision p, double width, dou
 // The large-matrix limit max_fraction(acc, precision): the catalog's figure for
 // the precision (fp16 and bf16 stand in for each other), else 0.5.
 double max_compute_fraction(const Accelerator& acc, Precision p);
+
+// Attention's precision: 16-bit (bf16, else fp16) whatever the matrix
+// precision, since Transformer Engine's fp8 and NVFP4 recipes keep dot-product
+// attention in bf16 by default. Its FLOPs (full, non-causal count) run at that
+// precision's max_compute_fraction.
+Precision attention_precision(const Accelerator& acc, Precision matmul);
+// Memory traffic of the elementwise work (norms, activation functions,
+// residuals, rotary, casts) per byte of activations a layer stores: 4 (written
+// and read forward, read and its gradient written backward), 6 with full
+// recompute.
+double activation_traffic_per_stored_byte(Recompute r);
 
 // The precision the accelerator runs `requested` at: the same, or fp16 for a
 // bf16 request on an accelerator without bf16 (T4, V100); nullopt if unsupported.
