@@ -68,8 +68,7 @@ training (Neuron NeMo) and transformers-neuronx prefill, which reaches only
 Targets (issue #6): median |error| ≤ 10% and 90th percentile ≤ 25% over all
 usable cases, no task group with a median above 15%. The median targets are
 met; **the 90th percentile is not** (see the first rows below). The largest
-errors come from what the model does not have: context parallelism (Llama 3.1
-405B, NeMo and MLPerf CP2 rows), MoE grouped-GEMM, routing and launch overheads
+errors come from what the model does not have: MoE grouped-GEMM, routing and launch overheads
 (Qwen3-30B-A3B, GPT-OSS-120B, DeepSeek-V3), quantised-kernel overheads (gpt-fast
 int4, Neuron int8), the Neuron runtime's prefill (Trainium TTFT) and the 2023
 TGI A10G stack.

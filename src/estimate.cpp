@@ -16,7 +16,7 @@ std::string StepTime::bound() const {
     const char* name;
   };
   const Part parts[] = {{compute_s, "compute"},
-                        {tensor_parallel_s + expert_parallel_s + pipeline_p2p_s + data_parallel_s, "network"},
+                        {tensor_parallel_s + context_parallel_s + expert_parallel_s + pipeline_p2p_s + data_parallel_s, "network"},
                         {memory_bound_s + elementwise_s, "memory bandwidth"},
                         {bubble_s, "pipeline bubble"}};
   const Part* best = &parts[0];
@@ -27,13 +27,16 @@ std::string StepTime::bound() const {
 
 std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l) {
   const int per_node = c.instance->accelerator_count;
-  if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.ep < 1 || l.micro_batch < 1)
-    return "tp, pp, dp, ep and micro-batch must be at least 1";
+  if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.ep < 1 || l.cp < 1 || l.micro_batch < 1)
+    return "tp, cp, pp, dp, ep and micro-batch must be at least 1";
   if (per_node % l.tp != 0)
     return fmt::format("tp {} does not divide the {} accelerators of one {} (tensor parallelism stays inside an instance)", l.tp, per_node, c.instance->name);
-  if (l.tp * l.pp * l.dp != c.accelerators())
-    return fmt::format("tp {} x pp {} x dp {} = {} does not equal the {} accelerators of {} x {}", l.tp, l.pp, l.dp,
-                       l.tp * l.pp * l.dp, c.accelerators(), c.count, c.instance->name);
+  if (l.accelerators() != c.accelerators())
+    return fmt::format("tp {} x cp {} x pp {} x dp {} = {} does not equal the {} accelerators of {} x {}", l.tp, l.cp, l.pp, l.dp,
+                       l.accelerators(), c.accelerators(), c.count, c.instance->name);
+  // Load-balanced causal ring attention gives each rank two chunks of the sequence.
+  if (l.cp > 1 && w.seq_len % (2 * l.cp) != 0)
+    return fmt::format("cp {} needs the sequence length ({}) divisible by 2 x cp (two chunks per rank)", l.cp, w.seq_len);
   if (m.heads % l.tp != 0) return fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads);
   if (l.pp > m.layers) return fmt::format("pp {} exceeds the model's {} layers", l.pp, m.layers);
   if (w.global_batch % (l.dp * l.micro_batch) != 0)
@@ -74,17 +77,20 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   e.model_flops_per_token = flops.model;
   e.hardware_flops_per_token = flops.hardware;
   const double peak = acc.tflops(e.precision).value_or(0) * 1e12;
-  const double stage_tokens = mb_tokens / (l.tp * l.pp);  // token-shares of the model one rank computes
+  // Context parallelism gives each rank 1/cp of every sequence (its tokens
+  // still attend to the whole sequence, so attention per token is unchanged).
+  const double rank_tokens = mb_tokens / l.cp;
+  const double stage_tokens = rank_tokens / (l.tp * l.pp);  // token-shares of the model one rank computes
   // Matrix multiplies at the requested precision: the dense ones at width
   // hidden / tp; routed experts at expert_ffn / tp, each seeing only its share
   // of the tokens the EP group gathers (mb_tokens x ep x k / E).
   const double matmul_flops = flops.hardware - flops.attention;
-  const double dense_eff = compute_efficiency(acc, e.precision, double(m.hidden) / l.tp, mb_tokens);
+  const double dense_eff = compute_efficiency(acc, e.precision, double(m.hidden) / l.tp, rank_tokens);
   double expert_share = 0, expert_eff = dense_eff;
   if (m.is_moe()) {
     const double expert_params_per_token = double(m.moe_layers()) * m.active_experts * m.expert_mlp_params();
     expert_share = std::min(1.0, expert_params_per_token / matmul_params_per_token(m));
-    expert_eff = compute_efficiency(acc, e.precision, double(m.expert_ffn) / l.tp, mb_tokens * l.ep * m.active_experts / m.experts);
+    expert_eff = compute_efficiency(acc, e.precision, double(m.expert_ffn) / l.tp, rank_tokens * l.ep * m.active_experts / m.experts);
   }
   const double matmul_s = matmul_flops * stage_tokens / peak * ((1 - expert_share) / dense_eff + expert_share / expert_eff);
   // Attention products run in 16-bit even under an fp8/fp4 recipe.
@@ -101,19 +107,20 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const double stored_bytes_per_token = stage_layers * ((1 - moe_share) * activation_bytes_per_token_per_layer(m, w, false) +
                                                         moe_share * activation_bytes_per_token_per_layer(m, w, true));
   const double traffic_factor = activation_traffic_per_stored_byte(l.recompute);
-  const double mb_elementwise_s = traffic_factor * stored_bytes_per_token * mb_tokens / l.tp / hbm;
+  const double mb_elementwise_s = traffic_factor * stored_bytes_per_token * rank_tokens / l.tp / hbm;
 
-  // Rank order: tp innermost, then dp (ep inside dp), then pp outermost.
+  // Rank order: tp innermost, then cp, then dp (ep inside dp), then pp outermost.
   const double intra = intra_node_gb_per_s(acc);
   // Across instances a group gets its members' share of the network: the
-  // tp-strided DP and EP groups have per_node / tp members on each instance;
-  // a pipeline send is one accelerator's own share.
+  // tp-strided CP, DP and EP groups have per_node / tp members on each
+  // instance; a pipeline send is one accelerator's own share.
   const int strided_members = std::max(1, per_node / l.tp);
   const double inter_dp = inter_node_gb_per_s(inst, acc, strided_members);
   const double inter_p2p = inter_node_gb_per_s(inst, acc, 1);
-  const bool dp_crosses_nodes = l.tp * l.dp > per_node;
-  const bool ep_crosses_nodes = l.tp * l.ep > per_node;
-  const bool pp_crosses_nodes = l.tp * l.dp < c.accelerators() && l.tp * l.dp >= per_node;
+  const bool cp_crosses_nodes = l.tp * l.cp > per_node;
+  const bool dp_crosses_nodes = l.tp * l.cp * l.dp > per_node;  // the gradient group is dp x cp
+  const bool ep_crosses_nodes = l.tp * l.cp * l.ep > per_node;
+  const bool pp_crosses_nodes = l.tp * l.cp * l.dp < c.accelerators() && l.tp * l.cp * l.dp >= per_node;
   const double layers_per_stage = std::ceil(double(m.layers) / l.pp);
 
   // Tensor parallel: 2 all-reduces forward and 2 backward per layer (plus 2 per
@@ -121,38 +128,53 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   double tp_mb_s = 0;
   if (l.tp > 1) {
     const int collectives = l.recompute == Recompute::full ? 6 : 4;
-    tp_mb_s = layers_per_stage * collectives * all_reduce_s(2.0 * m.hidden * mb_tokens, l.tp, intra, kCollectiveLatencyIntraS);
+    tp_mb_s = layers_per_stage * collectives * all_reduce_s(2.0 * m.hidden * rank_tokens, l.tp, intra, kCollectiveLatencyIntraS);
     // Overlapped with the matrix multiplies they feed (Megatron-Core
     // --tp-comm-overlap, PyTorch async TP): only what outlasts them shows.
     tp_mb_s = std::max(0.0, tp_mb_s - matmul_s);
+  }
+  // Context parallel: ring attention passes each rank's K and V chunk round
+  // the cp ranks, cp - 1 steps forward, and K, V and their gradients
+  // backward (2 more; +1 for a recomputed forward), overlapped with the
+  // attention it feeds.
+  double cp_mb_s = 0;
+  if (l.cp > 1) {
+    const double kv_bytes = 2.0 * stored_kv_width(m) * rank_tokens / l.tp;
+    const int passes = l.recompute == Recompute::full ? 4 : 3;
+    const double bw = cp_crosses_nodes ? inter_dp : intra;
+    const double lat = cp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS;
+    cp_mb_s = layers_per_stage * passes * (l.cp - 1) * (kv_bytes / (bw * 1e9) + lat);
+    cp_mb_s = std::max(0.0, cp_mb_s - attention_s);
   }
   // Expert parallel: dispatch and combine all-to-alls, forward and backward.
   double ep_mb_s = 0;
   if (m.is_moe() && l.ep > 1) {
     const double moe_layers_stage = std::ceil(double(m.moe_layers()) / l.pp);
-    const double bytes = 2.0 * m.hidden * mb_tokens * m.active_experts / l.tp;
+    const double bytes = 2.0 * m.hidden * rank_tokens * m.active_experts / l.tp;
     ep_mb_s = moe_layers_stage * 4 * all_to_all_s(bytes, l.ep, ep_crosses_nodes ? inter_dp : intra,
                                                  ep_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS);
   }
   // Pipeline: one activation send forward and one gradient send backward.
   double pp_mb_s = 0;
   if (l.pp > 1) {
-    const double bytes = 2.0 * m.hidden * mb_tokens / l.tp;
+    const double bytes = 2.0 * m.hidden * rank_tokens / l.tp;
     const double bw = pp_crosses_nodes ? inter_p2p : intra;
     // Interleaving (vp virtual stages per rank) crosses vp times as many stage boundaries.
     pp_mb_s = 2 * l.vp * (bytes / (bw * 1e9) + (pp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS));
   }
-  const double slot_s = mb_compute_s + mb_elementwise_s + tp_mb_s + ep_mb_s + pp_mb_s;
+  const double slot_s = mb_compute_s + mb_elementwise_s + tp_mb_s + cp_mb_s + ep_mb_s + pp_mb_s;
   e.step.compute_s = e.micro_batches * mb_compute_s;
   e.step.elementwise_s = e.micro_batches * mb_elementwise_s;
   e.step.tensor_parallel_s = e.micro_batches * tp_mb_s;
+  e.step.context_parallel_s = e.micro_batches * cp_mb_s;
   e.step.expert_parallel_s = e.micro_batches * ep_mb_s;
   e.step.pipeline_p2p_s = e.micro_batches * pp_mb_s;
   // 1F1B bubble: (pp - 1) micro-batch slots, divided by the virtual stages
   // of an interleaved schedule (Narayanan et al. 2021, section 2.2.2).
   e.step.bubble_s = (l.pp - 1) * slot_s / l.vp;
 
-  // Data parallel: the trainable parameters' gradients are reduced once per
+  // Data parallel: the trainable parameters' gradients are reduced over the
+  // dp x cp ranks that hold the same weights once per
   // step (all-reduce, or reduce-scatter + all-gather under ZeRO: same volume),
   // overlapped with the last micro-batch's backward pass (2/3 of its compute).
   // ZeRO-3 also all-gathers the weights forward and backward every micro-batch,
@@ -161,13 +183,14 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const double trainable_local = is_adapter_task(w.task) ? lora_adapter_params(m, w.lora_rank, w.lora_targets) / (l.tp * l.pp) : local_params;
   const double dp_bw = dp_crosses_nodes ? inter_dp : intra;
   const double dp_lat = dp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS;
-  if (l.dp > 1) {
-    const double grad_s = all_reduce_s(2.0 * trainable_local, l.dp, dp_bw, dp_lat);
+  const int grad_group = l.dp * l.cp;
+  if (grad_group > 1) {
+    const double grad_s = all_reduce_s(2.0 * trainable_local, grad_group, dp_bw, dp_lat);
     const double overlap = mb_compute_s * 2.0 / 3.0;
     double exposed = std::max(0.0, grad_s - overlap);
     if (l.zero_stage >= 3) {
       const double weight_bytes = w.task == Task::qlora ? 0.52 * local_params : 2.0 * local_params;
-      const double gather_s = 2 * all_gather_s(weight_bytes, l.dp, dp_bw, dp_lat);
+      const double gather_s = 2 * all_gather_s(weight_bytes, grad_group, dp_bw, dp_lat);
       exposed += e.micro_batches * std::max(0.0, gather_s - mb_compute_s);
     }
     e.step.data_parallel_s = exposed;
@@ -177,7 +200,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   // trainable parameter (sharded by ZeRO >= 1); QLoRA dequantises its base
   // weights (read 0.5 + write 2 bytes per parameter) in every forward,
   // backward and recomputed forward pass.
-  const double update_params = trainable_local / (l.zero_stage >= 1 ? l.dp : 1);
+  const double update_params = trainable_local / (l.zero_stage >= 1 ? grad_group : 1);
   e.step.memory_bound_s = update_params * 28.0 / hbm;
   if (w.task == Task::qlora) {
     const int passes = l.recompute == Recompute::full ? 3 : 2;

@@ -77,7 +77,7 @@ struct RecommendOptions {
 struct EstimateOptions {
   std::string instance, region = "us-east-1";
   int count = 1;
-  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0, vp = 0;
+  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0, vp = 0, cp = 0;
   std::string recompute;
   bool explain = false;
 };
@@ -605,6 +605,7 @@ int run(int argc, char** argv) {
   est->add_option("--pp", eo.pp, "Pipeline stages (searched if omitted)")->group("Layout");
   est->add_option("--ep", eo.ep, "Expert-parallel size (searched if omitted)")->group("Layout");
   est->add_option("--vp", eo.vp, "Virtual pipeline stages per rank, interleaved schedule (searched if omitted)")->group("Layout");
+  est->add_option("--cp", eo.cp, "Context-parallel size: each sequence split over this many ranks, ring attention (searched if omitted, for sequences of 8k tokens and more)")->group("Layout");
   est->add_option("--micro-batch", eo.micro_batch, "Sequences per micro-batch (searched if omitted)")->group("Layout");
   est->add_option("--zero-stage", eo.zero_stage, "ZeRO stage 0-3 (searched if omitted)")->group("Layout");
   est->add_option("--recompute", eo.recompute, "none | selective | full (searched if omitted)")->group("Layout");
@@ -812,7 +813,7 @@ int run(int argc, char** argv) {
       throw InputError(fmt::format("--instance: unknown instance '{}'; did you mean: {}?", eo.instance, s));
     }
     if (inference) {
-      for (const char* f : {"--count", "--ep", "--micro-batch", "--zero-stage", "--recompute"})
+      for (const char* f : {"--count", "--ep", "--cp", "--micro-batch", "--zero-stage", "--recompute"})
         if (est->count(f))
           throw InputError(fmt::format("{} is a training flag; for inference give --tp, --pp (instances per replica) and --batch; replicas follow from the load", f));
       return run_estimate_inference(m, build_inference_workload(eio), catalog, *inst, eo, g);
@@ -828,6 +829,7 @@ int run(int argc, char** argv) {
     if (eo.pp) fixed.pp = eo.pp;
     if (eo.ep) fixed.ep = eo.ep;
     if (eo.vp) fixed.vp = eo.vp;
+    if (eo.cp) fixed.cp = eo.cp;
     if (eo.micro_batch) fixed.micro_batch = eo.micro_batch;
     if (eo.zero_stage >= 0) fixed.zero_stage = eo.zero_stage;
     if (!eo.recompute.empty()) {
@@ -835,8 +837,10 @@ int run(int argc, char** argv) {
       if (!rc) throw InputError(fmt::format("--recompute: '{}' is not one of none, selective, full", eo.recompute));
       fixed.recompute = *rc;
     }
-    for (int v : {eo.tp, eo.pp, eo.ep, eo.micro_batch, eo.vp})
-      if (v < 0) throw InputError("--tp, --pp, --ep, --vp and --micro-batch must be positive");
+    for (int v : {eo.tp, eo.pp, eo.ep, eo.micro_batch, eo.vp, eo.cp})
+      if (v < 0) throw InputError("--tp, --pp, --ep, --vp, --cp and --micro-batch must be positive");
+    if (eo.cp > 1 && w.seq_len % (2 * eo.cp) != 0)
+      throw InputError(fmt::format("--cp {}: the sequence length {} must divide into 2 x cp chunks (load-balanced ring attention)", eo.cp, w.seq_len));
     if (eo.zero_stage > 3 || eo.zero_stage < -1) throw InputError("--zero-stage: must be 0, 1, 2 or 3");
     if (eo.vp > 1 && eo.pp == 1) throw InputError("--vp: virtual pipeline stages need pipeline parallelism (--pp > 1)");
     for (const auto& a : m.assumptions) spdlog::info("assumption: {}", a);
@@ -844,9 +848,10 @@ int run(int argc, char** argv) {
     std::optional<TrainingEstimate> e;
     const bool fully_fixed = fixed.tp && fixed.pp && fixed.micro_batch && fixed.zero_stage && fixed.recompute;
     if (fully_fixed) {
-      const int dp = c.accelerators() / (*fixed.tp * *fixed.pp);
+      const int cp = fixed.cp.value_or(1);
+      const int dp = c.accelerators() / (*fixed.tp * cp * *fixed.pp);
       Layout l{*fixed.tp, *fixed.pp, std::max(1, dp), fixed.ep.value_or(1), *fixed.zero_stage, *fixed.micro_batch, *fixed.recompute,
-               fixed.vp.value_or(1)};
+               fixed.vp.value_or(1), cp};
       if (auto problem = layout_problem(m, w, c, l)) throw InputError(*problem);
       e = estimate_training(m, w, c, l);
     } else {

@@ -8,17 +8,16 @@ namespace {
 constexpr double kGb = 1e9;
 }
 
+double stored_kv_width(const ModelSpec& m) {
+  if (m.uses_mla()) return double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim);
+  return 2.0 * m.kv_heads * m.head_dim;
+}
+
 double activation_bytes_per_token_per_layer(const ModelSpec& m, const TrainingWorkload& w, bool moe_layer) {
   const double h = m.hidden;
   // Attention widths: q (and attention output) and the stored K and V.
-  double q_width, kv_store;
-  if (m.uses_mla()) {
-    q_width = double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim);
-    kv_store = double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim);
-  } else {
-    q_width = double(m.heads) * m.head_dim;
-    kv_store = 2.0 * m.kv_heads * m.head_dim;
-  }
+  const double q_width = m.uses_mla() ? double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim) : double(m.heads) * m.head_dim;
+  const double kv_store = stored_kv_width(m);
   // Korthikanti et al. 2022, generalised to GQA and gated MLPs, 2-byte tensors,
   // no dropout: two norm inputs (4h), QKV input (2h), Q (2q), K and V (2kv),
   // attention output (2q), MLP input (2h), MLP intermediates (4f or 6f); an
@@ -50,8 +49,8 @@ MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, c
   const LocalParameters local = local_parameters(m, l);
   const double model_parallel = double(l.tp) * l.pp;
   const double dense_shard = local.dense, expert_shard = local.experts;
-  // ZeRO shards over the data-parallel group (experts over dp / ep).
-  const double dp_dense = l.dp, dp_expert = std::max(1, l.dp / l.ep);
+  // ZeRO shards over the ranks holding the same weights: dp x cp (experts over dp x cp / ep).
+  const double dp_dense = double(l.dp) * l.cp, dp_expert = std::max(1.0, double(l.dp) * l.cp / l.ep);
   auto sharded = [&](double bytes_per_param, bool shard) {
     return shard ? dense_shard * bytes_per_param / dp_dense + expert_shard * bytes_per_param / dp_expert
                  : (dense_shard + expert_shard) * bytes_per_param;
@@ -79,7 +78,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, c
   // micro-batches of its layers in flight (1F1B schedule).
   const int m_count = std::max(1, l.micro_batches(w.global_batch));
   const double in_flight = std::min(l.pp, m_count);
-  const double tokens_mb = double(l.micro_batch) * w.seq_len;
+  const double tokens_mb = double(l.micro_batch) * w.seq_len / l.cp;  // this rank's share under context parallelism
   const double layers_per_stage = double(m.layers) / l.pp;
   const double moe_share = m.is_moe() ? double(m.moe_layers()) / m.layers : 0;
   const double per_layer = (1 - moe_share) * activation_bytes_per_token_per_layer(m, w, false) +

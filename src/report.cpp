@@ -361,7 +361,9 @@ Table models_table() {
 
 namespace report_detail {
 std::string layout_text(const Layout& l) {
-  std::string s = fmt::format("TP{} PP{} DP{}", l.tp, l.pp, l.dp);
+  std::string s = fmt::format("TP{}", l.tp);
+  if (l.cp > 1) s += fmt::format(" CP{}", l.cp);
+  s += fmt::format(" PP{} DP{}", l.pp, l.dp);
   if (l.vp > 1) s += fmt::format(" VP{}", l.vp);
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
   s += fmt::format(" Z{} mb{}", l.zero_stage, l.micro_batch);
@@ -410,7 +412,7 @@ ordered_json workload_json(const TrainingWorkload& w) {
 }
 
 ordered_json layout_json(const Layout& l) {
-  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"vp", l.vp}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
+  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"vp", l.vp}, {"cp", l.cp}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
           {"recompute", std::string(to_string(l.recompute))}};
 }
 
@@ -613,7 +615,7 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
                    {"workspace_gb", sig6(m.workspace_gb)}, {"reserve_gb", sig6(m.reserve_gb)}};
     j["step_time_s"] = sig6(e.step.total_s());
     j["time"] = {{"compute_s", sig6(e.step.compute_s)}, {"elementwise_s", sig6(e.step.elementwise_s)},
-                 {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
+                 {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)}, {"context_parallel_s", sig6(e.step.context_parallel_s)},
                  {"expert_parallel_s", sig6(e.step.expert_parallel_s)}, {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)},
                  {"pipeline_bubble_s", sig6(e.step.bubble_s)}, {"data_parallel_exposed_s", sig6(e.step.data_parallel_s)},
                  {"memory_bound_s", sig6(e.step.memory_bound_s)}, {"bound", e.step.bound()},
@@ -655,6 +657,7 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
   add("time", "compute (matrices, attention)", num(e.step.compute_s, 3), "s/step");
   add("time", "elementwise (norms, activations)", num(e.step.elementwise_s, 3), "s/step");
   add("time", "tensor-parallel comm (exposed)", num(e.step.tensor_parallel_s, 3), "s/step");
+  if (e.layout.cp > 1) add("time", "context-parallel K/V ring (exposed)", num(e.step.context_parallel_s, 3), "s/step");
   if (e.step.expert_parallel_s > 0) add("time", "expert all-to-all", num(e.step.expert_parallel_s, 3), "s/step");
   if (e.step.pipeline_p2p_s > 0) add("time", "pipeline p2p", num(e.step.pipeline_p2p_s, 3), "s/step");
   add("time", "pipeline bubble", num(e.step.bubble_s, 3), "s/step");
@@ -689,9 +692,9 @@ std::string explain_estimate(const EstimateContext& ctx) {
                      is_adapter_task(w.task) ? "4N + 6N_adapter + 12 L H Q T" : "6N + 12 L H Q T", e.model_flops_per_token,
                      e.hardware_flops_per_token);
   const Precision attention_p = attention_precision(a, e.precision);
-  out += fmt::format("  matrix efficiency = {:.3f} (max for {} {}) x w/(w+256) x n/(n+256), w = hidden/tp = {}, n = mb x seq = {}"
+  out += fmt::format("  matrix efficiency = {:.3f} (max for {} {}) x w/(w+256) x n/(n+256), w = hidden/tp = {}, n = mb x seq / cp = {}"
                      " (MoE experts: w = expert ffn/tp, n = their share of the tokens)\n",
-                     max_compute_fraction(a, e.precision), a.name, to_string(e.precision), m.hidden / l.tp, l.micro_batch * w.seq_len);
+                     max_compute_fraction(a, e.precision), a.name, to_string(e.precision), m.hidden / l.tp, l.micro_batch * w.seq_len / l.cp);
   out += fmt::format("  compute/step = micro-batches {} x tokens/mb / (tp x pp) x [matrix FLOPs/token / (peak {} TFLOPS x eff)"
                      " + attention FLOPs/token / ({} peak {} TFLOPS x {:.3f})] = {:.3f} s (overall {:.3f} of the {} peak)\n",
                      e.micro_batches, a.tflops(e.precision).value_or(0), to_string(attention_p), a.tflops(attention_p).value_or(0),
@@ -704,7 +707,11 @@ std::string explain_estimate(const EstimateContext& ctx) {
   out += fmt::format("  tensor parallel exposed = max(0, layers/pp x {} all-reduces x 2(tp-1)/tp x 2 h tokens_mb / {:.0f} GB/s"
                      " - matrix time) per micro-batch, for the step = {:.3f} s\n",
                      l.recompute == Recompute::full ? 6 : 4, intra_node_gb_per_s(a), e.step.tensor_parallel_s);
-  out += fmt::format("  data parallel exposed = max(0, 2(dp-1)/dp x 2 bytes x trainable params / bw - 2/3 x mb compute) = {:.3f} s"
+  if (l.cp > 1)
+    out += fmt::format("  context parallel exposed = max(0, layers/pp x {} x (cp-1) x 2 x K/V width {} x tokens_mb/cp / tp / bw - attention time)"
+                       " per micro-batch, for the step = {:.3f} s\n",
+                       l.recompute == Recompute::full ? 4 : 3, stored_kv_width(m), e.step.context_parallel_s);
+  out += fmt::format("  data parallel exposed = max(0, 2(n-1)/n x 2 bytes x trainable params / bw - 2/3 x mb compute), n = dp x cp = {:.3f} s"
                      " (inter-node {:.1f} GB/s for each tp-strided data-parallel group)\n",
                      e.step.data_parallel_s, inter_node_gb_per_s(*c.instance, a, std::max(1, c.instance->accelerator_count / l.tp)));
   out += fmt::format("  step = {:.3f} s; steps = ceil(tokens x epochs / (global batch x seq)) = {:.0f}; total = {:.2f} h\n",

@@ -55,7 +55,7 @@ bool faster(const TrainingEstimate& a, const TrainingEstimate& b) {
   const double ta = a.step.total_s(), tb = b.step.total_s();
   if (ta != tb) return ta < tb;
   // Deterministic tie-break: the simpler layout.
-  auto key = [](const Layout& l) { return std::tuple(l.tp, l.pp, l.vp, l.ep, l.zero_stage, -l.micro_batch, static_cast<int>(l.recompute)); };
+  auto key = [](const Layout& l) { return std::tuple(l.tp, l.cp, l.pp, l.vp, l.ep, l.zero_stage, -l.micro_batch, static_cast<int>(l.recompute)); };
   return key(a.layout) < key(b.layout);
 }
 
@@ -81,9 +81,16 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
   for (int tp : powers_of_two_dividing(per_node, per_node)) {
     if (fixed.tp && tp != *fixed.tp) continue;
     if (m.heads % tp != 0) continue;
-    for (int pp : divisors(total / tp, m.layers)) {
+    // Context parallelism only where each rank keeps at least
+    // kMinContextParallelTokens of a sequence (it pays off for long ones).
+    std::vector<int> cps{1};
+    for (int cp = 2; cp <= total / tp && w.seq_len / cp >= kMinContextParallelTokens; cp *= 2)
+      if ((total / tp) % cp == 0 && w.seq_len % (2 * cp) == 0) cps.push_back(cp);
+    if (fixed.cp) cps = {*fixed.cp};
+    for (int cp : cps)
+    for (int pp : divisors(total / (tp * cp), m.layers)) {
       if (fixed.pp && pp != *fixed.pp) continue;
-      const int dp = total / (tp * pp);
+      const int dp = total / (tp * cp * pp);
       if (w.global_batch % dp != 0) continue;
       std::vector<int> eps{1};
       if (m.is_moe()) eps = powers_of_two_dividing(std::min(dp, m.experts), dp);
@@ -96,7 +103,7 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
         if (fixed.zero_stage) zeros = {*fixed.zero_stage};
         // Smallest memory need of this (tp, pp, ep): most sharding, full recompute, micro-batch 1.
         {
-          Layout lean{tp, pp, dp, ep, zeros.back(), 1, recomputes.back()};
+          Layout lean{tp, pp, dp, ep, zeros.back(), 1, recomputes.back(), 1, cp};
           if (w.global_batch % dp == 0) out.smallest_need_gb = std::min(out.smallest_need_gb, training_memory(m, w, lean, *c.accelerator).total_gb());
         }
         for (int mb : micro_batches) {
@@ -106,7 +113,7 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
             // ZeRO stages 0-2 cost the same time here, stage 3 more: take the
             // lowest stage that fits (docs/methodology.md §Search).
             for (int z : zeros) {
-              Layout l{tp, pp, dp, ep, z, mb, rc};
+              Layout l{tp, pp, dp, ep, z, mb, rc, 1, cp};
               if (layout_problem(m, w, c, l)) continue;
               ++out.layouts_evaluated;
               if (!training_memory(m, w, l, *c.accelerator).fits()) continue;

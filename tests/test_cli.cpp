@@ -206,8 +206,18 @@ TEST_CASE("cli: estimate JSON keys that scripts rely on") {
   CHECK(j["time"]["total_hours"].is_number());
   CHECK(j["cost"]["on_demand_usd"].is_number());
   CHECK(j["precision"] == "fp8");
+  CHECK(j["layout"]["cp"] == 1);
+  CHECK(j["time"]["context_parallel_s"] == 0);
   // A layout that does not divide the GPUs.
   CHECK(run("estimate --instance p5.48xlarge --count 1 --model llama-3-70b --tp 4 --pp 3 --micro-batch 1 --zero-stage 1 --recompute full").code == 2);
+  // Context parallelism: given, it shows in the layout; a sequence that does not split is bad input.
+  Run cp = run("estimate --instance p5.48xlarge --count 2 --model llama-3-8b --task pretrain --seq-len 32768 --global-batch 16 --cp 4 --format json");
+  REQUIRE(cp.code == 0);
+  CHECK(nlohmann::json::parse(cp.out)["layout"]["cp"] == 4);
+  Run bad = run("estimate --instance p5.48xlarge --model llama-3-8b --task pretrain --seq-len 8190 --cp 2");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("2 x cp") != std::string::npos);
+  CHECK(run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --cp 2").code == 2);
 }
 
 TEST_CASE("cli: estimate --task inference JSON keys that scripts rely on") {

@@ -197,6 +197,37 @@ TEST_CASE("interleaved stages may count the embedding and the loss as layers") {
   CHECK(layout_problem(m, w, c, Layout{1, 2, 8, 1, 1, 1, Recompute::none, 18})->find("plus the embedding and the loss") != std::string::npos);
 }
 
+TEST_CASE("context parallelism: each rank holds 1/cp of a sequence; K and V go round a ring (hand-computed)") {
+  const ModelSpec& m = *find_model_preset("llama-2-7b");
+  TrainingWorkload w = workload(Task::pretrain, 8192, 64);
+  const Instance& p4d = *cat().find_instance("p4d.24xlarge");
+  const Accelerator& a100 = cat().accelerator_of(p4d);
+  Cluster c{&p4d, &a100, 2};
+  // tp 8 x cp 2 over two instances: the cp ring crosses them.
+  Layout l{8, 1, 1, 1, 1, 1, Recompute::none, 1, 2};
+  REQUIRE_FALSE(layout_problem(m, w, c, l));
+  // Activations: 32 layers x 131,584 bytes x 8192 / 2 tokens / tp 8.
+  const MemoryBreakdown mem = training_memory(m, w, l, a100);
+  CHECK(mem.activations_gb == Approx(32 * 131584.0 * 4096 / 8 / 1e9));
+  CHECK(mem.logits_gb == Approx(4096.0 * 32000 * 4 / 8 / 1e9));
+  // ZeRO-1 shards the optimizer over dp x cp = 2.
+  CHECK(mem.optimizer_gb == Approx(m.total_params() / 8 * 12 / 2 / 1e9));
+  const TrainingEstimate e = estimate_training(m, w, c, l);
+  // Per layer 3 x (cp - 1) sends of K and V: 2 bytes x 8192 wide x 4096 tokens / tp 8,
+  // over one accelerator's share of the network, less the attention they overlap.
+  const double kv_bytes = 2.0 * 8192 * 4096 / 8;
+  const double ring_s = 32 * 3 * (kv_bytes / (inter_node_gb_per_s(p4d, a100, 1) * 1e9) + kCollectiveLatencyInterS);
+  const FlopsPerToken f = training_flops_per_token(m, w, Recompute::none);
+  const double attention_s = f.attention * 4096 / 8 / (312e12 * max_compute_fraction(a100, Precision::bf16));
+  CHECK(e.step.context_parallel_s == Approx(64 * std::max(0.0, ring_s - attention_s)));
+  // The same ranks inside one instance: NVLink hides the ring behind attention.
+  Cluster one{&p4d, &a100, 1};
+  CHECK(estimate_training(m, w, one, Layout{4, 1, 1, 1, 1, 1, Recompute::none, 1, 2}).step.context_parallel_s == 0);
+  // The sequence splits into 2 x cp load-balanced chunks.
+  CHECK(layout_problem(m, workload(Task::pretrain, 8190, 64), c, l)->find("2 x cp") != std::string::npos);
+  CHECK(layout_problem(m, w, c, Layout{8, 1, 2, 1, 1, 1, Recompute::none, 1, 2})->find("cp 2") != std::string::npos);
+}
+
 TEST_CASE("invalid layouts are explained") {
   const ModelSpec& m = *find_model_preset("llama-2-7b");
   TrainingWorkload w = workload(Task::pretrain, 4096, 1024);

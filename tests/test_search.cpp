@@ -136,6 +136,33 @@ TEST_CASE("mixture of experts: memory counts all experts, compute the active one
   CHECK(s.best->model_flops_per_token == Approx(6 * matmul_active + 12.0 * m.layers * m.heads * m.head_dim * w.seq_len));
 }
 
+TEST_CASE("long sequences: the search splits them with context parallelism when that is what fits or is fastest") {
+  const ModelSpec& m = *find_model_preset("llama-3-70b");
+  WorkloadRequest r;
+  r.task = Task::pretrain;
+  r.seq_len = 131072;
+  r.global_batch = 16;
+  r.tokens = 1e9;
+  const TrainingWorkload w = make_workload(r, m);
+  ClusterSearch s = search_cluster(m, w, cluster("p5.48xlarge", 8), {});
+  REQUIRE(s.best);
+  CHECK(s.best->layout.cp > 1);
+  CHECK(s.best->layout.accelerators() == 64);
+  // Short sequences never get cp (each rank would keep under 4096 tokens).
+  r.seq_len = 4096;
+  r.global_batch = 64;
+  ClusterSearch t = search_cluster(m, make_workload(r, m), cluster("p5.48xlarge", 8), {});
+  REQUIRE(t.best);
+  CHECK(t.best->layout.cp == 1);
+  // A fixed cp is kept.
+  LayoutConstraints fixed;
+  fixed.cp = 2;
+  r.seq_len = 8192;
+  ClusterSearch u = search_cluster(m, make_workload(r, m), cluster("p5.48xlarge", 8), fixed);
+  REQUIRE(u.best);
+  CHECK(u.best->layout.cp == 2);
+}
+
 TEST_CASE("recommend is deterministic") {
   ModelSpec m = model_from_param_count(13e9);
   TrainingWorkload w = make(m, Task::lora);

@@ -22,13 +22,14 @@ struct StepTime {
   double compute_s = 0;          // all micro-batches, this stage: matrix multiplies and attention
   double elementwise_s = 0;      // norms, activation functions, residuals: bound by memory bandwidth
   double tensor_parallel_s = 0;  // all-reduces inside the node, not overlapped
+  double context_parallel_s = 0; // ring-attention K/V exchange, the part attention does not hide
   double expert_parallel_s = 0;  // MoE all-to-all, not overlapped
   double pipeline_p2p_s = 0;     // stage-to-stage activations
   double bubble_s = 0;           // (pp - 1) micro-batch slots
   double data_parallel_s = 0;    // exposed part of the gradient reduction / ZeRO traffic
   double memory_bound_s = 0;     // optimizer update, QLoRA dequantisation
   double total_s() const {
-    return compute_s + elementwise_s + tensor_parallel_s + expert_parallel_s + pipeline_p2p_s + bubble_s + data_parallel_s + memory_bound_s;
+    return compute_s + elementwise_s + context_parallel_s + tensor_parallel_s + expert_parallel_s + pipeline_p2p_s + bubble_s + data_parallel_s + memory_bound_s;
   }
   std::string bound() const;  // "compute", "network", "memory bandwidth", "pipeline bubble"
 };

@@ -32,6 +32,10 @@ struct MemoryBreakdown {
   bool fits() const { return total_gb() <= capacity_gb; }
 };
 
+// Width of the K and V a layer stores per token (2 x kv heads x head_dim; MLA:
+// heads x (nope + rope + v) dims): what ring attention passes between ranks.
+double stored_kv_width(const ModelSpec& m);
+
 // Activation bytes stored per token per transformer layer (one micro-batch,
 // no recompute), before tensor/sequence parallel division.
 double activation_bytes_per_token_per_layer(const ModelSpec& m, const TrainingWorkload& w, bool moe_layer);

@@ -13,8 +13,12 @@
 namespace gpuadvisor {
 
 // Layout dimensions the user fixed; empty means searched.
+// The search tries context parallelism cp only while each rank keeps at least
+// this many tokens of a sequence.
+inline constexpr int kMinContextParallelTokens = 4096;
+
 struct LayoutConstraints {
-  std::optional<int> tp, pp, micro_batch, zero_stage, ep, vp;
+  std::optional<int> tp, pp, micro_batch, zero_stage, ep, vp, cp;
   std::optional<Recompute> recompute;
 };
 

@@ -135,8 +135,9 @@ struct Layout {
   int micro_batch = 1;  // sequences per micro-batch
   Recompute recompute = Recompute::none;
   int vp = 1;  // virtual pipeline stages per pipeline rank (interleaved 1F1B); last, so positional initialisers stay valid
+  int cp = 1;  // context parallel: each sequence split over cp ranks (ring attention)
 
-  int accelerators() const { return tp * pp * dp; }
+  int accelerators() const { return tp * cp * pp * dp; }
   int micro_batches(int global_batch) const { return global_batch / (dp * micro_batch); }
 };
 
