@@ -41,9 +41,13 @@ Few and physical, per accelerator and precision, never per case: the large-
 matrix fraction of dense peak (`compute_max_fraction.<precision>`, scaled by the
 size-aware factors w/(w+256)·n/(n+256) of docs/methodology.md) and the
 achievable fraction of memory bandwidth (decode, and the elementwise work of
-training). One more constant is physical, not fitted: training's elementwise
-work moves 4 times the activation bytes a layer stores (6 with full recompute;
-docs/methodology.md §Efficiency). `gpuadvisor calibrate` fits
+training). Four global constants are physical counts, not fitted per
+accelerator (docs/methodology.md): training's elementwise work moves 4 times
+the activation bytes a layer stores (6 with full recompute), fp8/fp4 casts
+move 6 bytes per matrix-input element, the loss makes 4 passes over the fp32
+logits, and weight-only int8/int4 decode spends 8 vector operations per weight
+on dequantisation (the one set from these cases: a scan of 0, 2, 4, 8, 12 on
+the weight-only rows). `gpuadvisor calibrate` fits
 them by coordinate descent with golden-section search in [0.05, 0.95],
 minimising Σ|ln(predicted/measured)| over the usable cases of that accelerator.
 A parameter with fewer than 2 cases keeps its prior. The fitted values are in
@@ -56,8 +60,9 @@ echo '```'
 echo '```'
 cat <<'PROSE'
 
-Caveats on the fit: A10G's memory fraction (0.28) absorbs the overheads of the
-2023 TGI 1.0.3 measurements. Inferentia2's bf16 compute fraction (0.35) comes
+Caveats on the fit: A10G's memory fraction (0.30) absorbs the overheads of the
+2023 TGI 1.0.3 measurements (its batch-1 rows want about twice that, its
+20-request rows less). Inferentia2's bf16 compute fraction (0.35) comes
 from three time-to-first-token cases, now with the NeuronLink-v2 bandwidth of
 the Inf2 architecture page (192 GiB/s per chip); Trainium's (0.45) is shared by
 training (Neuron NeMo) and transformers-neuronx prefill, which reaches only
@@ -68,10 +73,10 @@ training (Neuron NeMo) and transformers-neuronx prefill, which reaches only
 Targets (issue #6): median |error| ≤ 10% and 90th percentile ≤ 25% over all
 usable cases, no task group with a median above 15%. The median targets are
 met; **the 90th percentile is not** (see the first rows below). The largest
-errors come from what the model does not have: MoE grouped-GEMM, routing and launch overheads
-(Qwen3-30B-A3B, GPT-OSS-120B, DeepSeek-V3), quantised-kernel overheads (gpt-fast
-int4, Neuron int8), the Neuron runtime's prefill (Trainium TTFT) and the 2023
-TGI A10G stack.
+errors come from what the model does not have: MoE grouped-GEMM, routing and
+launch overheads (Qwen3-30B-A3B, GPT-OSS-120B), the Neuron runtime's prefill
+and int8 decode (Trainium TTFT, Inferentia2 int8), the 2023 TGI A10G stack, and
+B300's fp4 fraction, left at its prior because only one case measures it.
 
 PROSE
 "$g" -q validate --format markdown | sed -n '/^| GROUP/,$p'

@@ -258,6 +258,15 @@ Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std:
   if (a.dense_tflops.empty()) tctx.fail("bf16", "at least one precision is required");
   a.dense_tflops_sources = req_sources(tf, "sources", tctx, sources);
 
+  if (auto it = j.find("vector_tflops"); it != j.end()) {
+    if (!it->is_object()) ctx.fail("vector_tflops", "expected an object {\"fp32\": number or null, \"sources\": [...]}");
+    Ctx vctx{ctx.origin, ctx.entry + " vector_tflops"};
+    for (auto v = it->begin(); v != it->end(); ++v)
+      if (v.key() != "fp32" && v.key() != "sources" && v.key() != "note") vctx.fail(v.key(), "unknown key (use fp32, sources, note)");
+    if (auto f = it->find("fp32"); f != it->end() && !f->is_null()) a.vector_fp32_tflops = as_number(*f, "fp32", vctx, 0, false);
+    a.vector_tflops_sources = req_sources(*it, "sources", vctx, sources);
+  }
+
   const json& link = req_object(j, "intra_node_link", ctx);
   Ctx lctx{ctx.origin, ctx.entry + " intra_node_link"};
   a.link_kind = req_string(link, "kind", lctx);

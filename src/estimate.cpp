@@ -61,6 +61,26 @@ std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWork
   return std::nullopt;
 }
 
+double elementwise_bytes_per_token(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, Precision p) {
+  const double stage_layers = double(m.layers) / l.pp;
+  const double moe_share = m.is_moe() ? double(m.moe_layers()) / m.layers : 0;
+  const double stored = (1 - moe_share) * activation_bytes_per_token_per_layer(m, w, false) +
+                        moe_share * activation_bytes_per_token_per_layer(m, w, true);
+  double bytes = stage_layers * activation_traffic_per_stored_byte(l.recompute) * stored;
+  // fp8/fp4 recipes cast each matrix input to 8 or 4 bits (read 2 bytes, write
+  // 1) forward, and the output gradients backward: 6 bytes per element of the
+  // inputs of the QKV, projection, MLP-up and MLP-down products.
+  if (p == Precision::fp8 || p == Precision::fp4) {
+    const double q_width = attention_forward_flops_per_token(m, 1) / (4.0 * m.layers);
+    const double ffn = m.is_moe() ? (1 - moe_share) * m.ffn + moe_share * double(m.expert_ffn) * m.active_experts : double(m.ffn);
+    bytes += stage_layers * kCastBytesPerElement * (2.0 * m.hidden + q_width + ffn);
+  }
+  // The loss (last stage): fp32 logits written, read by the softmax, their
+  // gradient written and read by the output layer's backward pass.
+  bytes += kLogitPasses * 4.0 * m.vocab / l.pp;
+  return bytes;
+}
+
 TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l) {
   const Accelerator& acc = *c.accelerator;
   const Instance& inst = *c.instance;
@@ -99,15 +119,10 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const double attention_s = flops.attention * stage_tokens / (attention_peak * max_compute_fraction(acc, attention_p));
   double mb_compute_s = matmul_s + attention_s;
   e.compute_efficiency = flops.hardware * stage_tokens / peak / mb_compute_s;
-  // Elementwise work (norms, activations, residuals, rotary, casts) is bound
-  // by memory: kActivationTrafficPerStoredByte x the activations a layer stores.
+  // Elementwise work (norms, activations, residuals, rotary, casts, the
+  // loss) is bound by memory bandwidth.
   const double hbm = acc.memory_bandwidth_gb_per_s * 1e9 * acc.efficiency.memory_bandwidth_fraction;
-  const double stage_layers = double(m.layers) / l.pp;
-  const double moe_share = m.is_moe() ? double(m.moe_layers()) / m.layers : 0;
-  const double stored_bytes_per_token = stage_layers * ((1 - moe_share) * activation_bytes_per_token_per_layer(m, w, false) +
-                                                        moe_share * activation_bytes_per_token_per_layer(m, w, true));
-  const double traffic_factor = activation_traffic_per_stored_byte(l.recompute);
-  const double mb_elementwise_s = traffic_factor * stored_bytes_per_token * rank_tokens / l.tp / hbm;
+  const double mb_elementwise_s = elementwise_bytes_per_token(m, w, l, e.precision) * rank_tokens / l.tp / hbm;
 
   // Rank order: tp innermost, then cp, then dp (ep inside dp), then pp outermost.
   const double intra = intra_node_gb_per_s(acc);

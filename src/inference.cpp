@@ -77,11 +77,14 @@ double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
   return 2.0 * m.layers * heads_per_rank * m.head_dim * kv_bytes(kv);
 }
 
-double DecodeStep::total_s() const { return std::max(weights_read_s + kv_read_s, compute_s) + tensor_parallel_s + pipeline_p2p_s; }
+double DecodeStep::total_s() const {
+  return std::max(weights_read_s + kv_read_s, compute_s) + dequant_s + tensor_parallel_s + pipeline_p2p_s;
+}
 
 std::string DecodeStep::bound() const {
   const double memory = weights_read_s + kv_read_s, comm = tensor_parallel_s + pipeline_p2p_s;
-  if (comm > std::max(memory, compute_s)) return "communication";
+  if (comm > std::max({memory, compute_s, dequant_s})) return "communication";
+  if (dequant_s > std::max(memory, compute_s)) return "dequantisation";
   return memory >= compute_s ? "memory bandwidth" : "compute";
 }
 
@@ -140,6 +143,14 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   const double kv_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp);
   // pp stages in turn: each reads its 1/pp share for its micro-batch.
   s.weights_read_s = weight_bytes / l.tp / bw;
+  // Weight-only formats: each quantised weight read is dequantised on the
+  // vector units once per step (whatever the batch), after its bytes arrive
+  // (batch-sized decode kernels do not hide it behind the memory stream).
+  if (p.weight_only) {
+    const double quantised = (weight_bytes - m.embedding_params() * kBytesWeight16) / bytes_per_weight(w.weights);
+    if (acc.vector_fp32_tflops) s.dequant_s = quantised / l.tp * kDequantOpsPerWeight / (*acc.vector_fp32_tflops * 1e12);
+    else s.dequant_unknown = true;
+  }
   s.kv_read_s = stage_batch * context * kv_per_token / bw;
   const double flops = stage_batch * (2 * matmul_params_per_token(m) + 4.0 * m.layers * attention_width(m) * context);
   // Decode matrices have few rows: no token-count factor (the memory term covers that regime).

@@ -247,6 +247,8 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
   for (const auto& [p, v] : a.dense_tflops) tf[std::string(to_string(p))] = v;
   tf["sources"] = a.dense_tflops_sources;
   acc["dense_tflops"] = tf;
+  acc["vector_tflops"] = {{"fp32", a.vector_fp32_tflops ? ordered_json(*a.vector_fp32_tflops) : ordered_json(nullptr)},
+                          {"sources", a.vector_tflops_sources}};
   acc["intra_node_link"] = {{"kind", a.link_kind}, {"generation", a.link_generation},
                             {"gb_per_s_per_accelerator", a.link_gb_per_s ? ordered_json(*a.link_gb_per_s) : ordered_json(nullptr)},
                             {"sources", a.link_sources}};
@@ -268,7 +270,8 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
     prices[region] = {{"on_demand", quote(rp.on_demand)}, {"spot", quote(rp.spot)}};
   }
   std::set<std::string> keys(i.sources.begin(), i.sources.end());
-  for (const auto* v : {&a.memory_sources, &a.memory_bandwidth_sources, &a.dense_tflops_sources, &a.link_sources}) keys.insert(v->begin(), v->end());
+  for (const auto* v : {&a.memory_sources, &a.memory_bandwidth_sources, &a.dense_tflops_sources, &a.vector_tflops_sources, &a.link_sources})
+    keys.insert(v->begin(), v->end());
   for (const auto& [region, rp] : i.prices) {
     if (!rp.on_demand.source.empty()) keys.insert(rp.on_demand.source);
     if (!rp.spot.source.empty()) keys.insert(rp.spot.source);
@@ -317,6 +320,7 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
   std::string tflops;
   for (const auto& [p, v] : a.dense_tflops) tflops += fmt::format("{}{} {}", tflops.empty() ? "" : ", ", to_string(p), v);
   add("dense TFLOPS", tflops, join_sources(a.dense_tflops_sources));
+  add("vector FP32 TFLOPS", a.vector_fp32_tflops ? fmt::format("{}", *a.vector_fp32_tflops) : "not published", join_sources(a.vector_tflops_sources));
   add("intra-node link", a.link_generation + (a.link_gb_per_s ? fmt::format(", {} GB/s per accelerator", *a.link_gb_per_s) : ", bandwidth not published"), join_sources(a.link_sources));
   add("software", a.software == "neuron" ? "AWS Neuron SDK" : "CUDA");
   for (const auto& [region, rp] : i.prices) {

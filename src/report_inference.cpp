@@ -209,7 +209,9 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
                       {"prefill_share", sig6(e.prefill_share)},
                       {"test_time_multiplier", sig6(w.test_time_multiplier())},
                       {"decode_step", {{"weights_read_s", sig6(e.step.weights_read_s)}, {"kv_read_s", sig6(e.step.kv_read_s)},
-                                       {"compute_s", sig6(e.step.compute_s)}, {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
+                                       {"compute_s", sig6(e.step.compute_s)},
+                                       {"dequant_s", e.step.dequant_unknown ? ordered_json(nullptr) : ordered_json(sig6(e.step.dequant_s))},
+                                       {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
                                        {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)}, {"step_s", sig6(e.step.total_s())},
                                        {"bound", e.step.bound()}}}};
     auto opt = [](std::optional<double> v, bool cents) {
@@ -246,6 +248,10 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add("decode", "weights read", latency_cell(e.step.weights_read_s), "per step");
   add("decode", "KV read", latency_cell(e.step.kv_read_s), "per step");
   add("decode", "compute", latency_cell(e.step.compute_s), "per step");
+  if (e.step.dequant_unknown)
+    add("decode", "dequantise weights", Cell{"unknown", std::monostate{}}, "no vector FLOP/s in the catalog for " + c.accelerator->name + "; not counted");
+  else if (e.precision.weight_only)
+    add("decode", "dequantise weights", latency_cell(e.step.dequant_s), "per step, on the vector units");
   add("decode", "tensor-parallel all-reduce", latency_cell(e.step.tensor_parallel_s), "per step");
   if (e.step.pipeline_p2p_s > 0) add("decode", "pipeline p2p", latency_cell(e.step.pipeline_p2p_s), "per step");
   add("decode", "step", latency_cell(e.step.total_s()), e.step.bound() + "-bound");
@@ -282,10 +288,14 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
   out += fmt::format("  max batch = (capacity {:.1f} - weights - workspace {:.2f} - reserve {:.2f}) / KV per sequence = {}\n",
                      e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb, e.max_batch);
   out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "
-                     "+ all-reduces {:.2f} ms = {:.2f} ms\n",
+                     "+ dequantise {:.2f} ms + all-reduces {:.2f} ms = {:.2f} ms\n",
                      e.batch, e.step.weights_read_s * 1e3, e.step.kv_read_s * 1e3, a.memory_bandwidth_gb_per_s,
                      a.efficiency.memory_bandwidth_fraction, e.step.compute_s * 1e3, a.tflops(e.precision.compute).value_or(0),
-                     to_string(e.precision.compute), e.step.tensor_parallel_s * 1e3, e.step.total_s() * 1e3);
+                     to_string(e.precision.compute), e.step.dequant_s * 1e3, e.step.tensor_parallel_s * 1e3, e.step.total_s() * 1e3);
+  if (e.precision.weight_only)
+    out += fmt::format("  dequantise = quantised weights / tp x {} operations / vector FP32 {} TFLOPS{}\n", kDequantOpsPerWeight,
+                       a.vector_fp32_tflops ? fmt::format("{}", *a.vector_fp32_tflops) : "unknown",
+                       e.step.dequant_unknown ? " (not counted)" : "");
   out += fmt::format("  prefill = (2 N_matmul P + 2 L w P^2) / (tp x peak x efficiency) = {:.1f} ms alone; {:.1f} ms of replica time under load\n",
                      e.prefill_s * 1e3, e.prefill_gpu_s_per_request * 1e3);
   out += fmt::format("  replica requests/s = 1 / (prefill {:.1f} ms + samples {} x {:.0f} tokens x step / batch) = {:.3f}\n",

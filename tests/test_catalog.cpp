@@ -99,6 +99,9 @@ TEST_CASE("every accelerator figure has a known source") {
       CHECK_FALSE(list->empty());
       for (const auto& s : *list) CHECK(c.sources.count(s) == 1);
     }
+    // The vector (FP32) figure is optional; when given it is sourced.
+    if (a.vector_fp32_tflops) CHECK_FALSE(a.vector_tflops_sources.empty());
+    for (const auto& s : a.vector_tflops_sources) CHECK(c.sources.count(s) == 1);
   }
 }
 
@@ -118,6 +121,7 @@ TEST_CASE("malformed catalogs are refused naming file, entry and field") {
       {"bad_price_without_reason.json", {"on_demand", "'note'", "must say why"}},
       {"bad_price_date.json", {"'as_of'", "YYYY-MM-DD"}},
       {"bad_unknown_precision.json", {"'fp7'", "unknown precision"}},
+      {"bad_vector_tflops.json", {"'TestGPU' vector_tflops", "'fp32'"}},
       {"bad_empty.json", {"empty"}},
       {"bad_truncated.json", {"not valid JSON"}},
       {"bad_not_object.json", {"JSON object"}},

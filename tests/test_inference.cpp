@@ -75,6 +75,34 @@ TEST_CASE("batch-1 decode is bound by reading the weights once (Llama-2-7B on on
   CHECK(e.tpot_s >= e.step.total_s());
 }
 
+TEST_CASE("weight-only int4 decode adds the dequantisation on the vector units (hand-computed)") {
+  const ModelSpec& m = model("llama-2-7b");
+  Cluster c = cluster("g5.xlarge");
+  InferenceWorkload w = offline(128, 128);
+  w.weights = WeightFormat::int4;
+  std::string problem;
+  InferenceEstimate e = estimate_inference(m, w, c, ServingLayout{1, 1}, 1, &problem);
+  REQUIRE(problem.empty());
+  REQUIRE(e.precision.weight_only);
+  // Quantised weights: all but the two 32,000 x 4096 embeddings, 8 operations
+  // each at the A10G's 35 FP32 TFLOPS.
+  const double quantised = 6738415616.0 - 2 * 32000.0 * 4096;
+  CHECK(e.step.dequant_s == Approx(quantised * 8 / 35e12));
+  CHECK(e.step.total_s() == Approx(std::max(e.step.weights_read_s + e.step.kv_read_s, e.step.compute_s) + e.step.dequant_s));
+  // bf16 weights and native fp8 weights have none.
+  w.weights = WeightFormat::bf16;
+  CHECK(estimate_inference(m, w, c, ServingLayout{1, 1}, 1, &problem).step.dequant_s == 0);
+  w.weights = WeightFormat::fp8;
+  Cluster h = cluster("p5.48xlarge");
+  CHECK(estimate_inference(m, w, h, ServingLayout{1, 1}, 1, &problem).step.dequant_s == 0);
+  // An accelerator whose vector throughput is not published: not counted, and said so.
+  w.weights = WeightFormat::int8;
+  Cluster t = cluster("trn1.32xlarge");
+  InferenceEstimate n = estimate_inference(m, w, t, ServingLayout{1, 1}, 1, &problem);
+  CHECK(n.step.dequant_s == 0);
+  CHECK(n.step.dequant_unknown);
+}
+
 TEST_CASE("max batch is what the free memory holds at mean occupancy (hand-computed)") {
   const ModelSpec& m = model("llama-2-7b");
   Cluster c = cluster("g5.xlarge");

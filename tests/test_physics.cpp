@@ -163,8 +163,13 @@ TEST_CASE("fp8 step: matrices at fp8, attention at bf16, elementwise work at mem
                           (1979e12 * max_compute_fraction(h100, Precision::fp8) * 4096 / (4096 + 256) * 4096 / (4096 + 256));
   const double attention_s = f.attention * tokens / (989.5e12 * max_compute_fraction(h100, Precision::bf16));
   CHECK(e.step.compute_s == Approx(matmul_s + attention_s));
-  // 4 passes over the 131,584 bytes per token each of the 32 layers stores.
-  CHECK(e.step.elementwise_s == Approx(4 * 32 * 131584.0 * tokens / (3350e9 * h100.efficiency.memory_bandwidth_fraction)));
+  // 4 passes over the 131,584 bytes per token each of the 32 layers stores,
+  // fp8 casts of the matrix inputs (6 bytes x (2 x 4096 + 4096 + 11008) per
+  // layer) and 4 passes over the fp32 logits (4 bytes x 32,000).
+  const double bytes = 4 * 32 * 131584.0 + 32 * 6.0 * (2 * 4096 + 4096 + 11008) + 4 * 4.0 * 32000;
+  CHECK(e.step.elementwise_s == Approx(bytes * tokens / (3350e9 * h100.efficiency.memory_bandwidth_fraction)));
+  // bf16: no casts.
+  CHECK(elementwise_bytes_per_token(m, w, l, Precision::bf16) == Approx(4 * 32 * 131584.0 + 4 * 4.0 * 32000));
   // Full recompute: 6 passes, and one more forward of attention.
   CHECK(activation_traffic_per_stored_byte(Recompute::full) == 6);
   CHECK(training_flops_per_token(m, w, Recompute::full).attention == 4 * 2147483648.0);

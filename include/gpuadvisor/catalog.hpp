@@ -40,6 +40,10 @@ struct Accelerator {
   std::vector<std::string> memory_bandwidth_sources;
   std::map<Precision, double> dense_tflops;
   std::vector<std::string> dense_tflops_sources;
+  // Non-tensor (CUDA core / vector engine) FP32 throughput: what dequantising
+  // weight-only int8/int4 weights runs on. Empty when not published.
+  std::optional<double> vector_fp32_tflops;
+  std::vector<std::string> vector_tflops_sources;
   std::string link_kind;  // "pcie", "nvlink", "nvswitch", "neuronlink"
   std::string link_generation;
   std::optional<double> link_gb_per_s;  // per accelerator, as the vendor states it

@@ -56,6 +56,14 @@ struct TrainingEstimate {
 // explanation if not (e.g. "tp 3 does not divide 8 GPUs per instance").
 std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);
 
+// Bytes of elementwise memory traffic per token on one rank of a stage,
+// before the tp split: 4 (6 with full recompute) passes over the stored
+// activations, fp8/fp4 casts of the matrix inputs, and the fp32 logits of the
+// loss (their share per stage). docs/methodology.md §Efficiency.
+inline constexpr double kCastBytesPerElement = 6;
+inline constexpr double kLogitPasses = 4;
+double elementwise_bytes_per_token(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, Precision p);
+
 // Evaluates the configuration. The layout must be valid (layout_problem empty)
 // and the precision supported (effective_precision).
 TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);

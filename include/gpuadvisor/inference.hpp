@@ -16,6 +16,11 @@ namespace gpuadvisor {
 // Bytes per weight, group scales included (docs/methodology.md §Inference memory).
 inline constexpr double kBytesInt4 = 0.5 + 2.0 / 128 + 0.5 / 128;  // GPTQ/AWQ: fp16 scale + 4-bit zero per 128 weights
 inline constexpr double kBytesFp4 = 0.5 + 1.0 / 16;                 // NVFP4: one fp8 scale per 16 weights
+// Weight-only int8/int4 decode: vector (FP32-rate) operations per weight to
+// unpack, convert, remove the zero point and scale it before the 16-bit
+// product (docs/methodology.md §Decode step; set from the weight-only cases
+// of docs/validation.md).
+inline constexpr double kDequantOpsPerWeight = 8;
 inline constexpr int kPrefillChunkTokens = 2048;  // prompt tokens batched per prefill step under load
 inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequences in flight (unless --concurrency)
 inline constexpr double kHoursPerMonth = 720;     // a 30-day month
@@ -64,9 +69,11 @@ struct DecodeStep {
   double weights_read_s = 0;     // weight bytes / achievable bandwidth
   double kv_read_s = 0;          // KV bytes / achievable bandwidth
   double compute_s = 0;          // FLOPs / achievable compute
+  double dequant_s = 0;          // weight-only int8/int4: unpacking and scaling on the vector units
+  bool dequant_unknown = false;  // weight-only, but the accelerator's vector FLOP/s are not published (not counted)
   double tensor_parallel_s = 0;  // per-layer all-reduces
   double pipeline_p2p_s = 0;
-  double total_s() const;        // max(memory, compute) per stage x pp + communication
+  double total_s() const;        // max(memory, compute) + dequantisation + communication
   std::string bound() const;     // "memory bandwidth", "compute", "communication"
 };
 
