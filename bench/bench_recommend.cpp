@@ -26,10 +26,15 @@ int main() {
   pre405.tokens = 15e12;
   WorkloadRequest moe;
   moe.tokens = 1e12;
+  WorkloadRequest long_context;  // 32k tokens: context parallelism is searched too
+  long_context.tokens = 1e11;
+  long_context.seq_len = 32768;
+  long_context.global_batch = 128;
   Case cases[] = {{"13B LoRA (--params 13B)", model_from_param_count(13e9), lora},
                   {"llama-3-70b pretrain 1T tokens", *find_model_preset("llama-3-70b"), pre70},
                   {"llama-3.1-405b pretrain 15T tokens", *find_model_preset("llama-3.1-405b"), pre405},
-                  {"mixtral-8x22b pretrain 1T tokens (MoE)", *find_model_preset("mixtral-8x22b"), moe}};
+                  {"mixtral-8x22b pretrain 1T tokens (MoE)", *find_model_preset("mixtral-8x22b"), moe},
+                  {"llama-3-70b 32k-token sequences (cp searched)", *find_model_preset("llama-3-70b"), long_context}};
   RecommendRequest r;  // whole catalog, counts up to 512
   fmt::print("{:<42} {:>10} {:>10} {:>12} {:>8}\n", "request", "best ms", "median ms", "layouts", "options");
   for (auto& c : cases) {
