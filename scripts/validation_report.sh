@@ -35,6 +35,22 @@ recompute), hardware TFLOP/s per GPU (recompute counted, as Narayanan et al.),
 inference output tokens/s of one tensor-parallel group at the largest batch
 that fits, time per output token at the published batch, time to first token.
 
+## Case format
+
+`{"schema_version": 1, "cases": [ ... ]}`; each case is an object:
+
+| field | meaning |
+|---|---|
+| `id`, `task` | unique name; `pretrain`, `finetune`, `lora`, `qlora` or `inference` |
+| `model` | a preset name (`gpuadvisor models`) or a shape object (`name`, `layers`, `hidden`, `heads`, `kv_heads`, `head_dim`, `ffn`, `vocab`, `gated_mlp`, `tied_embeddings`, `experts`, `active_experts`, `expert_ffn`, ...); `model_name` optionally labels the row |
+| `system`, `instances` | an instance or measured system (`data/validation/systems.json`) and how many |
+| `precision` | `bf16`, `fp16`, `fp8`, `fp4`; for inference the weight format (`int8`, `int4` too); `kv_cache` optional |
+| `metric`, `measured`, `counts` | `tokens_per_second_per_gpu`, `model_tflops_per_gpu`, `hardware_tflops_per_gpu`, `mfu`, `output_tokens_per_second`, `tpot_s` or `ttft_s`; the published value; what it counts |
+| training | `seq_len`, `global_batch`, optional `layout` {`tp`, `pp`, `vp`, `cp`, `ep`, `micro_batch`, `zero_stage`, `recompute`} (the rest is searched), `lora_rank`, `lora_targets` |
+| inference | `prompt_tokens`, `output_tokens`, optional `tp`, `pp`, `batch`, `concurrency` |
+| `source`, `source_key` | the primary source, and a short key that groups cases by source |
+| `usable`, `reason` | `false` keeps a case too vague to compare, with the reason; `reason` also notes assumptions of usable cases |
+
 ## Fitted parameters
 
 Few and physical, per accelerator and precision, never per case: the large-

@@ -83,6 +83,9 @@ TEST_CASE("property: training estimates are finite, positive and deterministic (
     CHECK(finite_positive(e.total_hours));
     CHECK(finite_positive(e.tokens_per_second));
     CHECK((e.mfu > 0 && e.mfu < 1));
+    // Every accelerator has one rank of the layout (context parallelism included).
+    CHECK(e.layout.accelerators() == c.accelerators());
+    CHECK((e.step.context_parallel_s >= 0 && e.step.elementwise_s > 0));
     // Twice as many instances never need more memory per accelerator, where
     // the global batch divides over every data-parallel size (a batch smaller
     // than the accelerators forces pipeline stages, which shard less).
