@@ -27,6 +27,15 @@ double activation_bytes_per_token_per_layer(const ModelSpec& m, const TrainingWo
   const double per_f = m.gated_mlp ? 6 : 4;
   if (moe_layer) bytes += per_f * m.expert_ffn * (m.active_experts + m.shared_experts) + 4 * h * m.active_experts;
   else bytes += per_f * m.ffn;
+  // LoRA/QLoRA on attention only: the MLP's frozen matrices need no weight
+  // gradients, so their inputs are not kept: the MLP input (2h; in an MoE
+  // layer also its k routed copies, 2hk) and the down-projection input (2f per
+  // expert). The gate/up outputs stay (the activation function's backward).
+  if (is_adapter_task(w.task) && w.lora_targets == LoraTargets::attention) {
+    bytes -= 2 * h;
+    if (moe_layer) bytes -= 2 * h * m.active_experts + 2.0 * m.expert_ffn * (m.active_experts + m.shared_experts);
+    else bytes -= 2.0 * m.ffn;
+  }
   // Without flash attention the softmax output, its dropout mask and output
   // (5 bytes per score) are stored: 5 * heads * seq per token.
   if (!w.flash_attention) bytes += 5.0 * m.heads * w.seq_len;

@@ -74,6 +74,14 @@ TEST_CASE("activation bytes for one Llama layer (hand-computed)") {
   TrainingWorkload w = workload(Task::pretrain);
   // 4h + 2h + 2h (Q) + 2 x 2 x 4096 (K, V) + 2h + 2h + 6 x 11008 = 131,584 bytes per token.
   CHECK(activation_bytes_per_token_per_layer(m, w, false) == 131584.0);
+  // LoRA on attention only keeps no inputs of the frozen MLP matrices: less
+  // the MLP input (2h) and the down-projection input (2f); with MLP adapters
+  // they are kept.
+  TrainingWorkload lora = workload(Task::lora);
+  lora.lora_targets = LoraTargets::attention;
+  CHECK(activation_bytes_per_token_per_layer(m, lora, false) == 131584.0 - 2 * 4096 - 2 * 11008);
+  lora.lora_targets = LoraTargets::attention_mlp;
+  CHECK(activation_bytes_per_token_per_layer(m, lora, false) == 131584.0);
   // Without flash attention add 5 x heads x seq = 5 x 32 x 4096.
   w.flash_attention = false;
   CHECK(activation_bytes_per_token_per_layer(m, w, false) == 131584.0 + 5.0 * 32 * 4096);
