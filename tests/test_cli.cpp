@@ -218,6 +218,9 @@ TEST_CASE("cli: estimate JSON keys that scripts rely on") {
   CHECK(bad.code == 2);
   CHECK(bad.err.find("2 x cp") != std::string::npos);
   CHECK(run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --cp 2").code == 2);
+  Run wide = run("estimate --instance p5.48xlarge --model llama-3-8b --task pretrain --seq-len 32768 --cp 4 --tp 4");
+  CHECK(wide.code == 2);
+  CHECK(wide.err.find("does not divide the 8 accelerators") != std::string::npos);
 }
 
 TEST_CASE("cli: estimate --task inference JSON keys that scripts rely on") {
