@@ -108,13 +108,14 @@ struct Prefill {
   double total_s() const { return std::max(compute_s, weights_read_s) + comm_s; }
 };
 
-// Prefill of `tokens` prompt tokens; `batched_tokens` is the token count the
-// matrices see (the prompt alone, or a shared chunk under load).
+// Prefill of `tokens` prompt tokens in `sequences` prompts of equal length;
+// `batched_tokens` is the token count the matrices see (the prompts alone, or
+// a shared chunk under load).
 Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l, const ServingPrecision& p,
-                double tokens, double batched_tokens) {
+                double tokens, double batched_tokens, double sequences = 1) {
   const Accelerator& acc = *c.accelerator;
   Prefill out;
-  const double flops = tokens * 2 * matmul_params_per_token(m) + 2.0 * m.layers * attention_width(m) * tokens * tokens;
+  const double flops = tokens * 2 * matmul_params_per_token(m) + 2.0 * m.layers * attention_width(m) * tokens * tokens / sequences;
   const double eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, batched_tokens);
   out.compute_s = flops / (l.tp * acc.tflops(p.compute).value_or(0) * 1e12 * eff);
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
@@ -164,6 +165,11 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
 }
 
 }  // namespace
+
+double static_batch_ttft_s(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int sequences) {
+  const double tokens = double(sequences) * w.prompt_tokens;
+  return prefill(m, w, c, e.layout, e.precision, tokens, tokens, sequences).total_s() + e.step.total_s();
+}
 
 void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch) {
   e.batch = batch;

@@ -4,6 +4,7 @@
 
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/inference.hpp"
 #include "gpuadvisor/inference_search.hpp"
 
@@ -101,6 +102,21 @@ TEST_CASE("weight-only int4 decode adds the dequantisation on the vector units (
   InferenceEstimate n = estimate_inference(m, w, t, ServingLayout{1, 1}, 1, &problem);
   CHECK(n.step.dequant_s == 0);
   CHECK(n.step.dequant_unknown);
+}
+
+TEST_CASE("time to first token of prompts submitted together: their joint prefill (hand-computed)") {
+  const ModelSpec& m = model("llama-2-7b");
+  Cluster c = cluster("p5.48xlarge");
+  InferenceWorkload w = offline(1024, 128);
+  std::string problem;
+  InferenceEstimate e = estimate_inference(m, w, c, ServingLayout{1, 1}, 4, &problem);
+  REQUIRE(problem.empty());
+  CHECK(static_batch_ttft_s(m, w, c, e, 1) == Approx(e.ttft_s));
+  // Four 1,024-token prompts: 4 x 1024 x 2 N_matmul + 4 x 2 L w 1024^2 FLOPs
+  // (attention within each prompt), with the matrices seeing 4,096 rows.
+  const double flops = 4096 * 2 * matmul_params_per_token(m) + 4 * 2.0 * 32 * 4096 * 1024.0 * 1024;
+  const double compute_s = flops / (989.5e12 * compute_efficiency(*c.accelerator, Precision::bf16, 4096, 4096));
+  CHECK(static_batch_ttft_s(m, w, c, e, 4) == Approx(compute_s + e.step.total_s()));
 }
 
 TEST_CASE("max batch is what the free memory holds at mean occupancy (hand-computed)") {

@@ -101,6 +101,12 @@ struct InferenceEstimate {
 // The achieved decode step and latencies of `batch` sequences in flight.
 void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch);
 
+// Time to first token when `sequences` prompts arrive together and are
+// prefilled as one batch (static batching, as transformers-neuronx and offline
+// benchmarks measure it): their prefill, then one decode step. With one
+// sequence it is `ttft_s`.
+double static_batch_ttft_s(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int sequences);
+
 // Evaluates one layout: memory and the largest batch, then the batch that
 // maximises throughput under the targets (or `fixed_batch`). `problem` says why
 // it cannot meet them (with the best figure it reaches), empty if it can.
