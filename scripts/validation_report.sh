@@ -22,8 +22,9 @@ cites. Each case has its full configuration (model or shape, system, instance
 count, precision, sequence length, batch, the published layout where given),
 the metric as published and what it counts, its primary source and a source
 key. Systems that are not EC2 instances (DGX H100 with 8x400 Gb/s, DGX A100 with
-8x200 Gb/s, HGX H200, DGX B200, GB200/GB300 trays, L40S PCIe nodes) are described
-in `data/validation/systems.json`, an overlay that `validate` loads itself.
+8x200 Gb/s, HGX H200, DGX B200, GB200/GB300 trays in 72-GPU NVLink racks, L40S
+PCIe nodes) are described in `data/validation/systems.json`, an overlay that
+`validate` loads itself.
 Cases too vague to compare are kept with `usable: false` and the reason.
 
 `gpuadvisor validate` runs every usable case through the same code as
@@ -48,7 +49,7 @@ several prompts together, as the Neuron benchmarks do).
 | `system`, `instances` | an instance or measured system (`data/validation/systems.json`) and how many |
 | `precision` | `bf16`, `fp16`, `fp8`, `fp4`; for inference the weight format (`int8`, `int4` too); `kv_cache` optional |
 | `metric`, `measured`, `counts` | `tokens_per_second_per_gpu`, `model_tflops_per_gpu`, `hardware_tflops_per_gpu`, `mfu`, `output_tokens_per_second`, `tpot_s` or `ttft_s`; the published value; what it counts |
-| training | `seq_len`, `global_batch`, optional `layout` {`tp`, `pp`, `vp`, `cp`, `ep`, `micro_batch`, `zero_stage`, `recompute`} (the rest is searched), `lora_rank`, `lora_targets` |
+| training | `seq_len`, `global_batch`, optional `layout` {`tp`, `pp`, `vp`, `cp`, `ep`, `micro_batch`, `zero_stage`, `recompute`, `recompute_layers`} (the rest is searched), `lora_rank`, `lora_targets` |
 | inference | `prompt_tokens`, `output_tokens`, optional `tp`, `pp`, `batch`, `concurrency` |
 | `source`, `source_key` | the primary source, and a short key that groups cases by source |
 | `usable`, `reason` | `false` keeps a case too vague to compare, with the reason; `reason` also notes assumptions of usable cases |

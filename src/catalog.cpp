@@ -355,6 +355,12 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
   i.local_nvme_gb = req_nonnegative(j, "local_nvme_gb", ctx);
   i.local_nvme = opt_string(j, "local_nvme", ctx);
   i.network_gbps = req_positive(j, "network_gbps", ctx);
+  if (j.contains("nvlink_domain_accelerators")) {
+    i.nvlink_domain_accelerators = req_positive_int(j, "nvlink_domain_accelerators", ctx);
+    if (i.nvlink_domain_accelerators % i.accelerator_count != 0)
+      ctx.fail("nvlink_domain_accelerators", fmt::format("{} is not a whole number of instances of {} accelerators", i.nvlink_domain_accelerators,
+                                                         i.accelerator_count));
+  }
   const json& efa = req_object(j, "efa", ctx);
   {
     Ctx ectx{ctx.origin, ctx.entry + " efa"};

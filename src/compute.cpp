@@ -13,7 +13,7 @@ double attention_forward_flops_per_token(const ModelSpec& m, int seq_len) {
   return 4.0 * m.layers * width * seq_len;
 }
 
-FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute) {
+FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute, double full_share) {
   const double n = matmul_params_per_token(m);
   const double attn_fwd = attention_forward_flops_per_token(m, w.seq_len);
   FlopsPerToken f;
@@ -27,9 +27,13 @@ FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkloa
   }
   f.hardware = f.model;
   f.attention = 3 * attn_fwd;
-  if (recompute == Recompute::full) f.hardware += 2 * n + attn_fwd;  // one more forward
-  else if (recompute == Recompute::selective) f.hardware += attn_fwd;  // attention only
-  if (recompute != Recompute::none) f.attention += attn_fwd;
+  if (recompute == Recompute::full) {
+    f.hardware += full_share * (2 * n + attn_fwd);  // one more forward of the rebuilt layers
+    f.attention += full_share * attn_fwd;
+  } else if (recompute == Recompute::selective) {
+    f.hardware += attn_fwd;  // attention only
+    f.attention += attn_fwd;
+  }
   return f;
 }
 
@@ -51,10 +55,10 @@ Precision attention_precision(const Accelerator& acc, Precision matmul) {
   return matmul;
 }
 
-double activation_traffic_per_stored_byte(Recompute r) {
+double activation_traffic_per_stored_byte(Recompute r, double full_share) {
   // Forward: written, read by its consumer; backward: read, gradient written
   // (4 passes). A full recompute writes and reads the forward's again (+2).
-  return r == Recompute::full ? 6.0 : 4.0;
+  return r == Recompute::full ? 4.0 + 2.0 * full_share : 4.0;
 }
 
 std::optional<Precision> effective_precision(const Accelerator& acc, Precision requested) {

@@ -42,6 +42,10 @@ std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWork
   if (w.global_batch % (l.dp * l.micro_batch) != 0)
     return fmt::format("global batch {} is not divisible by dp {} x micro-batch {}", w.global_batch, l.dp, l.micro_batch);
   if (l.zero_stage < 0 || l.zero_stage > 3) return "ZeRO stage must be 0, 1, 2 or 3";
+  if (l.recompute_layers < 0) return "recompute layers must be at least 0 (0: all)";
+  if (l.recompute_layers > 0 && l.recompute != Recompute::full) return "recompute layers apply to full recompute only";
+  if (l.recompute_layers > std::ceil(double(m.layers) / l.pp))
+    return fmt::format("recompute layers {} exceed the {} layers of a pipeline stage", l.recompute_layers, static_cast<int>(std::ceil(double(m.layers) / l.pp)));
   if (l.vp < 1) return "vp must be at least 1";
   if (l.vp > 1) {
     if (l.pp == 1) return "virtual pipeline stages (vp) need pipeline parallelism (pp > 1)";
@@ -66,7 +70,7 @@ double elementwise_bytes_per_token(const ModelSpec& m, const TrainingWorkload& w
   const double moe_share = m.is_moe() ? double(m.moe_layers()) / m.layers : 0;
   const double stored = (1 - moe_share) * activation_bytes_per_token_per_layer(m, w, false) +
                         moe_share * activation_bytes_per_token_per_layer(m, w, true);
-  double bytes = stage_layers * activation_traffic_per_stored_byte(l.recompute) * stored;
+  double bytes = stage_layers * activation_traffic_per_stored_byte(l.recompute, l.recompute_share(stage_layers)) * stored;
   // fp8/fp4 recipes cast each matrix input to 8 or 4 bits (read 2 bytes, write
   // 1) forward, and the output gradients backward: 6 bytes per element of the
   // inputs of the QKV, projection, MLP-up and MLP-down products.
@@ -93,7 +97,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const double mb_tokens = double(l.micro_batch) * w.seq_len;
 
   // Compute for one micro-batch on one stage.
-  const FlopsPerToken flops = training_flops_per_token(m, w, l.recompute);
+  const double rebuilt = l.recompute_share(double(m.layers) / l.pp);  // share of layers a full recompute rebuilds
+  const FlopsPerToken flops = training_flops_per_token(m, w, l.recompute, rebuilt);
   e.model_flops_per_token = flops.model;
   e.hardware_flops_per_token = flops.hardware;
   const double peak = acc.tflops(e.precision).value_or(0) * 1e12;
@@ -132,17 +137,20 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const int strided_members = std::max(1, per_node / l.tp);
   const double inter_dp = inter_node_gb_per_s(inst, acc, strided_members);
   const double inter_p2p = inter_node_gb_per_s(inst, acc, 1);
-  const bool cp_crosses_nodes = l.tp * l.cp > per_node;
-  const bool dp_crosses_nodes = l.tp * l.cp * l.dp > per_node;  // the gradient group is dp x cp
-  const bool ep_crosses_nodes = l.tp * l.cp * l.ep > per_node;
-  const bool pp_crosses_nodes = l.tp * l.cp * l.dp < c.accelerators() && l.tp * l.cp * l.dp >= per_node;
+  // A group leaves NVLink only when it spans more than the NVLink domain (the
+  // instance, or a multi-instance domain such as a GB200 NVL72 rack).
+  const int domain = inst.nvlink_domain();
+  const bool cp_crosses_nodes = l.tp * l.cp > domain;
+  const bool dp_crosses_nodes = l.tp * l.cp * l.dp > domain;  // the gradient group is dp x cp
+  const bool ep_crosses_nodes = l.tp * l.cp * l.ep > domain;
+  const bool pp_crosses_nodes = l.tp * l.cp * l.dp < c.accelerators() && l.tp * l.cp * l.dp >= domain;
   const double layers_per_stage = std::ceil(double(m.layers) / l.pp);
 
   // Tensor parallel: 2 all-reduces forward and 2 backward per layer (plus 2 per
   // recomputed forward) of the layer's activations (2 bytes x hidden per token).
   double tp_mb_s = 0;
   if (l.tp > 1) {
-    const int collectives = l.recompute == Recompute::full ? 6 : 4;
+    const double collectives = 4 + 2 * rebuilt;
     tp_mb_s = layers_per_stage * collectives * all_reduce_s(2.0 * m.hidden * rank_tokens, l.tp, intra, kCollectiveLatencyIntraS);
     // Overlapped with the matrix multiplies they feed (Megatron-Core
     // --tp-comm-overlap, PyTorch async TP): only what outlasts them shows.
@@ -155,7 +163,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   double cp_mb_s = 0;
   if (l.cp > 1) {
     const double kv_bytes = 2.0 * stored_kv_width(m) * rank_tokens / l.tp;
-    const int passes = l.recompute == Recompute::full ? 4 : 3;
+    const double passes = 3 + rebuilt;
     const double bw = cp_crosses_nodes ? inter_dp : intra;
     const double lat = cp_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS;
     cp_mb_s = layers_per_stage * passes * (l.cp - 1) * (kv_bytes / (bw * 1e9) + lat);
@@ -218,7 +226,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const double update_params = trainable_local / (l.zero_stage >= 1 ? grad_group : 1);
   e.step.memory_bound_s = update_params * 28.0 / hbm;
   if (w.task == Task::qlora) {
-    const int passes = l.recompute == Recompute::full ? 3 : 2;
+    const double passes = 2 + rebuilt;
     e.step.memory_bound_s += e.micro_batches * passes * local_params * 2.5 / hbm;
   }
 

@@ -77,7 +77,7 @@ struct RecommendOptions {
 struct EstimateOptions {
   std::string instance, region = "us-east-1";
   int count = 1;
-  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0, vp = 0, cp = 0;
+  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0, vp = 0, cp = 0, recompute_layers = 0;
   std::string recompute;
   bool explain = false;
 };
@@ -609,6 +609,8 @@ int run(int argc, char** argv) {
   est->add_option("--micro-batch", eo.micro_batch, "Sequences per micro-batch (searched if omitted)")->group("Layout");
   est->add_option("--zero-stage", eo.zero_stage, "ZeRO stage 0-3 (searched if omitted)")->group("Layout");
   est->add_option("--recompute", eo.recompute, "none | selective | full (searched if omitted)")->group("Layout");
+  est->add_option("--recompute-layers", eo.recompute_layers,
+                  "With full recompute: layers per pipeline stage rebuilt (default: the fewest that fit)")->group("Layout");
   est->add_option("--batch", eo.batch, "Inference: sequences in flight per replica (searched if omitted)")->group("Layout");
   est->add_flag("--explain", eo.explain, "Print the formulas with the numbers filled in");
 
@@ -813,7 +815,7 @@ int run(int argc, char** argv) {
       throw InputError(fmt::format("--instance: unknown instance '{}'; did you mean: {}?", eo.instance, s));
     }
     if (inference) {
-      for (const char* f : {"--count", "--ep", "--cp", "--micro-batch", "--zero-stage", "--recompute"})
+      for (const char* f : {"--count", "--ep", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers"})
         if (est->count(f))
           throw InputError(fmt::format("{} is a training flag; for inference give --tp, --pp (instances per replica) and --batch; replicas follow from the load", f));
       return run_estimate_inference(m, build_inference_workload(eio), catalog, *inst, eo, g);
@@ -837,6 +839,11 @@ int run(int argc, char** argv) {
       if (!rc) throw InputError(fmt::format("--recompute: '{}' is not one of none, selective, full", eo.recompute));
       fixed.recompute = *rc;
     }
+    if (est->count("--recompute-layers")) {
+      if (eo.recompute_layers < 1) throw InputError("--recompute-layers: must be at least 1");
+      if (fixed.recompute != Recompute::full) throw InputError("--recompute-layers needs --recompute full");
+      fixed.recompute_layers = eo.recompute_layers;
+    }
     for (int v : {eo.tp, eo.pp, eo.ep, eo.micro_batch, eo.vp, eo.cp})
       if (v < 0) throw InputError("--tp, --pp, --ep, --vp, --cp and --micro-batch must be positive");
     if (eo.cp > 1 && w.seq_len % (2 * eo.cp) != 0)
@@ -851,7 +858,7 @@ int run(int argc, char** argv) {
       const int cp = fixed.cp.value_or(1);
       const int dp = c.accelerators() / (*fixed.tp * cp * *fixed.pp);
       Layout l{*fixed.tp, *fixed.pp, std::max(1, dp), fixed.ep.value_or(1), *fixed.zero_stage, *fixed.micro_batch, *fixed.recompute,
-               fixed.vp.value_or(1), cp};
+               fixed.vp.value_or(1), cp, fixed.recompute_layers.value_or(0)};
       if (auto problem = layout_problem(m, w, c, l)) throw InputError(*problem);
       e = estimate_training(m, w, c, l);
     } else {

@@ -95,9 +95,12 @@ MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, c
   // Tensor parallelism with sequence parallelism divides every stored tensor by tp.
   const double per_layer_mb = per_layer * tokens_mb / l.tp;
   if (l.recompute == Recompute::full) {
-    // Only each layer's input (2 bytes x hidden per token) is kept; one
-    // layer's activations are rebuilt at a time during the backward pass.
-    mem.activations_gb = layers_per_stage * in_flight * 2.0 * m.hidden * tokens_mb / l.tp / kGb;
+    // A rebuilt layer keeps only its input (2 bytes x hidden per token), the
+    // others all their activations; one layer's activations are rebuilt at a
+    // time during the backward pass.
+    const double rebuilt = l.recompute_share(layers_per_stage);
+    const double kept = rebuilt * 2.0 * m.hidden + (1 - rebuilt) * per_layer;
+    mem.activations_gb = layers_per_stage * in_flight * kept * tokens_mb / l.tp / kGb;
     mem.workspace_gb = per_layer_mb / kGb;
   } else {
     TrainingWorkload flash = w;

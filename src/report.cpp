@@ -371,7 +371,8 @@ std::string layout_text(const Layout& l) {
   if (l.vp > 1) s += fmt::format(" VP{}", l.vp);
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
   s += fmt::format(" Z{} mb{}", l.zero_stage, l.micro_batch);
-  if (l.recompute != Recompute::none) s += l.recompute == Recompute::full ? " rc" : " src";
+  if (l.recompute == Recompute::selective) s += " src";
+  if (l.recompute == Recompute::full) s += l.recompute_layers > 0 ? fmt::format(" rc{}", l.recompute_layers) : " rc";
   return s;
 }
 
@@ -416,7 +417,7 @@ ordered_json workload_json(const TrainingWorkload& w) {
 }
 
 ordered_json layout_json(const Layout& l) {
-  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"vp", l.vp}, {"cp", l.cp}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
+  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"vp", l.vp}, {"cp", l.cp}, {"recompute_layers", l.recompute_layers}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
           {"recompute", std::string(to_string(l.recompute))}};
 }
 

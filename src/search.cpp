@@ -51,11 +51,28 @@ std::vector<int> divisors(int n, int limit) {
   return out;
 }
 
+// Megatron's block recompute: the fewest layers of a stage to rebuild so that
+// the layout fits (memory falls as more are rebuilt). The layout fits with
+// all of them rebuilt; 0 means all.
+int fewest_rebuilt_layers(const ModelSpec& m, const TrainingWorkload& w, Layout l, const Accelerator& acc) {
+  const int stage = static_cast<int>(std::ceil(double(m.layers) / l.pp));
+  int lo = 1, hi = stage;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    l.recompute_layers = mid;
+    if (training_memory(m, w, l, acc).fits()) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo >= stage ? 0 : lo;
+}
+
 bool faster(const TrainingEstimate& a, const TrainingEstimate& b) {
   const double ta = a.step.total_s(), tb = b.step.total_s();
   if (ta != tb) return ta < tb;
   // Deterministic tie-break: the simpler layout.
-  auto key = [](const Layout& l) { return std::tuple(l.tp, l.cp, l.pp, l.vp, l.ep, l.zero_stage, -l.micro_batch, static_cast<int>(l.recompute)); };
+  auto key = [](const Layout& l) {
+    return std::tuple(l.tp, l.cp, l.pp, l.vp, l.ep, l.zero_stage, -l.micro_batch, static_cast<int>(l.recompute), l.recompute_layers);
+  };
   return key(a.layout) < key(b.layout);
 }
 
@@ -101,9 +118,9 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
         std::vector<int> vps = pp > 1 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
         if (fixed.vp) vps = {*fixed.vp};
         if (fixed.zero_stage) zeros = {*fixed.zero_stage};
-        // Smallest memory need of this (tp, pp, ep): most sharding, full recompute, micro-batch 1.
+        // Smallest memory need of this (tp, pp, ep): most sharding, full recompute, the smallest micro-batch allowed.
         {
-          Layout lean{tp, pp, dp, ep, zeros.back(), 1, recomputes.back(), 1, cp};
+          Layout lean{tp, pp, dp, ep, zeros.back(), fixed.micro_batch.value_or(1), recomputes.back(), 1, cp};
           if (w.global_batch % dp == 0) out.smallest_need_gb = std::min(out.smallest_need_gb, training_memory(m, w, lean, *c.accelerator).total_gb());
         }
         for (int mb : micro_batches) {
@@ -114,9 +131,12 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
             // lowest stage that fits (docs/methodology.md §Search).
             for (int z : zeros) {
               Layout l{tp, pp, dp, ep, z, mb, rc, 1, cp};
+              if (rc == Recompute::full && fixed.recompute_layers) l.recompute_layers = *fixed.recompute_layers;
               if (layout_problem(m, w, c, l)) continue;
               ++out.layouts_evaluated;
               if (!training_memory(m, w, l, *c.accelerator).fits()) continue;
+              // Full recompute of only as many layers as memory needs.
+              if (rc == Recompute::full && !fixed.recompute_layers) l.recompute_layers = fewest_rebuilt_layers(m, w, l, *c.accelerator);
               // Interleaved schedules (vp virtual stages) where the layers and micro-batches allow.
               for (int vp : vps) {
                 l.vp = vp;
@@ -137,6 +157,8 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
   if (out.smallest_need_gb > 1e299) {
     out.smallest_need_gb = 0;
     out.problem = "no valid layout (the batch or heads do not divide over the accelerators)";
+  } else if (!out.best && out.smallest_need_gb <= out.capacity_gb) {
+    out.problem = "no valid layout with the fixed values: the global batch, micro-batch, heads or layers do not divide over them";
   } else if (!out.best) {
     out.problem = fmt::format("needs {:.1f} GB per accelerator at best, has {:.1f} GB", out.smallest_need_gb, out.capacity_gb);
   }

@@ -176,6 +176,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
         if (auto v = r.integer(l, "ep", 1, 4096)) c.layout.ep = *v;
         if (auto v = r.integer(l, "vp", 1, 4096)) c.layout.vp = *v;
         if (auto v = r.integer(l, "cp", 1, 4096)) c.layout.cp = *v;
+        if (auto v = r.integer(l, "recompute_layers", 1, 100000)) c.layout.recompute_layers = *v;
         if (auto v = r.integer(l, "micro_batch", 1, 65536)) c.layout.micro_batch = *v;
         if (auto v = r.integer(l, "zero_stage", 0, 3)) c.layout.zero_stage = *v;
         const std::string rc = r.text(l, "recompute", false);

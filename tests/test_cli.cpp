@@ -218,6 +218,13 @@ TEST_CASE("cli: estimate JSON keys that scripts rely on") {
   CHECK(bad.code == 2);
   CHECK(bad.err.find("2 x cp") != std::string::npos);
   CHECK(run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --cp 2").code == 2);
+  // Block recompute: given with full recompute it shows in the layout; without it, bad input.
+  Run rl = run("estimate --instance p5.48xlarge --count 4 --model llama-3-70b --task pretrain --seq-len 8192 --global-batch 64 "
+               "--recompute full --recompute-layers 10 --format json");
+  REQUIRE(rl.code == 0);
+  CHECK(nlohmann::json::parse(rl.out)["layout"]["recompute_layers"] == 10);
+  CHECK(run("estimate --instance p5.48xlarge --model llama-3-8b --task pretrain --recompute-layers 4").code == 2);
+  CHECK(run("estimate --instance p5.48xlarge --model llama-3-8b --task pretrain --recompute none --recompute-layers 4").code == 2);
   Run wide = run("estimate --instance p5.48xlarge --model llama-3-8b --task pretrain --seq-len 32768 --cp 4 --tp 4");
   CHECK(wide.code == 2);
   CHECK(wide.err.find("does not divide the 8 accelerators") != std::string::npos);

@@ -241,6 +241,40 @@ TEST_CASE("context parallelism: each rank holds 1/cp of a sequence; K and V go r
   CHECK(layout_problem(m, w, c, Layout{8, 1, 2, 1, 1, 1, Recompute::none, 1, 2})->find("cp 2") != std::string::npos);
 }
 
+TEST_CASE("block recompute: only some layers of a stage are rebuilt (hand-computed)") {
+  const ModelSpec& m = *find_model_preset("llama-2-7b");
+  TrainingWorkload w = workload(Task::pretrain, 4096, 64);
+  const Instance& p5 = *cat().find_instance("p5.48xlarge");
+  const Accelerator& h100 = cat().accelerator_of(p5);
+  Cluster c{&p5, &h100, 1};
+  // tp 2 x pp 2: 16 layers per stage, 8 of them rebuilt.
+  Layout l{2, 2, 2, 1, 1, 1, Recompute::full, 1, 1, 8};
+  REQUIRE_FALSE(layout_problem(m, w, c, l));
+  CHECK(l.recompute_share(16) == 0.5);
+  // Stored per token per layer: half keep their input (2 x 4096), half all 131,584 bytes;
+  // the first stage holds pp = 2 micro-batches of 4096 tokens, over tp 2.
+  const MemoryBreakdown mem = training_memory(m, w, l, h100);
+  CHECK(mem.activations_gb == Approx(16 * 2 * (0.5 * 2 * 4096 + 0.5 * 131584.0) * 4096 / 2 / 1e9));
+  // Half the extra forward: + 0.5 x (2 N_matmul + attention forward).
+  const FlopsPerToken none = training_flops_per_token(m, w, Recompute::none);
+  const FlopsPerToken half = training_flops_per_token(m, w, Recompute::full, 0.5);
+  CHECK(half.hardware == Approx(none.hardware + 0.5 * (2 * matmul_params_per_token(m) + attention_forward_flops_per_token(m, 4096))));
+  CHECK(half.model == none.model);
+  CHECK(activation_traffic_per_stored_byte(Recompute::full, 0.5) == 5);
+  // More rebuilt layers: less memory, more time.
+  Layout all = l;
+  all.recompute_layers = 0;
+  CHECK(training_memory(m, w, all, h100).activations_gb < mem.activations_gb);
+  CHECK(estimate_training(m, w, c, all).step.total_s() > estimate_training(m, w, c, l).step.total_s());
+  // Only with full recompute, and at most a stage's layers.
+  Layout bad = l;
+  bad.recompute_layers = 17;
+  CHECK(layout_problem(m, w, c, bad)->find("exceed the 16 layers") != std::string::npos);
+  bad.recompute_layers = 4;
+  bad.recompute = Recompute::selective;
+  CHECK(layout_problem(m, w, c, bad)->find("full recompute only") != std::string::npos);
+}
+
 TEST_CASE("invalid layouts are explained") {
   const ModelSpec& m = *find_model_preset("llama-2-7b");
   TrainingWorkload w = workload(Task::pretrain, 4096, 1024);

@@ -163,6 +163,29 @@ TEST_CASE("long sequences: the search splits them with context parallelism when 
   CHECK(u.best->layout.cp == 2);
 }
 
+TEST_CASE("when memory is tight the search rebuilds the fewest layers that fit") {
+  const ModelSpec& m = *find_model_preset("llama-3-70b");
+  WorkloadRequest r;
+  r.task = Task::pretrain;
+  r.seq_len = 8192;
+  r.global_batch = 64;
+  r.tokens = 1e9;
+  const TrainingWorkload w = make_workload(r, m);
+  const Cluster c = cluster("p5.48xlarge", 4);
+  ClusterSearch s = search_cluster(m, w, c, {});
+  REQUIRE(s.best);
+  const Layout& l = s.best->layout;
+  REQUIRE(l.recompute == Recompute::full);
+  const int stage = static_cast<int>(std::ceil(80.0 / l.pp));
+  CHECK(l.recompute_layers > 0);
+  CHECK(l.recompute_layers < stage);
+  CHECK(s.best->memory.fits());
+  // One layer fewer would not fit.
+  Layout fewer = l;
+  fewer.recompute_layers -= 1;
+  if (fewer.recompute_layers > 0) CHECK_FALSE(training_memory(m, w, fewer, *c.accelerator).fits());
+}
+
 TEST_CASE("recommend is deterministic") {
   ModelSpec m = model_from_param_count(13e9);
   TrainingWorkload w = make(m, Task::lora);

@@ -63,7 +63,7 @@ TEST_CASE("accuracy on the bundled cases meets the targets: median <= 10%, p90 <
   const ErrorSummary& all = summary.front();
   CHECK(all.group == "all");
   CHECK(all.cases >= 95);
-  // Achieved: median 7.0% (tasks 6.4 / 9.7 / 7.0%), p90 24.97%.
+  // Achieved: median 6.8% (tasks 5.9 / 11.9 / 7.0%), p90 24.97%.
   CHECK(all.median_abs <= 0.10);
   CHECK(all.p90_abs <= 0.25);
   for (const auto& s : summary)

@@ -110,6 +110,9 @@ struct Instance {
   double local_nvme_gb = 0;
   std::string local_nvme;
   double network_gbps = 0;
+  // Accelerators that share one NVLink domain across instances (a GB200 NVL72
+  // rack: 72); 0 when the domain is the instance itself.
+  int nvlink_domain_accelerators = 0;
   bool efa_supported = false;
   std::optional<int> efa_version;
   std::string purchase;  // "on_demand_and_spot", "capacity_blocks", "ultraserver_capacity_blocks"
@@ -118,6 +121,8 @@ struct Instance {
   std::map<std::string, RegionPrices> prices;  // by region
 
   const RegionPrices* prices_in(std::string_view region) const;
+  // Ranks that reach each other over NVLink: the domain, else the instance.
+  int nvlink_domain() const { return nvlink_domain_accelerators > 0 ? nvlink_domain_accelerators : accelerator_count; }
 };
 
 struct Catalog {

@@ -22,7 +22,8 @@ double attention_forward_flops_per_token(const ModelSpec& m, int seq_len);
 
 // Training FLOPs per token for the task (6N, or 4N + 6N_adapter for LoRA/QLoRA),
 // plus attention, plus recompute in the hardware count.
-FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute);
+// `full_share`: the share of layers a full recompute rebuilds (Layout::recompute_share).
+FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute, double full_share = 1);
 
 // Achievable fraction of the dense peak for a matrix of inner width `width`
 // (hidden / tp) and `tokens` rows per micro-batch:
@@ -42,8 +43,8 @@ Precision attention_precision(const Accelerator& acc, Precision matmul);
 // Memory traffic of the elementwise work (norms, activation functions,
 // residuals, rotary, casts) per byte of activations a layer stores: 4 (written
 // and read forward, read and its gradient written backward), 6 with full
-// recompute.
-double activation_traffic_per_stored_byte(Recompute r);
+// recompute of every layer (4 + 2 x the share rebuilt).
+double activation_traffic_per_stored_byte(Recompute r, double full_share = 1);
 
 // The precision the accelerator runs `requested` at: the same, or fp16 for a
 // bf16 request on an accelerator without bf16 (T4, V100); nullopt if unsupported.

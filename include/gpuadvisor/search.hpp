@@ -18,7 +18,7 @@ namespace gpuadvisor {
 inline constexpr int kMinContextParallelTokens = 4096;
 
 struct LayoutConstraints {
-  std::optional<int> tp, pp, micro_batch, zero_stage, ep, vp, cp;
+  std::optional<int> tp, pp, micro_batch, zero_stage, ep, vp, cp, recompute_layers;
   std::optional<Recompute> recompute;
 };
 

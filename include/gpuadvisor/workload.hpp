@@ -136,8 +136,15 @@ struct Layout {
   Recompute recompute = Recompute::none;
   int vp = 1;  // virtual pipeline stages per pipeline rank (interleaved 1F1B); last, so positional initialisers stay valid
   int cp = 1;  // context parallel: each sequence split over cp ranks (ring attention)
+  int recompute_layers = 0;  // with full recompute: layers of a stage rebuilt (Megatron's block method); 0 = all
 
   int accelerators() const { return tp * cp * pp * dp; }
+  // Share of a stage's layers that full recompute rebuilds (0 without it).
+  double recompute_share(double stage_layers) const {
+    if (recompute != Recompute::full) return 0;
+    if (recompute_layers <= 0 || recompute_layers >= stage_layers) return 1;
+    return recompute_layers / stage_layers;
+  }
   int micro_batches(int global_batch) const { return global_batch / (dp * micro_batch); }
 };
 
