@@ -16,6 +16,14 @@ TrainingWorkload make(const ModelSpec& m, Task task, std::optional<double> token
   r.tokens = tokens;
   return make_workload(r, m);
 }
+TrainingWorkload pretrain(const ModelSpec& m, int seq_len, int global_batch) {
+  WorkloadRequest r;
+  r.task = Task::pretrain;
+  r.seq_len = seq_len;
+  r.global_batch = global_batch;
+  r.tokens = 1e9;
+  return make_workload(r, m);
+}
 Cluster cluster(const char* name, int count) {
   const Instance* i = cat().find_instance(name);
   return Cluster{i, &cat().accelerator_of(*i), count};
@@ -138,39 +146,25 @@ TEST_CASE("mixture of experts: memory counts all experts, compute the active one
 
 TEST_CASE("long sequences: the search splits them with context parallelism when that is what fits or is fastest") {
   const ModelSpec& m = *find_model_preset("llama-3-70b");
-  WorkloadRequest r;
-  r.task = Task::pretrain;
-  r.seq_len = 131072;
-  r.global_batch = 16;
-  r.tokens = 1e9;
-  const TrainingWorkload w = make_workload(r, m);
-  ClusterSearch s = search_cluster(m, w, cluster("p5.48xlarge", 8), {});
+  ClusterSearch s = search_cluster(m, pretrain(m, 131072, 16), cluster("p5.48xlarge", 8), {});
   REQUIRE(s.best);
   CHECK(s.best->layout.cp > 1);
   CHECK(s.best->layout.accelerators() == 64);
   // Short sequences never get cp (each rank would keep under 4096 tokens).
-  r.seq_len = 4096;
-  r.global_batch = 64;
-  ClusterSearch t = search_cluster(m, make_workload(r, m), cluster("p5.48xlarge", 8), {});
+  ClusterSearch t = search_cluster(m, pretrain(m, 4096, 64), cluster("p5.48xlarge", 8), {});
   REQUIRE(t.best);
   CHECK(t.best->layout.cp == 1);
   // A fixed cp is kept.
   LayoutConstraints fixed;
   fixed.cp = 2;
-  r.seq_len = 8192;
-  ClusterSearch u = search_cluster(m, make_workload(r, m), cluster("p5.48xlarge", 8), fixed);
+  ClusterSearch u = search_cluster(m, pretrain(m, 8192, 64), cluster("p5.48xlarge", 8), fixed);
   REQUIRE(u.best);
   CHECK(u.best->layout.cp == 2);
 }
 
 TEST_CASE("when memory is tight the search rebuilds the fewest layers that fit") {
   const ModelSpec& m = *find_model_preset("llama-3-70b");
-  WorkloadRequest r;
-  r.task = Task::pretrain;
-  r.seq_len = 8192;
-  r.global_batch = 64;
-  r.tokens = 1e9;
-  const TrainingWorkload w = make_workload(r, m);
+  const TrainingWorkload w = pretrain(m, 8192, 64);
   const Cluster c = cluster("p5.48xlarge", 4);
   ClusterSearch s = search_cluster(m, w, c, {});
   REQUIRE(s.best);
