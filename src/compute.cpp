@@ -9,8 +9,7 @@ double matmul_params_per_token(const ModelSpec& m) {
 }
 
 double attention_forward_flops_per_token(const ModelSpec& m, int seq_len) {
-  double width = m.uses_mla() ? double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim) : double(m.heads) * m.head_dim;
-  return 4.0 * m.layers * width * seq_len;
+  return 4.0 * m.layers * m.query_width() * seq_len;
 }
 
 FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute, double full_share) {

@@ -75,9 +75,8 @@ double elementwise_bytes_per_token(const ModelSpec& m, const TrainingWorkload& w
   // 1) forward, and the output gradients backward: 6 bytes per element of the
   // inputs of the QKV, projection, MLP-up and MLP-down products.
   if (p == Precision::fp8 || p == Precision::fp4) {
-    const double q_width = attention_forward_flops_per_token(m, 1) / (4.0 * m.layers);
     const double ffn = m.is_moe() ? (1 - moe_share) * m.ffn + moe_share * double(m.expert_ffn) * m.active_experts : double(m.ffn);
-    bytes += stage_layers * kCastBytesPerElement * (2.0 * m.hidden + q_width + ffn);
+    bytes += stage_layers * kCastBytesPerElement * (2.0 * m.hidden + m.query_width() + ffn);
   }
   // The loss (last stage): fp32 logits written, read by the softmax, their
   // gradient written and read by the output layer's backward pass.

@@ -34,10 +34,6 @@ double experts_touched(const ModelSpec& m, double tokens) {
   return E * (1 - std::pow(1 - k / E, tokens));
 }
 
-double attention_width(const ModelSpec& m) {
-  return m.uses_mla() ? double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim) : double(m.heads) * m.head_dim;
-}
-
 }  // namespace
 
 bool pads_attention_heads(const Accelerator& acc) { return acc.software == "neuron"; }
@@ -115,7 +111,7 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
                 double tokens, double batched_tokens, double sequences = 1) {
   const Accelerator& acc = *c.accelerator;
   Prefill out;
-  const double flops = tokens * 2 * matmul_params_per_token(m) + 2.0 * m.layers * attention_width(m) * tokens * tokens / sequences;
+  const double flops = tokens * 2 * matmul_params_per_token(m) + 2.0 * m.layers * m.query_width() * tokens * tokens / sequences;
   const double eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, batched_tokens);
   out.compute_s = flops / (l.tp * acc.tflops(p.compute).value_or(0) * 1e12 * eff);
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
@@ -153,7 +149,7 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
     else s.dequant_unknown = true;
   }
   s.kv_read_s = stage_batch * context * kv_per_token / bw;
-  const double flops = stage_batch * (2 * matmul_params_per_token(m) + 4.0 * m.layers * attention_width(m) * context);
+  const double flops = stage_batch * (2 * matmul_params_per_token(m) + 4.0 * m.layers * m.query_width() * context);
   // Decode matrices have few rows: no token-count factor (the memory term covers that regime).
   s.compute_s = flops / l.tp / (acc.tflops(p.compute).value_or(0) * 1e12 * max_compute_fraction(acc, p.compute) *
                                 double(m.hidden) / l.tp / (double(m.hidden) / l.tp + kHalfEfficiencyWidth));

@@ -16,7 +16,7 @@ double stored_kv_width(const ModelSpec& m) {
 double activation_bytes_per_token_per_layer(const ModelSpec& m, const TrainingWorkload& w, bool moe_layer) {
   const double h = m.hidden;
   // Attention widths: q (and attention output) and the stored K and V.
-  const double q_width = m.uses_mla() ? double(m.heads) * (m.qk_nope_head_dim + m.qk_rope_head_dim) : double(m.heads) * m.head_dim;
+  const double q_width = m.query_width();
   const double kv_store = stored_kv_width(m);
   // Korthikanti et al. 2022, generalised to GQA and gated MLPs, 2-byte tensors,
   // no dropout: two norm inputs (4h), QKV input (2h), Q (2q), K and V (2kv),

@@ -38,7 +38,12 @@ struct ModelSpec {
   bool is_moe() const { return experts > 0; }
   bool uses_mla() const { return kv_lora_rank > 0; }
   int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
-  int attention_width() const { return heads * head_dim; }  // q/o projection width
+  // Width of the query-key dot products per token: heads x head_dim, or with
+  // MLA heads x (nope + rope) dims. Attention FLOPs, Q activations and fp8
+  // casts all use it.
+  double query_width() const {
+    return uses_mla() ? double(heads) * (qk_nope_head_dim + qk_rope_head_dim) : double(heads) * head_dim;
+  }
 
   double attention_params_per_layer() const;
   double dense_mlp_params() const;                    // one dense layer's MLP
