@@ -54,12 +54,6 @@ Precision attention_precision(const Accelerator& acc, Precision matmul) {
   return matmul;
 }
 
-double activation_traffic_per_stored_byte(Recompute r, double full_share) {
-  // Forward: written, read by its consumer; backward: read, gradient written
-  // (4 passes). A full recompute writes and reads the forward's again (+2).
-  return r == Recompute::full ? 4.0 + 2.0 * full_share : 4.0;
-}
-
 std::optional<Precision> effective_precision(const Accelerator& acc, Precision requested) {
   if (acc.tflops(requested)) return requested;
   if (requested == Precision::bf16 && acc.tflops(Precision::fp16)) return Precision::fp16;

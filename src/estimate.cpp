@@ -65,6 +65,12 @@ std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWork
   return std::nullopt;
 }
 
+double activation_traffic_per_stored_byte(Recompute r, double full_share) {
+  // Forward: written, read by its consumer; backward: read, gradient written
+  // (4 passes). A full recompute writes and reads the forward's again (+2).
+  return r == Recompute::full ? 4.0 + 2.0 * full_share : 4.0;
+}
+
 double elementwise_bytes_per_token(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, Precision p) {
   const double stage_layers = double(m.layers) / l.pp;
   const double moe_share = m.is_moe() ? double(m.moe_layers()) / m.layers : 0;

@@ -704,18 +704,20 @@ std::string explain_estimate(const EstimateContext& ctx) {
                      " + attention FLOPs/token / ({} peak {} TFLOPS x {:.3f})] = {:.3f} s (overall {:.3f} of the {} peak)\n",
                      e.micro_batches, a.tflops(e.precision).value_or(0), to_string(attention_p), a.tflops(attention_p).value_or(0),
                      max_compute_fraction(a, attention_p), e.step.compute_s, e.compute_efficiency, to_string(e.precision));
-  out += fmt::format("  elementwise/step = micro-batches x {} passes x stored activation bytes/token x layers/pp x tokens/mb / tp"
-                     " / ({:.0f} GB/s x {:.3f}) = {:.3f} s\n",
-                     activation_traffic_per_stored_byte(l.recompute), a.memory_bandwidth_gb_per_s, a.efficiency.memory_bandwidth_fraction,
-                     e.step.elementwise_s);
-  out += fmt::format("  bubble = (pp - 1) x slot = {} x ... = {:.3f} s\n", l.pp - 1, e.step.bubble_s);
-  out += fmt::format("  tensor parallel exposed = max(0, layers/pp x {} all-reduces x 2(tp-1)/tp x 2 h tokens_mb / {:.0f} GB/s"
+  const double rebuilt = l.recompute_share(double(m.layers) / l.pp);
+  out += fmt::format("  elementwise/step = micro-batches x {:.4g} bytes/token ({:.3g} passes over the stored activations x layers/pp{}"
+                     " + 4 passes over fp32 logits / pp) x tokens/mb / (cp x tp) / ({:.0f} GB/s x {:.3f}) = {:.3f} s\n",
+                     elementwise_bytes_per_token(m, w, l, e.precision), activation_traffic_per_stored_byte(l.recompute, rebuilt),
+                     e.precision == Precision::fp8 || e.precision == Precision::fp4 ? " + fp8/fp4 casts of the matrix inputs" : "",
+                     a.memory_bandwidth_gb_per_s, a.efficiency.memory_bandwidth_fraction, e.step.elementwise_s);
+  out += fmt::format("  bubble = (pp - 1) x slot / vp = {} x ... / {} = {:.3f} s\n", l.pp - 1, l.vp, e.step.bubble_s);
+  out += fmt::format("  tensor parallel exposed = max(0, layers/pp x {:.3g} all-reduces x 2(tp-1)/tp x 2 h tokens_mb/cp / {:.0f} GB/s"
                      " - matrix time) per micro-batch, for the step = {:.3f} s\n",
-                     l.recompute == Recompute::full ? 6 : 4, intra_node_gb_per_s(a), e.step.tensor_parallel_s);
+                     4 + 2 * rebuilt, intra_node_gb_per_s(a), e.step.tensor_parallel_s);
   if (l.cp > 1)
-    out += fmt::format("  context parallel exposed = max(0, layers/pp x {} x (cp-1) x 2 x K/V width {} x tokens_mb/cp / tp / bw - attention time)"
+    out += fmt::format("  context parallel exposed = max(0, layers/pp x {:.3g} x (cp-1) x 2 x K/V width {} x tokens_mb/cp / tp / bw - attention time)"
                        " per micro-batch, for the step = {:.3f} s\n",
-                       l.recompute == Recompute::full ? 4 : 3, stored_kv_width(m), e.step.context_parallel_s);
+                       3 + rebuilt, stored_kv_width(m), e.step.context_parallel_s);
   out += fmt::format("  data parallel exposed = max(0, 2(n-1)/n x 2 bytes x trainable params / bw - 2/3 x mb compute), n = dp x cp = {:.3f} s"
                      " (inter-node {:.1f} GB/s for each tp-strided data-parallel group)\n",
                      e.step.data_parallel_s, inter_node_gb_per_s(*c.instance, a, std::max(1, c.instance->accelerator_count / l.tp)));

@@ -40,11 +40,6 @@ double max_compute_fraction(const Accelerator& acc, Precision p);
 // attention in bf16 by default. Its FLOPs (full, non-causal count) run at that
 // precision's max_compute_fraction.
 Precision attention_precision(const Accelerator& acc, Precision matmul);
-// Memory traffic of the elementwise work (norms, activation functions,
-// residuals, rotary, casts) per byte of activations a layer stores: 4 (written
-// and read forward, read and its gradient written backward), 6 with full
-// recompute of every layer (4 + 2 x the share rebuilt).
-double activation_traffic_per_stored_byte(Recompute r, double full_share = 1);
 
 // The precision the accelerator runs `requested` at: the same, or fp16 for a
 // bf16 request on an accelerator without bf16 (T4, V100); nullopt if unsupported.

@@ -56,6 +56,12 @@ struct TrainingEstimate {
 // explanation if not (e.g. "tp 3 does not divide 8 GPUs per instance").
 std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);
 
+// Memory traffic of the elementwise work (norms, activation functions,
+// residuals, rotary, casts) per byte of activations a layer stores: 4 (written
+// and read forward, read and its gradient written backward), 6 with full
+// recompute of every layer (4 + 2 x the share rebuilt).
+double activation_traffic_per_stored_byte(Recompute r, double full_share = 1);
+
 // Bytes of elementwise memory traffic per token on one rank of a stage,
 // before the tp split: 4 (6 with full recompute) passes over the stored
 // activations, fp8/fp4 casts of the matrix inputs, and the fp32 logits of the
