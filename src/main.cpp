@@ -865,13 +865,16 @@ int run(int argc, char** argv) {
       // Check what was fixed for validity before searching the rest.
       if (fixed.tp && (inst->accelerator_count % *fixed.tp != 0))
         throw InputError(fmt::format("--tp {} does not divide the {} accelerators of one {}", *fixed.tp, inst->accelerator_count, inst->name));
-      if (fixed.tp && fixed.pp && c.accelerators() % (*fixed.tp * *fixed.pp) != 0)
-        throw InputError(fmt::format("--tp {} x --pp {} does not divide the {} accelerators", *fixed.tp, *fixed.pp, c.accelerators()));
-      const int fixed_ranks = fixed.tp.value_or(1) * fixed.cp.value_or(1) * fixed.pp.value_or(1);
-      if (fixed.cp && c.accelerators() % fixed_ranks != 0)
-        throw InputError(fmt::format("--cp {}{}{} does not divide the {} accelerators of {} x {}", *fixed.cp,
-                                     fixed.tp ? fmt::format(" x --tp {}", *fixed.tp) : "", fixed.pp ? fmt::format(" x --pp {}", *fixed.pp) : "",
-                                     c.accelerators(), c.count, inst->name));
+      // The fixed tp x cp x pp must divide the accelerators (dp takes the rest).
+      std::string given;
+      int ranks = 1;
+      for (auto [flag, v] : {std::pair{"--tp", fixed.tp}, std::pair{"--cp", fixed.cp}, std::pair{"--pp", fixed.pp}})
+        if (v) {
+          given += fmt::format("{}{} {}", given.empty() ? "" : " x ", flag, *v);
+          ranks *= *v;
+        }
+      if (c.accelerators() % ranks != 0)
+        throw InputError(fmt::format("{} does not divide the {} accelerators of {} x {}", given, c.accelerators(), c.count, inst->name));
       ClusterSearch s = search_cluster(m, w, c, fixed);
       if (!s.best) throw NothingFitsError(fmt::format("{} x {}: {}", c.count, inst->name, s.problem));
       e = s.best;

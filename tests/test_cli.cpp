@@ -228,6 +228,9 @@ TEST_CASE("cli: estimate JSON keys that scripts rely on") {
   Run wide = run("estimate --instance p5.48xlarge --model llama-3-8b --task pretrain --seq-len 32768 --cp 4 --tp 4");
   CHECK(wide.code == 2);
   CHECK(wide.err.find("does not divide the 8 accelerators") != std::string::npos);
+  Run pp3 = run("estimate --instance p5.48xlarge --model llama-3-8b --task pretrain --pp 3");
+  CHECK(pp3.code == 2);
+  CHECK(pp3.err.find("--pp 3 does not divide the 8 accelerators") != std::string::npos);
 }
 
 TEST_CASE("cli: estimate --task inference JSON keys that scripts rely on") {
