@@ -122,6 +122,7 @@ TEST_CASE("malformed catalogs are refused naming file, entry and field") {
       {"bad_price_date.json", {"'as_of'", "YYYY-MM-DD"}},
       {"bad_unknown_precision.json", {"'fp7'", "unknown precision"}},
       {"bad_vector_tflops.json", {"'TestGPU' vector_tflops", "'fp32'"}},
+      {"bad_nvlink_domain.json", {"'test.8x'", "'nvlink_domain_accelerators'", "not a whole number of instances of 8"}},
       {"bad_empty.json", {"empty"}},
       {"bad_truncated.json", {"not valid JSON"}},
       {"bad_not_object.json", {"JSON object"}},

@@ -233,6 +233,11 @@ TEST_CASE("context parallelism: each rank holds 1/cp of a sequence; K and V go r
   const FlopsPerToken f = training_flops_per_token(m, w, Recompute::none);
   const double attention_s = f.attention * 4096 / 8 / (312e12 * max_compute_fraction(a100, Precision::bf16));
   CHECK(e.step.context_parallel_s == Approx(64 * std::max(0.0, ring_s - attention_s)));
+  // Two such instances in one 16-GPU NVLink domain: the ring stays on NVLink.
+  Instance rack = p4d;
+  rack.nvlink_domain_accelerators = 16;
+  CHECK(e.step.context_parallel_s > 0);
+  CHECK(estimate_training(m, w, Cluster{&rack, &a100, 2}, l).step.context_parallel_s == 0);
   // The same ranks inside one instance: NVLink hides the ring behind attention.
   Cluster one{&p4d, &a100, 1};
   CHECK(estimate_training(m, w, one, Layout{4, 1, 1, 1, 1, 1, Recompute::none, 1, 2}).step.context_parallel_s == 0);

@@ -80,6 +80,8 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK(fails_with(one_case(R"(, "measured": 100, "metric": "speed")"), "case X1: field 'metric'"));  // the later key wins
   CHECK(fails_with(one_case(R"(, "measured": 100, "usable": false)"), "field 'reason': an unusable case must say why"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"tp": 0})"), "field 'tp'"));
+  CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"cp": 0})"), "field 'cp'"));
+  CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"recompute": "full", "recompute_layers": 0})"), "field 'recompute_layers'"));
   CHECK(fails_with(R"({"cases": [{"id": "A"}]})", "case A: field 'task': is missing"));
   CHECK(fails_with(R"({"cases": [)", "not valid JSON at byte"));
   CHECK(fails_with(R"({"rows": []})", "expected an object with a 'cases' list"));
