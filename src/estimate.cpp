@@ -127,7 +127,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const Precision attention_p = attention_precision(acc, e.precision);
   const double attention_peak = acc.tflops(attention_p).value_or(0) * 1e12;
   const double attention_s = flops.attention * stage_tokens / (attention_peak * max_compute_fraction(acc, attention_p));
-  double mb_compute_s = matmul_s + attention_s;
+  const double mb_compute_s = matmul_s + attention_s;
   e.compute_efficiency = flops.hardware * stage_tokens / peak / mb_compute_s;
   // Elementwise work (norms, activations, residuals, rotary, casts, the
   // loss) is bound by memory bandwidth.
