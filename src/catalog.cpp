@@ -86,13 +86,19 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 }  // namespace
 
-std::vector<std::string> Catalog::nearest_instance_names(std::string_view name, size_t limit) const {
+std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates, size_t limit) {
   std::vector<std::pair<size_t, std::string>> scored;
-  for (const auto& i : instances) scored.emplace_back(edit_distance(name, i.name), i.name);
+  for (const auto& c : candidates) scored.emplace_back(edit_distance(name, c), c);
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;
   for (size_t k = 0; k < scored.size() && k < limit; ++k) out.push_back(scored[k].second);
   return out;
+}
+
+std::vector<std::string> Catalog::nearest_instance_names(std::string_view name, size_t limit) const {
+  std::vector<std::string> names;
+  for (const auto& i : instances) names.push_back(i.name);
+  return nearest_names(name, names, limit);
 }
 
 std::string_view embedded_catalog_text() {
@@ -341,6 +347,22 @@ PriceQuote parse_quote(const json& j, const Ctx& ctx, const std::map<std::string
   return q;
 }
 
+// "capacity": {"capacity_blocks": true, "on_demand_max_instances": 2, "source": KEY, "note": "..."}
+void parse_capacity(Instance& i, const json& j, const Ctx& ctx, const std::map<std::string, Source>& sources) {
+  if (!j.is_object()) ctx.fail("capacity", fmt::format("expected an object, got {}", describe(j)));
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "capacity_blocks" && it.key() != "on_demand_max_instances" && it.key() != "source" && it.key() != "note")
+      ctx.fail(it.key(), "unknown key (use capacity_blocks, on_demand_max_instances, source, note)");
+  if (j.contains("capacity_blocks")) {
+    if (!j["capacity_blocks"].is_boolean()) ctx.fail("capacity_blocks", "expected true or false");
+    i.capacity_blocks = j["capacity_blocks"].get<bool>();
+  }
+  if (j.contains("on_demand_max_instances")) i.on_demand_max_instances = req_positive_int(j, "on_demand_max_instances", ctx);
+  i.capacity_source = req_string(j, "source", ctx);
+  if (!sources.count(i.capacity_source)) ctx.fail("source", fmt::format("unknown source key '{}'", i.capacity_source));
+  i.capacity_note = opt_string(j, "note", ctx);
+}
+
 Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::string, Source>& sources,
                         const std::vector<Accelerator>& accelerators) {
   Instance i;
@@ -374,6 +396,7 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
   if (!purchases.count(i.purchase)) ctx.fail("purchase", fmt::format("'{}' is not one of on_demand_and_spot, capacity_blocks, ultraserver_capacity_blocks", i.purchase));
   i.sources = req_sources(j, "sources", ctx, sources);
   i.note = opt_string(j, "note", ctx);
+  if (j.contains("capacity")) parse_capacity(i, j["capacity"], Ctx{ctx.origin, ctx.entry + " capacity"}, sources);
   const json& prices = req_object(j, "prices", ctx);
   if (prices.empty()) ctx.fail("prices", "at least one region is required");
   for (auto it = prices.begin(); it != prices.end(); ++it) {
@@ -384,6 +407,9 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
     rp.on_demand = parse_quote(require(*it, "on_demand", pctx), octx, sources, false);
     Ctx sctx{ctx.origin, pctx.entry + ".spot"};
     rp.spot = parse_quote(require(*it, "spot", pctx), sctx, sources, true);
+    rp.capacity_block = {std::nullopt, std::nullopt, "not_captured", "", "", "", "no Capacity Block rate in the catalog"};
+    if (it->contains("capacity_block"))
+      rp.capacity_block = parse_quote((*it)["capacity_block"], Ctx{ctx.origin, pctx.entry + ".capacity_block"}, sources, false);
     if (it->contains("commitments")) {
       const json& cs = (*it)["commitments"];
       Ctx cctx{ctx.origin, pctx.entry + ".commitments"};

@@ -95,6 +95,9 @@ struct CommitmentQuote {
 struct RegionPrices {
   PriceQuote on_demand;
   PriceQuote spot;
+  // EC2 Capacity Blocks for ML: the effective hourly rate per instance of a
+  // block (status "not_captured" when unknown).
+  PriceQuote capacity_block;
   // Keyed "<kind>-<1yr|3yr>-<no|partial|all>-upfront", kind one of
   // compute-savings-plan, ec2-savings-plan, reserved-standard, reserved-convertible.
   std::map<std::string, CommitmentQuote> commitments;
@@ -116,6 +119,13 @@ struct Instance {
   bool efa_supported = false;
   std::optional<int> efa_version;
   std::string purchase;  // "on_demand_and_spot", "capacity_blocks", "ultraserver_capacity_blocks"
+  // How it can be bought (docs/catalog.md §Capacity): whether EC2 Capacity
+  // Blocks sell it, and the most instances one can plausibly start on demand
+  // (empty: no limit known beyond the account's quota).
+  bool capacity_blocks = false;
+  std::optional<int> on_demand_max_instances;
+  std::string capacity_source;
+  std::string capacity_note;
   std::vector<std::string> sources;
   std::string note;
   std::map<std::string, RegionPrices> prices;  // by region
@@ -141,6 +151,9 @@ struct Catalog {
   // Up to `limit` instance names closest to `name` (edit distance), for suggestions.
   std::vector<std::string> nearest_instance_names(std::string_view name, size_t limit = 3) const;
 };
+
+// Up to `limit` of `candidates` closest to `name` by edit distance.
+std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates, size_t limit = 3);
 
 inline constexpr int kCatalogSchemaVersion = 1;
 

@@ -1,0 +1,35 @@
+// Capacity realism (docs/methodology.md §Capacity): whether a pick's instance
+// count can plausibly be started on demand, and what a Capacity Block for it
+// would be and cost.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/pricing.hpp"
+
+namespace gpuadvisor {
+
+// EC2 Capacity Blocks for ML (AWS EC2 User Guide): 1-14 days in 1-day steps,
+// then 7-day steps up to 182 days; up to 64 instances a block, 256 across blocks.
+inline constexpr int kCapacityBlockMaxInstances = 64;
+inline constexpr int kCapacityBlocksMaxInstances = 256;
+inline constexpr int kCapacityBlockMaxDays = 182;
+
+// Days of the shortest block that covers `hours`; nullopt past 182 days.
+std::optional<int> capacity_block_days(double hours);
+
+struct CapacityAdvice {
+  bool beyond_on_demand = false;     // more instances than one plausibly gets on demand
+  std::optional<int> block_days;     // a Capacity Block that covers the run
+  int blocks = 0;                    // blocks of at most 64 instances
+  std::optional<double> block_cost_usd;  // rate x instances x block days x 24, where a rate is known
+  std::string note;                  // one sentence for a person; empty when nothing to say
+};
+
+// For `count` instances for `hours` priced under `pricing` (on-demand and
+// best are the prices that assume instances can be started at will).
+CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,57 @@
+#include "gpuadvisor/capacity.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "gpuadvisor/quantity.hpp"
+
+namespace gpuadvisor {
+
+std::optional<int> capacity_block_days(double hours) {
+  const int days = std::max(1, static_cast<int>(std::ceil(hours / 24 - 1e-9)));
+  if (days <= 14) return days;
+  const int weekly = 14 + 7 * static_cast<int>(std::ceil((days - 14) / 7.0));
+  if (weekly > kCapacityBlockMaxDays) return std::nullopt;
+  return weekly;
+}
+
+namespace {
+
+std::string block_text(const Instance& inst, int count, const CapacityAdvice& a, std::string_view region) {
+  if (!inst.capacity_blocks) return "a reservation (Capacity Blocks do not sell it)";
+  if (count > kCapacityBlocksMaxInstances)
+    return fmt::format("a private reservation ({} instances is more than the {} Capacity Blocks sell across blocks)", count,
+                       kCapacityBlocksMaxInstances);
+  if (!a.block_days) return "a reservation (the run is longer than the 182 days a Capacity Block lasts)";
+  std::string s = fmt::format("{} Capacity Block{} of {} day{}", a.blocks, a.blocks > 1 ? "s" : "", *a.block_days, *a.block_days > 1 ? "s" : "");
+  if (a.block_cost_usd) {
+    const RegionPrices* rp = inst.prices_in(region);
+    s += fmt::format(" (about ${} at the {} rate of ${:.2f}/h)", format_thousands(*a.block_cost_usd), rp->capacity_block.as_of,
+                     *rp->capacity_block.usd_per_hour);
+  } else {
+    s += " (rate unknown here: see the Capacity Blocks console)";
+  }
+  return s;
+}
+
+}  // namespace
+
+CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing) {
+  CapacityAdvice a;
+  const bool at_will = pricing == Pricing::on_demand || pricing == Pricing::best;
+  a.beyond_on_demand = at_will && inst.on_demand_max_instances && count > *inst.on_demand_max_instances;
+  if (inst.capacity_blocks && count <= kCapacityBlocksMaxInstances) {
+    a.block_days = capacity_block_days(hours);
+    a.blocks = (count + kCapacityBlockMaxInstances - 1) / kCapacityBlockMaxInstances;
+    const RegionPrices* rp = inst.prices_in(region);
+    if (a.block_days && rp && rp->capacity_block.usd_per_hour)
+      a.block_cost_usd = *rp->capacity_block.usd_per_hour * count * *a.block_days * 24;
+  }
+  if (a.beyond_on_demand)
+    a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): buy {}", count, inst.name,
+                         *inst.on_demand_max_instances, block_text(inst, count, a, region));
+  return a;
+}
+
+}  // namespace gpuadvisor
