@@ -241,7 +241,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   e.model_tflops_per_accelerator = e.model_flops_per_token * e.tokens_per_second_per_accelerator / 1e12;
   e.mfu = peak > 0 ? e.model_tflops_per_accelerator * 1e12 / peak : 0;
   e.steps = w.steps();
-  e.total_hours = e.steps * step_s / 3600;
+  e.train_hours = e.steps * step_s / 3600;
+  e.total_hours = e.train_hours;
   return e;
 }
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+
+#include "gpuadvisor/quantity.hpp"
 
 namespace gpuadvisor {
 
@@ -13,15 +16,15 @@ void size_service(ServingRow& row, const InferenceWorkload& w) {
   const int replicas_per_instance = e.layout.pp == 1 ? per_node / e.layout.tp : 1;
   const int instances_per_replica = e.layout.pp;
   if (w.requests_per_second) {
-    const double needed = std::ceil(*w.requests_per_second / e.requests_per_second - 1e-9);
+    const double needed = std::ceil(*w.requests_per_second / (e.requests_per_second * w.target_utilisation) - 1e-9);
     const double capped = std::min(needed, 1e9);
     row.instances = static_cast<int>(std::min(1e9, std::ceil(capped / replicas_per_instance) * instances_per_replica));
     row.replicas = row.instances / instances_per_replica * replicas_per_instance;
     row.utilisation = *w.requests_per_second / (row.replicas * e.requests_per_second);
   } else {
     row.instances = instances_per_replica;
-    row.replicas = replicas_per_instance;
-    row.utilisation = 1;
+    row.replicas = 1;
+    row.utilisation = w.target_utilisation;
   }
 }
 
@@ -63,11 +66,8 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
                                     std::optional<int> tp, std::optional<int> batch) {
   ServingChoice out;
   const Cluster c{&inst, &acc, pp};
-  // Cheapest for the load (fewest instances), or most capacity per instance without one.
-  auto key = [&](const ServingRow& x) {
-    const double cost = w.requests_per_second ? x.instances : x.instances / (x.replicas * x.estimate.requests_per_second);
-    return std::pair(cost, x.estimate.tpot_s);
-  };
+  // Cheapest for the load (fewest instances), then the fastest.
+  auto key = [&](const ServingRow& x) { return std::pair(x.instances, x.estimate.tpot_s); };
   for (int size : tp ? std::vector<int>{*tp} : tensor_parallel_sizes(m, inst, acc, pp)) {
     const ServingLayout l{size, pp};
     if (auto lp = serving_layout_problem(m, c, l)) {
@@ -92,6 +92,101 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
   }
   return out;
 }
+
+namespace {
+
+// A replica pipelined over instances is never preferred when one instance of
+// the same family holds the model.
+void drop_needless_pipelines(ServingRecommendation& out) {
+  auto single = [&](const std::string& family) {
+    return std::any_of(out.rows.begin(), out.rows.end(), [&](const ServingRow& x) { return x.instance->family == family && x.estimate.layout.pp == 1; });
+  };
+  std::vector<std::string> dropped;
+  std::erase_if(out.rows, [&](const ServingRow& x) {
+    const bool drop = x.estimate.layout.pp > 1 && single(x.instance->family);
+    if (drop) dropped.push_back(x.instance->name + ":");
+    return drop;
+  });
+  std::erase_if(out.notes, [&](const std::string& n) {
+    return std::any_of(dropped.begin(), dropped.end(), [&](const std::string& d) { return n.rfind(d, 0) == 0; });
+  });
+}
+
+void mark_pareto(std::vector<ServingRow>& rows) {
+  for (auto& a : rows) {
+    if (!a.ranked_usd_per_hour) continue;
+    a.pareto = std::none_of(rows.begin(), rows.end(), [&](const ServingRow& b) {
+      if (!b.ranked_usd_per_hour) return false;
+      const double ta = a.estimate.tpot_s, tb = b.estimate.tpot_s, ca = *a.ranked_usd_per_hour, cb = *b.ranked_usd_per_hour;
+      return tb <= ta && cb <= ca && (tb < ta || cb < ca);
+    });
+  }
+}
+
+std::string service_text(const ServingRow& x) {
+  const double month = *x.ranked_usd_per_hour * kHoursPerMonth;
+  return fmt::format("{} x {} ({} replica{}), {:.0f} ms per token, ${}/month", x.instances, x.instance->name, x.replicas,
+                     x.replicas > 1 ? "s" : "", x.estimate.tpot_s * 1e3, format_thousands(month, month < 1000 ? 2 : 0));
+}
+
+std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r) {
+  const ServingRow &p = *rec.pick, &low = *rec.cheapest;
+  if (p.instance == low.instance && p.estimate.layout.tp == low.estimate.layout.tp && p.estimate.layout.pp == low.estimate.layout.pp)
+    return fmt::format("the cheapest service that meets the latency targets ({}), and no option within {:.0f}% of its cost is faster",
+                       service_text(p), r.cost_slack * 100);
+  return fmt::format("the fastest service within {:.0f}% of the cheapest: {}, {:.0f}% more than the cheapest ({})", r.cost_slack * 100,
+                     service_text(p), (*p.ranked_usd_per_hour / *low.ranked_usd_per_hour - 1) * 100, service_text(low));
+}
+
+// cost: the service per month (with or without a load).
+void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
+  auto cost = [](const ServingRow& x) { return x.ranked_usd_per_hour.value_or(1e300); };
+  auto per_token = [](const ServingRow& x) { return x.usd_per_million_output_tokens.value_or(1e300); };
+  auto key = [](const ServingRow& x) { return std::tuple(x.instance->name, x.estimate.layout.tp, x.estimate.layout.pp); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const ServingRow& a, const ServingRow& b) {
+    switch (sort_by) {
+      case SortBy::recommended: return false;  // already in that order
+      case SortBy::time:
+        if (a.estimate.tpot_s != b.estimate.tpot_s) return a.estimate.tpot_s < b.estimate.tpot_s;
+        break;
+      case SortBy::cost_per_token:
+        if (per_token(a) != per_token(b)) return per_token(a) < per_token(b);
+        break;
+      case SortBy::pareto:
+        if (a.pareto != b.pareto) return a.pareto;
+        if (a.pareto && a.estimate.tpot_s != b.estimate.tpot_s) return a.estimate.tpot_s < b.estimate.tpot_s;
+        [[fallthrough]];
+      case SortBy::cost:
+        if (cost(a) != cost(b)) return cost(a) < cost(b);
+        break;
+    }
+    return key(a) < key(b);
+  });
+}
+
+void choose(ServingRecommendation& out, const RecommendRequest& r) {
+  std::vector<Candidate> c;
+  for (const auto& x : out.rows)
+    c.push_back({x.ranked_usd_per_hour, x.estimate.tpot_s, x.instances * x.instance->accelerator_count, x.instance->name});
+  const auto p = pick(c, r.cost_slack);
+  if (p) {
+    out.pick = out.rows[*p];
+    out.cheapest = out.rows[*cheapest(c)];
+    out.fastest = out.rows[*fastest(c)];
+    out.why = why_text(out, r);
+  }
+  std::vector<size_t> keep = best_per_group(c, r.cost_slack, p);
+  if (r.all_counts) {
+    keep.resize(c.size());
+    for (size_t i = 0; i < c.size(); ++i) keep[i] = i;
+  }
+  std::vector<ServingRow> rows;
+  for (size_t i : recommended_order(c, keep, r.cost_slack, p)) rows.push_back(out.rows[i]);
+  out.rows = std::move(rows);
+  sort_rows(out.rows, r.sort_by);
+}
+
+}  // namespace
 
 ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
                                           const RecommendRequest& r) {
@@ -120,9 +215,10 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
     bool any = false;
     const int per_node = inst.accelerator_count;
     for (int tp : tensor_parallel_sizes(m, inst, acc)) {
-      // Pipeline stages across instances only when one instance cannot hold the model.
+      // Pipeline stages across instances only when one instance cannot hold
+      // the model, and only over EFA.
       std::vector<int> pps{1};
-      if (tp == per_node)
+      if (tp == per_node && inst.efa_supported)
         for (int pp = 2; pp <= std::min(r.max_instances, m.layers); pp *= 2) pps.push_back(pp);
       for (int pp : pps) {
         Cluster c{&inst, &acc, pp};
@@ -166,6 +262,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
         row.ranked_usd_per_hour = ranked.usd_per_hour;
         row.usd_per_million_output_tokens = ranked.usd_per_million_output_tokens;
         row.usd_per_million_input_tokens = ranked.usd_per_million_input_tokens;
+        row.capacity = capacity_advice(inst, row.instances, kHoursPerMonth, r.region, r.pricing);
         if (r.budget_usd && (!ranked.usd_per_month || *ranked.usd_per_month > *r.budget_usd)) {
           constraint_problem = ranked.usd_per_month ? fmt::format("tp {}: ${:.0f} per month is over the ${:.0f} budget", tp, *ranked.usd_per_month, *r.budget_usd)
                                                     : "price unknown, so the budget cannot be checked";
@@ -184,45 +281,19 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
     std::string reason = !constraint_problem.empty() ? constraint_problem : !target_problem.empty() ? target_problem : memory_problem;
     if (reason.empty()) reason = "no valid tensor-parallel layout for this model";
     if (constraint_problem.empty() && target_problem.empty()) {
-      reason = fmt::format("{} in {} weights does not fit with up to {} instance(s): {}", human_params(m.total_params()),
-                           to_string(w.weights), r.max_instances, memory_problem);
+      reason = inst.efa_supported ? fmt::format("{} in {} weights does not fit with up to {} instance(s): {}", human_params(m.total_params()),
+                                                to_string(w.weights), r.max_instances, memory_problem)
+                                  : fmt::format("{} in {} weights does not fit one instance ({}), and without EFA a replica is not "
+                                                "pipelined across instances", human_params(m.total_params()), to_string(w.weights), memory_problem);
       reason += lighter_fit(inst, acc);
     }
     out.rejections.push_back({inst.name, reason});
   }
 
-  for (auto& a : out.rows) {
-    if (!a.ranked_usd_per_hour) continue;
-    a.pareto = std::none_of(out.rows.begin(), out.rows.end(), [&](const ServingRow& b) {
-      if (!b.ranked_usd_per_hour) return false;
-      const double ta = a.estimate.tpot_s, tb = b.estimate.tpot_s, ca = *a.ranked_usd_per_hour, cb = *b.ranked_usd_per_hour;
-      return tb <= ta && cb <= ca && (tb < ta || cb < ca);
-    });
-  }
-  auto cost = [&](const ServingRow& x) {
-    if (!w.requests_per_second) return x.usd_per_million_output_tokens.value_or(1e300);
-    return x.ranked_usd_per_hour.value_or(1e300);
-  };
-  auto key = [](const ServingRow& x) { return std::tuple(x.instance->name, x.estimate.layout.tp, x.estimate.layout.pp); };
-  std::stable_sort(out.rows.begin(), out.rows.end(), [&](const ServingRow& a, const ServingRow& b) {
-    switch (r.sort_by) {
-      case SortBy::time:
-        if (a.estimate.tpot_s != b.estimate.tpot_s) return a.estimate.tpot_s < b.estimate.tpot_s;
-        break;
-      case SortBy::cost_per_token:
-        if (a.usd_per_million_output_tokens.value_or(1e300) != b.usd_per_million_output_tokens.value_or(1e300))
-          return a.usd_per_million_output_tokens.value_or(1e300) < b.usd_per_million_output_tokens.value_or(1e300);
-        break;
-      case SortBy::pareto:
-        if (a.pareto != b.pareto) return a.pareto;
-        if (a.pareto && a.estimate.tpot_s != b.estimate.tpot_s) return a.estimate.tpot_s < b.estimate.tpot_s;
-        [[fallthrough]];
-      case SortBy::cost:
-        if (cost(a) != cost(b)) return cost(a) < cost(b);
-        break;
-    }
-    return key(a) < key(b);
-  });
+  drop_needless_pipelines(out);
+  out.options_found = out.rows.size();
+  mark_pareto(out.rows);
+  choose(out, r);
   std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
   return out;
 }

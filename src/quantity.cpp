@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -156,6 +157,29 @@ double parse_number(std::string_view text, std::string_view what, double min_inc
   if (value < min_inclusive || value > max_inclusive)
     throw InputError(fmt::format("{}: {} is outside [{}, {}]", what, value, min_inclusive, max_inclusive));
   return value;
+}
+
+std::string format_thousands(double v, int decimals) {
+  std::string s = fmt::format("{:.{}f}", std::fabs(v), decimals);
+  const size_t dot = s.find('.');
+  const std::string intpart = dot == std::string::npos ? s : s.substr(0, dot);
+  const std::string frac = dot == std::string::npos ? "" : s.substr(dot);
+  std::string out;
+  for (size_t i = 0; i < intpart.size(); ++i) {
+    if (i > 0 && (intpart.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(intpart[i]);
+  }
+  return (v < 0 && s.find_first_not_of("0.,") != std::string::npos ? "-" : "") + out + frac;
+}
+
+std::string format_duration(double hours) {
+  const double s = hours * 3600;
+  if (s < 0.5) return "<1 s";
+  if (s < 59.5) return fmt::format("{:.0f} s", s);
+  if (s < 59.5 * 60) return fmt::format("{:.0f} min", s / 60);
+  if (hours < 47.95) return fmt::format("{:.1f} h", hours);
+  if (hours < 24 * 365) return fmt::format("{:.1f} d", hours / 24);
+  return fmt::format("{:.1f} y", hours / 24 / 365);
 }
 
 }  // namespace gpuadvisor

@@ -6,10 +6,12 @@
 #include <cmath>
 
 #include "gpuadvisor/compute.hpp"
+#include "gpuadvisor/quantity.hpp"
 
 namespace gpuadvisor {
 
 std::optional<SortBy> sort_by_from_string(std::string_view s) {
+  if (s == "recommended") return SortBy::recommended;
   if (s == "pareto") return SortBy::pareto;
   if (s == "time") return SortBy::time;
   if (s == "cost") return SortBy::cost;
@@ -19,6 +21,7 @@ std::optional<SortBy> sort_by_from_string(std::string_view s) {
 
 std::string_view to_string(SortBy s) {
   switch (s) {
+    case SortBy::recommended: return "recommended";
     case SortBy::pareto: return "pareto";
     case SortBy::time: return "time";
     case SortBy::cost: return "cost";
@@ -209,7 +212,8 @@ void rank_cost(RecommendRow& row, Pricing pricing) {
 void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
   const double hours = row.estimate.total_hours;
   const int accelerators = row.count * row.instance->accelerator_count;
-  const double write_s = checkpoint_size_gb(m, w) / r.checkpoint_write_gb_per_s.value_or(checkpoint_write_gb_per_s(r.checkpoint_storage, row.count));
+  const double write_s = checkpoint_size_gb(m, w) /
+                         r.overheads.checkpoint_write_gb_per_s.value_or(checkpoint_write_gb_per_s(r.overheads.storage, row.count));
   const double hardware_mtti = hardware_mtti_hours(accelerators);
   row.on_demand_interruptions = expected_runtime(hours, hardware_mtti, write_s, r.restart_s);
   if (row.on_demand_usd_per_hour) row.on_demand_expected_cost_usd = *row.on_demand_usd_per_hour * row.count * row.on_demand_interruptions.expected_hours;
@@ -242,8 +246,15 @@ void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWo
 }  // namespace
 
 void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
+  price_hours(row, r);
+  price_interruptions(row, m, w, r);
+  rank_cost(row, r.pricing);
+  if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
+}
+
+void price_hours(RecommendRow& row, const RecommendRequest& r) {
   const Instance& inst = *row.instance;
-  const double instance_hours = row.count * row.estimate.total_hours;
+  const double instance_hours = row.count * billed_hours(row.estimate.total_hours);
   auto job = [&](std::optional<double> rate) { return rate ? std::optional<double>(*rate * instance_hours) : std::nullopt; };
   row.on_demand_usd_per_hour = hourly_rate(inst, r.region, Pricing::on_demand);
   row.spot_usd_per_hour = hourly_rate(inst, r.region, Pricing::spot);
@@ -253,92 +264,129 @@ void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w,
   row.spot_cost_usd = job(row.spot_usd_per_hour);
   row.savings_1y_cost_usd = job(row.savings_1y_usd_per_hour);
   row.savings_3y_cost_usd = job(row.savings_3y_usd_per_hour);
-  price_interruptions(row, m, w, r);
   rank_cost(row, r.pricing);
-  if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
+  row.capacity = capacity_advice(inst, row.count, row.estimate.total_hours, r.region, r.pricing);
 }
 
-Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
-  Recommendation out;
-  for (const Instance& inst : catalog.instances) {
-    if (!considered(inst, r, out.rejections)) continue;
-    const Accelerator& acc = catalog.accelerator_of(inst);
-    if (auto p = accelerator_problem(acc, w)) {
-      out.rejections.push_back({inst.name, *p});
+namespace {
+
+// Why nothing on this instance type is acceptable.
+std::string rejection_reason(const ModelSpec& m, const TrainingWorkload& w, const Instance& inst, const Accelerator& acc,
+                             const RecommendRequest& r, double smallest_need, const std::string& problem, const std::string& constraint_reason) {
+  if (!constraint_reason.empty()) return constraint_reason;
+  if (smallest_need >= 1e299) return problem.empty() ? "no feasible layout" : problem;
+  const std::string span = inst.efa_supported ? fmt::format("with up to {} instance(s)", r.max_instances)
+                                              : "on one instance (no EFA, so no multi-instance training)";
+  std::string reason = fmt::format("{} on {} in {} needs {:.1f} GB per accelerator {}, has {:.1f} GB ({:.0f} GiB)", to_string(w.task),
+                                   human_params(m.total_params()), to_string(w.precision), smallest_need, span, acc.memory_usable_gb(),
+                                   acc.memory_usable_gib);
+  // Suggest the lighter task that would fit on one instance.
+  std::optional<Task> lighter;
+  if (w.task == Task::lora) lighter = Task::qlora;
+  else if (w.task == Task::finetune) lighter = Task::lora;
+  if (lighter) {
+    TrainingWorkload lw = w;
+    lw.task = *lighter;
+    if (search_cluster(m, lw, Cluster{&inst, &acc, 1}).best) reason += fmt::format("; --task {} fits", to_string(*lighter));
+  }
+  return reason;
+}
+
+// Every acceptable count of one instance type (powers of two up to
+// --max-instances), or a rejection.
+void options_for_instance(const ModelSpec& m, const TrainingWorkload& w, const Instance& inst, const Accelerator& acc,
+                          const RecommendRequest& r, Recommendation& out) {
+  double smallest_need = 1e300, cheapest_over_budget = 1e300;
+  std::string problem, constraint_reason;
+  bool any_row = false;
+  // A job spans instances only over EFA: without it AWS does not recommend
+  // multi-node training, and "up to" network figures are bursts.
+  const int max_count = inst.efa_supported ? r.max_instances : 1;
+  for (int count = 1; count <= max_count; count *= 2) {
+    Cluster c{&inst, &acc, count};
+    if (c.accelerators() > w.global_batch * inst.accelerator_count) break;  // dp would exceed the batch
+    ClusterSearch s = search_cluster(m, w, c);
+    out.layouts_evaluated += s.layouts_evaluated;
+    if (!s.best) {
+      if (s.smallest_need_gb > 0) smallest_need = std::min(smallest_need, s.smallest_need_gb);
+      if (problem.empty()) problem = s.problem;
       continue;
     }
-    double smallest_need = 1e300;
-    std::string problem;
-    bool any_row = false;
-    std::string constraint_reason;
-    for (int count = 1; count <= r.max_instances; count *= 2) {
-      Cluster c{&inst, &acc, count};
-      if (c.accelerators() > w.global_batch * inst.accelerator_count) break;  // dp would exceed the batch
-      ClusterSearch s = search_cluster(m, w, c);
-      out.layouts_evaluated += s.layouts_evaluated;
-      if (!s.best) {
-        if (s.smallest_need_gb > 0) smallest_need = std::min(smallest_need, s.smallest_need_gb);
-        if (problem.empty()) problem = s.problem;
-        continue;
-      }
-      RecommendRow row;
-      row.instance = &inst;
-      row.count = count;
-      row.estimate = *s.best;
-      price_row(row, m, w, r);
-      const double hours = s.best->total_hours;
-      if (r.deadline_hours && hours > *r.deadline_hours) {
-        constraint_reason = fmt::format("misses the {:.0f} h deadline (fastest {:.1f} h at {} instances)", *r.deadline_hours, hours, count);
-        continue;
-      }
-      if (r.budget_usd && (!row.ranked_cost_usd || *row.ranked_cost_usd > *r.budget_usd)) {
-        constraint_reason = row.ranked_cost_usd
-                                ? fmt::format("over the ${:.0f} budget (${:.0f} at {} instances)", *r.budget_usd, *row.ranked_cost_usd, count)
-                                : "price unknown, so the budget cannot be checked";
-        continue;
-      }
-      any_row = true;
-      out.rows.push_back(std::move(row));
+    RecommendRow row;
+    row.instance = &inst;
+    row.count = count;
+    row.estimate = *s.best;
+    add_job_overheads(row.estimate, m, w, c, r.overheads);
+    price_row(row, m, w, r);
+    const double hours = row.estimate.total_hours;
+    if (r.deadline_hours && hours > *r.deadline_hours) {
+      constraint_reason = fmt::format("misses the {} deadline (fastest {} at {} instances)", format_duration(*r.deadline_hours),
+                                      format_duration(hours), count);
+      continue;
     }
-    if (!any_row) {
-      std::string reason;
-      if (!constraint_reason.empty()) {
-        reason = constraint_reason;
-      } else if (smallest_need < 1e299) {
-        reason = fmt::format("{} on {} in {} needs {:.1f} GB per accelerator with up to {} instance(s), has {:.1f} GB ({:.0f} GiB)",
-                             to_string(w.task), human_params(m.total_params()), to_string(w.precision), smallest_need,
-                             r.max_instances, acc.memory_usable_gb(), acc.memory_usable_gib);
-        // Suggest the lighter task that would fit on one instance.
-        std::optional<Task> lighter;
-        if (w.task == Task::lora) lighter = Task::qlora;
-        else if (w.task == Task::finetune) lighter = Task::lora;
-        if (lighter) {
-          TrainingWorkload lw = w;
-          lw.task = *lighter;
-          ClusterSearch ls = search_cluster(m, lw, Cluster{&inst, &acc, 1});
-          if (ls.best) reason += fmt::format("; --task {} fits", to_string(*lighter));
-        }
-      } else {
-        reason = problem.empty() ? "no feasible layout" : problem;
+    if (r.budget_usd && (!row.ranked_cost_usd || *row.ranked_cost_usd > *r.budget_usd)) {
+      if (!row.ranked_cost_usd) constraint_reason = "price unknown, so the budget cannot be checked";
+      else if (*row.ranked_cost_usd < cheapest_over_budget) {
+        cheapest_over_budget = *row.ranked_cost_usd;
+        constraint_reason = fmt::format("over the ${} budget (cheapest ${} at {} instance{})", format_thousands(*r.budget_usd),
+                                        format_thousands(*row.ranked_cost_usd), count, count > 1 ? "s" : "");
       }
-      out.rejections.push_back({inst.name, reason});
+      continue;
     }
+    any_row = true;
+    out.rows.push_back(std::move(row));
   }
+  if (!any_row) out.rejections.push_back({inst.name, rejection_reason(m, w, inst, acc, r, smallest_need, problem, constraint_reason)});
+}
 
+void mark_pareto(std::vector<RecommendRow>& rows) {
   // Pareto frontier over (total time, ranked cost); rows without a price are never on it.
-  for (auto& a : out.rows) {
+  for (auto& a : rows) {
     if (!a.ranked_cost_usd) continue;
-    a.pareto = std::none_of(out.rows.begin(), out.rows.end(), [&](const RecommendRow& b) {
+    a.pareto = std::none_of(rows.begin(), rows.end(), [&](const RecommendRow& b) {
       if (!b.ranked_cost_usd) return false;
       const double ta = a.estimate.total_hours, tb = b.estimate.total_hours;
       const double ca = *a.ranked_cost_usd, cb = *b.ranked_cost_usd;
       return tb <= ta && cb <= ca && (tb < ta || cb < ca);
     });
   }
+}
+
+std::string option_text(const RecommendRow& r) {
+  return fmt::format("{} x {}, {}, ${}", r.count, r.instance->name, format_duration(r.estimate.total_hours),
+                     format_thousands(*r.ranked_cost_usd, *r.ranked_cost_usd < 1000 ? 2 : 0));
+}
+
+// Why the pick, in one sentence (docs/methodology.md §The pick).
+std::string why_text(const Recommendation& rec, const RecommendRequest& r) {
+  const RecommendRow &p = *rec.pick, &low = *rec.cheapest;
+  const double slack_pct = r.cost_slack * 100;
+  std::string s;
+  if (p.instance == low.instance && p.count == low.count) {
+    s = fmt::format("the cheapest option ({}), and no option within {:.0f}% of its cost is faster", option_text(p), slack_pct);
+  } else {
+    s = fmt::format("the fastest option within {:.0f}% of the cheapest cost: {}, {:.0f}% more than the cheapest ({}) and {:.1f}x faster",
+                    slack_pct, option_text(p), (*p.ranked_cost_usd / *low.ranked_cost_usd - 1) * 100, option_text(low),
+                    low.estimate.total_hours / p.estimate.total_hours);
+  }
+  if (r.deadline_hours) s += fmt::format("; meets the {} deadline", format_duration(*r.deadline_hours));
+  if (r.budget_usd) s += fmt::format("; within the ${} budget", format_thousands(*r.budget_usd));
+  return s;
+}
+
+std::vector<Candidate> candidates(const std::vector<RecommendRow>& rows) {
+  std::vector<Candidate> c;
+  for (const auto& x : rows)
+    c.push_back({x.ranked_cost_usd, x.estimate.total_hours, x.count * x.instance->accelerator_count, x.instance->name});
+  return c;
+}
+
+void sort_rows(std::vector<RecommendRow>& rows, SortBy sort_by) {
   auto name_key = [](const RecommendRow& x) { return std::pair(x.instance->name, x.count); };
   auto cost_or_inf = [](const RecommendRow& x) { return x.ranked_cost_usd.value_or(1e300); };
-  std::stable_sort(out.rows.begin(), out.rows.end(), [&](const RecommendRow& a, const RecommendRow& b) {
-    switch (r.sort_by) {
+  std::stable_sort(rows.begin(), rows.end(), [&](const RecommendRow& a, const RecommendRow& b) {
+    switch (sort_by) {
+      case SortBy::recommended: return false;  // already in that order
       case SortBy::time:
         if (a.estimate.total_hours != b.estimate.total_hours) return a.estimate.total_hours < b.estimate.total_hours;
         break;
@@ -357,6 +405,46 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
     }
     return name_key(a) < name_key(b);
   });
+}
+
+// The pick, the alternatives, one row per instance type (or every count) in
+// the requested order.
+void choose(Recommendation& out, const RecommendRequest& r) {
+  const std::vector<Candidate> c = candidates(out.rows);
+  const auto p = pick(c, r.cost_slack);
+  if (p) {
+    out.pick = out.rows[*p];
+    out.cheapest = out.rows[*cheapest(c)];
+    out.fastest = out.rows[*fastest(c)];
+    out.why = why_text(out, r);
+  }
+  std::vector<size_t> keep = best_per_group(c, r.cost_slack, p);
+  if (r.all_counts) {
+    keep.resize(c.size());
+    for (size_t i = 0; i < c.size(); ++i) keep[i] = i;
+  }
+  std::vector<RecommendRow> rows;
+  for (size_t i : recommended_order(c, keep, r.cost_slack, p)) rows.push_back(out.rows[i]);
+  out.rows = std::move(rows);
+  sort_rows(out.rows, r.sort_by);
+}
+
+}  // namespace
+
+Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
+  Recommendation out;
+  for (const Instance& inst : catalog.instances) {
+    if (!considered(inst, r, out.rejections)) continue;
+    const Accelerator& acc = catalog.accelerator_of(inst);
+    if (auto p = accelerator_problem(acc, w)) {
+      out.rejections.push_back({inst.name, *p});
+      continue;
+    }
+    options_for_instance(m, w, inst, acc, r, out);
+  }
+  out.options_found = out.rows.size();
+  mark_pareto(out.rows);
+  choose(out, r);
   std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
   return out;
 }

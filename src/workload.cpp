@@ -170,8 +170,16 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
     w.assumptions.push_back(fmt::format("the time-to-first-token target is checked at the p95 prompt ({:.0f} tokens)", w.prompt_tokens_p95));
   else if (w.max_ttft_s)
     w.assumptions.push_back("the time-to-first-token target applies to the mean prompt and excludes queueing");
+  if (r.target_utilisation) {
+    check(*r.target_utilisation, 0.05, 1, "--target-utilisation");
+    w.target_utilisation = *r.target_utilisation;
+  }
   if (!w.requests_per_second)
-    w.assumptions.push_back("no load given (--requests-per-second or --tokens-per-day): one replica, costs per token at full utilisation");
+    w.assumptions.push_back(fmt::format("no load given (--requests-per-second or --tokens-per-day): one replica, costs per token at {:.0f}% "
+                                        "utilisation (--target-utilisation)", w.target_utilisation * 100));
+  else
+    w.assumptions.push_back(fmt::format("replicas run at most {:.0f}% busy (--target-utilisation): headroom for bursts and queueing",
+                                        w.target_utilisation * 100));
   return w;
 }
 

@@ -18,10 +18,17 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A valid request that no instance can satisfy. Exit code 3.
+// A valid request that no instance can satisfy. Exit code 3. `details_json`
+// (a serialized object, may be empty) goes into the JSON error document:
+// e.g. `cannot_run`, or the memory a layout needs.
 class NothingFitsError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit NothingFitsError(const std::string& message, std::string details_json = {})
+      : std::runtime_error(message), details_json_(std::move(details_json)) {}
+  const std::string& details_json() const { return details_json_; }
+
+ private:
+  std::string details_json_;
 };
 
 // Input files (catalogs, overlays, config.json, price files) larger than this

@@ -34,6 +34,21 @@ struct StepTime {
   std::string bound() const;  // "compute", "network", "memory bandwidth", "pipeline bubble"
 };
 
+// What a job pays before its first step and after its last, seconds
+// (overheads.hpp computes it).
+struct JobOverheads {
+  double provision_s = 0;          // request to a booted instance
+  double image_pull_s = 0;         // container image, every instance in parallel
+  double weight_load_s = 0;        // pretrained weights (or the resumed state) from storage
+  double communicator_init_s = 0;  // NCCL / Neuron collectives start-up
+  double neuron_compile_s = 0;     // Trainium / Inferentia graph compilation
+  double final_checkpoint_s = 0;   // the last save
+  double total_s() const {
+    return provision_s + image_pull_s + weight_load_s + communicator_init_s + neuron_compile_s + final_checkpoint_s;
+  }
+  double hours() const { return total_s() / 3600; }
+};
+
 struct TrainingEstimate {
   Layout layout;
   Precision precision = Precision::bf16;  // what the matrices run in on this accelerator
@@ -48,7 +63,11 @@ struct TrainingEstimate {
   double model_tflops_per_accelerator = 0;
   double mfu = 0;                      // model FLOPs / dense peak at `precision`
   double steps = 0;
-  double total_hours = 0;
+  double train_hours = 0;              // steps x step time
+  // Time outside the steps (docs/methodology.md §Job overheads); zero until
+  // add_job_overheads (overheads.hpp) fills it.
+  JobOverheads setup;
+  double total_hours = 0;              // train_hours + setup.hours()
   bool fits() const { return memory.fits(); }
 };
 

@@ -16,9 +16,9 @@ struct ServingRow {
   const Instance* instance = nullptr;
   const Accelerator* accelerator = nullptr;
   InferenceEstimate estimate;
-  int replicas = 0;               // deployed (every accelerator paid for is used)
+  int replicas = 0;               // deployed: one without a load, else enough at the target utilisation
   int instances = 0;
-  double utilisation = 0;         // load / capacity of the deployed replicas (1 without a load)
+  double utilisation = 0;         // load / capacity of the deployed replicas (the target without a load)
   std::optional<double> on_demand_usd_per_hour;  // whole service
   std::optional<double> spot_usd_per_hour;
   std::optional<double> savings_1y_usd_per_hour;  // whole service, cheapest 1-year commitment (effective)
@@ -27,6 +27,7 @@ struct ServingRow {
   std::optional<double> usd_per_million_output_tokens;  // ranked pricing, per visible output token
   std::optional<double> usd_per_million_input_tokens;   // ranked pricing, the same bill per prompt token
   bool pareto = false;
+  CapacityAdvice capacity;        // on-demand plausibility of the instance count
 };
 
 // Services that fit an instance count, at a price: costs for a given row.
@@ -36,7 +37,12 @@ struct ServingCost {
 ServingCost serving_cost(const ServingRow& row, const InferenceWorkload& w, std::optional<double> instance_usd_per_hour);
 
 struct ServingRecommendation {
-  std::vector<ServingRow> rows;
+  std::vector<ServingRow> rows;      // ranked: one per instance type (every tensor-parallel size with all_counts)
+  size_t options_found = 0;
+  // The recommended service and the alternatives (docs/methodology.md §The pick):
+  // cost is the service per month, time the time per output token.
+  std::optional<ServingRow> pick, cheapest, fastest;
+  std::string why;
   std::vector<Rejection> rejections;
   std::vector<std::string> notes;  // e.g. a model pipelined over instances because it does not fit one
   // The lowest time per output token any option reaches at batch 1, for the
@@ -45,7 +51,8 @@ struct ServingRecommendation {
   std::string best_batch1_option;
 };
 
-// Replicas and instances for the load (docs/methodology.md §Replicas).
+// Replicas and instances for the load at the workload's target utilisation,
+// or one replica without a load (docs/methodology.md §Replicas).
 void size_service(ServingRow& row, const InferenceWorkload& w);
 
 // Tensor-parallel sizes worth trying on one instance type: divisors of its
@@ -56,7 +63,7 @@ std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst,
 // One instance type's serving layout: with `tp`, that size (returned even when
 // it misses the targets, with `problem` set); otherwise the size cheapest for
 // the load (most capacity per instance without one) among those that meet the
-// targets. The row is sized for the load.
+// targets, or the fastest single replica without one. The row is sized for the load.
 struct ServingChoice {
   std::optional<ServingRow> row;
   std::string problem;  // why the returned row (or no row) misses

@@ -3,6 +3,7 @@
 // zero or negative values, overflow and unknown units with an InputError that
 // names the flag.
 #pragma once
+#include <string>
 #include <string_view>
 
 namespace gpuadvisor {
@@ -29,5 +30,11 @@ double parse_memory_gb(std::string_view text, std::string_view what);
 // A plain finite number with optional bounds, for ratios and rates.
 double parse_number(std::string_view text, std::string_view what, double min_inclusive,
                     double max_inclusive);
+
+// Output: "12,345" (decimals after the point as given).
+std::string format_thousands(double v, int decimals = 0);
+
+// A duration a person reads: "26 s", "4 min", "11.2 h", "3.5 d", "1.2 y".
+std::string format_duration(double hours);
 
 }  // namespace gpuadvisor

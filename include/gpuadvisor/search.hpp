@@ -7,7 +7,10 @@
 
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/estimate.hpp"
+#include "gpuadvisor/capacity.hpp"
 #include "gpuadvisor/interruption.hpp"
+#include "gpuadvisor/objective.hpp"
+#include "gpuadvisor/overheads.hpp"
 #include "gpuadvisor/pricing.hpp"
 
 namespace gpuadvisor {
@@ -36,7 +39,9 @@ std::optional<std::string> accelerator_problem(const Accelerator& acc, const Tra
 ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c,
                              const LayoutConstraints& fixed = {});
 
-enum class SortBy { pareto, time, cost, cost_per_token };
+// recommended (default): the pick, then the options within the cost slack by
+// time, then the rest by cost (docs/methodology.md §The pick).
+enum class SortBy { recommended, pareto, time, cost, cost_per_token };
 std::optional<SortBy> sort_by_from_string(std::string_view s);
 std::string_view to_string(SortBy s);
 
@@ -48,11 +53,13 @@ struct RecommendRequest {
   std::vector<std::string> exclude;   // instance names or families
   std::optional<double> deadline_hours;
   std::optional<double> budget_usd;
-  SortBy sort_by = SortBy::pareto;
+  SortBy sort_by = SortBy::recommended;
   int top = 10;
+  double cost_slack = kDefaultCostSlack;  // the pick: fastest within this share of the cheapest
+  bool all_counts = false;                // every instance count, not one row per instance type
+  // Job overheads and checkpoint storage (docs/methodology.md §Job overheads).
+  OverheadSettings overheads;
   // Interruptions (docs/methodology.md §Interruptions).
-  CheckpointStorage checkpoint_storage = CheckpointStorage::fsx_lustre;
-  std::optional<double> checkpoint_write_gb_per_s;  // overrides the storage default
   double restart_s = kDefaultRestartMinutes * 60;
 };
 
@@ -82,13 +89,18 @@ struct RecommendRow {
   // (nullopt: spot is cheaper at any rate up to 99%, or a price is unknown).
   std::optional<double> break_even_monthly_interruption;
   bool pareto = false;
+  CapacityAdvice capacity;  // on-demand plausibility and the Capacity Block alternative
 };
 
-// Fills every price of a row from its instance, count and estimate.total_hours:
+// Fills every price of a row from its instance, count and estimate.total_hours
+// (billed per second with EC2's 60 s minimum):
 // hourly rates and job costs under each pricing model, the expected costs with
 // interruptions, and the ranked cost under r.pricing (docs/methodology.md
 // §Cost and ranking, §Interruptions and checkpoints).
 void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r);
+// The same without a model: rates, job costs and capacity for the hours, no
+// interruption figures (they need the checkpoint size).
+void price_hours(RecommendRow& row, const RecommendRequest& r);
 
 struct Rejection {
   std::string instance;
@@ -96,7 +108,12 @@ struct Rejection {
 };
 
 struct Recommendation {
-  std::vector<RecommendRow> rows;        // ranked, all feasible options
+  std::vector<RecommendRow> rows;        // ranked: one per instance type (every count with all_counts)
+  size_t options_found = 0;              // feasible (instance type, count) options
+  // The recommended option and the alternatives, over every count
+  // (empty when no option has a known price).
+  std::optional<RecommendRow> pick, cheapest, fastest;
+  std::string why;                       // why the pick, in one sentence
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   long layouts_evaluated = 0;
   std::vector<std::string> notes;

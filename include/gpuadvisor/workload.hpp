@@ -79,6 +79,10 @@ enum class ServingMode { online, offline };
 std::string_view to_string(ServingMode m);
 std::optional<ServingMode> serving_mode_from_string(std::string_view s);
 
+// Replicas run at most this busy: headroom for bursts and the queueing a
+// replica's continuous batch sees near saturation.
+inline constexpr double kDefaultTargetUtilisation = 0.8;
+
 struct InferenceWorkload {
   double prompt_tokens = 0;         // mean per request
   double prompt_tokens_p95 = 0;     // equals the mean when no distribution was given
@@ -93,6 +97,8 @@ struct InferenceWorkload {
   WeightFormat weights = WeightFormat::bf16;
   Precision kv_cache = Precision::bf16;
   ServingMode mode = ServingMode::online;
+  // Share of a replica's capacity the load may use (docs/methodology.md §Replicas).
+  double target_utilisation = kDefaultTargetUtilisation;
   std::vector<std::string> assumptions;
 
   // Decode steps each sample runs (output plus hidden reasoning).
@@ -114,6 +120,7 @@ struct InferenceRequest {
   WeightFormat weights = WeightFormat::bf16;
   Precision kv_cache = Precision::bf16;
   ServingMode mode = ServingMode::online;
+  std::optional<double> target_utilisation;
 };
 
 inline constexpr double kDefaultPromptTokens = 1024;

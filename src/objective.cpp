@@ -1,0 +1,84 @@
+#include "gpuadvisor/objective.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace gpuadvisor {
+
+namespace {
+
+// Strict "better" orders, total so that the result is deterministic.
+bool cheaper(const Candidate& a, const Candidate& b) {
+  return std::tuple(*a.cost, a.time, a.accelerators, a.group) < std::tuple(*b.cost, b.time, b.accelerators, b.group);
+}
+bool quicker(const Candidate& a, const Candidate& b) {
+  const double ca = a.cost.value_or(1e300), cb = b.cost.value_or(1e300);
+  return std::tuple(a.time, a.accelerators, ca, a.group) < std::tuple(b.time, b.accelerators, cb, b.group);
+}
+
+std::optional<size_t> best_of(const std::vector<Candidate>& c, const std::vector<size_t>& among, bool (*better)(const Candidate&, const Candidate&),
+                              bool priced_only) {
+  std::optional<size_t> best;
+  for (size_t i : among) {
+    if (priced_only && !c[i].cost) continue;
+    if (!best || better(c[i], c[*best])) best = i;
+  }
+  return best;
+}
+
+std::vector<size_t> all(const std::vector<Candidate>& c) {
+  std::vector<size_t> v(c.size());
+  for (size_t i = 0; i < c.size(); ++i) v[i] = i;
+  return v;
+}
+
+std::optional<size_t> pick_among(const std::vector<Candidate>& c, const std::vector<size_t>& among, double slack) {
+  const auto low = best_of(c, among, cheaper, true);
+  if (!low) return std::nullopt;
+  std::vector<size_t> within;
+  for (size_t i : among)
+    if (c[i].cost && *c[i].cost <= *c[*low].cost * (1 + slack)) within.push_back(i);
+  return best_of(c, within, quicker, true);
+}
+
+}  // namespace
+
+std::optional<size_t> cheapest(const std::vector<Candidate>& c) { return best_of(c, all(c), cheaper, true); }
+std::optional<size_t> fastest(const std::vector<Candidate>& c) { return best_of(c, all(c), quicker, true); }
+std::optional<size_t> pick(const std::vector<Candidate>& c, double slack) { return pick_among(c, all(c), slack); }
+
+std::vector<size_t> best_per_group(const std::vector<Candidate>& c, double slack, std::optional<size_t> forced) {
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < c.size(); ++i) groups[c[i].group].push_back(i);
+  std::vector<size_t> keep;
+  for (const auto& [name, members] : groups) {
+    std::optional<size_t> best;
+    if (forced && c[*forced].group == name) best = forced;
+    if (!best) best = pick_among(c, members, slack);
+    if (!best) best = best_of(c, members, quicker, false);
+    keep.push_back(*best);
+  }
+  std::sort(keep.begin(), keep.end());
+  return keep;
+}
+
+std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std::vector<size_t>& keep, double slack,
+                                      std::optional<size_t> pick_index) {
+  std::optional<double> low;
+  for (size_t i : keep)
+    if (c[i].cost && (!low || *c[i].cost < *low)) low = c[i].cost;
+  auto within = [&](size_t i) { return c[i].cost && low && *c[i].cost <= *low * (1 + slack); };
+  std::vector<size_t> order = keep;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if ((pick_index && a == *pick_index) != (pick_index && b == *pick_index)) return pick_index && a == *pick_index;
+    if (within(a) != within(b)) return within(a);
+    if (within(a)) return quicker(c[a], c[b]);
+    if (c[a].cost.has_value() != c[b].cost.has_value()) return c[a].cost.has_value();
+    if (!c[a].cost) return quicker(c[a], c[b]);
+    return cheaper(c[a], c[b]);
+  });
+  return order;
+}
+
+}  // namespace gpuadvisor
