@@ -11,6 +11,8 @@
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/model.hpp"
+#include "gpuadvisor/overheads.hpp"
+#include "gpuadvisor/quantity.hpp"
 #include "report_detail.hpp"
 
 namespace gpuadvisor {
@@ -41,18 +43,7 @@ double sig6(double v) {
   return std::round(v * scale) / scale;
 }
 
-std::string thousands(double v, int decimals) {
-  std::string s = fmt::format("{:.{}f}", std::fabs(v), decimals);
-  size_t dot = s.find('.');
-  std::string intpart = dot == std::string::npos ? s : s.substr(0, dot);
-  std::string frac = dot == std::string::npos ? "" : s.substr(dot);
-  std::string out;
-  for (size_t i = 0; i < intpart.size(); ++i) {
-    if (i > 0 && (intpart.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(intpart[i]);
-  }
-  return (v < 0 ? "-" : "") + out + frac;
-}
+std::string thousands(double v, int decimals) { return format_thousands(v, decimals); }
 
 Cell money(std::optional<double> usd) {
   if (!usd) return {"unknown", std::monostate{}};
@@ -376,11 +367,18 @@ std::string layout_text(const Layout& l) {
   return s;
 }
 
-Cell hours_cell(double h) {
-  if (h < 1) return {fmt::format("{:.0f}m", h * 60), sig6(h)};
-  if (h < 100) return {fmt::format("{:.1f}h", h), sig6(h)};
-  if (h < 24 * 365) return {fmt::format("{:.1f}d", h / 24), sig6(h)};
-  return {fmt::format("{:.1f}y", h / 24 / 365), sig6(h)};
+Cell hours_cell(double h) { return {format_duration(h), sig6(h)}; }
+
+ordered_json money_json(std::optional<double> usd) { return usd ? ordered_json(round_cents(*usd)) : ordered_json(nullptr); }
+
+std::string money_text(double usd) { return "$" + thousands(round_cents(usd), usd < 1000 ? 2 : 0); }
+
+ordered_json capacity_json(const CapacityAdvice& a) {
+  return {{"beyond_on_demand", a.beyond_on_demand},
+          {"capacity_block_days", a.block_days ? ordered_json(*a.block_days) : ordered_json(nullptr)},
+          {"capacity_blocks", a.blocks},
+          {"capacity_block_usd", money_json(a.block_cost_usd)},
+          {"note", a.note.empty() ? ordered_json(nullptr) : ordered_json(a.note)}};
 }
 
 ordered_json model_json(const ModelSpec& m) {
@@ -442,6 +440,7 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
   t.columns = {{"instance", "INSTANCE"},
                {"count", "N", true},
                {"hours", "HOURS", true},
+               {"setup_hours", "SETUP H", true, true},
                {"on_demand_usd_per_hour", "OD $/H", true, true},
                {"on_demand_cost_usd", "ON-DEMAND", true},
                {"on_demand_expected_hours", "OD EXP H", true, true},
@@ -458,11 +457,16 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
                {"spot_savings_fraction", "SAVES %", true, true},
                {"break_even_monthly_interruption", "BREAK-EVEN", true},
                {"savings_1y_usd_per_hour", "1Y $/H", true, true},
-               {"savings_1y_cost_usd", "1Y COMMIT", true, true},
+               {"savings_1y_cost_usd", "1Y (TERM USED)", true, true},
+               {"savings_1y_commitment_usd_per_month", "1Y COMMIT/MO", true, true},
                {"savings_1y_break_even_utilisation", "1Y UTIL>", true, true},
                {"savings_3y_usd_per_hour", "3Y $/H", true, true},
-               {"savings_3y_cost_usd", "3Y COMMIT", true, true},
+               {"savings_3y_cost_usd", "3Y (TERM USED)", true, true},
+               {"savings_3y_commitment_usd_per_month", "3Y COMMIT/MO", true, true},
                {"savings_3y_break_even_utilisation", "3Y UTIL>", true, true}};
+  auto monthly = [](const RecommendRow& x, std::optional<double> rate) {
+    return money(rate ? std::optional<double>(*rate * x.count * kHoursPerMonth) : std::nullopt);
+  };
   // A commitment pays off when the covered capacity is used more than
   // effective rate / on-demand rate of the time.
   auto break_even_utilisation = [](std::optional<double> commit, std::optional<double> od) {
@@ -479,7 +483,8 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
     }
     const auto& si = r.spot_interruptions;
     auto opt_num = [](std::optional<double> v, int d) { return v ? num(*v, d) : Cell{"unknown", std::monostate{}}; };
-    t.rows.push_back({text(r.instance->name), integer(r.count), num(r.estimate.total_hours, 1), rate(r.on_demand_usd_per_hour),
+    t.rows.push_back({text(r.instance->name), integer(r.count), num(r.estimate.total_hours, 1), num(r.estimate.setup.hours(), 2),
+                      rate(r.on_demand_usd_per_hour),
                       money(r.on_demand_cost_usd), num(r.on_demand_interruptions.expected_hours, 1), money(r.on_demand_expected_cost_usd),
                       rate(r.spot_usd_per_hour), money(r.spot_cost_usd),
                       r.spot_interruption_bucket.empty() ? Cell{"unknown", std::monostate{}} : text(r.spot_interruption_bucket),
@@ -489,25 +494,89 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
                       opt_num(si ? std::optional<double>(si->expected_hours) : std::nullopt, 1), money(r.spot_expected_cost_usd),
                       saves ? Cell{"$" + thousands(round_cents(*saves), 0), round_cents(*saves)} : Cell{"unknown", std::monostate{}},
                       saves_pct ? pct(*saves_pct) : Cell{"unknown", std::monostate{}}, break_even_cell(r),
-                      rate(r.savings_1y_usd_per_hour), money(r.savings_1y_cost_usd),
+                      rate(r.savings_1y_usd_per_hour), money(r.savings_1y_cost_usd), monthly(r, r.savings_1y_usd_per_hour),
                       break_even_utilisation(r.savings_1y_usd_per_hour, r.on_demand_usd_per_hour), rate(r.savings_3y_usd_per_hour),
-                      money(r.savings_3y_cost_usd), break_even_utilisation(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour)});
+                      money(r.savings_3y_cost_usd), monthly(r, r.savings_3y_usd_per_hour),
+                      break_even_utilisation(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour)});
   }
   return t;
 }
+
+Table reservation_table(const Recommendation& rec) {
+  Table t;
+  t.columns = {{"instance", "INSTANCE"},
+               {"count", "N", true},
+               {"hours", "HOURS", true},
+               {"on_demand_usd_per_hour", "OD $/H", true},
+               {"on_demand_cost_usd", "ON-DEMAND", true},
+               {"spot_cost_usd", "SPOT", true},
+               {"savings_1y_commitment_usd_per_month", "1Y COMMIT/MO", true, true},
+               {"savings_3y_commitment_usd_per_month", "3Y COMMIT/MO", true, true},
+               {"capacity_block_usd", "CAP. BLOCK", true, true},
+               {"capacity", "CAPACITY", false}};
+  auto monthly = [&](const RecommendRow& x, std::optional<double> rate) {
+    return money(rate ? std::optional<double>(*rate * x.count * kHoursPerMonth) : std::nullopt);
+  };
+  for (const auto& x : rec.rows)
+    t.rows.push_back({text(x.instance->name), integer(x.count), num(x.estimate.total_hours, 1), rate(x.on_demand_usd_per_hour),
+                      money(x.on_demand_cost_usd), money(x.spot_cost_usd), monthly(x, x.savings_1y_usd_per_hour),
+                      monthly(x, x.savings_3y_usd_per_hour), money(x.capacity.block_cost_usd),
+                      text(x.capacity.note.empty() ? "on demand" : x.capacity.note)});
+  return t;
+}
+
+std::string reservation_json_extra(const Recommendation& rec, const RecommendRequest& r) {
+  ordered_json j;
+  j["request"] = {{"region", r.region}, {"pricing", std::string(to_string(r.pricing))}};
+  j["assumptions"] = ordered_json::array({"no model given: the instances alone are priced for the hours, billed per second with a 60 s minimum"});
+  j["options_found"] = rec.options_found;
+  if (rec.pick) {
+    const RecommendRow& p = *rec.pick;
+    j["recommendation"] = {{"instance", p.instance->name}, {"count", p.count}, {"accelerators", p.count * p.instance->accelerator_count},
+                           {"total_hours", sig6(p.estimate.total_hours)},
+                           {"costs", {{"ranked_usd", money_json(p.ranked_cost_usd)}, {"ranked_pricing", p.ranked_pricing},
+                                      {"on_demand_usd", money_json(p.on_demand_cost_usd)}, {"spot_usd", money_json(p.spot_cost_usd)}}},
+                           {"capacity", capacity_json(p.capacity)}, {"why", rec.why}};
+  }
+  return j.dump();
+}
+
+namespace {
+
+// "pick", "cheapest", "fastest" (joined) for the option a row is, or "".
+std::string chart_role(const RecommendRow& r, const Recommendation& rec) {
+  auto same = [&](const std::optional<RecommendRow>& x) { return x && x->instance == r.instance && x->count == r.count; };
+  std::string role;
+  for (auto [name, x] : {std::pair{"pick", &rec.pick}, std::pair{"cheapest", &rec.cheapest}, std::pair{"fastest", &rec.fastest}})
+    if (same(*x)) role += (role.empty() ? "" : ", ") + std::string(name);
+  return role;
+}
+
+}  // namespace
 
 Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx) {
   Chart c;
   c.title = fmt::format("{} {}: time vs cost ({})", ctx.model->name, to_string(ctx.workload->task), ctx.request->region);
   c.x_label = "total time (hours)";
   c.y_label = "total cost (USD)";
-  for (const auto& r : rec.rows) {
+  // The rows shown, plus the alternatives where another count is cheapest or fastest.
+  std::vector<RecommendRow> rows = rec.rows;
+  for (const auto* x : {&rec.cheapest, &rec.fastest}) {
+    const bool shown = std::any_of(rows.begin(), rows.end(), [&](const RecommendRow& r) {
+      return *x && r.instance == (*x)->instance && r.count == (*x)->count;
+    });
+    if (*x && !shown) rows.push_back(**x);
+  }
+  for (const auto& r : rows) {
     const std::string label = fmt::format("{} x {}", r.instance->name, r.count);
-    if (r.on_demand_cost_usd) c.points.push_back({label, r.estimate.total_hours, *r.on_demand_cost_usd, "on-demand"});
+    const std::string role = chart_role(r, rec);
+    const bool spot_ranked = r.ranked_pricing == "spot";
+    if (r.on_demand_cost_usd) c.points.push_back({label, r.estimate.total_hours, *r.on_demand_cost_usd, "on-demand", spot_ranked ? "" : role});
     if (r.spot_expected_cost_usd)
-      c.points.push_back({label, r.spot_interruptions->expected_hours, *r.spot_expected_cost_usd, "spot, expected with interruptions"});
+      c.points.push_back({label, r.spot_interruptions->expected_hours, *r.spot_expected_cost_usd, "spot, expected with interruptions",
+                          spot_ranked ? role : ""});
     else if (r.spot_cost_usd)
-      c.points.push_back({label, r.estimate.total_hours, *r.spot_cost_usd, "spot, no interruptions (range unknown)"});
+      c.points.push_back({label, r.estimate.total_hours, *r.spot_cost_usd, "spot, no interruptions (range unknown)", spot_ranked ? role : ""});
   }
   return c;
 }
@@ -532,6 +601,8 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                {"spot_interruption_bucket", "INTERRUPT", false, true},
                {"spot_expected_cost_usd", "SPOT EXP", true, true},
                {"break_even_monthly_interruption", "BREAK-EVEN", true, true},
+               {"setup_hours", "SETUP", true, true},
+               {"capacity", "CAPACITY", false, true},
                {"pareto", "PARETO", false, true}};
   const int top = ctx.request->top;
   int rank = 0;
@@ -545,10 +616,47 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                       hours_cell(e.total_hours), money(r.on_demand_cost_usd), money(r.spot_cost_usd),
                       r.usd_per_million_tokens ? Cell{fmt::format("{:.3g}", *r.usd_per_million_tokens), sig6(*r.usd_per_million_tokens)} : Cell{"unknown", std::monostate{}},
                       r.spot_interruption_bucket.empty() ? Cell{"unknown", std::monostate{}} : text(r.spot_interruption_bucket),
-                      money(r.spot_expected_cost_usd), break_even_cell(r),
+                      money(r.spot_expected_cost_usd), break_even_cell(r), hours_cell(e.setup.hours()),
+                      text(r.capacity.beyond_on_demand ? "capacity block/reservation" : "on demand"),
                       {r.pareto ? "yes" : "", r.pareto}});
   }
   return t;
+}
+
+namespace {
+
+ordered_json option_json(const RecommendRow& r) {
+  const auto& e = r.estimate;
+  return {{"instance", r.instance->name},
+          {"count", r.count},
+          {"accelerators", r.count * r.instance->accelerator_count},
+          {"accelerator", r.instance->accelerator_name},
+          {"layout", layout_json(e.layout)},
+          {"precision", std::string(to_string(e.precision))},
+          {"total_hours", sig6(e.total_hours)},
+          {"train_hours", sig6(e.train_hours)},
+          {"setup_hours", sig6(e.setup.hours())},
+          {"costs", {{"ranked_usd", money_json(r.ranked_cost_usd)}, {"ranked_pricing", r.ranked_pricing},
+                     {"on_demand_usd", money_json(r.on_demand_cost_usd)}, {"spot_usd", money_json(r.spot_cost_usd)},
+                     {"spot_expected_usd", money_json(r.spot_expected_cost_usd)}}},
+          {"capacity", capacity_json(r.capacity)}};
+}
+
+std::string option_line(const RecommendRow& r) {
+  return fmt::format("{} x {} ({} {}), {}, {}{}", r.count, r.instance->name, r.count * r.instance->accelerator_count,
+                     r.instance->accelerator_name, format_duration(r.estimate.total_hours),
+                     r.ranked_cost_usd ? money_text(*r.ranked_cost_usd) : "cost unknown",
+                     r.ranked_pricing.empty() ? "" : " " + r.ranked_pricing);
+}
+
+}  // namespace
+
+std::string render_pick_text(const Recommendation& rec, const RecommendContext&) {
+  if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time.\n\n";
+  std::string out = fmt::format("Recommended: {}\n  why: {}\n", option_line(*rec.pick), rec.why);
+  if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
+  out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", option_line(*rec.cheapest), option_line(*rec.fastest));
+  return out;
 }
 
 std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx) {
@@ -558,8 +666,18 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
   j["request"] = {{"region", ctx.request->region}, {"pricing", std::string(to_string(ctx.request->pricing))},
                   {"sort_by", std::string(to_string(ctx.request->sort_by))}, {"top", ctx.request->top},
                   {"max_instances", ctx.request->max_instances}};
+  j["request"]["cost_slack"] = ctx.request->cost_slack;
+  j["request"]["all_counts"] = ctx.request->all_counts;
   j["assumptions"] = assumptions_json(*ctx.model, *ctx.workload);
-  j["options_found"] = rec.rows.size();
+  j["options_found"] = rec.options_found;
+  if (rec.pick) {
+    j["recommendation"] = option_json(*rec.pick);
+    j["recommendation"]["why"] = rec.why;
+    j["alternatives"] = {{"cheapest", option_json(*rec.cheapest)}, {"fastest", option_json(*rec.fastest)}};
+  } else {
+    j["recommendation"] = nullptr;
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}};
+  }
   ordered_json details = ordered_json::array();
   int rank = 0;
   for (const auto& r : rec.rows) {
@@ -573,6 +691,12 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
   for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
   j["cannot_run"] = rej;
   return j.dump();
+}
+
+std::string rejections_json(const std::vector<Rejection>& rejections) {
+  ordered_json rej = ordered_json::array();
+  for (const auto& x : rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
+  return ordered_json{{"cannot_run", rej}}.dump();
 }
 
 std::string render_rejections_text(const std::vector<Rejection>& rejections, size_t limit) {
@@ -597,8 +721,9 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
   const Cluster& c = *ctx.cluster;
   const double hours = e.total_hours;
   std::optional<double> od_cost, spot_cost;
-  if (ctx.on_demand_usd_per_hour) od_cost = *ctx.on_demand_usd_per_hour * c.count * hours;
-  if (ctx.spot_usd_per_hour) spot_cost = *ctx.spot_usd_per_hour * c.count * hours;
+  if (ctx.on_demand_usd_per_hour) od_cost = *ctx.on_demand_usd_per_hour * c.count * billed_hours(hours);
+  if (ctx.spot_usd_per_hour) spot_cost = *ctx.spot_usd_per_hour * c.count * billed_hours(hours);
+  const JobOverheads& su = e.setup;
   const double mtok = ctx.workload->total_tokens() / 1e6;
   if (o.format == Format::json) {
     ordered_json j = envelope(catalog, "estimate");
@@ -624,7 +749,12 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
                  {"expert_parallel_s", sig6(e.step.expert_parallel_s)}, {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)},
                  {"pipeline_bubble_s", sig6(e.step.bubble_s)}, {"data_parallel_exposed_s", sig6(e.step.data_parallel_s)},
                  {"memory_bound_s", sig6(e.step.memory_bound_s)}, {"bound", e.step.bound()},
-                 {"micro_batches", e.micro_batches}, {"steps", e.steps}, {"total_hours", sig6(hours)}};
+                 {"micro_batches", e.micro_batches}, {"steps", e.steps}, {"train_hours", sig6(e.train_hours)},
+                 {"setup_hours", sig6(su.hours())},
+                 {"setup", {{"provision_s", sig6(su.provision_s)}, {"image_pull_s", sig6(su.image_pull_s)},
+                            {"weight_load_s", sig6(su.weight_load_s)}, {"communicator_init_s", sig6(su.communicator_init_s)},
+                            {"neuron_compile_s", sig6(su.neuron_compile_s)}, {"final_checkpoint_s", sig6(su.final_checkpoint_s)}}},
+                 {"total_hours", sig6(hours)}};
     j["throughput"] = {{"tokens_per_second", sig6(e.tokens_per_second)},
                        {"tokens_per_second_per_accelerator", sig6(e.tokens_per_second_per_accelerator)},
                        {"model_tflops_per_accelerator", sig6(e.model_tflops_per_accelerator)},
@@ -670,12 +800,20 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
   add("time", "memory-bound (optimizer, dequant)", num(e.step.memory_bound_s, 3), "s/step");
   add("time", "step", num(e.step.total_s(), 3), "s (" + e.step.bound() + "-bound)");
   add("time", "steps", num(e.steps, 0), "");
-  add("time", "total", hours_cell(hours), "");
+  add("time", "training (steps x step)", hours_cell(e.train_hours), "");
+  add("setup", "provisioning and boot", num(su.provision_s, 0), "s");
+  add("setup", "container image pull", num(su.image_pull_s, 0), "s");
+  add("setup", "loading weights", num(su.weight_load_s, 0), "s");
+  add("setup", "communicator start-up", num(su.communicator_init_s, 0), "s");
+  if (su.neuron_compile_s > 0) add("setup", "Neuron compilation", num(su.neuron_compile_s, 0), "s");
+  add("setup", "final checkpoint", num(su.final_checkpoint_s, 0), "s");
+  add("setup", "total", hours_cell(su.hours()), "");
+  add("time", "total (training + setup)", hours_cell(hours), "");
   add("throughput", "tokens/s", num(e.tokens_per_second, 0), "whole job");
   add("throughput", "tokens/s per accelerator", num(e.tokens_per_second_per_accelerator, 1), "");
   add("throughput", "model TFLOP/s per accelerator", num(e.model_tflops_per_accelerator, 1), "");
   add("throughput", "MFU", pct(e.mfu), "of dense " + std::string(to_string(e.precision)) + " peak");
-  add("cost", "on-demand", money(od_cost), ctx.region);
+  add("cost", "on-demand", money(od_cost), std::string(ctx.region) + ", billed per second, 60 s minimum");
   add("cost", "spot (no interruptions)", money(spot_cost), ctx.region);
   add("cost", "on-demand per million tokens", od_cost ? num(*od_cost / mtok, 2) : Cell{"unknown", std::monostate{}}, "USD");
   RenderOptions wide = o;
@@ -721,8 +859,14 @@ std::string explain_estimate(const EstimateContext& ctx) {
   out += fmt::format("  data parallel exposed = max(0, 2(n-1)/n x 2 bytes x trainable params / bw - 2/3 x mb compute), n = dp x cp = {:.3f} s"
                      " (inter-node {:.1f} GB/s for each tp-strided data-parallel group)\n",
                      e.step.data_parallel_s, inter_node_gb_per_s(*c.instance, a, std::max(1, c.instance->accelerator_count / l.tp)));
-  out += fmt::format("  step = {:.3f} s; steps = ceil(tokens x epochs / (global batch x seq)) = {:.0f}; total = {:.2f} h\n",
-                     e.step.total_s(), e.steps, e.total_hours);
+  out += fmt::format("  step = {:.3f} s; steps = ceil(tokens x epochs / (global batch x seq)) = {:.0f}; training = {:.2f} h\n",
+                     e.step.total_s(), e.steps, e.train_hours);
+  const JobOverheads& su = e.setup;
+  out += fmt::format("  setup = provisioning {:.0f} s + image pull {:.0f} s (image GB / 0.06 GB/s) + weights {:.0f} s (GB per instance x instances"
+                     " / storage read GB/s) + communicators {:.0f} s (15 s + 0.04 s x ranks) + Neuron compile {:.0f} s + final checkpoint"
+                     " {:.0f} s (checkpoint GB / write GB/s) = {:.0f} s; total = training + setup = {:.2f} h, billed per second (60 s minimum)\n",
+                     su.provision_s, su.image_pull_s, su.weight_load_s, su.communicator_init_s, su.neuron_compile_s, su.final_checkpoint_s,
+                     su.total_s(), e.total_hours);
   out += fmt::format("  memory = weights {:.2f} + grads {:.2f} + optimizer {:.2f} + adapters {:.3f} + activations {:.2f} + logits {:.2f}"
                      " + workspace {:.2f} + reserve {:.2f} (1 GB + 5% of capacity) = {:.2f} GB of {:.2f} GB\n",
                      e.memory.weights_gb, e.memory.gradients_gb, e.memory.optimizer_gb, e.memory.adapters_gb, e.memory.activations_gb,

@@ -22,5 +22,8 @@ Cell pct(double fraction);
 Cell hours_cell(double hours);
 ordered_json envelope(const Catalog& catalog, std::string_view command);
 ordered_json model_json(const ModelSpec& m);
+ordered_json money_json(std::optional<double> usd);     // cents, or null
+ordered_json capacity_json(const CapacityAdvice& a);
+std::string money_text(double usd);                     // "$21.58", "$1,234"
 
 }  // namespace gpuadvisor::report_detail

@@ -60,7 +60,44 @@ ordered_json assumptions_json(const ModelSpec& m, const InferenceWorkload& w) {
 
 std::string software_text(const Accelerator& a) { return a.software == "neuron" ? "Neuron SDK" : "CUDA"; }
 
+std::optional<double> per_month(std::optional<double> usd_per_hour) {
+  return usd_per_hour ? std::optional<double>(*usd_per_hour * kHoursPerMonth) : std::nullopt;
+}
+
+ordered_json service_json(const ServingRow& r) {
+  const auto& e = r.estimate;
+  return {{"instance", r.instance->name},
+          {"count", r.instances},
+          {"accelerators", r.instances * r.instance->accelerator_count},
+          {"accelerator", r.instance->accelerator_name},
+          {"layout", {{"tp", e.layout.tp}, {"pp", e.layout.pp}}},
+          {"replicas", r.replicas},
+          {"utilisation", sig6(r.utilisation)},
+          {"ttft_s", sig6(e.ttft_s)},
+          {"tpot_s", sig6(e.tpot_s)},
+          {"costs", {{"ranked_usd_per_month", money_json(per_month(r.ranked_usd_per_hour))},
+                     {"on_demand_usd_per_month", money_json(per_month(r.on_demand_usd_per_hour))},
+                     {"spot_usd_per_month", money_json(per_month(r.spot_usd_per_hour))},
+                     {"usd_per_million_output_tokens", r.usd_per_million_output_tokens ? ordered_json(sig6(*r.usd_per_million_output_tokens)) : ordered_json(nullptr)}}},
+          {"capacity", capacity_json(r.capacity)}};
+}
+
+std::string service_line(const ServingRow& r) {
+  const auto& e = r.estimate;
+  return fmt::format("{} x {} ({}, {} replica{}), TTFT {:.0f} ms, {:.0f} ms per token, {}/month at {:.0f}% utilisation", r.instances,
+                     r.instance->name, layout_text(e.layout), r.replicas, r.replicas > 1 ? "s" : "", e.ttft_s * 1e3, e.tpot_s * 1e3,
+                     r.ranked_usd_per_hour ? money_text(*r.ranked_usd_per_hour * kHoursPerMonth) : "cost unknown", r.utilisation * 100);
+}
+
 }  // namespace
+
+std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext&) {
+  if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
+  std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
+  if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
+  out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", service_line(*rec.cheapest), service_line(*rec.fastest));
+  return out;
+}
 
 Table inference_table(const ServingRecommendation& rec, const InferenceContext& ctx) {
   Table t;
@@ -145,10 +182,22 @@ Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& 
   c.title = fmt::format("{} serving: time per output token vs monthly cost ({})", ctx.model->name, ctx.request->region);
   c.x_label = "time per output token (s)";
   c.y_label = "USD per 30-day month";
-  for (const auto& r : rec.rows) {
+  auto same = [](const ServingRow& a, const std::optional<ServingRow>& b) {
+    return b && a.instance == b->instance && a.estimate.layout.tp == b->estimate.layout.tp && a.estimate.layout.pp == b->estimate.layout.pp;
+  };
+  std::vector<ServingRow> rows = rec.rows;
+  for (const auto* x : {&rec.cheapest, &rec.fastest})
+    if (*x && std::none_of(rows.begin(), rows.end(), [&](const ServingRow& r) { return same(r, *x); })) rows.push_back(**x);
+  for (const auto& r : rows) {
     const std::string label = fmt::format("{} {} x {}", r.instance->name, layout_text(r.estimate.layout), r.instances);
-    if (r.on_demand_usd_per_hour) c.points.push_back({label, r.estimate.tpot_s, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand"});
-    if (r.spot_usd_per_hour) c.points.push_back({label, r.estimate.tpot_s, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions"});
+    std::string role;
+    for (auto [name, x] : {std::pair{"pick", &rec.pick}, std::pair{"cheapest", &rec.cheapest}, std::pair{"fastest", &rec.fastest}})
+      if (same(r, *x)) role += (role.empty() ? "" : ", ") + std::string(name);
+    const bool spot_ranked = ctx.request->pricing == Pricing::spot;
+    if (r.on_demand_usd_per_hour)
+      c.points.push_back({label, r.estimate.tpot_s, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
+    if (r.spot_usd_per_hour)
+      c.points.push_back({label, r.estimate.tpot_s, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
   }
   return c;
 }
@@ -160,8 +209,18 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
   j["request"] = {{"region", ctx.request->region}, {"pricing", std::string(to_string(ctx.request->pricing))},
                   {"sort_by", std::string(to_string(ctx.request->sort_by))}, {"top", ctx.request->top},
                   {"max_instances", ctx.request->max_instances}};
+  j["request"]["cost_slack"] = ctx.request->cost_slack;
+  j["request"]["target_utilisation"] = ctx.workload->target_utilisation;
   j["assumptions"] = assumptions_json(*ctx.model, *ctx.workload);
-  j["options_found"] = rec.rows.size();
+  j["options_found"] = rec.options_found;
+  if (rec.pick) {
+    j["recommendation"] = service_json(*rec.pick);
+    j["recommendation"]["why"] = rec.why;
+    j["alternatives"] = {{"cheapest", service_json(*rec.cheapest)}, {"fastest", service_json(*rec.fastest)}};
+  } else {
+    j["recommendation"] = nullptr;
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}};
+  }
   j["best_batch1_tpot_s"] = rec.best_batch1_tpot_s ? ordered_json(sig6(*rec.best_batch1_tpot_s)) : ordered_json(nullptr);
   ordered_json rej = ordered_json::array();
   for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});

@@ -252,11 +252,12 @@ TEST_CASE("cli: estimate --task inference JSON keys that scripts rely on") {
 }
 
 TEST_CASE("cli: recommend --task inference ranks by cost and reports the test-time multiplier") {
-  Run r = run("recommend --task inference --model llama-3-8b --samples 4 --reasoning-tokens 1000 --output-tokens 250 --format json");
+  Run r = run("recommend --task inference --model llama-3-8b --samples 4 --reasoning-tokens 1000 --output-tokens 250 --format json "
+              "--sort-by cost-per-token");
   REQUIRE(r.code == 0);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["workload"]["test_time_multiplier"] == 20);
-  CHECK(j["request"]["sort_by"] == "cost");
+  CHECK(j["request"]["sort_by"] == "cost-per-token");
   REQUIRE(j["options"].size() >= 2);
   double last = 0;
   for (const auto& o : j["options"]) {
@@ -346,7 +347,7 @@ TEST_CASE("cli: bad files and repeated or empty flags exit 2 with a clear messag
 TEST_CASE("cli: cost prints the finance table in csv and json, and refuses bad storage") {
   Run csv = run("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --format csv");
   REQUIRE(csv.code == 0);
-  CHECK(csv.out.rfind("instance,count,hours,on_demand_usd_per_hour,on_demand_cost_usd", 0) == 0);
+  CHECK(csv.out.rfind("instance,count,hours,setup_hours,on_demand_usd_per_hour,on_demand_cost_usd", 0) == 0);
   CHECK(csv.out.find("spot_expected_cost_usd") != std::string::npos);
   CHECK(csv.out.find("break_even_monthly_interruption") != std::string::npos);
   Run json = run("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --format json");
@@ -477,7 +478,118 @@ TEST_CASE("cli: cost prices a given run (instance, count, hours)") {
   CHECK(j["options"][0]["hours"] == 240);
   CHECK(j["options"][0]["on_demand_cost_usd"].get<double>() == Approx(55.04 * 16 * 240));
   CHECK(j["options"][0]["spot_expected_cost_usd"].get<double>() > j["options"][0]["spot_cost_usd"].get<double>());
-  CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge").code == 2);
+  // Without --hours the model's hours are estimated; one p5 cannot hold 70B pre-training.
+  CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge").code == 3);
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p9.huge --hours 3h").code == 2);
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge --hours 3h --count 0").code == 2);
+}
+
+TEST_CASE("cli: recommend names one pick, why, and the alternatives") {
+  Run t = run("recommend --params 13B --task lora");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.rfind("Recommended: ", 0) == 0);
+  CHECK(t.out.find("  why: ") != std::string::npos);
+  CHECK(t.out.find("  cheapest: ") != std::string::npos);
+  CHECK(t.out.find("  fastest: ") != std::string::npos);
+  Run j = run("recommend --params 13B --task lora --format json");
+  REQUIRE(j.code == 0);
+  auto doc = nlohmann::json::parse(j.out);
+  const auto& rec = doc["recommendation"];
+  CHECK(rec["accelerators"].get<int>() <= 16);
+  CHECK_FALSE(rec["why"].get<std::string>().empty());
+  CHECK(rec["setup_hours"].get<double>() > 0);
+  CHECK(rec["costs"]["ranked_usd"].get<double>() <= 1.3 * doc["alternatives"]["cheapest"]["costs"]["ranked_usd"].get<double>());
+  CHECK(doc["options"][0]["instance"] == rec["instance"]);
+  std::set<std::string> types;
+  for (const auto& o : doc["options"]) CHECK(types.insert(o["instance"].get<std::string>()).second);
+  // No "0m" anywhere: durations read "26 s", "4 min", "11.2 h".
+  for (const char* args : {"recommend --params 13B --task lora --all-counts --top 400", "recommend --params 13B --task lora --tokens 1M"}) {
+    Run r = run(args);
+    CHECK(r.out.find(" 0m ") == std::string::npos);
+    CHECK(r.out.find("0m\n") == std::string::npos);
+  }
+}
+
+TEST_CASE("cli: the acceptance answers of the recommendations issue") {
+  auto doc = [](const std::string& args) {
+    Run r = run(args + " --format json");
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  CHECK(doc("recommend --params 7B --task inference")["recommendation"]["costs"]["ranked_usd_per_month"].get<double>() < 1500);
+  CHECK(doc("recommend --params 70B --task pretrain --tokens 1T --deadline 30d")["recommendation"]["total_hours"].get<double>() <= 720);
+  auto est = doc("estimate --instance p4d.24xlarge --params 13B --task lora --tokens 1M");
+  CHECK(est["time"]["setup_hours"].get<double>() > 0);
+  CHECK(est["time"]["setup"]["image_pull_s"].get<double>() == 300);
+  CHECK(est["time"]["total_hours"].get<double>() == Approx(est["time"]["train_hours"].get<double>() + est["time"]["setup_hours"].get<double>()).epsilon(1e-4));
+}
+
+TEST_CASE("cli: cost prices a reservation without a model and works the hours out with one") {
+  Run r = run("cost --instance p5.48xlarge --count 4 --hours 100");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("$22,016") != std::string::npos);
+  Run j = run("cost --instance p5.48xlarge --count 4 --hours 100h --format json");
+  REQUIRE(j.code == 0);
+  auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["options"][0]["on_demand_cost_usd"].get<double>() == Approx(22016));
+  CHECK(doc["recommendation"]["capacity"]["beyond_on_demand"] == true);
+  Run hours = run("cost --instance p5.48xlarge --count 16 --model llama-3-70b --task pretrain --tokens 200B --format json");
+  REQUIRE(hours.code == 0);
+  CHECK(nlohmann::json::parse(hours.out)["options"][0]["hours"].get<double>() > 24);
+  CHECK(run("cost --instance p5.48xlarge --count 4").code == 2);             // no model, no hours
+  CHECK(run("cost --instance p5.48xlarge --hours 10 --tokens 1B").code == 2);  // a workload flag needs the model
+  // Deadline and budget, like recommend.
+  CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --budget 20k").code == 3);
+  CHECK(run("cost --model llama-3-8b --task lora --deadline 2m --family g5").code == 3);
+}
+
+TEST_CASE("cli: a pricing model without data says so") {
+  Run r = run("recommend --params 7B --task lora --pricing savings-1y --format json");
+  REQUIRE(r.code == 0);
+  CHECK(r.err.find("--pricing savings-1y") != std::string::npos);
+  auto doc = nlohmann::json::parse(r.out);
+  REQUIRE(doc["warnings"].size() >= 1);
+  CHECK(doc["warnings"][0].get<std::string>().find("no commitment price") != std::string::npos);
+}
+
+TEST_CASE("cli: with --format json every exit 2 and 3 is one JSON document") {
+  Run fits = run("estimate --instance g5.2xlarge --count 1 --params 13B --task lora --format json");
+  CHECK(fits.code == 3);
+  auto e3 = nlohmann::json::parse(fits.out);
+  CHECK(e3["schema_version"] == 1);
+  CHECK(e3["error"]["exit_code"] == 3);
+  CHECK(e3["error"]["kind"] == "nothing_fits");
+  CHECK(e3["error"]["memory_need_gb"].get<double>() > e3["error"]["capacity_gb"].get<double>());
+  CHECK(fits.err.find("gpuadvisor: error:") != std::string::npos);
+  Run bad = run("recommend --params 13Q --task lora --format json");
+  CHECK(bad.code == 2);
+  auto e2 = nlohmann::json::parse(bad.out);
+  CHECK(e2["error"]["exit_code"] == 2);
+  CHECK(e2["error"]["kind"] == "input_error");
+  CHECK(e2["error"]["message"].get<std::string>().find("13Q") != std::string::npos);
+  Run unknown_flag = run("recommend --params 13B --bogus --format json");
+  CHECK(unknown_flag.code == 2);
+  CHECK(nlohmann::json::parse(unknown_flag.out)["error"]["kind"] == "input_error");
+  Run none = run("recommend --params 13B --task lora --budget 1 --format json");
+  CHECK(none.code == 3);
+  CHECK(nlohmann::json::parse(none.out)["error"]["cannot_run"].size() > 10);
+  Run csv = run("recommend --params 13B --task lora --budget 1 --format csv");
+  CHECK(csv.code == 3);
+  CHECK(csv.out.rfind("rank,instance,count", 0) == 0);
+}
+
+TEST_CASE("cli: inputs that cannot be what the user meant are warned about") {
+  Run tokens = run("recommend --params 7B --task lora --tokens 100 --format json");
+  REQUIRE(tokens.code == 0);
+  CHECK(tokens.err.find("did you mean 100M or 100B") != std::string::npos);
+  CHECK(nlohmann::json::parse(tokens.out)["warnings"].size() == 1);
+  Run task = run("recommend --params 7B --tokens 10B");
+  CHECK(task.err.find("no --task given: pre-training assumed") != std::string::npos);
+  Run typo = run("recommend --model llama-3-7b --task lora");
+  CHECK(typo.code == 2);
+  CHECK(typo.err.find("did you mean: ") != std::string::npos);
+  CHECK(typo.err.find("llama-3-8b") != std::string::npos);
+  Run seq = run("estimate --instance p5.48xlarge --params 7B --task lora --seq-len 8k --format json");
+  REQUIRE(seq.code == 0);
+  CHECK(nlohmann::json::parse(seq.out)["workload"]["seq_len"] == 8192);
 }

@@ -44,6 +44,8 @@ TEST_CASE("13B LoRA: one A10G cannot hold it, QLoRA fits, recommend ranks option
   CHECK(search_cluster(m, lora, cluster("p5.4xlarge", 1)).best);
 
   RecommendRequest r;
+  r.sort_by = SortBy::pareto;
+  r.all_counts = true;
   Recommendation rec = recommend(m, lora, cat(), r);
   REQUIRE(rec.rows.size() > 10);
   // Pareto rows come first, fastest first, and none dominates another.
@@ -57,7 +59,8 @@ TEST_CASE("13B LoRA: one A10G cannot hold it, QLoRA fits, recommend ranks option
   }
   // Cost = hours x instances x rate.
   for (const auto& row : rec.rows)
-    if (row.on_demand_cost_usd) CHECK(*row.on_demand_cost_usd == Approx(row.estimate.total_hours * row.count * *row.on_demand_usd_per_hour));
+    if (row.on_demand_cost_usd)
+      CHECK(*row.on_demand_cost_usd == Approx(std::max(row.estimate.total_hours, 1.0 / 60) * row.count * *row.on_demand_usd_per_hour));
   // Inferentia2 is reported, not silently dropped.
   bool inf2 = false;
   for (const auto& x : rec.rejections) inf2 |= x.instance == "inf2.xlarge";

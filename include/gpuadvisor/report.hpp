@@ -63,10 +63,18 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
 // The finance view of the same rows (`gpuadvisor cost`): on-demand and spot,
 // with expected interruptions, savings and the break-even interruption rate.
 Table cost_table(const Recommendation& rec, const RecommendContext& ctx);
+// A reservation priced without a model (`cost --instance X --count N --hours H`).
+Table reservation_table(const Recommendation& rec);
+std::string reservation_json_extra(const Recommendation& rec, const RecommendRequest& r);
 // Time against cost for every option, on-demand and spot (--chart).
 Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx);
 std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx);
+// The lines that lead the table: what to rent and why, the capacity note, the
+// cheapest and the fastest option.
+std::string render_pick_text(const Recommendation& rec, const RecommendContext& ctx);
 std::string render_rejections_text(const std::vector<Rejection>& rejections, size_t limit);
+// {"cannot_run": [{"instance", "reason"}...]}, for the JSON error document.
+std::string rejections_json(const std::vector<Rejection>& rejections);
 
 struct EstimateContext {
   const ModelSpec* model;
@@ -110,6 +118,7 @@ Table inference_cost_table(const ServingRecommendation& rec, const InferenceCont
 // Time per output token against monthly cost, on-demand and spot (--chart).
 Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& ctx);
 std::string inference_json_extra(const ServingRecommendation& rec, const InferenceContext& ctx);
+std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx);
 
 struct InferenceEstimateContext {
   const ModelSpec* model;

@@ -1,0 +1,133 @@
+// The command line: the only part of gpuadvisor that knows about flags.
+// Each command lives in its own file (src/cli/<command>.cpp) and registers its
+// flags and its run function; this header holds what they share: the global
+// options, the option groups several commands take, and the builders that turn
+// flag text into the core's requests.
+#pragma once
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/chart.hpp"
+#include "gpuadvisor/inference.hpp"
+#include "gpuadvisor/model.hpp"
+#include "gpuadvisor/overheads.hpp"
+#include "gpuadvisor/report.hpp"
+#include "gpuadvisor/search.hpp"
+#include "gpuadvisor/workload.hpp"
+
+namespace gpuadvisor::cli {
+
+struct GlobalOptions {
+  std::string catalog_file;
+  std::vector<std::string> catalog_add;
+  std::string format = "table";
+  bool wide = false;
+  int verbose = 0;
+  bool quiet = false;
+  std::vector<std::string> discounts;
+};
+
+// A command: registers its flags on construction, runs when chosen.
+class Command {
+ public:
+  virtual ~Command() = default;
+  CLI::App* app = nullptr;
+  bool chosen() const { return app && app->parsed(); }
+  virtual int run(const GlobalOptions& g) = 0;
+};
+std::unique_ptr<Command> add_catalog_command(CLI::App& parent);
+std::unique_ptr<Command> add_models_command(CLI::App& parent);
+std::unique_ptr<Command> add_validate_command(CLI::App& parent);
+std::unique_ptr<Command> add_calibrate_command(CLI::App& parent);
+std::unique_ptr<Command> add_prices_command(CLI::App& parent);
+std::unique_ptr<Command> add_recommend_command(CLI::App& parent);
+std::unique_ptr<Command> add_cost_command(CLI::App& parent);
+std::unique_ptr<Command> add_estimate_command(CLI::App& parent);
+
+// ---------------------------------------------------------------------------
+// Catalog, output and warnings
+
+std::string today();
+// The catalog's files: the base (built in, --catalog or GPUADVISOR_CATALOG) and the overlays.
+std::pair<CatalogSource, std::vector<CatalogSource>> catalog_sources(const GlobalOptions& g);
+Catalog load(const GlobalOptions& g);
+Format parse_format(const GlobalOptions& g);
+// Prints a table in the chosen format; JSON gets `extra_json` and the warnings merged in.
+void print_table(const Table& t, const Catalog& c, std::string_view command, std::string_view rows_key, const GlobalOptions& g,
+                 std::string_view extra_json = {});
+void write_chart(const std::string& path, const Chart& chart);
+
+// A warning about input that may not be what the user meant: on stderr at
+// once, and in the JSON document's `warnings`.
+void warn(const std::string& message);
+const std::vector<std::string>& warnings();
+// The model's and workload's assumptions on stderr (info).
+void log_assumptions(const std::vector<std::string>& a);
+
+// An option given with an empty value ("--deadline ''") is an error.
+void refuse_empty_values(const CLI::App* cmd);
+bool given(const CLI::App* cmd, const char* flag);
+
+// ---------------------------------------------------------------------------
+// Option groups several commands share
+
+struct ModelOptions {
+  std::string params, model, model_config;
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0, vocab = 0;
+  bool given() const { return !params.empty() || !model.empty() || !model_config.empty(); }
+};
+
+struct WorkloadOptions {
+  std::string task;  // empty: pretrain, with a warning
+  std::string tokens, epochs, seq_len, global_batch;
+  std::string precision = "bf16";
+  int lora_rank = 16;
+  std::string lora_targets = "attention+mlp";
+  bool no_flash_attention = false;
+  bool inference() const { return task == "inference"; }
+};
+
+struct InferenceOptions {
+  std::string prompt_tokens, prompt_tokens_p95, output_tokens, output_tokens_p95, reasoning_tokens, samples;
+  std::string requests_per_second, tokens_per_day, concurrency;
+  std::string max_ttft, max_tpot, min_tokens_per_second_per_user;
+  std::string weights = "bf16", kv_cache = "bf16", mode = "online", target_utilisation;
+};
+
+// Job overheads (docs/methodology.md §Job overheads): recommend, cost and estimate.
+struct OverheadOptions {
+  std::string provision_minutes, image_gb, load_gb_per_s, neuron_compile_minutes;
+  bool resume = false, no_overheads = false;
+};
+
+struct RankingOptions {
+  std::string sort_by, deadline, budget, region = "us-east-1", pricing = "on-demand", cost_slack;
+  std::string checkpoint_storage = "fsx-lustre", checkpoint_gb_per_s, restart_minutes, chart;
+  int top = 10;
+  int max_instances = 512;
+  bool all_counts = false;
+  std::vector<std::string> families, exclude;
+};
+
+void add_model_options(CLI::App* cmd, ModelOptions& o);
+void add_workload_options(CLI::App* cmd, WorkloadOptions& o);
+void add_inference_options(CLI::App* cmd, InferenceOptions& o);
+void add_overhead_options(CLI::App* cmd, OverheadOptions& o);
+void add_ranking_options(CLI::App* cmd, RankingOptions& o);
+
+ModelSpec build_model(const ModelOptions& o);
+TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m);
+InferenceWorkload build_inference_workload(const InferenceOptions& o);
+OverheadSettings build_overheads(const OverheadOptions& o);
+// The ranking request of recommend and cost, checked against the catalog.
+RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& oo, const Catalog& catalog);
+// Flags of the other kind of task are refused rather than ignored.
+void check_task_flags(const CLI::App* cmd, bool inference);
+
+}  // namespace gpuadvisor::cli

@@ -1,0 +1,393 @@
+// What the commands share: catalog loading, output, warnings, option groups
+// and the builders from flag text to the core's requests.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/files.hpp"
+#include "gpuadvisor/pricing.hpp"
+#include "gpuadvisor/quantity.hpp"
+
+namespace gpuadvisor::cli {
+
+namespace {
+constexpr long kStalePriceDays = 90;
+constexpr double kSuspiciousTokens = 1e6;  // fewer training tokens than this is likely a missing suffix
+std::vector<std::string> g_warnings;
+}  // namespace
+
+std::string today() {
+  if (const char* t = std::getenv("GPUADVISOR_TODAY")) return t;
+  auto now = std::chrono::system_clock::now();
+  auto days = std::chrono::floor<std::chrono::days>(now);
+  std::chrono::year_month_day ymd{days};
+  return fmt::format("{:04d}-{:02d}-{:02d}", int(ymd.year()), unsigned(ymd.month()), unsigned(ymd.day()));
+}
+
+std::pair<CatalogSource, std::vector<CatalogSource>> catalog_sources(const GlobalOptions& g) {
+  CatalogSource base{"<embedded catalog>", std::string(embedded_catalog_text())};
+  std::string file = g.catalog_file;
+  if (file.empty())
+    if (const char* env = std::getenv("GPUADVISOR_CATALOG"); env && *env) file = env;
+  if (!file.empty()) base = read_catalog_file(file);
+  std::vector<CatalogSource> overlays;
+  for (const auto& f : g.catalog_add) overlays.push_back(read_catalog_file(f));
+  return {base, overlays};
+}
+
+Catalog load(const GlobalOptions& g) {
+  auto [base, overlays] = catalog_sources(g);
+  Catalog c = load_catalog(base, overlays);
+  Discounts d;
+  for (const auto& x : g.discounts) add_discount(d, x);
+  apply_discounts(c, d);
+  if (auto age = days_between(c.prices_as_of, today()); age && *age > kStalePriceDays)
+    warn(fmt::format("prices are {} days old (as of {}); refresh them or pass --catalog-add with current prices", *age, c.prices_as_of));
+  return c;
+}
+
+Format parse_format(const GlobalOptions& g) {
+  auto f = format_from_string(g.format);
+  if (!f) throw InputError(fmt::format("--format: '{}' is not one of table, json, csv, markdown", g.format));
+  return *f;
+}
+
+void warn(const std::string& message) {
+  spdlog::warn("{}", message);
+  g_warnings.push_back(message);
+}
+
+const std::vector<std::string>& warnings() { return g_warnings; }
+
+void log_assumptions(const std::vector<std::string>& a) {
+  for (const auto& x : a) spdlog::info("assumption: {}", x);
+}
+
+void print_table(const Table& t, const Catalog& c, std::string_view command, std::string_view rows_key, const GlobalOptions& g,
+                 std::string_view extra_json) {
+  RenderOptions o{parse_format(g), g.wide};
+  std::string extra(extra_json);
+  if (o.format == Format::json) {
+    nlohmann::ordered_json j = extra.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(extra);
+    j["warnings"] = warnings();
+    extra = j.dump();
+  }
+  int hidden = 0;
+  std::cout << render_table(t, c, command, rows_key, o, &hidden, extra);
+  if (hidden > 0 && o.format == Format::table) spdlog::info("{} columns hidden to fit 80 columns; use --wide to see them", hidden);
+}
+
+void write_chart(const std::string& path, const Chart& chart) {
+  if (path.empty()) return;
+  write_file_atomically(path, render_svg(chart));
+  spdlog::info("wrote the chart to {}", path);
+}
+
+void refuse_empty_values(const CLI::App* cmd) {
+  for (const CLI::Option* opt : cmd->get_options()) {
+    if (opt->count() == 0 || opt->get_expected_min() == 0) continue;
+    for (const auto& v : opt->results())
+      if (v.empty()) throw InputError(fmt::format("{}: empty value", opt->get_name()));
+  }
+  for (const CLI::App* sub : cmd->get_subcommands()) refuse_empty_values(sub);
+}
+
+bool given(const CLI::App* cmd, const char* flag) {
+  const CLI::Option* o = cmd->get_option_no_throw(flag);
+  return o && o->count() > 0;
+}
+
+// ---------------------------------------------------------------------------
+// Option groups
+
+void add_model_options(CLI::App* cmd, ModelOptions& o) {
+  cmd->add_option("--params", o.params, "Parameter count: 13B, 1.5T, 7e9 (shape from the nearest preset)")->group("Model");
+  cmd->add_option("--model", o.model, "A preset (see `gpuadvisor models`), e.g. llama-3-70b")->group("Model");
+  cmd->add_option("--model-config", o.model_config, "A Hugging Face config.json")->group("Model");
+  cmd->add_option("--layers", o.layers, "Override the number of layers")->group("Model");
+  cmd->add_option("--hidden", o.hidden, "Override the hidden size")->group("Model");
+  cmd->add_option("--heads", o.heads, "Override the attention heads")->group("Model");
+  cmd->add_option("--kv-heads", o.kv_heads, "Override the key/value heads (GQA)")->group("Model");
+  cmd->add_option("--vocab", o.vocab, "Override the vocabulary size")->group("Model");
+}
+
+void add_workload_options(CLI::App* cmd, WorkloadOptions& o) {
+  cmd->add_option("--task", o.task, "pretrain (default) | finetune (full SFT) | lora | qlora | inference")->group("Workload");
+  cmd->add_option("--tokens", o.tokens, "Tokens per epoch: 1T, 500M (default: 20 per parameter for pretrain, 100M otherwise)")->group("Workload");
+  cmd->add_option("--epochs", o.epochs, "Passes over the tokens (default 1)")->group("Workload");
+  cmd->add_option("--seq-len", o.seq_len, "Sequence length: 4096, 8k (= 8192) (default 4096 pretrain, 2048 fine-tuning)")->group("Workload");
+  cmd->add_option("--global-batch", o.global_batch, "Sequences per optimizer step (default ~4M tokens pretrain, 64 otherwise)")->group("Workload");
+  cmd->add_option("--precision", o.precision, "Matrix-math precision: bf16 | fp16 | fp8 | fp4 (default bf16)")->group("Workload");
+  cmd->add_option("--lora-rank", o.lora_rank, "LoRA rank (default 16)")->group("Workload");
+  cmd->add_option("--lora-targets", o.lora_targets, "attention | attention+mlp (default attention+mlp)")->group("Workload");
+  cmd->add_flag("--no-flash-attention", o.no_flash_attention, "Store attention scores (no fused attention kernel)")->group("Workload");
+}
+
+void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
+  const char* g = "Inference (--task inference)";
+  cmd->add_option("--prompt-tokens", o.prompt_tokens, "Prompt tokens per request, mean (default 1024)")->group(g);
+  cmd->add_option("--prompt-tokens-p95", o.prompt_tokens_p95, "Prompt tokens, 95th percentile (the TTFT target is checked here)")->group(g);
+  cmd->add_option("--output-tokens", o.output_tokens, "Visible output tokens per request, mean (default 256)")->group(g);
+  cmd->add_option("--output-tokens-p95", o.output_tokens_p95, "Output tokens, 95th percentile (one such request must fit)")->group(g);
+  cmd->add_option("--reasoning-tokens", o.reasoning_tokens, "Hidden thinking tokens per sample (default 0)")->group(g);
+  cmd->add_option("--samples", o.samples, "Sequences per request: best-of-N, self-consistency (default 1)")->group(g);
+  cmd->add_option("--requests-per-second", o.requests_per_second, "The load, requests per second (sets the replicas)")->group(g);
+  cmd->add_option("--tokens-per-day", o.tokens_per_day, "The load as visible output tokens per day: 2B, 500M")->group(g);
+  cmd->add_option("--target-utilisation", o.target_utilisation,
+                  "Most a replica may be busy: 80% (default; headroom for bursts and queueing), 0.6")->group(g);
+  cmd->add_option("--concurrency", o.concurrency, "Most sequences in flight per replica (default: what fits, up to 1024)")->group(g);
+  cmd->add_option("--max-ttft", o.max_ttft, "Time to first token target: 500ms, 2s (online default 2s)")->group(g);
+  cmd->add_option("--max-tpot", o.max_tpot, "Time per output token target: 50ms (online default 200ms)")->group(g);
+  cmd->add_option("--min-tokens-per-second-per-user", o.min_tokens_per_second_per_user, "Alternative to --max-tpot: 20 means 50ms")->group(g);
+  cmd->add_option("--weights", o.weights, "Weight format: bf16 | fp8 | int8 | int4 | fp4 (default bf16)")->group(g);
+  cmd->add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16 | fp8 (default bf16)")->group(g);
+  cmd->add_option("--mode", o.mode, "online (latency targets) | offline (throughput, no targets unless given)")->group(g);
+}
+
+void add_overhead_options(CLI::App* cmd, OverheadOptions& o) {
+  const char* g = "Job overheads (time before the first step and after the last; docs/methodology.md)";
+  cmd->add_option("--provision-minutes", o.provision_minutes, "Request to booted instance (default 3, or 6 with 8+ accelerators)")->group(g);
+  cmd->add_option("--image-gb", o.image_gb, "Container image pulled on every instance at 60 MB/s (default 18; 0 if baked in)")->group(g);
+  cmd->add_option("--load-gb-per-s", o.load_gb_per_s, "Read bandwidth per instance for the weights (default: the checkpoint storage's)")->group(g);
+  cmd->add_option("--neuron-compile-minutes", o.neuron_compile_minutes, "Trainium/Inferentia compilation (default 30, 75 above 20B; 0 if cached)")
+      ->group(g);
+  cmd->add_flag("--resume", o.resume, "Load a full checkpoint (weights and optimizer state) before the first step")->group(g);
+  cmd->add_flag("--no-overheads", o.no_overheads, "Count the training steps only")->group(g);
+}
+
+void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
+  cmd->add_option("--sort-by", o.sort_by,
+                  "recommended (default: the pick, then the options within --cost-slack by time, then by cost) | pareto | time | cost | cost-per-token")
+      ->group("Ranking");
+  cmd->add_option("--cost-slack", o.cost_slack, "The pick is the fastest option within this much of the cheapest cost: 20% (default), 0.5")
+      ->group("Ranking");
+  cmd->add_option("--top", o.top, "Rows to show (default 10)")->group("Ranking");
+  cmd->add_flag("--all-counts", o.all_counts, "Show every instance count (every tensor-parallel size for a service), not one row per type")
+      ->group("Ranking");
+  cmd->add_option("--max-instances", o.max_instances, "Largest instance count to consider (default 512)")->group("Constraints");
+  cmd->add_option("--family", o.families, "Only these families (repeatable)")->group("Constraints");
+  cmd->add_option("--exclude", o.exclude, "Skip these instance types or families (repeatable)")->group("Constraints");
+  cmd->add_option("--region", o.region, "Region for prices (default us-east-1)")->group("Constraints");
+  cmd->add_option("--pricing", o.pricing, "on-demand (default) | spot | savings-1y | savings-3y | best: the price used for ranking and any budget")
+      ->group("Constraints");
+  cmd->add_option("--deadline", o.deadline, "Longest acceptable run: 72h, 14d (training)")->group("Constraints");
+  cmd->add_option("--budget", o.budget, "Largest acceptable cost in USD: 50000, 12.5k (per month for a service)")->group("Constraints");
+  const char* g = "Interruptions (spot reclaims, hardware failures) and checkpoints";
+  cmd->add_option("--checkpoint-storage", o.checkpoint_storage, "s3 | fsx-lustre (default) | efs | local-nvme")->group(g);
+  cmd->add_option("--checkpoint-gb-per-s", o.checkpoint_gb_per_s, "Override the storage's write bandwidth for the whole job, GB/s")->group(g);
+  cmd->add_option("--restart-minutes", o.restart_minutes, "Time to restart after an interruption (default 10)")->group(g);
+  cmd->add_option("--chart", o.chart, "Also write an SVG chart of time against cost, the pick marked, to this file")->group("Output");
+}
+
+// ---------------------------------------------------------------------------
+// Builders
+
+namespace {
+
+ModelSpec preset_model(const std::string& name) {
+  const ModelSpec* p = find_model_preset(name);
+  if (p) return *p;
+  std::vector<std::string> names;
+  for (const auto& x : model_presets()) names.push_back(x.name);
+  std::string near;
+  for (const auto& n : nearest_names(name, names)) near += (near.empty() ? "" : ", ") + n;
+  throw InputError(fmt::format("--model: unknown model '{}'; did you mean: {}? (`gpuadvisor models` lists them all)", name, near));
+}
+
+}  // namespace
+
+ModelSpec build_model(const ModelOptions& o) {
+  int sources = !o.params.empty() + !o.model.empty() + !o.model_config.empty();
+  if (sources == 0) throw InputError("give the model: --params 13B, --model NAME (see `gpuadvisor models`) or --model-config config.json");
+  if (sources > 1) throw InputError("give only one of --params, --model and --model-config");
+  ModelSpec m;
+  if (!o.model.empty()) {
+    m = preset_model(o.model);
+  } else if (!o.model_config.empty()) {
+    std::vector<std::string> ws;
+    m = model_from_hf_config(o.model_config, ws);
+    for (const auto& w : ws) warn(w);
+  } else {
+    double params = parse_count(o.params, "--params");
+    if (params < 1e6) throw InputError(fmt::format("--params: {:.3g} is too small for a transformer (at least 1M)", params));
+    if (params > kMaxParams) throw InputError(fmt::format("--params: {:.3g} exceeds the supported {:.0e}", params, kMaxParams));
+    m = model_from_param_count(params);
+  }
+  ShapeOverrides ov{o.layers, o.hidden, o.heads, o.kv_heads, o.vocab};
+  for (int v : {o.layers, o.hidden, o.heads, o.kv_heads, o.vocab})
+    if (v < 0) throw InputError("shape overrides (--layers, --hidden, --heads, --kv-heads, --vocab) must be positive");
+  apply_overrides(m, ov);
+  return m;
+}
+
+namespace {
+// A whole count with an optional suffix; for sequence lengths "k" is 1,024
+// as context windows are named ("8k" is 8,192 tokens).
+int parse_length(const std::string& text, const char* flag, bool binary_k) {
+  const bool k = binary_k && !text.empty() && (text.back() == 'k' || text.back() == 'K');
+  const double v = k ? parse_count(text.substr(0, text.size() - 1), flag) * 1024 : parse_count(text, flag);
+  if (v != std::floor(v)) throw InputError(fmt::format("{}: '{}' is not a whole number", flag, text));
+  return static_cast<int>(std::min(v, double(1 << 30)));
+}
+}  // namespace
+
+TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
+  WorkloadRequest r;
+  const std::string task_text = o.task.empty() ? "pretrain" : o.task;
+  auto task = task_from_string(task_text);
+  if (!task) throw InputError(fmt::format("--task: '{}' is not one of pretrain, finetune, lora, qlora, inference", o.task));
+  if (o.task.empty()) warn("no --task given: pre-training assumed (--task pretrain | finetune | lora | qlora | inference)");
+  r.task = *task;
+  if (!o.tokens.empty()) {
+    r.tokens = parse_count(o.tokens, "--tokens");
+    if (*r.tokens < kSuspiciousTokens)
+      warn(fmt::format("--tokens {}: only {:g} tokens; did you mean {}M or {}B?", o.tokens, *r.tokens, o.tokens, o.tokens));
+  }
+  if (!o.epochs.empty()) r.epochs = parse_number(o.epochs, "--epochs", 1e-6, 1e6);
+  if (!o.seq_len.empty()) r.seq_len = parse_length(o.seq_len, "--seq-len", true);
+  if (!o.global_batch.empty()) r.global_batch = parse_length(o.global_batch, "--global-batch", false);
+  auto p = precision_from_string(o.precision);
+  if (!p || (*p != Precision::bf16 && *p != Precision::fp8 && *p != Precision::fp4 && *p != Precision::fp16))
+    throw InputError(fmt::format("--precision: '{}' is not one of bf16, fp16, fp8, fp4", o.precision));
+  r.precision = *p;
+  r.lora_rank = o.lora_rank;
+  auto t = lora_targets_from_string(o.lora_targets);
+  if (!t) throw InputError(fmt::format("--lora-targets: '{}' is not one of attention, attention+mlp", o.lora_targets));
+  r.lora_targets = *t;
+  r.flash_attention = !o.no_flash_attention;
+  return make_workload(r, m);
+}
+
+namespace {
+// "80%" or "0.8".
+double parse_fraction(const std::string& text, const char* flag, double lo, double hi) {
+  std::string t = text;
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  const double v = parse_number(t, flag, percent ? lo * 100 : lo, percent ? hi * 100 : hi);
+  return percent ? v / 100 : v;
+}
+}  // namespace
+
+InferenceWorkload build_inference_workload(const InferenceOptions& o) {
+  InferenceRequest r;
+  auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_count(v, flag)); };
+  r.prompt_tokens = count(o.prompt_tokens, "--prompt-tokens");
+  r.prompt_tokens_p95 = count(o.prompt_tokens_p95, "--prompt-tokens-p95");
+  r.output_tokens = count(o.output_tokens, "--output-tokens");
+  r.output_tokens_p95 = count(o.output_tokens_p95, "--output-tokens-p95");
+  if (!o.reasoning_tokens.empty()) r.reasoning_tokens = parse_number(o.reasoning_tokens, "--reasoning-tokens", 0, 1e7);
+  if (!o.samples.empty()) r.samples = static_cast<int>(std::min<long long>(parse_positive_integer(o.samples, "--samples"), 1LL << 30));
+  if (!o.requests_per_second.empty()) r.requests_per_second = parse_number(o.requests_per_second, "--requests-per-second", 1e-9, 1e9);
+  r.output_tokens_per_day = count(o.tokens_per_day, "--tokens-per-day");
+  if (!o.target_utilisation.empty()) r.target_utilisation = parse_fraction(o.target_utilisation, "--target-utilisation", 0.05, 1);
+  if (!o.concurrency.empty()) r.concurrency = static_cast<int>(std::min<long long>(parse_positive_integer(o.concurrency, "--concurrency"), 1LL << 30));
+  if (!o.max_ttft.empty()) r.max_ttft_s = parse_latency_s(o.max_ttft, "--max-ttft");
+  if (!o.max_tpot.empty()) r.max_tpot_s = parse_latency_s(o.max_tpot, "--max-tpot");
+  if (!o.min_tokens_per_second_per_user.empty())
+    r.min_tokens_per_second_per_user = parse_number(o.min_tokens_per_second_per_user, "--min-tokens-per-second-per-user", 1e-6, 1e7);
+  auto wf = weight_format_from_string(o.weights);
+  if (!wf) throw InputError(fmt::format("--weights: '{}' is not one of bf16, fp8, int8, int4, fp4", o.weights));
+  r.weights = *wf;
+  if (o.kv_cache == "bf16" || o.kv_cache == "fp16") r.kv_cache = Precision::bf16;
+  else if (o.kv_cache == "fp8") r.kv_cache = Precision::fp8;
+  else throw InputError(fmt::format("--kv-cache: '{}' is not one of bf16, fp8", o.kv_cache));
+  auto mode = serving_mode_from_string(o.mode);
+  if (!mode) throw InputError(fmt::format("--mode: '{}' is not one of online, offline", o.mode));
+  r.mode = *mode;
+  return make_inference_workload(r);
+}
+
+OverheadSettings build_overheads(const OverheadOptions& o) {
+  OverheadSettings s;
+  s.enabled = !o.no_overheads;
+  s.resume = o.resume;
+  if (!o.provision_minutes.empty()) s.provision_s = parse_number(o.provision_minutes, "--provision-minutes", 0, 1e5) * 60;
+  if (!o.image_gb.empty()) s.image_gb = parse_number(o.image_gb, "--image-gb", 0, 1e4);
+  if (!o.load_gb_per_s.empty()) s.load_gb_per_s = parse_number(o.load_gb_per_s, "--load-gb-per-s", 1e-3, 1e4);
+  if (!o.neuron_compile_minutes.empty()) s.neuron_compile_s = parse_number(o.neuron_compile_minutes, "--neuron-compile-minutes", 0, 1e5) * 60;
+  return s;
+}
+
+namespace {
+
+void apply_storage_options(const RankingOptions& o, RecommendRequest& r) {
+  auto s = checkpoint_storage_from_string(o.checkpoint_storage);
+  if (!s) throw InputError(fmt::format("--checkpoint-storage: '{}' is not one of s3, fsx-lustre, efs, local-nvme", o.checkpoint_storage));
+  r.overheads.storage = *s;
+  if (!o.checkpoint_gb_per_s.empty()) r.overheads.checkpoint_write_gb_per_s = parse_number(o.checkpoint_gb_per_s, "--checkpoint-gb-per-s", 1e-3, 1e6);
+  if (!o.restart_minutes.empty()) r.restart_s = parse_number(o.restart_minutes, "--restart-minutes", 0, 1e5) * 60;
+}
+
+// A pricing model with no data in the region: every cost under it would be unknown.
+void warn_if_pricing_empty(const Catalog& catalog, const RecommendRequest& r) {
+  if (r.pricing == Pricing::on_demand || r.pricing == Pricing::best) return;
+  for (const Instance& i : catalog.instances)
+    if (!excluded(i, r) && hourly_rate(i, r.region, r.pricing)) return;
+  const bool commitment = r.pricing == Pricing::savings_1y || r.pricing == Pricing::savings_3y;
+  warn(fmt::format("--pricing {}: the catalog has no {} price in {}, so every cost under it is unknown{}", to_string(r.pricing),
+                   commitment ? "commitment" : "spot", r.region,
+                   commitment ? "; import them with `gpuadvisor prices import --offer-file ... --savings-plans-file ...`" : ""));
+}
+
+}  // namespace
+
+RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& oo, const Catalog& catalog) {
+  RecommendRequest r;
+  r.region = o.region;
+  auto pricing = pricing_from_string(o.pricing);
+  if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot, savings-1y, savings-3y, best", o.pricing));
+  r.pricing = *pricing;
+  if (!o.sort_by.empty()) {
+    auto sort = sort_by_from_string(o.sort_by);
+    if (!sort) throw InputError(fmt::format("--sort-by: '{}' is not one of recommended, pareto, time, cost, cost-per-token", o.sort_by));
+    r.sort_by = *sort;
+  }
+  if (!o.cost_slack.empty()) r.cost_slack = parse_fraction(o.cost_slack, "--cost-slack", 0, 10);
+  if (o.top < 1) throw InputError("--top: must be at least 1");
+  if (o.max_instances < 1 || o.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
+  r.top = o.top;
+  r.max_instances = o.max_instances;
+  r.all_counts = o.all_counts;
+  r.families = o.families;
+  r.exclude = o.exclude;
+  for (const auto& f : o.families)
+    if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.family == f; }))
+      throw InputError(fmt::format("--family: no instance family '{}' in the catalog", f));
+  for (const auto& x : o.exclude)
+    if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.name == x || i.family == x; }))
+      throw InputError(fmt::format("--exclude: '{}' is neither an instance type nor a family in the catalog", x));
+  if (!o.deadline.empty()) r.deadline_hours = parse_duration_hours(o.deadline, "--deadline");
+  if (!o.budget.empty()) r.budget_usd = parse_usd(o.budget, "--budget");
+  r.overheads = build_overheads(oo);
+  apply_storage_options(o, r);
+  warn_if_pricing_empty(catalog, r);
+  return r;
+}
+
+void check_task_flags(const CLI::App* cmd, bool inference) {
+  static constexpr const char* kTrainingFlags[] = {"--tokens", "--epochs", "--seq-len", "--global-batch", "--precision",
+                                                   "--lora-rank", "--lora-targets", "--no-flash-attention", "--deadline",
+                                                   "--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
+                                                   "--resume", "--no-overheads"};
+  static constexpr const char* kInferenceFlags[] = {"--prompt-tokens", "--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
+                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
+                                                    "--concurrency", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user",
+                                                    "--weights", "--kv-cache", "--mode", "--target-utilisation"};
+  if (inference) {
+    for (const char* f : kTrainingFlags)
+      if (given(cmd, f))
+        throw InputError(fmt::format("{} applies to training; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)", f));
+  } else {
+    for (const char* f : kInferenceFlags)
+      if (given(cmd, f)) throw InputError(fmt::format("{} applies to --task inference only", f));
+  }
+}
+
+}  // namespace gpuadvisor::cli

@@ -1,0 +1,211 @@
+// `gpuadvisor cost`: the finance view. A training job ranked like
+// `recommend` (on-demand, spot with expected interruptions, commitments); a
+// given run (--instance, --count, --hours or the model's hours); a bare
+// reservation (no model); or a service per month (--task inference).
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "cli.hpp"
+#include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/inference_search.hpp"
+#include "gpuadvisor/quantity.hpp"
+
+namespace gpuadvisor::cli {
+
+namespace {
+
+// "100" is 100 hours; "72h", "14d", "90m" as everywhere else.
+double parse_hours(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("0123456789.") == std::string::npos) return parse_number(text, "--hours", 1e-6, 1e7);
+  return parse_duration_hours(text, "--hours");
+}
+
+class CostCommand : public Command {
+ public:
+  explicit CostCommand(CLI::App& parent) {
+    app = parent.add_subcommand(
+        "cost", "Finance view: on-demand, spot with expected interruptions and commitments, for a job, a given run or a service");
+    app->footer(
+        "Examples:\n"
+        "  gpuadvisor cost --instance p5.48xlarge --count 4 --hours 100          (a reservation; no model needed)\n"
+        "  gpuadvisor cost --instance p5.48xlarge --count 16 --model llama-3-70b --task pretrain --tokens 200B\n"
+        "  gpuadvisor cost --model llama-3-70b --task pretrain --tokens 200B --family p5 --format csv\n"
+        "  gpuadvisor cost --model llama-3-8b --task inference --requests-per-second 20");
+    add_model_options(app, mo);
+    add_workload_options(app, wo);
+    add_inference_options(app, io);
+    add_overhead_options(app, oo);
+    add_ranking_options(app, co);
+    const char* given_run = "Given run";
+    app->add_option("--instance", instance, "Price a given run: this instance type")->group(given_run);
+    app->add_option("--count", count, "Instances of the given run (default 1)")->group(given_run);
+    app->add_option("--hours", hours, "Length of the given run: 100 (hours), 72h, 14d; without it the model's run length is estimated")
+        ->group(given_run);
+  }
+
+  int run(const GlobalOptions& g) override {
+    const Catalog catalog = load(g);
+    if (wo.inference()) return run_inference(catalog, g);
+    check_task_flags(app, false);
+    RecommendRequest r = build_request(co, oo, catalog);
+    const bool given_run = !instance.empty() || given(app, "--hours") || given(app, "--count");
+    if (given_run && !mo.given()) return run_reservation(catalog, r, g);
+    ModelSpec m = build_model(mo);
+    TrainingWorkload w = build_workload(wo, m);
+    log_assumptions(m.assumptions);
+    log_assumptions(w.assumptions);
+    Recommendation result = given_run ? price_given_run(catalog, m, w, r) : recommend(m, w, catalog, r);
+    if (result.rows.empty()) {
+      if (parse_format(g) == Format::csv) print_table(cost_table(result, RecommendContext{&m, &w, &r}), catalog, "cost", "options", g);
+      if (parse_format(g) != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
+      throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints", to_string(w.task), m.name),
+                             rejections_json(result.rejections));
+    }
+    print(result, RecommendContext{&m, &w, &r}, catalog, g);
+    return 0;
+  }
+
+ private:
+  ModelOptions mo;
+  WorkloadOptions wo;
+  InferenceOptions io;
+  OverheadOptions oo;
+  RankingOptions co;
+  std::string instance, hours;
+  int count = 1;
+
+  const Instance& given_instance(const Catalog& catalog) const {
+    if (instance.empty()) throw InputError("a given run needs --instance (with --count and --hours, or a model to estimate the hours)");
+    const Instance* inst = catalog.find_instance(instance);
+    if (!inst) {
+      std::string s;
+      for (const auto& n : catalog.nearest_instance_names(instance)) s += (s.empty() ? "" : ", ") + n;
+      throw InputError(fmt::format("--instance: unknown instance '{}'; did you mean: {}?", instance, s));
+    }
+    if (count < 1 || count > 100000) throw InputError("--count: must be in [1, 100000]");
+    return *inst;
+  }
+
+  // The given run becomes the pick; deadline and budget are checked against it.
+  static void settle_given(Recommendation& out, RecommendRow row, const RecommendRequest& r) {
+    if (r.deadline_hours && row.estimate.total_hours > *r.deadline_hours)
+      throw NothingFitsError(fmt::format("{} x {} takes {}, past the {} deadline", row.count, row.instance->name,
+                                         format_duration(row.estimate.total_hours), format_duration(*r.deadline_hours)));
+    if (r.budget_usd && row.ranked_cost_usd && *row.ranked_cost_usd > *r.budget_usd)
+      throw NothingFitsError(fmt::format("{} x {} costs ${}, over the ${} budget", row.count, row.instance->name,
+                                         format_thousands(*row.ranked_cost_usd), format_thousands(*r.budget_usd)));
+    out.rows.push_back(row);
+    out.options_found = 1;
+    if (row.ranked_cost_usd) {
+      out.pick = out.cheapest = out.fastest = row;
+      out.why = "the run given with --instance and --count";
+    }
+  }
+
+  // A given run with a model: its hours given, or estimated with the job overheads.
+  Recommendation price_given_run(const Catalog& catalog, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) const {
+    const Instance& inst = given_instance(catalog);
+    const Accelerator& acc = catalog.accelerator_of(inst);
+    RecommendRow row;
+    row.instance = &inst;
+    row.count = count;
+    if (!hours.empty()) {
+      row.estimate.total_hours = row.estimate.train_hours = parse_hours(hours);
+    } else {
+      if (auto p = accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst.name, *p));
+      const Cluster c{&inst, &acc, count};
+      ClusterSearch s = search_cluster(m, w, c);
+      if (!s.best) throw NothingFitsError(fmt::format("{} x {}: {}", count, inst.name, s.problem));
+      row.estimate = *s.best;
+      add_job_overheads(row.estimate, m, w, c, r.overheads);
+      spdlog::info("{} x {} runs {} in {} (training {} + setup {}; `gpuadvisor estimate` shows the breakdown)", count, inst.name,
+                   to_string(w.task), format_duration(row.estimate.total_hours), format_duration(row.estimate.train_hours),
+                   format_duration(row.estimate.setup.hours()));
+    }
+    price_row(row, m, w, r);
+    Recommendation out;
+    settle_given(out, row, r);
+    return out;
+  }
+
+  // --instance --count --hours without a model: what the instances cost for those hours.
+  int run_reservation(const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g) {
+    for (const char* f : {"--task", "--tokens", "--epochs", "--seq-len", "--global-batch", "--precision"})
+      if (given(app, f)) throw InputError(fmt::format("{} needs the model (--params, --model or --model-config)", f));
+    if (hours.empty()) throw InputError("without a model, a given run needs --hours (or give the model to estimate them)");
+    RecommendRow row;
+    row.instance = &given_instance(catalog);
+    row.count = count;
+    row.estimate.total_hours = row.estimate.train_hours = parse_hours(hours);
+    price_hours(row, r);
+    Recommendation result;
+    settle_given(result, row, r);
+    spdlog::info("no model given: the instances alone are priced; expected interruption costs need the model's checkpoint size");
+    print_reservation(result, r, catalog, g);
+    return 0;
+  }
+
+  void print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
+    const Format format = parse_format(g);
+    if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
+    print_table(cost_table(result, ctx), catalog, "cost", "options", g,
+                format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
+    write_chart(co.chart, recommendation_chart(result, ctx));
+    if (format == Format::table || format == Format::markdown)
+      std::cout << fmt::format("\nUSD, {} prices as of {}; times and costs include job overheads. Spot expected cost includes reclaims at "
+                               "the Spot Advisor bucket's upper edge and hardware failures, checkpoints to {} every Daly-optimal interval "
+                               "and {:.0f} min restarts; BREAK-EVEN is the monthly interruption rate above which on-demand is cheaper. "
+                               "Commitment columns (--wide) price the job's hours at the commitment rate and assume the rest of the term "
+                               "is used by other work; a commitment for this job alone costs the committed monthly spend for the whole "
+                               "term.\n",
+                               ctx.request->region, catalog.prices_as_of, to_string(ctx.request->overheads.storage),
+                               ctx.request->restart_s / 60);
+  }
+
+  void print_reservation(const Recommendation& result, const RecommendRequest& r, const Catalog& catalog, const GlobalOptions& g) const {
+    const Format format = parse_format(g);
+    print_table(reservation_table(result), catalog, "cost", "options", g,
+                format == Format::json ? reservation_json_extra(result, r) : std::string());
+    if (format == Format::table || format == Format::markdown)
+      std::cout << fmt::format("\nUSD, {} prices as of {}; billed per second with a 60 s minimum. SPOT assumes no interruptions.\n",
+                               r.region, catalog.prices_as_of);
+  }
+
+  int run_inference(const Catalog& catalog, const GlobalOptions& g) {
+    check_task_flags(app, true);
+    for (const char* f : {"--instance", "--hours", "--count"})
+      if (given(app, f)) throw InputError(fmt::format("{} prices a given training run or reservation; a service is sized from the load", f));
+    ModelSpec m = build_model(mo);
+    InferenceWorkload w = build_inference_workload(io);
+    RecommendRequest r = build_request(co, oo, catalog);
+    if (co.sort_by.empty()) r.sort_by = SortBy::cost;
+    log_assumptions(m.assumptions);
+    log_assumptions(w.assumptions);
+    ServingRecommendation result = recommend_inference(m, w, catalog, r);
+    InferenceContext ctx{&m, &w, &r};
+    if (result.rows.empty()) {
+      if (parse_format(g) == Format::csv) print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g);
+      if (parse_format(g) != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
+      throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints", m.name),
+                             rejections_json(result.rejections));
+    }
+    const Format format = parse_format(g);
+    if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
+    print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g,
+                format == Format::json ? inference_json_extra(result, ctx) : std::string());
+    write_chart(co.chart, inference_chart(result, ctx));
+    if (format == Format::table || format == Format::markdown)
+      std::cout << fmt::format("\nUSD, {} prices as of {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
+                               "keep spare capacity). A service runs all month, so a commitment's effective rate applies as is; it pays "
+                               "off above the UTIL> share of the month.\n",
+                               r.region, catalog.prices_as_of);
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> add_cost_command(CLI::App& parent) { return std::make_unique<CostCommand>(parent); }
+
+}  // namespace gpuadvisor::cli

@@ -1,0 +1,223 @@
+// `gpuadvisor estimate`: one configuration in full (training or a serving replica).
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/inference_search.hpp"
+
+namespace gpuadvisor::cli {
+
+namespace {
+
+struct EstimateOptions {
+  std::string instance, region = "us-east-1";
+  std::string checkpoint_storage = "fsx-lustre";
+  int count = 1;
+  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0, vp = 0, cp = 0, recompute_layers = 0;
+  std::string recompute;
+  bool explain = false;
+};
+
+class EstimateCommand : public Command {
+ public:
+  explicit EstimateCommand(CLI::App& parent) {
+    app = parent.add_subcommand("estimate", "Explain one configuration in full: memory, time (with job overheads), cost");
+    app->footer(
+        "Examples:\n"
+        "  gpuadvisor estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain --precision fp8 --explain\n"
+        "  gpuadvisor estimate --instance p4d.24xlarge --params 13B --task lora --tokens 1M\n"
+        "  gpuadvisor estimate --task inference --instance inf2.xlarge --model llama-2-7b --explain");
+    add_model_options(app, mo);
+    add_workload_options(app, wo);
+    add_inference_options(app, io);
+    add_overhead_options(app, oo);
+    app->add_option("--instance", eo.instance, "Instance type, e.g. p5.48xlarge")->required()->group("Cluster");
+    app->add_option("--count", eo.count, "Number of instances (default 1)")->group("Cluster");
+    app->add_option("--region", eo.region, "Region for prices (default us-east-1)")->group("Cluster");
+    app->add_option("--checkpoint-storage", eo.checkpoint_storage, "Where weights are read and checkpoints written: s3 | fsx-lustre (default) | efs | local-nvme")
+        ->group("Cluster");
+    app->add_option("--tp", eo.tp, "Tensor-parallel size (searched if omitted)")->group("Layout");
+    app->add_option("--pp", eo.pp, "Pipeline stages (searched if omitted)")->group("Layout");
+    app->add_option("--ep", eo.ep, "Expert-parallel size (searched if omitted)")->group("Layout");
+    app->add_option("--vp", eo.vp, "Virtual pipeline stages per rank, interleaved schedule (searched if omitted)")->group("Layout");
+    app->add_option("--cp", eo.cp, "Context-parallel size: each sequence split over this many ranks, ring attention (searched if omitted, for sequences of 8k tokens and more)")
+        ->group("Layout");
+    app->add_option("--micro-batch", eo.micro_batch, "Sequences per micro-batch (searched if omitted)")->group("Layout");
+    app->add_option("--zero-stage", eo.zero_stage, "ZeRO stage 0-3 (searched if omitted)")->group("Layout");
+    app->add_option("--recompute", eo.recompute, "none | selective | full (searched if omitted)")->group("Layout");
+    app->add_option("--recompute-layers", eo.recompute_layers, "With full recompute: layers per pipeline stage rebuilt (default: the fewest that fit)")
+        ->group("Layout");
+    app->add_option("--batch", eo.batch, "Inference: sequences in flight per replica (searched if omitted)")->group("Layout");
+    app->add_flag("--explain", eo.explain, "Print the formulas with the numbers filled in");
+  }
+
+  int run(const GlobalOptions& g) override {
+    const Catalog catalog = load(g);
+    check_task_flags(app, wo.inference());
+    ModelSpec m = build_model(mo);
+    const Instance& inst = instance_of(catalog);
+    if (wo.inference()) {
+      for (const char* f : {"--count", "--ep", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--checkpoint-storage"})
+        if (app->count(f))
+          throw InputError(fmt::format("{} is a training flag; for inference give --tp, --pp (instances per replica) and --batch; replicas follow from the load", f));
+      return run_inference(m, build_inference_workload(io), catalog, inst, g);
+    }
+    if (app->count("--batch")) throw InputError("--batch applies to --task inference; training takes --micro-batch and --global-batch");
+    return run_training(m, build_workload(wo, m), catalog, inst, g);
+  }
+
+ private:
+  ModelOptions mo;
+  WorkloadOptions wo;
+  InferenceOptions io;
+  OverheadOptions oo;
+  EstimateOptions eo;
+
+  const Instance& instance_of(const Catalog& catalog) const {
+    const Instance* inst = catalog.find_instance(eo.instance);
+    if (inst) return *inst;
+    std::string s;
+    for (const auto& n : catalog.nearest_instance_names(eo.instance)) s += (s.empty() ? "" : ", ") + n;
+    throw InputError(fmt::format("--instance: unknown instance '{}'; did you mean: {}?", eo.instance, s));
+  }
+
+  LayoutConstraints fixed_layout(const TrainingWorkload& w) const {
+    for (int v : {eo.tp, eo.pp, eo.ep, eo.micro_batch, eo.vp, eo.cp})
+      if (v < 0) throw InputError("--tp, --pp, --ep, --vp, --cp and --micro-batch must be positive");
+    LayoutConstraints fixed;
+    if (eo.tp) fixed.tp = eo.tp;
+    if (eo.pp) fixed.pp = eo.pp;
+    if (eo.ep) fixed.ep = eo.ep;
+    if (eo.vp) fixed.vp = eo.vp;
+    if (eo.cp) fixed.cp = eo.cp;
+    if (eo.micro_batch) fixed.micro_batch = eo.micro_batch;
+    if (eo.zero_stage >= 0) fixed.zero_stage = eo.zero_stage;
+    if (!eo.recompute.empty()) {
+      auto rc = recompute_from_string(eo.recompute);
+      if (!rc) throw InputError(fmt::format("--recompute: '{}' is not one of none, selective, full", eo.recompute));
+      fixed.recompute = *rc;
+    }
+    if (app->count("--recompute-layers")) {
+      if (eo.recompute_layers < 1) throw InputError("--recompute-layers: must be at least 1");
+      if (fixed.recompute != Recompute::full) throw InputError("--recompute-layers needs --recompute full");
+      fixed.recompute_layers = eo.recompute_layers;
+    }
+    if (eo.cp > 1 && w.seq_len % (2 * eo.cp) != 0)
+      throw InputError(fmt::format("--cp {}: the sequence length {} must divide into 2 x cp chunks (load-balanced ring attention)", eo.cp, w.seq_len));
+    if (eo.zero_stage > 3 || eo.zero_stage < -1) throw InputError("--zero-stage: must be 0, 1, 2 or 3");
+    if (eo.vp > 1 && eo.pp == 1) throw InputError("--vp: virtual pipeline stages need pipeline parallelism (--pp > 1)");
+    return fixed;
+  }
+
+  // The fixed tp x cp x pp must divide the accelerators (dp takes the rest).
+  static void check_divides(const LayoutConstraints& fixed, const Cluster& c) {
+    if (fixed.tp && (c.instance->accelerator_count % *fixed.tp != 0))
+      throw InputError(fmt::format("--tp {} does not divide the {} accelerators of one {}", *fixed.tp, c.instance->accelerator_count, c.instance->name));
+    std::string named;
+    int ranks = 1;
+    for (auto [flag, v] : {std::pair{"--tp", fixed.tp}, std::pair{"--cp", fixed.cp}, std::pair{"--pp", fixed.pp}})
+      if (v) {
+        named += fmt::format("{}{} {}", named.empty() ? "" : " x ", flag, *v);
+        ranks *= *v;
+      }
+    if (c.accelerators() % ranks != 0)
+      throw InputError(fmt::format("{} does not divide the {} accelerators of {} x {}", named, c.accelerators(), c.count, c.instance->name));
+  }
+
+  TrainingEstimate evaluate(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const LayoutConstraints& fixed) const {
+    const bool fully_fixed = fixed.tp && fixed.pp && fixed.micro_batch && fixed.zero_stage && fixed.recompute;
+    if (fully_fixed) {
+      const int cp = fixed.cp.value_or(1);
+      const int dp = c.accelerators() / (*fixed.tp * cp * *fixed.pp);
+      Layout l{*fixed.tp, *fixed.pp, std::max(1, dp), fixed.ep.value_or(1), *fixed.zero_stage, *fixed.micro_batch, *fixed.recompute,
+               fixed.vp.value_or(1), cp, fixed.recompute_layers.value_or(0)};
+      if (auto problem = layout_problem(m, w, c, l)) throw InputError(*problem);
+      return estimate_training(m, w, c, l);
+    }
+    check_divides(fixed, c);
+    ClusterSearch s = search_cluster(m, w, c, fixed);
+    if (!s.best) {
+      nlohmann::ordered_json details{{"memory_need_gb", s.smallest_need_gb > 0 ? nlohmann::ordered_json(s.smallest_need_gb) : nullptr},
+                                     {"capacity_gb", s.capacity_gb}};
+      throw NothingFitsError(fmt::format("{} x {}: {}", c.count, c.instance->name, s.problem), details.dump());
+    }
+    return *s.best;
+  }
+
+  int run_training(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const Instance& inst, const GlobalOptions& g) {
+    if (eo.count < 1 || eo.count > 100000) throw InputError("--count: must be in [1, 100000]");
+    const Accelerator& acc = catalog.accelerator_of(inst);
+    if (auto p = accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst.name, *p));
+    const Cluster c{&inst, &acc, eo.count};
+    const LayoutConstraints fixed = fixed_layout(w);
+    OverheadSettings settings = build_overheads(oo);
+    auto storage = checkpoint_storage_from_string(eo.checkpoint_storage);
+    if (!storage) throw InputError(fmt::format("--checkpoint-storage: '{}' is not one of s3, fsx-lustre, efs, local-nvme", eo.checkpoint_storage));
+    settings.storage = *storage;
+    log_assumptions(m.assumptions);
+    log_assumptions(w.assumptions);
+    TrainingEstimate e = evaluate(m, w, c, fixed);
+    add_job_overheads(e, m, w, c, settings);
+    const Format format = parse_format(g);
+    if (!e.fits() && format == Format::json) {
+      nlohmann::ordered_json details{{"memory_need_gb", e.memory.total_gb()}, {"capacity_gb", e.memory.capacity_gb}};
+      throw NothingFitsError(fmt::format("this layout needs {:.1f} GB per accelerator but {} has {:.1f} GB", e.memory.total_gb(), acc.name,
+                                         e.memory.capacity_gb),
+                             details.dump());
+    }
+    EstimateContext ctx{&m, &w, &c, &e, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot), eo.region};
+    std::cout << render_estimate(catalog, ctx, RenderOptions{format, g.wide});
+    if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ctx);
+    if (!e.fits()) {
+      spdlog::error("this layout needs {:.1f} GB per accelerator but {} has {:.1f} GB", e.memory.total_gb(), acc.name, e.memory.capacity_gb);
+      return static_cast<int>(ExitCode::nothing_fits);
+    }
+    return 0;
+  }
+
+  int run_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog, const Instance& inst, const GlobalOptions& g) {
+    const Format format = parse_format(g);
+    const Accelerator& acc = catalog.accelerator_of(inst);
+    if (auto p = serving_accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst.name, *p));
+    for (int v : {eo.tp, eo.pp, eo.batch})
+      if (v < 0) throw InputError("--tp, --pp and --batch must be positive");
+    log_assumptions(m.assumptions);
+    log_assumptions(w.assumptions);
+    const int pp = eo.pp ? eo.pp : 1;
+    if (pp > 4096) throw InputError("--pp: at most 4096");
+    const Cluster c{&inst, &acc, pp};
+    if (eo.tp)
+      if (auto lp = serving_layout_problem(m, c, ServingLayout{eo.tp, pp})) throw InputError(*lp);
+    const ServingChoice choice = choose_serving_layout(m, w, inst, acc, pp, eo.tp ? std::optional<int>(eo.tp) : std::nullopt,
+                                                       eo.batch ? std::optional<int>(eo.batch) : std::nullopt);
+    if (!choice.row)
+      throw NothingFitsError(fmt::format("{} x {}: {}", pp, inst.name, choice.problem.empty() ? "no valid tensor-parallel size" : choice.problem));
+    const ServingRow& row = *choice.row;
+    if (!row.estimate.fits()) {
+      nlohmann::ordered_json details{{"memory_need_gb", row.estimate.memory.total_gb()}, {"capacity_gb", row.estimate.memory.capacity_gb}};
+      throw NothingFitsError(fmt::format("{} x {} with tp {}: {}", pp, inst.name, row.estimate.layout.tp, choice.problem), details.dump());
+    }
+    if (!choice.problem.empty() && format == Format::json) {
+      nlohmann::ordered_json details{{"ttft_s", row.estimate.ttft_s}, {"tpot_s", row.estimate.tpot_s}};
+      throw NothingFitsError(choice.problem, details.dump());
+    }
+    InferenceEstimateContext ctx{&m, &w, &c, &row, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot),
+                                 eo.region};
+    std::cout << render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide});
+    if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);
+    if (!choice.problem.empty()) {
+      spdlog::error("{}", choice.problem);
+      return static_cast<int>(ExitCode::nothing_fits);
+    }
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> add_estimate_command(CLI::App& parent) { return std::make_unique<EstimateCommand>(parent); }
+
+}  // namespace gpuadvisor::cli

@@ -1,0 +1,134 @@
+// gpuadvisor's entry point: the global options, the commands (one file each
+// in src/cli/), exit codes, and the JSON error document (docs/json.md §Errors).
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "cli.hpp"
+#include "gpuadvisor/errors.hpp"
+
+using namespace gpuadvisor;
+using namespace gpuadvisor::cli;
+
+namespace {
+
+// Whether the command line asks for JSON; read from argv so that even a
+// command line CLI11 refuses gets its error as JSON.
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--format=json" || (a == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json")) return true;
+  }
+  return false;
+}
+
+// The command's name as the JSON documents give it ("recommend", "prices import").
+std::string command_name(int argc, char** argv) {
+  static constexpr std::string_view kCommands[] = {"recommend", "estimate", "cost", "catalog", "models", "validate", "calibrate", "prices"};
+  for (int i = 1; i < argc; ++i)
+    for (auto c : kCommands)
+      if (argv[i] == c) return c == "prices" && i + 1 < argc ? fmt::format("prices {}", argv[i + 1]) : std::string(c);
+  return "";
+}
+
+int fail(ExitCode code, std::string_view kind, const std::string& message, const std::string& details_json, bool json, const std::string& command) {
+  std::cerr << "gpuadvisor: " << (code == ExitCode::internal_error ? "internal error: " : "error: ") << message
+            << (code == ExitCode::internal_error ? " (please report this)" : "") << "\n";
+  if (json) {
+    nlohmann::ordered_json j;
+    j["schema_version"] = kJsonSchemaVersion;
+    j["generated_by"] = fmt::format("gpuadvisor {}", tool_version());
+    j["command"] = command;
+    nlohmann::ordered_json e{{"exit_code", static_cast<int>(code)}, {"kind", kind}, {"message", message}};
+    if (!details_json.empty()) {
+      const nlohmann::ordered_json details = nlohmann::ordered_json::parse(details_json);
+      for (auto it = details.begin(); it != details.end(); ++it) e[it.key()] = it.value();
+    }
+    j["error"] = e;
+    j["warnings"] = warnings();
+    std::cout << j.dump(2) << "\n";
+  }
+  return static_cast<int>(code);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "gpuadvisor: which EC2 accelerator instances to rent for a foundation-model job, how many, how long and what it costs.\n"
+      "Examples:\n"
+      "  gpuadvisor recommend --params 13B --task lora\n"
+      "  gpuadvisor recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d\n"
+      "  gpuadvisor recommend --params 7B --task inference\n"
+      "  gpuadvisor estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain --precision fp8\n"
+      "  gpuadvisor cost --instance p5.48xlarge --count 4 --hours 100\n"
+      "  gpuadvisor cost --model llama-3-70b --task pretrain --tokens 200B --family p5 --chart cost.svg\n"
+      "  gpuadvisor validate\n"
+      "  gpuadvisor catalog --family p5 --format csv\n"
+      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 nothing fits (with --format json, errors are a JSON document too). "
+      "Docs: docs/cli.md",
+      "gpuadvisor"};
+  app.set_version_flag("--version", [] {
+    Catalog c = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+    return fmt::format("gpuadvisor {} (catalog {}, prices as of {})", tool_version(), c.catalog_version, c.prices_as_of);
+  });
+  app.require_subcommand(1);
+  app.fallthrough();
+  GlobalOptions g;
+  app.add_option("--catalog", g.catalog_file, "Replace the built-in catalog with this JSON file (or set GPUADVISOR_CATALOG)");
+  app.add_option("--catalog-add", g.catalog_add, "Add or override catalog entries from this JSON overlay (repeatable)");
+  app.add_option("--format", g.format, "table | json | csv | markdown (default table)");
+  app.add_flag("--wide", g.wide, "Show every column in tables");
+  app.add_flag("-v,--verbose", g.verbose, "More detail on stderr (repeat for debug)");
+  app.add_flag("-q,--quiet", g.quiet, "Only errors on stderr");
+  app.add_option("--discount", g.discounts, "Negotiated discount off on-demand and commitment prices: 15%, or per family p5=20% (repeatable)");
+
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(add_catalog_command(app));
+  commands.push_back(add_models_command(app));
+  commands.push_back(add_validate_command(app));
+  commands.push_back(add_calibrate_command(app));
+  commands.push_back(add_prices_command(app));
+  commands.push_back(add_recommend_command(app));
+  commands.push_back(add_cost_command(app));
+  commands.push_back(add_estimate_command(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (!wants_json(argc, argv)) {
+      app.exit(e);
+      return static_cast<int>(ExitCode::input_error);
+    }
+    throw InputError(e.what());
+  }
+
+  refuse_empty_values(&app);
+  auto logger = spdlog::stderr_color_mt("gpuadvisor", spdlog::color_mode::never);
+  logger->set_pattern("gpuadvisor: %l: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(g.quiet ? spdlog::level::err : g.verbose >= 2 ? spdlog::level::debug : spdlog::level::info);
+  parse_format(g);
+  for (auto& c : commands)
+    if (c->chosen()) return c->run(g);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool json = wants_json(argc, argv);
+  const std::string command = command_name(argc, argv);
+  try {
+    return run(argc, argv);
+  } catch (const InputError& e) {
+    return fail(ExitCode::input_error, "input_error", e.what(), "", json, command);
+  } catch (const NothingFitsError& e) {
+    return fail(ExitCode::nothing_fits, "nothing_fits", e.what(), e.details_json(), json, command);
+  } catch (const std::exception& e) {
+    return fail(ExitCode::internal_error, "internal_error", e.what(), "", json, command);
+  }
+}

@@ -1,0 +1,140 @@
+// `gpuadvisor recommend`: the pick for a training job or a service, its
+// alternatives and one row per instance type.
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "cli.hpp"
+#include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/inference_search.hpp"
+
+namespace gpuadvisor::cli {
+
+namespace {
+
+class RecommendCommand : public Command {
+ public:
+  explicit RecommendCommand(CLI::App& parent) {
+    app = parent.add_subcommand("recommend", "What to rent for a training job or a service: the pick, why, and the alternatives");
+    app->footer(
+        "The pick is the fastest option whose cost is within --cost-slack (20%) of the cheapest that meets the constraints; job "
+        "overheads (provisioning, image pull, loading weights, start-up, final checkpoint) count in time and cost.\n"
+        "Examples:\n"
+        "  gpuadvisor recommend --params 13B --task lora\n"
+        "  gpuadvisor recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d\n"
+        "  gpuadvisor recommend --params 7B --task inference\n"
+        "  gpuadvisor recommend --model llama-3-70b --task inference --requests-per-second 5 --max-tpot 50ms --weights fp8");
+    add_model_options(app, mo);
+    add_workload_options(app, wo);
+    add_inference_options(app, io);
+    add_overhead_options(app, oo);
+    add_ranking_options(app, ro);
+    app->add_flag("--explain", explain, "Print the pick's formulas with the numbers filled in");
+  }
+
+  int run(const GlobalOptions& g) override {
+    const Catalog catalog = load(g);
+    check_task_flags(app, wo.inference());
+    ModelSpec m = build_model(mo);
+    RecommendRequest r = build_request(ro, oo, catalog);
+    if (wo.inference()) return run_inference(m, build_inference_workload(io), catalog, r, g);
+    return run_training(m, build_workload(wo, m), catalog, r, g);
+  }
+
+ private:
+  ModelOptions mo;
+  WorkloadOptions wo;
+  InferenceOptions io;
+  OverheadOptions oo;
+  RankingOptions ro;
+  bool explain = false;
+
+  int run_training(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g) {
+    const Format format = parse_format(g);
+    log_assumptions(m.assumptions);
+    log_assumptions(w.assumptions);
+    Recommendation result = recommend(m, w, catalog, r);
+    spdlog::debug("{} layouts evaluated", result.layouts_evaluated);
+    RecommendContext ctx{&m, &w, &r};
+    if (result.rows.empty()) {
+      if (format == Format::csv) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g);  // the header
+      if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
+      throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints; see the reasons above "
+                                         "(try --task qlora, a larger --max-instances, a later --deadline or a bigger --budget)",
+                                         to_string(w.task), m.name),
+                             rejections_json(result.rejections));
+    }
+    if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
+    print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
+                format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
+    write_chart(ro.chart, recommendation_chart(result, ctx));
+    if (format == Format::table || format == Format::markdown) {
+      std::cout << fmt::format("\n{} options found; {} shown ({}), ranked {} ({} prices, {}). Times and costs include job overheads; "
+                               "USD; SPOT assumes no interruptions (`gpuadvisor cost` adds them).\n",
+                               result.options_found, std::min<size_t>(result.rows.size(), r.top),
+                               r.all_counts ? "every count" : "one per instance type; --all-counts for every count",
+                               r.sort_by == SortBy::recommended ? "pick first" : fmt::format("by {}", to_string(r.sort_by)),
+                               to_string(r.pricing), r.region);
+      std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
+    }
+    if (explain && result.pick) {
+      const RecommendRow& top = *result.pick;
+      Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
+      EstimateContext ectx{&m, &w, &c, &top.estimate, top.on_demand_usd_per_hour, top.spot_usd_per_hour, r.region};
+      (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ectx);
+    }
+    return 0;
+  }
+
+  int run_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g) {
+    const Format format = parse_format(g);
+    log_assumptions(m.assumptions);
+    log_assumptions(w.assumptions);
+    if (w.test_time_multiplier() > 1)
+      spdlog::info("test-time compute: {} sample(s) x ({:.0f} output + {:.0f} reasoning tokens) = {:.2f}x the generated tokens of a plain answer",
+                   w.samples, w.output_tokens, w.reasoning_tokens, w.test_time_multiplier());
+    ServingRecommendation result = recommend_inference(m, w, catalog, r);
+    InferenceContext ctx{&m, &w, &r};
+    if (result.rows.empty()) {
+      if (format == Format::csv) print_table(inference_table(result, ctx), catalog, "recommend", "options", g);  // the header
+      if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
+      std::string best;
+      if (result.best_batch1_tpot_s)
+        best = fmt::format("; the fastest option, {}, reaches {:.1f} ms per output token ({:.0f} tokens/s per user) at batch 1",
+                           result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, 1 / *result.best_batch1_tpot_s);
+      throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints{}", m.name, best),
+                             rejections_json(result.rejections));
+    }
+    if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
+    print_table(inference_table(result, ctx), catalog, "recommend", "options", g,
+                format == Format::json ? inference_json_extra(result, ctx) : std::string());
+    write_chart(ro.chart, inference_chart(result, ctx));
+    if (format == Format::table || format == Format::markdown) {
+      std::cout << fmt::format("\n{} options found; {} shown, ranked {} ({} prices, {}). USD; a month is 720 h; $/M OUT is per visible "
+                               "output token at {}.\n",
+                               result.options_found, std::min<size_t>(result.rows.size(), r.top),
+                               r.sort_by == SortBy::recommended ? "pick first" : fmt::format("by {}", to_string(r.sort_by)),
+                               to_string(r.pricing), r.region,
+                               w.requests_per_second ? "the given load" : fmt::format("{:.0f}% utilisation", w.target_utilisation * 100));
+      std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
+      if (!result.notes.empty()) std::cout << "\nNotes:\n";
+      const size_t limit = g.wide ? result.notes.size() : 6;
+      for (size_t i = 0; i < result.notes.size() && i < limit; ++i) std::cout << "  " << result.notes[i] << "\n";
+      if (result.notes.size() > limit) std::cout << fmt::format("  ... {} more (--wide or --format json for all)\n", result.notes.size() - limit);
+    }
+    if (explain && result.pick) {
+      const ServingRow& top = *result.pick;
+      Cluster c{top.instance, top.accelerator, top.estimate.layout.pp};
+      InferenceEstimateContext ectx{&m, &w, &c, &top, hourly_rate(*top.instance, r.region, Pricing::on_demand),
+                                    hourly_rate(*top.instance, r.region, Pricing::spot), r.region};
+      (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ectx);
+    }
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> add_recommend_command(CLI::App& parent) { return std::make_unique<RecommendCommand>(parent); }
+
+}  // namespace gpuadvisor::cli

@@ -1,0 +1,97 @@
+// `gpuadvisor validate` (predictions against published measurements) and
+// `gpuadvisor calibrate` (fit the efficiency parameters, write an overlay).
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "cli.hpp"
+#include "gpuadvisor/files.hpp"
+#include "gpuadvisor/validation.hpp"
+
+namespace gpuadvisor::cli {
+
+namespace {
+
+// The catalog with the validation systems, and the cases (bundled or a file).
+std::pair<Catalog, std::vector<ValidationCase>> validation_inputs(const GlobalOptions& g, const std::string& file) {
+  auto [base, overlays] = catalog_sources(g);
+  overlays.push_back({"<data/validation/systems.json>", std::string(embedded_validation_systems_text())});
+  Catalog catalog = load_catalog(base, overlays);
+  const std::string origin = file.empty() ? "<data/validation/cases.json>" : file;
+  const std::string text = file.empty() ? std::string(embedded_validation_cases_text()) : read_input_file(file, "a cases file");
+  return {std::move(catalog), read_cases(origin, text)};
+}
+
+class ValidateCommand : public Command {
+ public:
+  explicit ValidateCommand(CLI::App& parent) {
+    app = parent.add_subcommand("validate", "Compare predictions with published measurements (the bundled cases or --cases FILE)");
+    app->add_option("--cases", cases_file, "A cases file (format: docs/validation.md); default: the bundled data/validation/cases.json");
+    app->add_flag("--all", all, "Also list the cases kept with usable: false");
+  }
+
+  int run(const GlobalOptions& g) override {
+    auto [catalog, cases] = validation_inputs(g, cases_file);
+    const Format format = parse_format(g);
+    const std::vector<CaseResult> results = run_cases(cases, catalog);
+    const auto summary = summarise(results);
+    if (format == Format::json) {
+      print_table(validation_table(results, all), catalog, "validate", "cases", g, validation_json_extra(results, summary));
+      return 0;
+    }
+    print_table(validation_table(results, all), catalog, "validate", "cases", g);
+    if (format == Format::csv) return 0;
+    const ResultCounts n = count_results(results);
+    std::cout << fmt::format("\n{} cases, {} usable, {} predicted, {} usable without a prediction (disagreements: listed with the reason).\n\n",
+                             n.total, n.usable, n.predicted, n.disagreements);
+    print_table(error_summary_table(summary), catalog, "validate", "summary", g);
+    return 0;
+  }
+
+ private:
+  std::string cases_file;
+  bool all = false;
+};
+
+class CalibrateCommand : public Command {
+ public:
+  explicit CalibrateCommand(CLI::App& parent) {
+    app = parent.add_subcommand("calibrate", "Fit the efficiency parameters to measurements and write a catalog overlay");
+    app->add_option("--measurements", measurements, "Cases file with your runs (same format as validate --cases); default: the bundled cases");
+    app->add_option("--output", output, "Overlay to write with the fitted parameters (use with --catalog-add)");
+    app->add_flag("--leave-one-source-out", loso, "For each source: fit without it, report the error on it");
+    app->add_flag("--from-priors", priors, "Start the fit from the priors instead of the catalog's values (reproduces the built-in fit)");
+  }
+
+  int run(const GlobalOptions& g) override {
+    auto [catalog, cases] = validation_inputs(g, measurements);
+    if (priors) reset_to_prior(catalog);
+    if (loso) {
+      print_table(source_check_table(leave_one_source_out(cases, catalog)), catalog, "calibrate", "leave_one_source_out", g);
+      return 0;
+    }
+    const auto before = summarise(run_cases(cases, catalog));
+    const auto fitted = calibrate(catalog, cases);
+    const auto after = summarise(run_cases(cases, catalog));
+    print_table(calibration_table(fitted), catalog, "calibrate", "parameters", g);
+    if (!before.empty() && !after.empty())
+      spdlog::info("median |error| {:.1f}% -> {:.1f}%, p90 {:.1f}% -> {:.1f}% over {} cases", before[0].median_abs * 100, after[0].median_abs * 100,
+                   before[0].p90_abs * 100, after[0].p90_abs * 100, after[0].cases);
+    if (!output.empty()) {
+      write_file_atomically(output, efficiency_overlay(catalog, fitted, "efficiency parameters fitted by `gpuadvisor calibrate`"));
+      spdlog::info("wrote the fitted parameters to {}; use it with --catalog-add {}", output, output);
+    }
+    return 0;
+  }
+
+ private:
+  std::string measurements, output;
+  bool loso = false, priors = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> add_validate_command(CLI::App& parent) { return std::make_unique<ValidateCommand>(parent); }
+std::unique_ptr<Command> add_calibrate_command(CLI::App& parent) { return std::make_unique<CalibrateCommand>(parent); }
+
+}  // namespace gpuadvisor::cli

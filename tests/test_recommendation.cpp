@@ -1,0 +1,207 @@
+// The answer on top (issue: recommendations a practitioner would act on): the
+// objective, job overheads, capacity, serving sizes, and the practical picks.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "gpuadvisor/capacity.hpp"
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/inference_search.hpp"
+#include "gpuadvisor/objective.hpp"
+#include "gpuadvisor/overheads.hpp"
+#include "gpuadvisor/quantity.hpp"
+#include "gpuadvisor/search.hpp"
+
+using namespace gpuadvisor;
+
+namespace {
+const Catalog& cat() {
+  static const Catalog c = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+  return c;
+}
+Cluster cluster(const char* name, int count) {
+  const Instance* i = cat().find_instance(name);
+  return Cluster{i, &cat().accelerator_of(*i), count};
+}
+TrainingWorkload workload(const ModelSpec& m, Task task, std::optional<double> tokens = std::nullopt) {
+  WorkloadRequest r;
+  r.task = task;
+  r.tokens = tokens;
+  return make_workload(r, m);
+}
+const ModelSpec& model13b() {
+  static const ModelSpec m = model_from_param_count(13e9);
+  return m;
+}
+}  // namespace
+
+TEST_CASE("objective: the fastest option within the slack of the cheapest") {
+  // cost, time, accelerators, group
+  std::vector<Candidate> c = {{100, 10, 1, "a"}, {115, 2, 8, "b"}, {125, 1, 16, "c"}, {std::nullopt, 0.5, 64, "d"}, {115, 2, 4, "b"}};
+  CHECK(*cheapest(c) == 0);
+  CHECK(*fastest(c) == 2);                // d has no price: no alternative to act on
+  CHECK(*pick(c, 0.20) == 4);             // b and b tie on time and cost: the smaller cluster
+  CHECK(*pick(c, 0.30) == 2);             // c is within 30%
+  CHECK(*pick(c, 0.0) == 0);              // no slack: the cheapest
+  CHECK_FALSE(pick({{std::nullopt, 1, 1, "x"}}, 0.2));
+  // One per group, the pick kept for its group; unpriced groups keep their fastest.
+  const auto keep = best_per_group(c, 0.20, pick(c, 0.20));
+  CHECK(keep == std::vector<size_t>{0, 2, 3, 4});
+  // The default order: pick, then within the slack by time, then by cost, unknown last.
+  CHECK(recommended_order(c, keep, 0.20, pick(c, 0.20)) == std::vector<size_t>{4, 0, 2, 3});
+}
+
+TEST_CASE("durations read as a person writes them") {
+  CHECK(format_duration(26.0 / 3600) == "26 s");
+  CHECK(format_duration(4.0 / 60) == "4 min");
+  CHECK(format_duration(11.2) == "11.2 h");
+  CHECK(format_duration(3.5 * 24) == "3.5 d");
+  CHECK(format_duration(0.1 / 3600) == "<1 s");
+  CHECK(format_thousands(1234567.891, 2) == "1,234,567.89");
+}
+
+TEST_CASE("EC2 bills per second with a 60-second minimum") {
+  CHECK(billed_hours(10.0 / 3600) == Approx(1.0 / 60));
+  CHECK(billed_hours(2.5) == 2.5);
+}
+
+TEST_CASE("Capacity Blocks: whole days to 14, then whole weeks to 182 days") {
+  CHECK(*capacity_block_days(1) == 1);
+  CHECK(*capacity_block_days(25) == 2);
+  CHECK(*capacity_block_days(14 * 24) == 14);
+  CHECK(*capacity_block_days(15 * 24) == 21);
+  CHECK(*capacity_block_days(182 * 24) == 182);
+  CHECK_FALSE(capacity_block_days(183 * 24));
+  const Instance& p5 = *cat().find_instance("p5.48xlarge");
+  CapacityAdvice a = capacity_advice(p5, 4, 100, "us-east-1", Pricing::on_demand);
+  CHECK(a.beyond_on_demand);
+  CHECK(*a.block_days == 5);
+  CHECK(a.blocks == 1);
+  CHECK(*a.block_cost_usd == Approx(39.33 * 4 * 5 * 24));  // the dated catalog rate
+  CHECK(a.note.find("Capacity Block") != std::string::npos);
+  CHECK(capacity_advice(p5, 130, 100, "us-east-1", Pricing::on_demand).blocks == 3);
+  CHECK(capacity_advice(p5, 300, 100, "us-east-1", Pricing::on_demand).note.find("private reservation") != std::string::npos);
+  CHECK_FALSE(capacity_advice(p5, 2, 100, "us-east-1", Pricing::on_demand).beyond_on_demand);
+  CHECK_FALSE(capacity_advice(p5, 8, 100, "us-east-1", Pricing::spot).beyond_on_demand);  // spot is its own market
+  // A block rate unknown in a region stays unknown.
+  CHECK_FALSE(capacity_advice(p5, 4, 100, "us-west-2", Pricing::on_demand).block_cost_usd);
+  CHECK_FALSE(capacity_advice(*cat().find_instance("g6e.xlarge"), 64, 100, "us-east-1", Pricing::on_demand).beyond_on_demand);
+}
+
+TEST_CASE("job overheads, by hand") {
+  const ModelSpec& m = model13b();
+  const TrainingWorkload lora = workload(m, Task::lora);
+  const Cluster p4d = cluster("p4d.24xlarge", 1);
+  Layout l{1, 1, 8};
+  OverheadSettings s;  // fsx-lustre: 6 GB/s for the file system
+  JobOverheads o = job_overheads(m, lora, p4d, l, s);
+  CHECK(o.provision_s == 360);                                // 8 accelerators
+  CHECK(o.image_pull_s == Approx(18 / 0.06));                 // 300 s
+  CHECK(o.weight_load_s == Approx(m.total_params() * 2 / 1e9 / 6));
+  CHECK(o.communicator_init_s == Approx(15 + 0.04 * 8));
+  CHECK(o.neuron_compile_s == 0);
+  CHECK(o.final_checkpoint_s == Approx(checkpoint_size_gb(m, lora) / 6));
+  // 64 instances share the file system's bandwidth; each loads its tp x pp slice.
+  JobOverheads big = job_overheads(m, lora, cluster("p6-b200.48xlarge", 64), Layout{2, 1, 256}, s);
+  CHECK(big.weight_load_s == Approx(m.total_params() * 2 / 1e9 * 64 / 6));
+  CHECK(big.communicator_init_s == Approx(15 + 0.04 * 512));
+  // Pre-training from scratch loads nothing; resuming loads the whole state.
+  const TrainingWorkload pre = workload(m, Task::pretrain, 1e9);
+  CHECK(job_overheads(m, pre, p4d, l, s).weight_load_s == 0);
+  OverheadSettings resume = s;
+  resume.resume = true;
+  CHECK(job_overheads(m, pre, p4d, l, resume).weight_load_s == Approx(checkpoint_size_gb(m, pre) / 6));
+  // Small instances boot faster; Trainium compiles; overrides win; off means off.
+  CHECK(job_overheads(m, lora, cluster("g6e.xlarge", 1), l, s).provision_s == 180);
+  CHECK(job_overheads(m, lora, cluster("trn1.32xlarge", 1), Layout{8, 1, 4}, s).neuron_compile_s == 1800);
+  OverheadSettings custom = s;
+  custom.provision_s = 60;
+  custom.image_gb = 0;
+  custom.load_gb_per_s = 1;
+  JobOverheads c = job_overheads(m, lora, p4d, l, custom);
+  CHECK(c.provision_s == 60);
+  CHECK(c.image_pull_s == 0);
+  CHECK(c.weight_load_s == Approx(m.total_params() * 2 / 1e9));
+  OverheadSettings off;
+  off.enabled = false;
+  CHECK(job_overheads(m, lora, p4d, l, off).total_s() == 0);
+}
+
+TEST_CASE("13B LoRA: a pick a practitioner would rent, one row per instance type") {
+  RecommendRequest r;
+  Recommendation rec = recommend(model13b(), workload(model13b(), Task::lora), cat(), r);
+  REQUIRE(rec.pick);
+  const RecommendRow& p = *rec.pick;
+  CHECK(p.count * p.instance->accelerator_count <= 16);
+  CHECK(*p.ranked_cost_usd <= 1.3 * *rec.cheapest->ranked_cost_usd);
+  CHECK(*p.ranked_cost_usd <= (1 + r.cost_slack) * *rec.cheapest->ranked_cost_usd);
+  CHECK_FALSE(rec.why.empty());
+  CHECK(rec.rows.front().instance == p.instance);
+  CHECK(rec.rows.front().count == p.count);
+  std::set<std::string> types;
+  for (const auto& row : rec.rows) CHECK(types.insert(row.instance->name).second);
+  // Nothing is cheaper than the cheapest, nothing faster than the fastest.
+  for (const auto& row : rec.rows) {
+    if (!row.ranked_cost_usd) continue;
+    CHECK(*row.ranked_cost_usd >= *rec.cheapest->ranked_cost_usd);
+    CHECK(row.estimate.total_hours >= rec.fastest->estimate.total_hours);
+    CHECK(row.estimate.setup.total_s() > 0);
+  }
+  // --all-counts shows every count.
+  r.all_counts = true;
+  CHECK(recommend(model13b(), workload(model13b(), Task::lora), cat(), r).rows.size() == rec.options_found);
+}
+
+TEST_CASE("a tiny job on a huge cluster costs what it really costs") {
+  const ModelSpec& m = model13b();
+  const TrainingWorkload w = workload(m, Task::lora, 1e6);
+  RecommendRequest r;
+  auto cost_of = [&](const char* name, int count) {
+    const Cluster c = cluster(name, count);
+    RecommendRow row;
+    row.instance = c.instance;
+    row.count = count;
+    row.estimate = *search_cluster(m, w, c).best;
+    add_job_overheads(row.estimate, m, w, c, r.overheads);
+    price_row(row, m, w, r);
+    return *row.on_demand_cost_usd;
+  };
+  CHECK(cost_of("p6-b200.48xlarge", 64) > 5 * cost_of("p4d.24xlarge", 1));
+}
+
+TEST_CASE("pre-training picks meet the deadline and say how to buy the capacity") {
+  const ModelSpec& m = *find_model_preset("llama-3-70b");
+  RecommendRequest r;
+  r.deadline_hours = 30 * 24;
+  Recommendation rec = recommend(m, workload(m, Task::pretrain, 1e12), cat(), r);
+  REQUIRE(rec.pick);
+  CHECK(rec.pick->estimate.total_hours <= 30 * 24);
+  CHECK(rec.pick->capacity.beyond_on_demand);
+  CHECK_FALSE(rec.pick->capacity.note.empty());
+  // A job spans instances only over EFA.
+  for (const auto& row : rec.rows)
+    if (row.count > 1) CHECK(row.instance->efa_supported);
+}
+
+TEST_CASE("serving: one replica without a load, the target utilisation with one") {
+  const ModelSpec& m7 = model_from_param_count(7e9);
+  RecommendRequest r;
+  ServingRecommendation none = recommend_inference(m7, make_inference_workload({}), cat(), r);
+  REQUIRE(none.pick);
+  CHECK(*none.pick->ranked_usd_per_hour * kHoursPerMonth < 1500);
+  for (const auto& row : none.rows) CHECK(row.replicas == 1);
+  InferenceRequest q;
+  q.requests_per_second = 5;
+  const ModelSpec& mixtral = *find_model_preset("mixtral-8x7b");
+  ServingRecommendation loaded = recommend_inference(mixtral, make_inference_workload(q), cat(), r);
+  REQUIRE_FALSE(loaded.rows.empty());
+  for (const auto& row : loaded.rows) {
+    CHECK(row.utilisation <= kDefaultTargetUtilisation + 1e-9);
+    if (row.estimate.layout.pp > 1) CHECK(row.instance->efa_supported);  // never pipelined over a 20 Gbps network
+  }
+  // Never pipelined when one instance of the same family holds the model.
+  std::set<std::string> single;
+  for (const auto& row : loaded.rows)
+    if (row.estimate.layout.pp == 1) single.insert(row.instance->family);
+  for (const auto& row : loaded.rows)
+    if (row.estimate.layout.pp > 1) CHECK(single.count(row.instance->family) == 0);
+}
