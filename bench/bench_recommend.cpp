@@ -48,7 +48,7 @@ int main() {
       ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
     std::sort(ms.begin(), ms.end());
-    fmt::print("{:<42} {:>10.1f} {:>10.1f} {:>12} {:>8}\n", c.label, ms.front(), ms[ms.size() / 2], last.layouts_evaluated, last.rows.size());
+    fmt::print("{:<42} {:>10.1f} {:>10.1f} {:>12} {:>8}\n", c.label, ms.front(), ms[ms.size() / 2], last.layouts_evaluated, last.options_found);
   }
   return 0;
 }

@@ -186,6 +186,10 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   e.tokens_per_second_per_user = 1 / e.tpot_s;
 }
 
+double serving_reserve_gb(const Accelerator& acc) {
+  return kReserveFixedGb + kServingFreeFraction * acc.memory_usable_gb() + (acc.software == "cuda" ? kCudaGraphPoolGb : 0);
+}
+
 InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
                                      std::optional<int> fixed_batch, std::string* problem) {
   const Accelerator& acc = *c.accelerator;
@@ -194,7 +198,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   e.precision = serving_precision(acc, w.weights).value_or(ServingPrecision{});
   auto& mem = e.memory;
   mem.capacity_gb = acc.memory_usable_gb();
-  mem.reserve_gb = kReserveFixedGb + kReserveFraction * mem.capacity_gb;
+  mem.reserve_gb = serving_reserve_gb(acc);
   mem.weights_gb = inference_weight_bytes(m, w.weights) / l.accelerators() / kGb;
   const int batch_cap = w.concurrency.value_or(kMaxServingBatch);
   const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;

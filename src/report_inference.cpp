@@ -299,7 +299,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add("memory", "weights", num(m.weights_gb, 2), "GB per accelerator");
   add("memory", "KV cache at the batch", num(m.kv_cache_gb, 2), "GB");
   add("memory", "workspace", num(m.workspace_gb, 2), "GB");
-  add("memory", "runtime reserve", num(m.reserve_gb, 2), "GB");
+  add("memory", "runtime reserve (engine free share, CUDA graphs)", num(m.reserve_gb, 2), "GB");
   add("memory", "total", num(m.total_gb(), 2), "GB");
   add("memory", "capacity", num(m.capacity_gb, 2), e.fits() ? "GB (fits)" : "GB (DOES NOT FIT)");
   add("memory", "max batch", integer(e.max_batch), "sequences");

@@ -23,6 +23,14 @@ inline constexpr double kBytesFp4 = 0.5 + 1.0 / 16;                 // NVFP4: on
 inline constexpr double kDequantOpsPerWeight = 8;
 inline constexpr int kPrefillChunkTokens = 2048;  // prompt tokens batched per prefill step under load
 inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequences in flight (unless --concurrency)
+// Serving engines leave part of the memory free: vLLM's gpu_memory_utilization
+// defaults to 0.9 (vllm#355), as TensorRT-LLM's KV-cache fraction does; CUDA
+// engines also capture CUDA graphs, about 2-2.5 GiB more (vllm#7553).
+inline constexpr double kServingFreeFraction = 0.10;
+inline constexpr double kCudaGraphPoolGb = 2 * 1.073741824;
+// Runtime reserve of a serving replica per accelerator: the training reserve's
+// fixed part, the engine's free share and (CUDA) the graph pool.
+double serving_reserve_gb(const Accelerator& acc);
 inline constexpr double kHoursPerMonth = 720;     // a 30-day month
 
 double bytes_per_weight(WeightFormat f);
@@ -60,7 +68,7 @@ struct InferenceMemory {
   double weights_gb = 0;     // per accelerator
   double kv_cache_gb = 0;    // per accelerator at the chosen batch
   double workspace_gb = 0;   // prefill chunk activations and fp32 logits
-  double reserve_gb = 0;     // runtime reserve (as training: 1 GB + 5%)
+  double reserve_gb = 0;     // serving_reserve_gb: 1 GB + the engine's free 10% + the CUDA-graph pool
   double capacity_gb = 0;
   double total_gb() const { return weights_gb + kv_cache_gb + workspace_gb + reserve_gb; }
 };
