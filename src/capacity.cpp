@@ -27,8 +27,8 @@ std::string block_text(const Instance& inst, int count, const CapacityAdvice& a,
   std::string s = fmt::format("{} Capacity Block{} of {} day{}", a.blocks, a.blocks > 1 ? "s" : "", *a.block_days, *a.block_days > 1 ? "s" : "");
   if (a.block_cost_usd) {
     const RegionPrices* rp = inst.prices_in(region);
-    s += fmt::format(" (about ${} at the {} rate of ${:.2f}/h)", format_thousands(*a.block_cost_usd), rp->capacity_block.as_of,
-                     *rp->capacity_block.usd_per_hour);
+    s += fmt::format(" (about ${} at ${:.2f}/h, a rate of {}; block rates move with demand, check the console)",
+                     format_thousands(*a.block_cost_usd), *rp->capacity_block.usd_per_hour, rp->capacity_block.as_of);
   } else {
     s += " (rate unknown here: see the Capacity Blocks console)";
   }
@@ -39,8 +39,9 @@ std::string block_text(const Instance& inst, int count, const CapacityAdvice& a,
 
 CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing) {
   CapacityAdvice a;
+  const bool scarce = inst.on_demand_max_instances && count > *inst.on_demand_max_instances;
   const bool at_will = pricing == Pricing::on_demand || pricing == Pricing::best;
-  a.beyond_on_demand = at_will && inst.on_demand_max_instances && count > *inst.on_demand_max_instances;
+  a.beyond_on_demand = at_will && scarce;
   if (inst.capacity_blocks && count <= kCapacityBlocksMaxInstances) {
     a.block_days = capacity_block_days(hours);
     a.blocks = (count + kCapacityBlockMaxInstances - 1) / kCapacityBlockMaxInstances;
@@ -51,6 +52,9 @@ CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, st
   if (a.beyond_on_demand)
     a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): buy {}", count, inst.name,
                          *inst.on_demand_max_instances, block_text(inst, count, a, region));
+  else if (scarce && pricing == Pricing::spot)
+    a.note = fmt::format("{} x {} on spot: spot capacity of this family is scarce too (about {} at once is usual); expect partial "
+                         "fleets and waits, or buy {}", count, inst.name, *inst.on_demand_max_instances, block_text(inst, count, a, region));
   return a;
 }
 

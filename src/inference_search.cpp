@@ -28,6 +28,20 @@ void size_service(ServingRow& row, const InferenceWorkload& w) {
   }
 }
 
+void operating_point(ServingRow& row, const ModelSpec& m, const InferenceWorkload& w) {
+  const InferenceEstimate& cap = row.estimate;
+  const Cluster c{row.instance, row.accelerator, cap.layout.pp};
+  const double load_per_replica = row.utilisation * cap.requests_per_second;
+  row.at_load = cap;
+  int batch = cap.batch;
+  for (int i = 0; i < 32; ++i) {
+    evaluate_batch(m, w, c, row.at_load, batch);
+    const int next = std::clamp(static_cast<int>(std::ceil(load_per_replica * w.samples * row.at_load.latency_s - 1e-9)), 1, cap.batch);
+    if (next == batch) break;
+    batch = next;
+  }
+}
+
 ServingCost serving_cost(const ServingRow& row, const InferenceWorkload& w, std::optional<double> instance_usd_per_hour) {
   ServingCost c;
   if (!instance_usd_per_hour) return c;
@@ -67,7 +81,7 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
   ServingChoice out;
   const Cluster c{&inst, &acc, pp};
   // Cheapest for the load (fewest instances), then the fastest.
-  auto key = [&](const ServingRow& x) { return std::pair(x.instances, x.estimate.tpot_s); };
+  auto key = [&](const ServingRow& x) { return std::pair(x.instances, x.at_load.tpot_s); };
   for (int size : tp ? std::vector<int>{*tp} : tensor_parallel_sizes(m, inst, acc, pp)) {
     const ServingLayout l{size, pp};
     if (auto lp = serving_layout_problem(m, c, l)) {
@@ -79,7 +93,10 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
     row.accelerator = &acc;
     std::string problem;
     row.estimate = estimate_inference(m, w, c, l, batch, &problem);
-    if (row.estimate.fits()) size_service(row, w);
+    if (row.estimate.fits()) {
+      size_service(row, w);
+      operating_point(row, m, w);
+    }
     if (!row.estimate.fits() || !problem.empty()) {
       out.problem = tp ? problem : fmt::format("tp {}: {}", size, problem);
       if (tp) out.row = row;
@@ -117,7 +134,7 @@ void mark_pareto(std::vector<ServingRow>& rows) {
     if (!a.ranked_usd_per_hour) continue;
     a.pareto = std::none_of(rows.begin(), rows.end(), [&](const ServingRow& b) {
       if (!b.ranked_usd_per_hour) return false;
-      const double ta = a.estimate.tpot_s, tb = b.estimate.tpot_s, ca = *a.ranked_usd_per_hour, cb = *b.ranked_usd_per_hour;
+      const double ta = a.at_load.tpot_s, tb = b.at_load.tpot_s, ca = *a.ranked_usd_per_hour, cb = *b.ranked_usd_per_hour;
       return tb <= ta && cb <= ca && (tb < ta || cb < ca);
     });
   }
@@ -126,7 +143,7 @@ void mark_pareto(std::vector<ServingRow>& rows) {
 std::string service_text(const ServingRow& x) {
   const double month = *x.ranked_usd_per_hour * kHoursPerMonth;
   return fmt::format("{} x {} ({} replica{}), {:.0f} ms per token, ${}/month", x.instances, x.instance->name, x.replicas,
-                     x.replicas > 1 ? "s" : "", x.estimate.tpot_s * 1e3, format_thousands(month, month < 1000 ? 2 : 0));
+                     x.replicas > 1 ? "s" : "", x.at_load.tpot_s * 1e3, format_thousands(month, month < 1000 ? 2 : 0));
 }
 
 std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r) {
@@ -147,14 +164,14 @@ void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
     switch (sort_by) {
       case SortBy::recommended: return false;  // already in that order
       case SortBy::time:
-        if (a.estimate.tpot_s != b.estimate.tpot_s) return a.estimate.tpot_s < b.estimate.tpot_s;
+        if (a.at_load.tpot_s != b.at_load.tpot_s) return a.at_load.tpot_s < b.at_load.tpot_s;
         break;
       case SortBy::cost_per_token:
         if (per_token(a) != per_token(b)) return per_token(a) < per_token(b);
         break;
       case SortBy::pareto:
         if (a.pareto != b.pareto) return a.pareto;
-        if (a.pareto && a.estimate.tpot_s != b.estimate.tpot_s) return a.estimate.tpot_s < b.estimate.tpot_s;
+        if (a.pareto && a.at_load.tpot_s != b.at_load.tpot_s) return a.at_load.tpot_s < b.at_load.tpot_s;
         [[fallthrough]];
       case SortBy::cost:
         if (cost(a) != cost(b)) return cost(a) < cost(b);
@@ -167,7 +184,7 @@ void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
 void choose(ServingRecommendation& out, const RecommendRequest& r) {
   std::vector<Candidate> c;
   for (const auto& x : out.rows)
-    c.push_back({x.ranked_usd_per_hour, x.estimate.tpot_s, x.instances * x.instance->accelerator_count, x.instance->name});
+    c.push_back({x.ranked_usd_per_hour, x.at_load.tpot_s, x.instances * x.instance->accelerator_count, x.instance->name});
   const auto p = pick(c, r.cost_slack);
   if (p) {
     out.pick = out.rows[*p];
@@ -248,6 +265,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
         row.accelerator = &acc;
         row.estimate = e;
         size_service(row, w);
+        operating_point(row, m, w);
         if (row.instances > r.max_instances) {
           constraint_problem = fmt::format("tp {}: the load needs {} instances (--max-instances {})", tp, row.instances, r.max_instances);
           break;

@@ -655,7 +655,10 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext&)
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", option_line(*rec.pick), rec.why);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
-  out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", option_line(*rec.cheapest), option_line(*rec.fastest));
+  auto alternative = [&](const RecommendRow& x) {
+    return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);
+  };
+  out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", alternative(*rec.cheapest), alternative(*rec.fastest));
   return out;
 }
 

@@ -73,8 +73,9 @@ ordered_json service_json(const ServingRow& r) {
           {"layout", {{"tp", e.layout.tp}, {"pp", e.layout.pp}}},
           {"replicas", r.replicas},
           {"utilisation", sig6(r.utilisation)},
-          {"ttft_s", sig6(e.ttft_s)},
-          {"tpot_s", sig6(e.tpot_s)},
+          {"batch_at_load", r.at_load.batch},
+          {"ttft_s", sig6(r.at_load.ttft_s)},
+          {"tpot_s", sig6(r.at_load.tpot_s)},
           {"costs", {{"ranked_usd_per_month", money_json(per_month(r.ranked_usd_per_hour))},
                      {"on_demand_usd_per_month", money_json(per_month(r.on_demand_usd_per_hour))},
                      {"spot_usd_per_month", money_json(per_month(r.spot_usd_per_hour))},
@@ -84,9 +85,13 @@ ordered_json service_json(const ServingRow& r) {
 
 std::string service_line(const ServingRow& r) {
   const auto& e = r.estimate;
-  return fmt::format("{} x {} ({}, {} replica{}), TTFT {:.0f} ms, {:.0f} ms per token, {}/month at {:.0f}% utilisation", r.instances,
-                     r.instance->name, layout_text(e.layout), r.replicas, r.replicas > 1 ? "s" : "", e.ttft_s * 1e3, e.tpot_s * 1e3,
-                     r.ranked_usd_per_hour ? money_text(*r.ranked_usd_per_hour * kHoursPerMonth) : "cost unknown", r.utilisation * 100);
+  const std::string per_token =
+      r.usd_per_million_output_tokens ? fmt::format(" (${:.3g} per million output tokens at {:.0f}% utilisation)", *r.usd_per_million_output_tokens,
+                                                    r.utilisation * 100)
+                                      : "";
+  return fmt::format("{} x {} ({}, {} replica{}), TTFT {:.0f} ms, {:.0f} ms per token, {}/month{}", r.instances, r.instance->name,
+                     layout_text(e.layout), r.replicas, r.replicas > 1 ? "s" : "", r.at_load.ttft_s * 1e3, r.at_load.tpot_s * 1e3,
+                     r.ranked_usd_per_hour ? money_text(*r.ranked_usd_per_hour * kHoursPerMonth) : "cost unknown", per_token);
 }
 
 }  // namespace
@@ -95,7 +100,12 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
-  out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", service_line(*rec.cheapest), service_line(*rec.fastest));
+  auto alternative = [&](const ServingRow& x) {
+    const bool same = x.instance == rec.pick->instance && x.estimate.layout.tp == rec.pick->estimate.layout.tp &&
+                      x.estimate.layout.pp == rec.pick->estimate.layout.pp;
+    return same ? std::string("the pick") : service_line(x);
+  };
+  out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", alternative(*rec.cheapest), alternative(*rec.fastest));
   return out;
 }
 
@@ -131,8 +141,8 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
     const auto& e = r.estimate;
     auto month = [](std::optional<double> h) { return h ? std::optional<double>(*h * kHoursPerMonth) : std::nullopt; };
     t.rows.push_back({integer(rank), text(r.instance->name), text(layout_text(e.layout)), text(precision_text(*ctx.workload, e.precision)),
-                      pct(e.memory.total_gb() / e.memory.capacity_gb), integer(e.max_batch), integer(e.batch), latency_cell(e.ttft_s),
-                      latency_cell(e.tpot_s), num(e.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
+                      pct(e.memory.total_gb() / e.memory.capacity_gb), integer(e.max_batch), integer(r.at_load.batch), latency_cell(r.at_load.ttft_s),
+                      latency_cell(r.at_load.tpot_s), num(r.at_load.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
                       text(e.step.bound()), integer(r.replicas), integer(r.instances), pct(r.utilisation),
                       money(month(r.ranked_usd_per_hour)), rate(r.on_demand_usd_per_hour), money(month(r.on_demand_usd_per_hour)),
                       money(month(r.spot_usd_per_hour)), per_million(r.usd_per_million_output_tokens),
@@ -195,9 +205,9 @@ Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& 
       if (same(r, *x)) role += (role.empty() ? "" : ", ") + std::string(name);
     const bool spot_ranked = ctx.request->pricing == Pricing::spot;
     if (r.on_demand_usd_per_hour)
-      c.points.push_back({label, r.estimate.tpot_s, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
+      c.points.push_back({label, r.at_load.tpot_s, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
     if (r.spot_usd_per_hour)
-      c.points.push_back({label, r.estimate.tpot_s, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
+      c.points.push_back({label, r.at_load.tpot_s, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
   }
   return c;
 }

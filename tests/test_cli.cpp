@@ -543,13 +543,37 @@ TEST_CASE("cli: cost prices a reservation without a model and works the hours ou
   CHECK(run("cost --model llama-3-8b --task lora --deadline 2m --family g5").code == 3);
 }
 
-TEST_CASE("cli: a pricing model without data says so") {
+TEST_CASE("cli: a pricing model without data says so, and there is no pick to make") {
   Run r = run("recommend --params 7B --task lora --pricing savings-1y --format json");
-  REQUIRE(r.code == 0);
+  CHECK(r.code == 3);
   CHECK(r.err.find("--pricing savings-1y") != std::string::npos);
   auto doc = nlohmann::json::parse(r.out);
   REQUIRE(doc["warnings"].size() >= 1);
   CHECK(doc["warnings"][0].get<std::string>().find("no commitment price") != std::string::npos);
+  CHECK(doc["error"]["message"].get<std::string>().find("prices import") != std::string::npos);
+  // With imported commitment rates the same request has a pick.
+  const std::string overlay = "gpuadvisor_test_commit_" + std::to_string(getpid()) + ".json";
+  std::ofstream(overlay) << R"({"instances": [{"name": "p5.48xlarge", "prices": {"us-east-1": {"commitments": {
+      "compute-savings-plan-1yr-no-upfront": {"usd_per_hour": 40.0, "as_of": "2026-11-01", "source": "TEAM"}}}}}],
+      "sources": {"TEAM": {"title": "test", "url": "https://example.invalid"}}})";
+  Run ok = run("--catalog-add " + overlay + " recommend --params 7B --task lora --pricing savings-1y --format json");
+  std::remove(overlay.c_str());
+  REQUIRE(ok.code == 0);
+  CHECK(nlohmann::json::parse(ok.out)["recommendation"]["instance"] == "p5.48xlarge");
+}
+
+TEST_CASE("cli: serving latency is at the load's operating point, not at the capacity batch") {
+  Run r = run("recommend --model mixtral-8x7b --task inference --requests-per-second 5 --all-counts --top 200 --format json");
+  REQUIRE(r.code == 0);
+  auto doc = nlohmann::json::parse(r.out);
+  for (const auto& o : doc["options"]) {
+    CHECK(o["batch"].get<int>() <= o["max_batch"].get<int>());
+    CHECK(o["utilisation"].get<double>() <= 0.8 + 1e-9);
+  }
+  // A lightly loaded big GPU runs a small batch, so its time per token is far below the 200 ms target.
+  const auto& fastest = doc["alternatives"]["fastest"];
+  CHECK(fastest["tpot_s"].get<double>() < 0.05);
+  CHECK(fastest["batch_at_load"].get<int>() < 64);
 }
 
 TEST_CASE("cli: with --format json every exit 2 and 3 is one JSON document") {

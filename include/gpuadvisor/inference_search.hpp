@@ -15,7 +15,10 @@ namespace gpuadvisor {
 struct ServingRow {
   const Instance* instance = nullptr;
   const Accelerator* accelerator = nullptr;
-  InferenceEstimate estimate;
+  InferenceEstimate estimate;     // at the largest batch that meets the targets: the replica's capacity
+  // At the operating point: the batch the load keeps in flight (Little's law),
+  // so TTFT and TPOT are what a user sees at this load (operating_point).
+  InferenceEstimate at_load;
   int replicas = 0;               // deployed: one without a load, else enough at the target utilisation
   int instances = 0;
   double utilisation = 0;         // load / capacity of the deployed replicas (the target without a load)
@@ -54,6 +57,10 @@ struct ServingRecommendation {
 // Replicas and instances for the load at the workload's target utilisation,
 // or one replica without a load (docs/methodology.md §Replicas).
 void size_service(ServingRow& row, const InferenceWorkload& w);
+// Fills row.at_load: in-flight sequences per replica b = λ_replica · samples ·
+// latency(b), found by fixed-point iteration from the capacity batch down
+// (docs/methodology.md §Replicas).
+void operating_point(ServingRow& row, const ModelSpec& m, const InferenceWorkload& w);
 
 // Tensor-parallel sizes worth trying on one instance type: divisors of its
 // accelerator count that divide the attention heads (any divisor where the

@@ -127,6 +127,10 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o);
 OverheadSettings build_overheads(const OverheadOptions& o);
 // The ranking request of recommend and cost, checked against the catalog.
 RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& oo, const Catalog& catalog);
+// Exit 3 when options exist but none has a price under --pricing: there is no pick.
+[[noreturn]] void throw_no_price(const RecommendRequest& r);
+// What to try when no instance type can run a training job.
+std::string nothing_fits_hint(Task task);
 // Flags of the other kind of task are refused rather than ignored.
 void check_task_flags(const CLI::App* cmd, bool inference);
 

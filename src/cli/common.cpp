@@ -371,6 +371,19 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
   return r;
 }
 
+void throw_no_price(const RecommendRequest& r) {
+  const bool commitment = r.pricing == Pricing::savings_1y || r.pricing == Pricing::savings_3y;
+  throw NothingFitsError(fmt::format("no option has a known {} price in {}, so there is no pick{}", to_string(r.pricing), r.region,
+                                     commitment ? "; import commitment prices with `gpuadvisor prices import`, or use --pricing on-demand"
+                                                : "; try --pricing on-demand or another --region"));
+}
+
+std::string nothing_fits_hint(Task task) {
+  if (task == Task::lora || task == Task::finetune)
+    return fmt::format("try --task {}, a larger --max-instances, a later --deadline or a bigger --budget", task == Task::lora ? "qlora" : "lora");
+  return "try a later --deadline, a bigger --budget, a larger --max-instances or fewer --tokens";
+}
+
 void check_task_flags(const CLI::App* cmd, bool inference) {
   static constexpr const char* kTrainingFlags[] = {"--tokens", "--epochs", "--seq-len", "--global-batch", "--precision",
                                                    "--lora-rank", "--lora-targets", "--no-flash-attention", "--deadline",

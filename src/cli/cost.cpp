@@ -59,9 +59,11 @@ class CostCommand : public Command {
     if (result.rows.empty()) {
       if (parse_format(g) == Format::csv) print_table(cost_table(result, RecommendContext{&m, &w, &r}), catalog, "cost", "options", g);
       if (parse_format(g) != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
-      throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints", to_string(w.task), m.name),
+      throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints ({})", to_string(w.task), m.name,
+                                         nothing_fits_hint(w.task)),
                              rejections_json(result.rejections));
     }
+    if (!result.pick) throw_no_price(r);
     print(result, RecommendContext{&m, &w, &r}, catalog, g);
     return 0;
   }
@@ -190,6 +192,7 @@ class CostCommand : public Command {
       throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints", m.name),
                              rejections_json(result.rejections));
     }
+    if (!result.pick) throw_no_price(r);
     const Format format = parse_format(g);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
     print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g,

@@ -59,11 +59,13 @@ class RecommendCommand : public Command {
     if (result.rows.empty()) {
       if (format == Format::csv) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g);  // the header
       if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
-      throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints; see the reasons above "
-                                         "(try --task qlora, a larger --max-instances, a later --deadline or a bigger --budget)",
-                                         to_string(w.task), m.name),
+      throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints ({}); each type's reason is "
+                                         "listed{}",
+                                         to_string(w.task), m.name, nothing_fits_hint(w.task),
+                                         format == Format::json ? " under error.cannot_run" : " above"),
                              rejections_json(result.rejections));
     }
+    if (!result.pick) throw_no_price(r);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
     print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
                 format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
@@ -105,6 +107,7 @@ class RecommendCommand : public Command {
       throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints{}", m.name, best),
                              rejections_json(result.rejections));
     }
+    if (!result.pick) throw_no_price(r);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
     print_table(inference_table(result, ctx), catalog, "recommend", "options", g,
                 format == Format::json ? inference_json_extra(result, ctx) : std::string());
