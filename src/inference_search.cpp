@@ -181,25 +181,12 @@ void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
   });
 }
 
-void choose(ServingRecommendation& out, const RecommendRequest& r) {
+void choose_rows(ServingRecommendation& out, const RecommendRequest& r) {
   std::vector<Candidate> c;
   for (const auto& x : out.rows)
     c.push_back({x.ranked_usd_per_hour, x.at_load.tpot_s, x.instances * x.instance->accelerator_count, x.instance->name});
-  const auto p = pick(c, r.cost_slack);
-  if (p) {
-    out.pick = out.rows[*p];
-    out.cheapest = out.rows[*cheapest(c)];
-    out.fastest = out.rows[*fastest(c)];
-    out.why = why_text(out, r);
-  }
-  std::vector<size_t> keep = best_per_group(c, r.cost_slack, p);
-  if (r.all_counts) {
-    keep.resize(c.size());
-    for (size_t i = 0; i < c.size(); ++i) keep[i] = i;
-  }
-  std::vector<ServingRow> rows;
-  for (size_t i : recommended_order(c, keep, r.cost_slack, p)) rows.push_back(out.rows[i]);
-  out.rows = std::move(rows);
+  apply_choice(out, choose(c, r.cost_slack, r.all_counts));
+  if (out.pick) out.why = why_text(out, r);
   sort_rows(out.rows, r.sort_by);
 }
 
@@ -311,7 +298,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
   drop_needless_pipelines(out);
   out.options_found = out.rows.size();
   mark_pareto(out.rows);
-  choose(out, r);
+  choose_rows(out, r);
   std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
   return out;
 }

@@ -81,4 +81,16 @@ std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std
   return order;
 }
 
+Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidate) {
+  Choice out;
+  out.pick = pick(c, slack);
+  if (out.pick) {
+    out.cheapest = cheapest(c);
+    out.fastest = fastest(c);
+  }
+  const std::vector<size_t> keep = every_candidate ? all(c) : best_per_group(c, slack, out.pick);
+  out.order = recommended_order(c, keep, slack, out.pick);
+  return out;
+}
+
 }  // namespace gpuadvisor

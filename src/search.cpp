@@ -409,23 +409,10 @@ void sort_rows(std::vector<RecommendRow>& rows, SortBy sort_by) {
 
 // The pick, the alternatives, one row per instance type (or every count) in
 // the requested order.
-void choose(Recommendation& out, const RecommendRequest& r) {
+void choose_rows(Recommendation& out, const RecommendRequest& r) {
   const std::vector<Candidate> c = candidates(out.rows);
-  const auto p = pick(c, r.cost_slack);
-  if (p) {
-    out.pick = out.rows[*p];
-    out.cheapest = out.rows[*cheapest(c)];
-    out.fastest = out.rows[*fastest(c)];
-    out.why = why_text(out, r);
-  }
-  std::vector<size_t> keep = best_per_group(c, r.cost_slack, p);
-  if (r.all_counts) {
-    keep.resize(c.size());
-    for (size_t i = 0; i < c.size(); ++i) keep[i] = i;
-  }
-  std::vector<RecommendRow> rows;
-  for (size_t i : recommended_order(c, keep, r.cost_slack, p)) rows.push_back(out.rows[i]);
-  out.rows = std::move(rows);
+  apply_choice(out, choose(c, r.cost_slack, r.all_counts));
+  if (out.pick) out.why = why_text(out, r);
   sort_rows(out.rows, r.sort_by);
 }
 
@@ -444,7 +431,7 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
   }
   out.options_found = out.rows.size();
   mark_pareto(out.rows);
-  choose(out, r);
+  choose_rows(out, r);
   std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
   return out;
 }

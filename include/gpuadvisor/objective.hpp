@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuadvisor {
@@ -35,5 +36,27 @@ std::vector<size_t> best_per_group(const std::vector<Candidate>& c, double slack
 // the cheapest by time, then the rest by cost (unknown last). Indices.
 std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std::vector<size_t>& keep, double slack,
                                       std::optional<size_t> pick_index);
+
+// Everything a recommendation needs from the candidates: the pick, the
+// alternatives, and the rows to show (one per group, or all) in the default order.
+struct Choice {
+  std::optional<size_t> pick, cheapest, fastest;
+  std::vector<size_t> order;
+};
+Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidate);
+
+// Applies a choice to a recommendation whose `rows` the candidates were made
+// from: sets `pick`, `cheapest`, `fastest` and keeps `order`'s rows in order.
+template <class Recommendation>
+void apply_choice(Recommendation& out, const Choice& ch) {
+  if (ch.pick) {
+    out.pick = out.rows[*ch.pick];
+    out.cheapest = out.rows[*ch.cheapest];
+    out.fastest = out.rows[*ch.fastest];
+  }
+  decltype(out.rows) rows;
+  for (size_t i : ch.order) rows.push_back(out.rows[i]);
+  out.rows = std::move(rows);
+}
 
 }  // namespace gpuadvisor
