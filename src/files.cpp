@@ -38,6 +38,14 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+std::string checked_input_path(const std::string& path, const char* what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not {}", path, what));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open {} (missing or unreadable)", path, what));
+  return path;
+}
+
 std::string read_input_file(const std::string& path, const char* what) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not {}", path, what));

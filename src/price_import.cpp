@@ -1,5 +1,8 @@
 #include "gpuadvisor/price_import.hpp"
 
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 
 #include "gpuadvisor/errors.hpp"
 #include "json_input.hpp"
+#include "json_stream.hpp"
 
 namespace gpuadvisor {
 
@@ -126,118 +130,215 @@ std::string date_of(const std::string& iso, const std::string& fallback) {
   return iso.size() >= 10 && parse_utc_timestamp(iso.substr(0, 10) + "T00:00:00Z") ? iso.substr(0, 10) : fallback;
 }
 
-void import_offer(const Catalog& catalog, const PriceFile& f, const std::string& as_of, Collected& c, std::vector<ImportLine>& report) {
-  const json doc = parse(f);
-  if (!doc.is_object()) fail(f, "", "expected a JSON object (an AWS Price List offer file)");
-  if (str(doc, "offerCode") != "AmazonEC2") fail(f, "offerCode", "expected \"AmazonEC2\" (an EC2 offer file)");
-  const json& products = member(f, doc, "products", "", json::value_t::object);
-  const json& terms = member(f, doc, "terms", "", json::value_t::object);
-  const std::string date = date_of(str(doc, "publicationDate"), as_of);
-  Tally t;
-  for (auto it = products.begin(); it != products.end(); ++it) {
-    const std::string where = "products." + it.key();
-    const json& attrs = member(f, *it, "attributes", where, json::value_t::object);
-    const std::string family = str(*it, "productFamily");
-    if (family.rfind("Compute Instance", 0) != 0) { t.add("skipped", "not a compute instance"); continue; }
-    const std::string type = str(attrs, "instanceType");
-    const Instance* inst = catalog.find_instance(type);
-    if (!inst) { t.add("skipped", "instance type not in the catalog"); continue; }
-    if (str(attrs, "marketoption") == "CapacityBlock") { t.add("skipped", "Capacity Block SKU (not an on-demand rate)"); continue; }
-    if (str(attrs, "operatingSystem") != "Linux" || str(attrs, "tenancy") != "Shared" || str(attrs, "preInstalledSw") != "NA" ||
-        str(attrs, "capacitystatus") != "Used" || str(attrs, "licenseModel") != "No License required" ||
-        str(attrs, "usagetype").find("BoxUsage") == std::string::npos) {
-      t.add("skipped", "not the plain Linux shared-tenancy SKU");
-      continue;
-    }
-    const std::string region = str(attrs, "regionCode");
-    if (region.empty()) { t.add("skipped", "no regionCode attribute"); continue; }
-    ordered_json& out = c.prices[type][region];
-    if (terms.contains("OnDemand") && terms["OnDemand"].contains(it.key())) {
-      for (const auto& term : terms["OnDemand"][it.key()]) {
-        const json& dims = member(f, term, "priceDimensions", "terms.OnDemand." + it.key(), json::value_t::object);
-        for (const auto& dim : dims) {
-          if (str(dim, "unit") != "Hrs") continue;
-          auto usd = dim.contains("pricePerUnit") && dim["pricePerUnit"].is_object() ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
-          if (!usd) fail(f, "terms.OnDemand." + it.key(), "expected pricePerUnit.USD as a number string");
-          if (*usd <= 0) { t.add("skipped", "zero on-demand rate"); continue; }
-          // status and note null: an overlay replaces a "not captured" entry (RFC 7386 removes null keys).
-          out["on_demand"] = {{"usd_per_hour", *usd}, {"as_of", date}, {"source", "IMPORT-OFFER"}, {"status", nullptr}, {"note", nullptr}};
-          ++c.written;
-          t.add("matched", "on-demand rate");
-        }
-      }
-    }
-    if (terms.contains("Reserved") && terms["Reserved"].contains(it.key())) {
-      for (const auto& term : terms["Reserved"][it.key()]) {
-        const json& ta = member(f, term, "termAttributes", "terms.Reserved." + it.key(), json::value_t::object);
-        const std::string length = str(ta, "LeaseContractLength"), cls = str(ta, "OfferingClass"), pay = payment(str(ta, "PurchaseOption"));
-        if ((length != "1yr" && length != "3yr") || (cls != "standard" && cls != "convertible") || pay.empty()) {
-          t.add("skipped", "reserved term with unknown attributes");
-          continue;
-        }
-        double hourly = 0, upfront = 0;
-        for (const auto& dim : member(f, term, "priceDimensions", "terms.Reserved." + it.key(), json::value_t::object)) {
-          auto usd = dim.contains("pricePerUnit") && dim["pricePerUnit"].is_object() ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
-          if (!usd) fail(f, "terms.Reserved." + it.key(), "expected pricePerUnit.USD as a number string");
-          (str(dim, "unit") == "Hrs" ? hourly : upfront) += *usd;
-        }
-        if (hourly + upfront <= 0) { t.add("skipped", "reserved term with no price"); continue; }
-        out["commitments"][fmt::format("reserved-{}-{}-{}", cls, length, pay)] = {
-            {"usd_per_hour", hourly}, {"upfront_usd", upfront}, {"as_of", date}, {"source", "IMPORT-OFFER"}};
-        ++c.written;
-        t.add("matched", "reserved-instance rate");
-      }
+// One rate of a Savings Plan: the plan's key from `products`, the instance
+// type and region from the discounted usage type.
+void import_savings_plan_rate(const Catalog& catalog, const PriceFile& f, const ImportInputs& in, const std::string& where,
+                              const std::map<std::string, std::string>& plan_key, const std::string& plan_sku, const json& rate,
+                              const std::string& date, Collected& c, Tally& t) {
+  if (plan_sku.empty()) fail(f, where, "expected the plan's sku before its rates");
+  auto key = plan_key.find(plan_sku);
+  if (key == plan_key.end()) { t.add("skipped", "plan not in the products list (or not an EC2/Compute plan)"); return; }
+  const std::string usage = str(rate, "discountedUsageType"), op = str(rate, "discountedOperation");
+  if (op != "RunInstances" || usage.find("BoxUsage:") == std::string::npos) { t.add("skipped", "not a Linux shared-tenancy rate"); return; }
+  const std::string type = usage.substr(usage.find("BoxUsage:") + 9);
+  if (!catalog.find_instance(type)) { t.add("skipped", "instance type not in the catalog"); return; }
+  std::string region = str(rate, "discountedRegionCode");
+  if (region.empty()) region = usage.rfind("BoxUsage:", 0) == 0 ? in.region.value_or("us-east-1") : region_from_usage_prefix(usage).value_or("");
+  if (region.empty()) { t.add("skipped", "region not known for this usage type (pass --region)"); return; }
+  const json& dr = member(f, rate, "discountedRate", where, json::value_t::object);
+  auto usd = dr.contains("price") ? price(dr["price"]) : std::nullopt;
+  if (!usd) fail(f, where, "expected discountedRate.price as a number string");
+  if (*usd <= 0) { t.add("skipped", "zero rate"); return; }
+  // Savings Plans rates are effective hourly rates (any upfront payment is part of the commitment).
+  c.prices[type][region]["commitments"][key->second] = {{"usd_per_hour", *usd}, {"as_of", date}, {"source", "IMPORT-SP"}};
+  ++c.written;
+  t.add("matched", "savings-plan rate");
+}
+
+// The type a JSON value must have, for "expected an object" messages.
+void expect_type(const PriceFile& f, const std::string& where, json::value_t got, json::value_t want) {
+  if (got == want) return;
+  fail(f, where, want == json::value_t::object ? "expected an object" : want == json::value_t::array ? "expected a list" : "expected a string");
+}
+
+// Streams a price file from disk (`path`) or from memory (`text`).
+void stream_price_file(const PriceFile& f, const JsonStreamReader& reader) {
+  if (!f.path.empty()) {
+    std::ifstream in;
+    std::vector<char> buffer(1 << 20);
+    in.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    in.open(f.path, std::ios::binary);
+    if (!in) throw InputError(fmt::format("{}: cannot be read", f.origin));
+    stream_json(in, f.origin, reader);
+    return;
+  }
+  std::istringstream in(f.text);
+  stream_json(in, f.origin, reader);
+}
+
+// What an offer-file product is to the import: the rate it carries and where.
+struct OfferSku {
+  std::string instance, region;
+  bool capacity_block = false;
+};
+
+// The plain Linux, shared-tenancy, no-software, used-capacity box-usage SKU,
+// or a Capacity Block SKU; anything else is a look-alike that never wins.
+std::optional<OfferSku> classify_product(const Catalog& catalog, const json& product, Tally& t) {
+  if (str(product, "productFamily").rfind("Compute Instance", 0) != 0) { t.add("skipped", "not a compute instance"); return std::nullopt; }
+  const json& attrs = product.contains("attributes") ? product["attributes"] : json();
+  const std::string type = str(attrs, "instanceType");
+  if (!catalog.find_instance(type)) { t.add("skipped", "instance type not in the catalog"); return std::nullopt; }
+  const bool block = str(attrs, "marketoption") == "CapacityBlock";
+  const std::string os = str(attrs, "operatingSystem");
+  if (os != "Linux") { t.add("skipped", fmt::format("operating system {}", os.empty() ? "missing" : os)); return std::nullopt; }
+  if (str(attrs, "tenancy") != "Shared") { t.add("skipped", "not shared tenancy (dedicated or host)"); return std::nullopt; }
+  if (str(attrs, "preInstalledSw") != "NA") { t.add("skipped", "pre-installed software (e.g. SQL Server)"); return std::nullopt; }
+  if (str(attrs, "licenseModel") != "No License required") { t.add("skipped", "bring-your-own-license"); return std::nullopt; }
+  if (!block && str(attrs, "capacitystatus") != "Used") { t.add("skipped", "capacity reservation look-alike (not capacitystatus=Used)"); return std::nullopt; }
+  if (!block && str(attrs, "usagetype").find("BoxUsage") == std::string::npos) { t.add("skipped", "not a BoxUsage SKU"); return std::nullopt; }
+  const std::string region = str(attrs, "regionCode");
+  if (region.empty()) { t.add("skipped", "no regionCode attribute"); return std::nullopt; }
+  return OfferSku{type, region, block};
+}
+
+void import_on_demand_terms(const PriceFile& f, const std::string& sku, const json& terms, const OfferSku& o, const std::string& date,
+                            Collected& c, Tally& t) {
+  for (const auto& term : terms) {
+    const json& dims = member(f, term, "priceDimensions", "terms.OnDemand." + sku, json::value_t::object);
+    for (const auto& dim : dims) {
+      if (str(dim, "unit") != "Hrs") continue;
+      auto usd = dim.contains("pricePerUnit") && dim["pricePerUnit"].is_object() ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
+      if (!usd) fail(f, "terms.OnDemand." + sku, "expected pricePerUnit.USD as a number string");
+      if (*usd <= 0) { t.add("skipped", "zero on-demand rate"); continue; }
+      // status and note null: an overlay replaces a "not captured" entry (RFC 7386 removes null keys).
+      c.prices[o.instance][o.region][o.capacity_block ? "capacity_block" : "on_demand"] = {
+          {"usd_per_hour", *usd}, {"as_of", date}, {"source", "IMPORT-OFFER"}, {"status", nullptr}, {"note", nullptr}};
+      ++c.written;
+      t.add("matched", o.capacity_block ? "Capacity Block rate (its own field, not on-demand)" : "on-demand rate");
     }
   }
+}
+
+void import_reserved_terms(const PriceFile& f, const std::string& sku, const json& terms, const OfferSku& o, const std::string& date,
+                           Collected& c, Tally& t) {
+  for (const auto& term : terms) {
+    const json& ta = member(f, term, "termAttributes", "terms.Reserved." + sku, json::value_t::object);
+    const std::string length = str(ta, "LeaseContractLength"), cls = str(ta, "OfferingClass"), pay = payment(str(ta, "PurchaseOption"));
+    if ((length != "1yr" && length != "3yr") || (cls != "standard" && cls != "convertible") || pay.empty()) {
+      t.add("skipped", "reserved term with unknown attributes");
+      continue;
+    }
+    double hourly = 0, upfront = 0;
+    for (const auto& dim : member(f, term, "priceDimensions", "terms.Reserved." + sku, json::value_t::object)) {
+      auto usd = dim.contains("pricePerUnit") && dim["pricePerUnit"].is_object() ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
+      if (!usd) fail(f, "terms.Reserved." + sku, "expected pricePerUnit.USD as a number string");
+      (str(dim, "unit") == "Hrs" ? hourly : upfront) += *usd;
+    }
+    if (hourly + upfront <= 0) { t.add("skipped", "reserved term with no price"); continue; }
+    // The upfront fee stays separate; the catalog spreads it over the term's hours (effective rate).
+    c.prices[o.instance][o.region]["commitments"][fmt::format("reserved-{}-{}-{}", cls, length, pay)] = {
+        {"usd_per_hour", hourly}, {"upfront_usd", upfront}, {"as_of", date}, {"source", "IMPORT-OFFER"}};
+    ++c.written;
+    t.add("matched", "reserved-instance rate");
+  }
+}
+
+// One pass over an offer file (products, then terms). Returns false when the
+// terms came before the products, so their records were not matched yet.
+bool offer_pass(const Catalog& catalog, const PriceFile& f, const std::string& as_of, std::map<std::string, OfferSku>& skus, bool terms_only,
+                Collected& c, Tally& t) {
+  std::string offer_code, date = as_of;
+  bool products_seen = false, terms_before_products = false;
+  JsonStreamReader r;
+  r.is_record = [](const JsonPath& p) {
+    return (p.size() == 1 && (p[0] == "offerCode" || p[0] == "publicationDate")) || (p.size() == 2 && p[0] == "products") ||
+           (p.size() == 3 && p[0] == "terms" && (p[1] == "OnDemand" || p[1] == "Reserved"));
+  };
+  r.on_shallow = [&](const JsonPath& p, json::value_t type) {
+    if (p.size() == 1 && p[0] == "products") {
+      expect_type(f, "products", type, json::value_t::object);
+      products_seen = true;
+    }
+    if (p.size() == 1 && p[0] == "terms") {
+      expect_type(f, "terms", type, json::value_t::object);
+      terms_before_products = !products_seen;
+    }
+    if (p.size() == 2 && p[0] == "terms" && (p[1] == "OnDemand" || p[1] == "Reserved")) expect_type(f, "terms." + p[1], type, json::value_t::object);
+  };
+  r.on_record = [&](const JsonPath& p, json&& v) {
+    if (p.size() == 1) {
+      if (p[0] == "offerCode") offer_code = v.is_string() ? v.get<std::string>() : "";
+      if (p[0] == "offerCode" && offer_code != "AmazonEC2") fail(f, "offerCode", "expected \"AmazonEC2\" (an EC2 offer file)");
+      if (p[0] == "publicationDate" && v.is_string()) date = date_of(v.get<std::string>(), as_of);
+      return;
+    }
+    if (p[0] == "products") {
+      if (terms_only) return;
+      if (!v.is_object() || !v.contains("attributes") || !v["attributes"].is_object()) fail(f, "products." + p[1], "expected a field 'attributes'");
+      if (auto o = classify_product(catalog, v, t)) skus[p[1]] = *o;
+      return;
+    }
+    if (terms_before_products && !terms_only) return;  // matched in a second pass
+    auto it = skus.find(p[2]);
+    if (it == skus.end()) return;  // a product already counted as skipped
+    if (!v.is_object()) fail(f, "terms." + p[1] + "." + p[2], "expected an object");
+    if (p[1] == "OnDemand") import_on_demand_terms(f, p[2], v, it->second, date, c, t);
+    else if (!it->second.capacity_block) import_reserved_terms(f, p[2], v, it->second, date, c, t);
+  };
+  stream_price_file(f, r);
+  if (offer_code.empty()) fail(f, "offerCode", "expected \"AmazonEC2\" (an EC2 offer file)");
+  if (!products_seen) fail(f, "", "expected a field 'products'");
+  return !terms_before_products;
+}
+
+// Streams the offer file: memory holds the matching SKUs, not the file.
+void import_offer(const Catalog& catalog, const PriceFile& f, const std::string& as_of, Collected& c, std::vector<ImportLine>& report) {
+  std::map<std::string, OfferSku> skus;
+  Tally t;
+  if (!offer_pass(catalog, f, as_of, skus, false, c, t)) offer_pass(catalog, f, as_of, skus, true, c, t);
   t.flush(report, f.origin, "offer file");
 }
 
+// Streams a Savings Plans file: the plans from `products`, then each rate of
+// `terms.savingsPlan[i].rates` as a record of its own (a plan has thousands).
 void import_savings_plans(const Catalog& catalog, const PriceFile& f, const ImportInputs& in, const std::string& as_of, Collected& c,
                           std::vector<ImportLine>& report) {
-  const json doc = parse(f);
-  if (!doc.is_object()) fail(f, "", "expected a JSON object (a Savings Plans offer file)");
-  const json& products = member(f, doc, "products", "", json::value_t::array);
-  const json& terms = member(f, doc, "terms", "", json::value_t::object);
-  const json& plans = member(f, terms, "savingsPlan", "terms", json::value_t::array);
-  const std::string date = date_of(str(doc, "publicationDate"), as_of);
+  std::string date = as_of, plan_sku;
   std::map<std::string, std::string> plan_key;  // sku -> "compute-savings-plan-1yr-no-upfront"
-  for (size_t i = 0; i < products.size(); ++i) {
-    const json& p = products[i];
-    const json& attrs = member(f, p, "attributes", fmt::format("products[{}]", i), json::value_t::object);
-    const std::string fam = str(p, "productFamily");
-    const std::string kind = fam == "ComputeSavingsPlans" ? "compute-savings-plan" : fam == "EC2InstanceSavingsPlans" ? "ec2-savings-plan" : "";
-    const std::string term = str(attrs, "purchaseTerm"), pay = payment(str(attrs, "purchaseOption"));
-    if (kind.empty() || (term != "1yr" && term != "3yr") || pay.empty()) continue;
-    plan_key[str(p, "sku")] = fmt::format("{}-{}-{}", kind, term, pay);
-  }
+  bool products_seen = false, terms_seen = false;
   Tally t;
-  for (size_t i = 0; i < plans.size(); ++i) {
-    const std::string where = fmt::format("terms.savingsPlan[{}]", i);
-    const json& plan = plans[i];
-    auto key = plan_key.find(str(plan, "sku"));
-    const json& rates = member(f, plan, "rates", where, json::value_t::array);
-    if (key == plan_key.end()) {
-      t.add("skipped", "plan not in the products list (or not an EC2/Compute plan)");
-      continue;
+  JsonStreamReader r;
+  r.shallow_depth = 3;
+  r.is_record = [](const JsonPath& p) {
+    return (p.size() == 1 && p[0] == "publicationDate") || (p.size() == 2 && p[0] == "products") ||
+           (p.size() == 4 && p[0] == "terms" && p[1] == "savingsPlan" && p[3] == "sku") ||
+           (p.size() == 5 && p[0] == "terms" && p[1] == "savingsPlan" && p[3] == "rates");
+  };
+  r.on_shallow = [&](const JsonPath& p, json::value_t type) {
+    if (p.size() == 1 && p[0] == "products") products_seen = true, expect_type(f, "products", type, json::value_t::array);
+    if (p.size() == 1 && p[0] == "terms") expect_type(f, "terms", type, json::value_t::object);
+    if (p.size() == 2 && p[0] == "terms" && p[1] == "savingsPlan") terms_seen = true, expect_type(f, "terms.savingsPlan", type, json::value_t::array);
+    if (p.size() == 3 && p[1] == "savingsPlan") plan_sku.clear();  // a new plan starts
+  };
+  r.on_record = [&](const JsonPath& p, json&& v) {
+    if (p.size() == 1) {
+      if (v.is_string()) date = date_of(v.get<std::string>(), as_of);
+    } else if (p.size() == 2) {
+      if (!v.is_object() || !v.contains("attributes") || !v["attributes"].is_object()) fail(f, "products[" + p[1] + "]", "expected a field 'attributes'");
+      const std::string fam = str(v, "productFamily");
+      const std::string kind = fam == "ComputeSavingsPlans" ? "compute-savings-plan" : fam == "EC2InstanceSavingsPlans" ? "ec2-savings-plan" : "";
+      const std::string term = str(v["attributes"], "purchaseTerm"), pay = payment(str(v["attributes"], "purchaseOption"));
+      if (!kind.empty() && (term == "1yr" || term == "3yr") && !pay.empty()) plan_key[str(v, "sku")] = fmt::format("{}-{}-{}", kind, term, pay);
+    } else if (p.size() == 4) {
+      plan_sku = v.is_string() ? v.get<std::string>() : "";
+    } else {
+      import_savings_plan_rate(catalog, f, in, fmt::format("terms.savingsPlan[{}].rates", p[2]), plan_key, plan_sku, v, date, c, t);
     }
-    for (const auto& rate : rates) {
-      const std::string usage = str(rate, "discountedUsageType"), op = str(rate, "discountedOperation");
-      if (op != "RunInstances" || usage.find("BoxUsage:") == std::string::npos) { t.add("skipped", "not a Linux shared-tenancy rate"); continue; }
-      const std::string type = usage.substr(usage.find("BoxUsage:") + 9);
-      if (!catalog.find_instance(type)) { t.add("skipped", "instance type not in the catalog"); continue; }
-      std::string region = str(rate, "discountedRegionCode");
-      if (region.empty()) region = usage.rfind("BoxUsage:", 0) == 0 ? in.region.value_or("us-east-1") : region_from_usage_prefix(usage).value_or("");
-      if (region.empty()) { t.add("skipped", "region not known for this usage type (pass --region)"); continue; }
-      const json& dr = member(f, rate, "discountedRate", where + ".rates", json::value_t::object);
-      auto usd = dr.contains("price") ? price(dr["price"]) : std::nullopt;
-      if (!usd) fail(f, where + ".rates", "expected discountedRate.price as a number string");
-      if (*usd <= 0) { t.add("skipped", "zero rate"); continue; }
-      // Savings Plans rates are effective hourly rates (any upfront payment is part of the commitment).
-      c.prices[type][region]["commitments"][key->second] = {{"usd_per_hour", *usd}, {"as_of", date}, {"source", "IMPORT-SP"}};
-      ++c.written;
-      t.add("matched", "savings-plan rate");
-    }
-  }
+  };
+  stream_price_file(f, r);
+  if (!products_seen) fail(f, "", "expected a field 'products'");
+  if (!terms_seen) fail(f, "terms", "expected a field 'savingsPlan'");
   t.flush(report, f.origin, "savings plans file");
 }
 

@@ -76,7 +76,8 @@ ordered_json envelope(const Catalog& catalog, std::string_view command) {
   j["schema_version"] = kJsonSchemaVersion;
   j["generated_by"] = fmt::format("gpuadvisor {}", tool_version());
   j["command"] = command;
-  j["catalog"] = {{"version", catalog.catalog_version}, {"prices_as_of", catalog.prices_as_of}, {"files", catalog.origins}};
+  j["catalog"] = {{"version", catalog.catalog_version}, {"prices_as_of", catalog.prices_as_of}, {"prices_origin", catalog.prices_origin},
+                  {"files", catalog.origins}};
   j["currency"] = catalog.currency;
   return j;
 }

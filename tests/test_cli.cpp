@@ -1,7 +1,4 @@
 // End-to-end: runs the gpuadvisor binary and checks output, formats and exit codes.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <array>
 #include <cmath>
 #include <catch2/catch.hpp>
@@ -11,31 +8,11 @@
 #include <set>
 #include <sstream>
 
-namespace {
-struct Run {
-  int code;
-  std::string out, err;
-};
+#include "cli_run.hpp"
 
-Run run(const std::string& args, const std::string& env = "GPUADVISOR_TODAY=2026-12-01") {
-  static int n = 0;
-  std::string errfile = "gpuadvisor_test_stderr_" + std::to_string(getpid()) + "_" + std::to_string(n++) + ".txt";
-  std::string cmd = env + " " + GPUADVISOR_BINARY + " " + args + " 2>" + errfile;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t got;
-  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), got);
-  int status = pclose(p);
-  std::ifstream e(errfile);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  std::remove(errfile.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, ss.str()};
-}
-std::string data(const std::string& name) { return std::string(GPUADVISOR_TEST_DATA) + "/" + name; }
-}  // namespace
+using cli_test::Run;
+using cli_test::run;
+using cli_test::data;
 
 TEST_CASE("cli: --version names the catalog and its price date") {
   Run r = run("--version");

@@ -59,11 +59,13 @@ TEST_CASE("effective hourly rate of a 1-year all-upfront reservation (hand-compu
 
 TEST_CASE("import: offer file, savings plans, spot history and advisor into one overlay") {
   ImportResult r = import_prices(embedded(), {}, all_fixtures());
-  CHECK(r.prices_written == 12);
+  CHECK(r.prices_written == 13);
   Catalog c = load_catalog(embedded(), {{"imported.json", r.overlay_json}});
   const Instance& p5 = *c.find_instance("p5.48xlarge");
   const RegionPrices& use1 = *p5.prices_in("us-east-1");
   CHECK(*use1.on_demand.usd_per_hour == 54.0);  // not the Capacity Block rate 31.464, not Windows
+  CHECK(*use1.capacity_block.usd_per_hour == 31.464);  // the Capacity Block SKU has its own field
+  CHECK(use1.capacity_block.source == "IMPORT-OFFER");
   CHECK(use1.on_demand.source == "IMPORT-OFFER");
   CHECK(use1.on_demand.as_of == "2026-11-01");  // the file's publication date
   CHECK(use1.commitments.at("reserved-standard-1yr-all-upfront").effective_usd_per_hour() == Approx(35.0));
@@ -89,7 +91,7 @@ TEST_CASE("import: offer file, savings plans, spot history and advisor into one 
   // The report says what matched and what was skipped, and why.
   bool capacity_block = false, local_zone = false;
   for (const auto& l : r.report) {
-    if (l.detail.find("Capacity Block") != std::string::npos && l.outcome == "skipped") capacity_block = true;
+    if (l.detail.find("Capacity Block rate") != std::string::npos && l.outcome == "matched") capacity_block = true;
     if (l.detail.find("Local Zone") != std::string::npos) local_zone = true;
   }
   CHECK(capacity_block);

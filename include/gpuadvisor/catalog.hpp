@@ -144,6 +144,9 @@ struct Catalog {
   std::vector<Accelerator> accelerators;
   std::vector<Instance> instances;
   std::vector<std::string> origins;  // the files it was built from, in order
+  // Where the prices come from, for people: "embedded snapshot", or the
+  // fetched overlay and its date (set by the command line).
+  std::string prices_origin = "embedded snapshot";
 
   const Accelerator* find_accelerator(std::string_view name) const;
   const Instance* find_instance(std::string_view name) const;

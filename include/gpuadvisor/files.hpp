@@ -13,4 +13,8 @@ void write_file_atomically(const std::string& path, const std::string& text);
 // path if it is missing, unreadable, a directory or too large.
 std::string read_input_file(const std::string& path, const char* what);
 
+// Checks that a file to be streamed (no size limit) exists, is not a
+// directory and can be opened; returns the path. InputError otherwise.
+std::string checked_input_path(const std::string& path, const char* what);
+
 }  // namespace gpuadvisor

@@ -14,9 +14,13 @@
 
 namespace gpuadvisor {
 
+// A price file: in memory (`text`), or on disk (`path`), which offer and
+// Savings Plans files are streamed from whatever their size (spot files are
+// small and read whole).
 struct PriceFile {
-  std::string origin;  // path, for messages
+  std::string origin;  // for messages
   std::string text;
+  std::string path;    // when set, read from here instead of `text`
 };
 
 struct ImportInputs {
@@ -37,7 +41,9 @@ struct ImportResult {
   long prices_written = 0;
 };
 
-// Matches the files against the catalog built from `base` and `overlays` and
+// Offer and Savings Plans files are streamed: memory holds the rows that match
+// the catalog, not the file (a regional EC2 offer file is ~0.5 GB, the global
+// one ~3 GB). Matches the files against the catalog built from `base` and `overlays` and
 // checks that the overlay loads on it. Throws InputError naming the file, the
 // position and what was expected.
 ImportResult import_prices(const CatalogSource& base, const std::vector<CatalogSource>& overlays, const ImportInputs& in);

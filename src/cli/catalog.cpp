@@ -107,6 +107,7 @@ class CatalogCommand : public Command {
       return va < vb;
     });
     print_table(t, catalog, "catalog", "instances", g);
+    if (parse_format(g) == Format::table) std::cout << fmt::format("\n{} instance types; {}.\n", t.rows.size(), prices_note(catalog));
     return 0;
   }
 };

@@ -31,6 +31,7 @@ struct GlobalOptions {
   int verbose = 0;
   bool quiet = false;
   std::vector<std::string> discounts;
+  bool no_cache_prices = false;
 };
 
 // A command: registers its flags on construction, runs when chosen.
@@ -54,6 +55,12 @@ std::unique_ptr<Command> add_estimate_command(CLI::App& parent);
 // Catalog, output and warnings
 
 std::string today();
+// $XDG_CACHE_HOME/gpuadvisor, else ~/.cache/gpuadvisor; empty when neither is set.
+std::string cache_dir();
+// The overlay `prices fetch` writes by default and every command loads.
+std::string cached_prices_path();
+// "prices as of 2026-11-29, embedded snapshot" for table footers.
+std::string prices_note(const Catalog& c);
 // The catalog's files: the base (built in, --catalog or GPUADVISOR_CATALOG) and the overlays.
 std::pair<CatalogSource, std::vector<CatalogSource>> catalog_sources(const GlobalOptions& g);
 Catalog load(const GlobalOptions& g);

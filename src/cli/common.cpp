@@ -2,9 +2,12 @@
 // and the builders from flag text to the core's requests.
 #include <spdlog/spdlog.h>
 
+#include <fmt/ranges.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -30,6 +33,17 @@ std::string today() {
   return fmt::format("{:04d}-{:02d}-{:02d}", int(ymd.year()), unsigned(ymd.month()), unsigned(ymd.day()));
 }
 
+std::string cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/gpuadvisor";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/gpuadvisor";
+  return "";
+}
+
+std::string cached_prices_path() {
+  const std::string d = cache_dir();
+  return d.empty() ? "" : d + "/prices.json";
+}
+
 std::pair<CatalogSource, std::vector<CatalogSource>> catalog_sources(const GlobalOptions& g) {
   CatalogSource base{"<embedded catalog>", std::string(embedded_catalog_text())};
   std::string file = g.catalog_file;
@@ -37,13 +51,25 @@ std::pair<CatalogSource, std::vector<CatalogSource>> catalog_sources(const Globa
     if (const char* env = std::getenv("GPUADVISOR_CATALOG"); env && *env) file = env;
   if (!file.empty()) base = read_catalog_file(file);
   std::vector<CatalogSource> overlays;
+  // The newest fetched prices first, so the user's own overlays win over them.
+  const std::string cached = cached_prices_path();
+  std::error_code ec;
+  if (!g.no_cache_prices && !cached.empty() && std::filesystem::is_regular_file(cached, ec)) overlays.push_back(read_catalog_file(cached));
   for (const auto& f : g.catalog_add) overlays.push_back(read_catalog_file(f));
   return {base, overlays};
 }
 
+std::string prices_note(const Catalog& c) { return fmt::format("prices as of {}, {}", c.prices_as_of, c.prices_origin); }
+
 Catalog load(const GlobalOptions& g) {
   auto [base, overlays] = catalog_sources(g);
   Catalog c = load_catalog(base, overlays);
+  const std::string cached = cached_prices_path();
+  if (!cached.empty() && std::find(c.origins.begin(), c.origins.end(), cached) != c.origins.end())
+    c.prices_origin = fmt::format("fetched from the AWS Price List ({})", cached);
+  else if (base.origin != "<embedded catalog>")
+    c.prices_origin = fmt::format("catalog {}", base.origin);
+  if (!g.catalog_add.empty()) c.prices_origin += fmt::format(", with overlays {}", fmt::join(g.catalog_add, ", "));
   Discounts d;
   for (const auto& x : g.discounts) add_discount(d, x);
   apply_discounts(c, d);

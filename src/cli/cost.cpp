@@ -155,13 +155,13 @@ class CostCommand : public Command {
                 format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
     write_chart(co.chart, recommendation_chart(result, ctx));
     if (format == Format::table || format == Format::markdown)
-      std::cout << fmt::format("\nUSD, {} prices as of {}; times and costs include job overheads. Spot expected cost includes reclaims at "
+      std::cout << fmt::format("\nUSD, {} {}; times and costs include job overheads. Spot expected cost includes reclaims at "
                                "the Spot Advisor bucket's upper edge and hardware failures, checkpoints to {} every Daly-optimal interval "
                                "and {:.0f} min restarts; BREAK-EVEN is the monthly interruption rate above which on-demand is cheaper. "
                                "Commitment columns (--wide) price the job's hours at the commitment rate and assume the rest of the term "
                                "is used by other work; a commitment for this job alone costs the committed monthly spend for the whole "
                                "term.\n",
-                               ctx.request->region, catalog.prices_as_of, to_string(ctx.request->overheads.storage),
+                               ctx.request->region, prices_note(catalog), to_string(ctx.request->overheads.storage),
                                ctx.request->restart_s / 60);
   }
 
@@ -170,8 +170,8 @@ class CostCommand : public Command {
     print_table(reservation_table(result), catalog, "cost", "options", g,
                 format == Format::json ? reservation_json_extra(result, r) : std::string());
     if (format == Format::table || format == Format::markdown)
-      std::cout << fmt::format("\nUSD, {} prices as of {}; billed per second with a 60 s minimum. SPOT assumes no interruptions.\n",
-                               r.region, catalog.prices_as_of);
+      std::cout << fmt::format("\nUSD, {} {}; billed per second with a 60 s minimum. SPOT assumes no interruptions.\n", r.region,
+                               prices_note(catalog));
   }
 
   int run_inference(const Catalog& catalog, const GlobalOptions& g) {
@@ -199,10 +199,10 @@ class CostCommand : public Command {
                 format == Format::json ? inference_json_extra(result, ctx) : std::string());
     write_chart(co.chart, inference_chart(result, ctx));
     if (format == Format::table || format == Format::markdown)
-      std::cout << fmt::format("\nUSD, {} prices as of {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
+      std::cout << fmt::format("\nUSD, {} {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
                                "keep spare capacity). A service runs all month, so a commitment's effective rate applies as is; it pays "
                                "off above the UTIL> share of the month.\n",
-                               r.region, catalog.prices_as_of);
+                               r.region, prices_note(catalog));
     return 0;
   }
 };

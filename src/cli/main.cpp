@@ -82,6 +82,7 @@ int run(int argc, char** argv) {
   app.add_flag("--wide", g.wide, "Show every column in tables");
   app.add_flag("-v,--verbose", g.verbose, "More detail on stderr (repeat for debug)");
   app.add_flag("-q,--quiet", g.quiet, "Only errors on stderr");
+  app.add_flag("--no-cache-prices", g.no_cache_prices, "Ignore the prices `prices fetch` cached (use the built-in snapshot and --catalog-add)");
   app.add_option("--discount", g.discounts, "Negotiated discount off on-demand and commitment prices: 15%, or per family p5=20% (repeatable)");
 
   std::vector<std::unique_ptr<Command>> commands;

@@ -71,12 +71,12 @@ class RecommendCommand : public Command {
                 format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
     write_chart(ro.chart, recommendation_chart(result, ctx));
     if (format == Format::table || format == Format::markdown) {
-      std::cout << fmt::format("\n{} options found; {} shown ({}), ranked {} ({} prices, {}). Times and costs include job overheads; "
+      std::cout << fmt::format("\n{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
                                "USD; SPOT assumes no interruptions (`gpuadvisor cost` adds them).\n",
                                result.options_found, std::min<size_t>(result.rows.size(), r.top),
                                r.all_counts ? "every count" : "one per instance type; --all-counts for every count",
                                r.sort_by == SortBy::recommended ? "pick first" : fmt::format("by {}", to_string(r.sort_by)),
-                               to_string(r.pricing), r.region);
+                               to_string(r.pricing), r.region, prices_note(catalog));
       std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
     }
     if (explain && result.pick) {
@@ -113,11 +113,11 @@ class RecommendCommand : public Command {
                 format == Format::json ? inference_json_extra(result, ctx) : std::string());
     write_chart(ro.chart, inference_chart(result, ctx));
     if (format == Format::table || format == Format::markdown) {
-      std::cout << fmt::format("\n{} options found; {} shown, ranked {} ({} prices, {}). USD; a month is 720 h; $/M OUT is per visible "
+      std::cout << fmt::format("\n{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is per visible "
                                "output token at {}.\n",
                                result.options_found, std::min<size_t>(result.rows.size(), r.top),
                                r.sort_by == SortBy::recommended ? "pick first" : fmt::format("by {}", to_string(r.sort_by)),
-                               to_string(r.pricing), r.region,
+                               to_string(r.pricing), r.region, prices_note(catalog),
                                w.requests_per_second ? "the given load" : fmt::format("{:.0f}% utilisation", w.target_utilisation * 100));
       std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
       if (!result.notes.empty()) std::cout << "\nNotes:\n";
