@@ -1,9 +1,19 @@
 // Prints how long `recommend` takes over the whole catalog for a few
-// representative requests. Not a test: figures vary by machine.
+// representative requests, and the throughput and peak memory of importing a
+// ~0.5 GB EC2 offer file (`gpuadvisor_bench --import-mb N` to change the size).
+// Not a test: figures vary by machine.
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "gpuadvisor/price_import.hpp"
 
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/model.hpp"
@@ -11,7 +21,41 @@
 
 using namespace gpuadvisor;
 
-int main() {
+namespace {
+
+// Imports a generated offer file in a child process, so that its peak
+// resident memory is the import's alone.
+void bench_import(long megabytes) {
+  const std::string path = fmt::format("/tmp/gpuadvisor_bench_offer_{}.json", getpid());
+  if (std::system(fmt::format("{} {} {}", GPUADVISOR_MAKE_OFFER, path, megabytes).c_str()) != 0) {
+    fmt::print("import: could not generate {}\n", path);
+    return;
+  }
+  const double mb = std::filesystem::file_size(path) / 1e6;
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t child = fork();
+  if (child == 0) {
+    ImportInputs in;
+    in.as_of = "2026-11-30";
+    in.offer_files.push_back({path, "", path});
+    const ImportResult r = import_prices({"<embedded catalog>", std::string(embedded_catalog_text())}, {}, in);
+    _exit(r.prices_written > 0 ? 0 : 1);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(child, &status, 0, &usage);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::filesystem::remove(path);
+  fmt::print("\n{:<42} {:>10} {:>10} {:>12}\n", "prices import (streamed offer file)", "MB", "MB/s", "peak RSS MB");
+  fmt::print("{:<42} {:>10.0f} {:>10.1f} {:>12.1f}{}\n", "generated offer file, 4 marker SKUs", mb, mb / s, usage.ru_maxrss / 1024.0,
+             WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "" : "  (FAILED)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long import_mb = 512;
+  if (argc == 3 && std::string(argv[1]) == "--import-mb") import_mb = std::atol(argv[2]);
   Catalog catalog = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
   struct Case {
     const char* label;
@@ -50,5 +94,6 @@ int main() {
     std::sort(ms.begin(), ms.end());
     fmt::print("{:<42} {:>10.1f} {:>10.1f} {:>12} {:>8}\n", c.label, ms.front(), ms[ms.size() / 2], last.layouts_evaluated, last.options_found);
   }
+  if (import_mb > 0) bench_import(import_mb);
   return 0;
 }
