@@ -259,7 +259,7 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
       if (!q.note.empty()) j["note"] = q.note;
       return j;
     };
-    prices[region] = {{"on_demand", quote(rp.on_demand)}, {"spot", quote(rp.spot)}};
+    prices[region] = {{"on_demand", quote(rp.on_demand)}, {"spot", quote(rp.spot)}, {"capacity_block", quote(rp.capacity_block)}};
   }
   std::set<std::string> keys(i.sources.begin(), i.sources.end());
   for (const auto* v : {&a.memory_sources, &a.memory_bandwidth_sources, &a.dense_tflops_sources, &a.vector_tflops_sources, &a.link_sources})
@@ -267,7 +267,9 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
   for (const auto& [region, rp] : i.prices) {
     if (!rp.on_demand.source.empty()) keys.insert(rp.on_demand.source);
     if (!rp.spot.source.empty()) keys.insert(rp.spot.source);
+    if (!rp.capacity_block.source.empty()) keys.insert(rp.capacity_block.source);
   }
+  if (!i.capacity_source.empty()) keys.insert(i.capacity_source);
   ordered_json sources;
   for (const auto& k : keys) {
     auto it = catalog.sources.find(k);
@@ -286,6 +288,10 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
     inst["network_gbps"] = i.network_gbps;
     inst["efa"] = {{"supported", i.efa_supported}, {"version", i.efa_version ? ordered_json(*i.efa_version) : ordered_json(nullptr)}};
     inst["purchase"] = i.purchase;
+    inst["capacity"] = {{"capacity_blocks", i.capacity_blocks},
+                        {"on_demand_max_instances", i.on_demand_max_instances ? ordered_json(*i.on_demand_max_instances) : ordered_json(nullptr)},
+                        {"source", i.capacity_source.empty() ? ordered_json(nullptr) : ordered_json(i.capacity_source)},
+                        {"note", i.capacity_note}};
     inst["note"] = i.note;
     inst["sources"] = i.sources;
     inst["prices"] = prices;
@@ -301,6 +307,10 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
   add("instance", i.name);
   add("family", i.family);
   add("purchase", i.purchase);
+  add("capacity", fmt::format("Capacity Blocks: {}; on demand: {}{}", i.capacity_blocks ? "yes" : "no",
+                              i.on_demand_max_instances ? fmt::format("about {} instances at once", *i.on_demand_max_instances) : "no limit known",
+                              i.capacity_note.empty() ? "" : "; " + i.capacity_note),
+      i.capacity_source);
   add("accelerators", fmt::format("{} x {}", i.accelerator_count, a.name), join_sources(i.sources));
   add("vcpus", std::to_string(i.vcpus), join_sources(i.sources));
   add("host memory", fmt::format("{} GiB", i.memory_gib), join_sources(i.sources));
@@ -325,7 +335,9 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
     };
     add(region + " on-demand", describe(rp.on_demand), rp.on_demand.source);
     add(region + " spot", describe(rp.spot), rp.spot.source);
+    if (rp.capacity_block.usd_per_hour) add(region + " capacity block", describe(rp.capacity_block), rp.capacity_block.source);
   }
+  add("prices", fmt::format("as of {}, {}", catalog.prices_as_of, catalog.prices_origin));
   if (!a.note.empty()) add("accelerator note", a.note);
   if (!i.note.empty()) add("instance note", i.note);
   for (const auto& k : keys) {
