@@ -390,6 +390,7 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
     if (!sup.is_boolean()) ectx.fail("supported", "expected true or false");
     i.efa_supported = sup.get<bool>();
     if (i.efa_supported) i.efa_version = req_positive_int(efa, "version", ectx);
+    if (efa.contains("interfaces")) i.efa_interfaces = req_positive_int(efa, "interfaces", ectx);
   }
   i.purchase = req_string(j, "purchase", ctx);
   static const std::set<std::string> purchases{"on_demand_and_spot", "capacity_blocks", "ultraserver_capacity_blocks"};

@@ -118,6 +118,7 @@ struct Instance {
   int nvlink_domain_accelerators = 0;
   bool efa_supported = false;
   std::optional<int> efa_version;
+  int efa_interfaces = 0;  // EFA network cards (vpc.amazonaws.com/efa devices); 0: not in the catalog
   std::string purchase;  // "on_demand_and_spot", "capacity_blocks", "ultraserver_capacity_blocks"
   // How it can be bought (docs/catalog.md §Capacity): whether EC2 Capacity
   // Blocks sell it, and the most instances one can plausibly start on demand

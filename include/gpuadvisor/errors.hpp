@@ -10,6 +10,7 @@ enum class ExitCode : int {
   internal_error = 1,  // a bug: please report it
   input_error = 2,     // bad flag, value, file or catalog
   nothing_fits = 3,    // the request is valid but no option satisfies it
+  gate_failed = 4,     // the output was written, and a --fail-if-over / --fail-if-increase threshold was crossed
 };
 
 // Bad input from the user: a flag value, a file, a catalog entry. Exit code 2.

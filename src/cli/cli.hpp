@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/inference_search.hpp"
 #include "gpuadvisor/chart.hpp"
 #include "gpuadvisor/inference.hpp"
 #include "gpuadvisor/model.hpp"
@@ -32,6 +35,7 @@ struct GlobalOptions {
   bool quiet = false;
   std::vector<std::string> discounts;
   bool no_cache_prices = false;
+  std::string command_line;  // as typed, for the files --emit writes
 };
 
 // A command: registers its flags on construction, runs when chosen.
@@ -80,6 +84,39 @@ void log_assumptions(const std::vector<std::string>& a);
 // An option given with an empty value ("--deadline ''") is an error.
 void refuse_empty_values(const CLI::App* cmd);
 bool given(const CLI::App* cmd, const char* flag);
+
+// ---------------------------------------------------------------------------
+// Launch files (--emit, src/cli/emit.cpp) and CI gates (--compare-to, src/cli/gates.cpp)
+
+struct EmitOptions {
+  std::string target, dir = ".", entrypoint = "YOUR_TRAIN_SCRIPT.py", image = "YOUR_IMAGE";
+  int rank = 0;  // recommend: the row to emit (0: the pick)
+};
+void add_emit_options(CLI::App* cmd, EmitOptions& o, bool with_rank);
+void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog,
+                         const Cluster& c, const TrainingEstimate& e, std::optional<double> cost_usd, const std::string& pricing,
+                         const std::string& region);
+void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
+                        const ServingRow& row, const std::string& pricing, const std::string& region);
+
+struct GateOptions {
+  std::string compare_to, fail_if_over, fail_if_increase;
+};
+// What a gate compares: the pick's instance, count and cost (a job's total, a service's month).
+struct PickSummary {
+  std::string instance;
+  int count = 0;
+  std::optional<double> cost_usd;
+  double time = 0;          // total hours, or seconds per output token
+  std::string cost_key;     // "ranked_usd" or "ranked_usd_per_month"
+};
+void add_gate_options(CLI::App* cmd, GateOptions& o);
+// The `comparison` JSON object against --compare-to (null without it).
+nlohmann::ordered_json comparison(const GateOptions& o, const PickSummary& now);
+// Prints the comparison for people (table: one line; markdown: a short diff).
+void print_comparison(const nlohmann::ordered_json& cmp, Format f);
+// 4 when a threshold is crossed (with the reason on stderr), else 0.
+int gate_exit(const GateOptions& o, const PickSummary& now, const nlohmann::ordered_json& cmp);
 
 // ---------------------------------------------------------------------------
 // Option groups several commands share

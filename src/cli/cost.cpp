@@ -37,6 +37,7 @@ class CostCommand : public Command {
     add_inference_options(app, io);
     add_overhead_options(app, oo);
     add_ranking_options(app, co);
+    add_gate_options(app, go);
     const char* given_run = "Given run";
     app->add_option("--instance", instance, "Price a given run: this instance type")->group(given_run);
     app->add_option("--count", count, "Instances of the given run (default 1)")->group(given_run);
@@ -64,8 +65,7 @@ class CostCommand : public Command {
                              rejections_json(result.rejections));
     }
     if (!result.pick) throw_no_price(r);
-    print(result, RecommendContext{&m, &w, &r}, catalog, g);
-    return 0;
+    return print(result, RecommendContext{&m, &w, &r}, catalog, g);
   }
 
  private:
@@ -74,6 +74,7 @@ class CostCommand : public Command {
   InferenceOptions io;
   OverheadOptions oo;
   RankingOptions co;
+  GateOptions go;
   std::string instance, hours;
   int count = 1;
 
@@ -145,14 +146,24 @@ class CostCommand : public Command {
     settle_given(result, row, r);
     spdlog::info("no model given: the instances alone are priced; expected interruption costs need the model's checkpoint size");
     print_reservation(result, r, catalog, g);
-    return 0;
+    const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd"};
+    return gate_exit(go, now, comparison(go, now));
   }
 
-  void print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
+  int print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
     const Format format = parse_format(g);
+    const RecommendRow& pick = *result.pick;
+    const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd"};
+    const auto cmp = comparison(go, now);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
-    print_table(cost_table(result, ctx), catalog, "cost", "options", g,
-                format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
+    print_comparison(cmp, format);
+    std::string extra;
+    if (format == Format::json) {
+      auto j = nlohmann::ordered_json::parse(recommendation_json_extra(result, ctx));
+      j["comparison"] = cmp;
+      extra = j.dump();
+    }
+    print_table(cost_table(result, ctx), catalog, "cost", "options", g, extra);
     write_chart(co.chart, recommendation_chart(result, ctx));
     if (format == Format::table || format == Format::markdown)
       std::cout << fmt::format("\nUSD, {} {}; times and costs include job overheads. Spot expected cost includes reclaims at "
@@ -163,6 +174,7 @@ class CostCommand : public Command {
                                "term.\n",
                                ctx.request->region, prices_note(catalog), to_string(ctx.request->overheads.storage),
                                ctx.request->restart_s / 60);
+    return gate_exit(go, now, cmp);
   }
 
   void print_reservation(const Recommendation& result, const RecommendRequest& r, const Catalog& catalog, const GlobalOptions& g) const {

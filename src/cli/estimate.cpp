@@ -34,6 +34,7 @@ class EstimateCommand : public Command {
     add_workload_options(app, wo);
     add_inference_options(app, io);
     add_overhead_options(app, oo);
+    add_emit_options(app, emit, false);
     app->add_option("--instance", eo.instance, "Instance type, e.g. p5.48xlarge")->required()->group("Cluster");
     app->add_option("--count", eo.count, "Number of instances (default 1)")->group("Cluster");
     app->add_option("--region", eo.region, "Region for prices (default us-east-1)")->group("Cluster");
@@ -75,6 +76,7 @@ class EstimateCommand : public Command {
   InferenceOptions io;
   OverheadOptions oo;
   EstimateOptions eo;
+  EmitOptions emit;
 
   const Instance& instance_of(const Catalog& catalog) const {
     const Instance* inst = catalog.find_instance(eo.instance);
@@ -171,6 +173,11 @@ class EstimateCommand : public Command {
     EstimateContext ctx{&m, &w, &c, &e, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot), eo.region};
     std::cout << render_estimate(catalog, ctx, RenderOptions{format, g.wide});
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ctx);
+    if (e.fits()) {
+      const auto od = hourly_rate(inst, eo.region, Pricing::on_demand);
+      emit_training_files(emit, g, m, w, catalog, c, e, od ? std::optional<double>(*od * c.count * billed_hours(e.total_hours)) : std::nullopt,
+                          "on-demand", eo.region);
+    }
     if (!e.fits()) {
       spdlog::error("this layout needs {:.1f} GB per accelerator but {} has {:.1f} GB", e.memory.total_gb(), acc.name, e.memory.capacity_gb);
       return static_cast<int>(ExitCode::nothing_fits);
@@ -208,6 +215,7 @@ class EstimateCommand : public Command {
                                  eo.region};
     std::cout << render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide});
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);
+    if (choice.problem.empty()) emit_serving_files(emit, g, m, w, catalog, row, "on-demand", eo.region);
     if (!choice.problem.empty()) {
       spdlog::error("{}", choice.problem);
       return static_cast<int>(ExitCode::nothing_fits);

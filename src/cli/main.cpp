@@ -66,7 +66,8 @@ int run(int argc, char** argv) {
       "  gpuadvisor cost --model llama-3-70b --task pretrain --tokens 200B --family p5 --chart cost.svg\n"
       "  gpuadvisor validate\n"
       "  gpuadvisor catalog --family p5 --format csv\n"
-      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 nothing fits (with --format json, errors are a JSON document too). "
+      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 nothing fits, 4 a CI gate (--fail-if-over, --fail-if-increase) failed\n"
+      "(with --format json, errors are a JSON document too). "
       "Docs: docs/cli.md",
       "gpuadvisor"};
   app.set_version_flag("--version", [] {
@@ -85,6 +86,12 @@ int run(int argc, char** argv) {
   app.add_flag("--no-cache-prices", g.no_cache_prices, "Ignore the prices `prices fetch` cached (use the built-in snapshot and --catalog-add)");
   app.add_option("--discount", g.discounts, "Negotiated discount off on-demand and commitment prices: 15%, or per family p5=20% (repeatable)");
 
+  g.command_line = "gpuadvisor";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,:/%+@") == std::string::npos;
+    g.command_line += " " + (plain ? a : "'" + a + "'");
+  }
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(add_catalog_command(app));
   commands.push_back(add_models_command(app));

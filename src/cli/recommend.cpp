@@ -7,6 +7,7 @@
 #include "cli.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/inference_search.hpp"
+#include "gpuadvisor/inference.hpp"
 
 namespace gpuadvisor::cli {
 
@@ -29,6 +30,8 @@ class RecommendCommand : public Command {
     add_inference_options(app, io);
     add_overhead_options(app, oo);
     add_ranking_options(app, ro);
+    add_emit_options(app, eo, true);
+    add_gate_options(app, go);
     app->add_flag("--explain", explain, "Print the pick's formulas with the numbers filled in");
   }
 
@@ -47,7 +50,22 @@ class RecommendCommand : public Command {
   InferenceOptions io;
   OverheadOptions oo;
   RankingOptions ro;
+  EmitOptions eo;
+  GateOptions go;
   bool explain = false;
+
+  // The row --emit writes: the pick, or row --rank N of the table.
+  template <class Row>
+  const Row& emitted(const std::optional<Row>& pick, const std::vector<Row>& rows) const {
+    if (eo.rank < 0 || eo.rank > static_cast<int>(rows.size())) throw InputError(fmt::format("--rank: must be in [1, {}]", rows.size()));
+    return eo.rank == 0 ? *pick : rows[eo.rank - 1];
+  }
+
+  static std::string with_comparison(const std::string& extra, const nlohmann::ordered_json& cmp) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(extra);
+    j["comparison"] = cmp;
+    return j.dump();
+  }
 
   int run_training(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g) {
     const Format format = parse_format(g);
@@ -66,9 +84,13 @@ class RecommendCommand : public Command {
                              rejections_json(result.rejections));
     }
     if (!result.pick) throw_no_price(r);
+    const RecommendRow& pick = *result.pick;
+    const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd"};
+    const auto cmp = comparison(go, now);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
+    print_comparison(cmp, format);
     print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
-                format == Format::json ? recommendation_json_extra(result, ctx) : std::string());
+                format == Format::json ? with_comparison(recommendation_json_extra(result, ctx), cmp) : std::string());
     write_chart(ro.chart, recommendation_chart(result, ctx));
     if (format == Format::table || format == Format::markdown) {
       std::cout << fmt::format("\n{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
@@ -85,7 +107,12 @@ class RecommendCommand : public Command {
       EstimateContext ectx{&m, &w, &c, &top.estimate, top.on_demand_usd_per_hour, top.spot_usd_per_hour, r.region};
       (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ectx);
     }
-    return 0;
+    if (!eo.target.empty()) {
+      const RecommendRow& row = emitted(result.pick, result.rows);
+      const Cluster c{row.instance, &catalog.accelerator_of(*row.instance), row.count};
+      emit_training_files(eo, g, m, w, catalog, c, row.estimate, row.ranked_cost_usd, row.ranked_pricing, r.region);
+    }
+    return gate_exit(go, now, cmp);
   }
 
   int run_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g) {
@@ -108,9 +135,15 @@ class RecommendCommand : public Command {
                              rejections_json(result.rejections));
     }
     if (!result.pick) throw_no_price(r);
+    const ServingRow& pick = *result.pick;
+    const PickSummary now{pick.instance->name, pick.instances,
+                          pick.ranked_usd_per_hour ? std::optional<double>(*pick.ranked_usd_per_hour * kHoursPerMonth) : std::nullopt,
+                          pick.at_load.tpot_s, "ranked_usd_per_month"};
+    const auto cmp = comparison(go, now);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
+    print_comparison(cmp, format);
     print_table(inference_table(result, ctx), catalog, "recommend", "options", g,
-                format == Format::json ? inference_json_extra(result, ctx) : std::string());
+                format == Format::json ? with_comparison(inference_json_extra(result, ctx), cmp) : std::string());
     write_chart(ro.chart, inference_chart(result, ctx));
     if (format == Format::table || format == Format::markdown) {
       std::cout << fmt::format("\n{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is per visible "
@@ -132,7 +165,9 @@ class RecommendCommand : public Command {
                                     hourly_rate(*top.instance, r.region, Pricing::spot), r.region};
       (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ectx);
     }
-    return 0;
+    if (!eo.target.empty())
+      emit_serving_files(eo, g, m, w, catalog, emitted(result.pick, result.rows), std::string(to_string(r.pricing)), r.region);
+    return gate_exit(go, now, cmp);
   }
 };
 

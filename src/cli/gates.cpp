@@ -1,0 +1,110 @@
+// CI gates: --compare-to BASE.json, --fail-if-over USD, --fail-if-increase PCT (exit 4).
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "cli.hpp"
+#include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/files.hpp"
+#include "gpuadvisor/quantity.hpp"
+#include "../json_input.hpp"
+
+namespace gpuadvisor::cli {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+PickSummary base_pick(const std::string& path, const std::string& cost_key) {
+  const auto doc = parse_json_input(read_input_file(path, "a --compare-to file"), path);
+  if (!doc.is_object() || !doc.contains("recommendation") || !doc["recommendation"].is_object())
+    throw InputError(fmt::format("{}: no 'recommendation' (give an earlier --format json output of the same command)", path));
+  const auto& r = doc["recommendation"];
+  PickSummary p;
+  p.instance = r.value("instance", "");
+  p.count = r.value("count", 0);
+  if (r.contains("costs") && r["costs"].contains(cost_key) && r["costs"][cost_key].is_number()) p.cost_usd = r["costs"][cost_key].get<double>();
+  p.time = r.contains("total_hours") ? r.value("total_hours", 0.0) : r.value("tpot_s", 0.0);
+  return p;
+}
+
+ordered_json summary_json(const PickSummary& p) {
+  return {{"instance", p.instance}, {"count", p.count}, {"cost_usd", p.cost_usd ? ordered_json(round_cents(*p.cost_usd)) : ordered_json(nullptr)},
+          {"time", p.time}};
+}
+
+double parse_percent(const std::string& text, const char* flag) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  return parse_number(t, flag, 0, 1e6) / 100;
+}
+
+}  // namespace
+
+void add_gate_options(CLI::App* cmd, GateOptions& o) {
+  const char* g = "CI gates (exit 4 after writing the output)";
+  cmd->add_option("--compare-to", o.compare_to, "An earlier --format json output of the same command: adds a comparison")->group(g);
+  cmd->add_option("--fail-if-over", o.fail_if_over, "Exit 4 when the pick costs more than this (USD; per month for a service)")->group(g);
+  cmd->add_option("--fail-if-increase", o.fail_if_increase, "Exit 4 when the pick costs more than this much over --compare-to: 10%")->group(g);
+}
+
+ordered_json comparison(const GateOptions& o, const PickSummary& now) {
+  if (!o.fail_if_increase.empty() && o.compare_to.empty()) throw InputError("--fail-if-increase needs --compare-to BASE.json");
+  if (o.compare_to.empty()) return nullptr;
+  const PickSummary base = base_pick(o.compare_to, now.cost_key);
+  ordered_json c{{"base_file", o.compare_to}, {"pick_changed", base.instance != now.instance || base.count != now.count},
+                 {"base", summary_json(base)}, {"current", summary_json(now)}};
+  if (base.cost_usd && now.cost_usd) {
+    c["cost_delta_usd"] = round_cents(*now.cost_usd - *base.cost_usd);
+    c["cost_delta_fraction"] = *base.cost_usd > 0 ? ordered_json((*now.cost_usd - *base.cost_usd) / *base.cost_usd) : ordered_json(nullptr);
+  } else {
+    c["cost_delta_usd"] = nullptr;
+    c["cost_delta_fraction"] = nullptr;
+  }
+  c["time_delta"] = now.time - base.time;
+  return c;
+}
+
+void print_comparison(const ordered_json& cmp, Format f) {
+  if (cmp.is_null() || f == Format::json || f == Format::csv) return;
+  auto money = [](const ordered_json& v) { return v.is_null() ? std::string("unknown") : "$" + format_thousands(v.get<double>(), 2); };
+  const auto& b = cmp["base"];
+  const auto& n = cmp["current"];
+  const std::string delta = cmp["cost_delta_fraction"].is_null()
+                                ? "cost change unknown"
+                                : fmt::format("{:+.1f}% ({}{})", cmp["cost_delta_fraction"].get<double>() * 100,
+                                              cmp["cost_delta_usd"].get<double>() >= 0 ? "+" : "-", money(std::abs(cmp["cost_delta_usd"].get<double>())));
+  if (f == Format::markdown) {
+    std::cout << fmt::format("\n| | pick | cost |\n|---|---|---|\n| base | {} x {} | {} |\n| now | {} x {} | {} |\n\nCost {}; pick {}.\n",
+                             b["count"].get<int>(), b["instance"].get<std::string>(), money(b["cost_usd"]), n["count"].get<int>(),
+                             n["instance"].get<std::string>(), money(n["cost_usd"]), delta,
+                             cmp["pick_changed"].get<bool>() ? "changed" : "unchanged");
+    return;
+  }
+  std::cout << fmt::format("Compared with {}: pick {} ({} x {} -> {} x {}), cost {}\n\n", cmp["base_file"].get<std::string>(),
+                           cmp["pick_changed"].get<bool>() ? "changed" : "unchanged", b["count"].get<int>(), b["instance"].get<std::string>(),
+                           n["count"].get<int>(), n["instance"].get<std::string>(), delta);
+}
+
+int gate_exit(const GateOptions& o, const PickSummary& now, const ordered_json& cmp) {
+  if (!o.fail_if_over.empty()) {
+    const double limit = parse_usd(o.fail_if_over, "--fail-if-over");
+    if (!now.cost_usd || *now.cost_usd > limit) {
+      spdlog::error("--fail-if-over: the pick costs {}, over the ${} limit", now.cost_usd ? "$" + format_thousands(*now.cost_usd, 2) : "an unknown amount",
+                    format_thousands(limit, 2));
+      return static_cast<int>(ExitCode::gate_failed);
+    }
+  }
+  if (!o.fail_if_increase.empty()) {
+    const double limit = parse_percent(o.fail_if_increase, "--fail-if-increase");
+    const auto& f = cmp["cost_delta_fraction"];
+    if (f.is_null() || f.get<double>() > limit) {
+      spdlog::error("--fail-if-increase: the pick's cost rose {} over {}, above the {:.1f}% limit",
+                    f.is_null() ? "by an unknown amount" : fmt::format("{:.1f}%", f.get<double>() * 100), o.compare_to, limit * 100);
+      return static_cast<int>(ExitCode::gate_failed);
+    }
+  }
+  return 0;
+}
+
+}  // namespace gpuadvisor::cli

@@ -1,0 +1,172 @@
+// Launch files (--emit) are consistent with the estimate by construction, parse
+// back, and the CI gates exit 4 when a threshold is crossed.
+#include <yaml-cpp/yaml.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_run.hpp"
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/launch.hpp"
+#include "gpuadvisor/search.hpp"
+
+using namespace gpuadvisor;
+using cli_test::run;
+
+namespace {
+
+const Catalog& cat() {
+  static const Catalog c = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+  return c;
+}
+
+const EmittedFile& file(const std::vector<EmittedFile>& files, const std::string& name) {
+  for (const auto& f : files)
+    if (f.name == name) return f;
+  FAIL("no file " << name);
+  return files.front();
+}
+
+// "--flag value" lines of the Megatron argument file.
+std::map<std::string, std::string> megatron(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("--", 0) != 0) continue;
+    const auto sp = line.find(' ');
+    out[line.substr(0, sp)] = sp == std::string::npos ? "" : line.substr(sp + 1);
+  }
+  return out;
+}
+
+int env_int(const YAML::Node& envs, const char* key) { return std::stoi(envs[key].as<std::string>()); }
+
+}  // namespace
+
+TEST_CASE("emitted training layouts are the estimate's: ranks, batches and nodes add up, over a sweep") {
+  LaunchContext ctx;
+  ctx.command = "gpuadvisor test";
+  int checked = 0;
+  for (const char* model : {"llama-3-8b", "llama-3-70b", "mixtral-8x7b"})
+    for (Task task : {Task::pretrain, Task::lora})
+      for (const char* instance : {"p4d.24xlarge", "p5.48xlarge", "g6e.48xlarge", "trn1.32xlarge"})
+        for (int count : {1, 4}) {
+          const ModelSpec& m = *find_model_preset(model);
+          WorkloadRequest req;
+          req.task = task;
+          req.tokens = 1e9;
+          const TrainingWorkload w = make_workload(req, m);
+          const Instance& inst = *cat().find_instance(instance);
+          const Cluster c{&inst, &cat().accelerator_of(inst), count};
+          if (accelerator_problem(*c.accelerator, w)) continue;
+          const auto s = search_cluster(m, w, c);
+          if (!s.best) continue;
+          const Layout& l = s.best->layout;
+          const TrainingLaunch t{&m, &w, &inst, c.accelerator, count, l, s.best->precision};
+          const auto files = emit_training(t, ctx, LaunchTarget::skypilot);
+          const YAML::Node task_yaml = YAML::Load(file(files, "task.yaml").text);
+          const YAML::Node envs = task_yaml["envs"];
+          CHECK(task_yaml["num_nodes"].as<int>() == count);
+          CHECK(task_yaml["resources"]["instance_type"].as<std::string>() == instance);
+          CHECK(env_int(envs, "TP") * env_int(envs, "CP") * env_int(envs, "PP") * env_int(envs, "DP") == c.accelerators());
+          CHECK(env_int(envs, "MICRO_BATCH") * env_int(envs, "GRAD_ACCUM") * env_int(envs, "DP") == w.global_batch);
+          auto args = megatron(file(files, "megatron_args.txt").text);
+          CHECK(std::stoi(args["--tensor-model-parallel-size"]) == l.tp);
+          CHECK(std::stoi(args["--pipeline-model-parallel-size"]) == l.pp);
+          CHECK(std::stoi(args["--context-parallel-size"]) == l.cp);
+          CHECK(std::stoi(args["--expert-model-parallel-size"]) == l.ep);
+          CHECK(std::stoi(args["--micro-batch-size"]) == l.micro_batch);
+          CHECK(std::stoi(args["--global-batch-size"]) == w.global_batch);
+          const auto ds = nlohmann::json::parse(file(files, "deepspeed.json").text);
+          CHECK(ds["train_micro_batch_size_per_gpu"].get<int>() * ds["gradient_accumulation_steps"].get<int>() * l.dp == ds["train_batch_size"].get<int>());
+          CHECK(ds["zero_optimization"]["stage"] == l.zero_stage);
+          const YAML::Node job = YAML::Load(file(emit_training(t, ctx, LaunchTarget::k8s), "pytorchjob.yaml").text);
+          const int workers = count > 1 ? job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"].as<int>() : 0;
+          CHECK(job["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"].as<int>() + workers == count);
+          ++checked;
+        }
+  CHECK(checked > 20);
+}
+
+TEST_CASE("emitted serving files: replicas, tensor-parallel size and the engine command") {
+  LaunchContext ctx;
+  ctx.model_id = "meta-llama/Meta-Llama-3-8B";
+  const ModelSpec& m = *find_model_preset("llama-3-8b");
+  InferenceRequest q;
+  q.requests_per_second = 20;
+  const InferenceWorkload w = make_inference_workload(q);
+  const Instance& inst = *cat().find_instance("g6e.12xlarge");
+  const ServingLaunch one{&m, &w, &inst, &cat().accelerator_of(inst), ServingLayout{2, 1}, 3, 2, 64, 1280};
+  const YAML::Node dep = YAML::Load(file(emit_serving(one, ctx, LaunchTarget::k8s), "deployment.yaml").text);
+  CHECK(dep["kind"].as<std::string>() == "Deployment");
+  CHECK(dep["spec"]["replicas"].as<int>() == 3);
+  const auto container = dep["spec"]["template"]["spec"]["containers"][0];
+  CHECK(container["command"][2].as<std::string>().find("--tensor-parallel-size 2") != std::string::npos);
+  CHECK(container["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 4);
+  const ServingLaunch pipelined{&m, &w, cat().find_instance("p5.48xlarge"), &cat().accelerator_of(*cat().find_instance("p5.48xlarge")),
+                                ServingLayout{8, 2}, 2, 4, 128, 1280};
+  const YAML::Node lws = YAML::Load(file(emit_serving(pipelined, ctx, LaunchTarget::k8s), "leaderworkerset.yaml").text);
+  CHECK(lws["spec"]["leaderWorkerTemplate"]["size"].as<int>() == 2);
+  CHECK(lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"].as<int>() == 32);
+  const YAML::Node sky = YAML::Load(file(emit_serving(one, ctx, LaunchTarget::skypilot), "service.yaml").text);
+  CHECK(sky["service"]["replicas"].as<int>() == 3);
+  CHECK(sky["service"]["readiness_probe"].as<std::string>() == "/health");
+}
+
+TEST_CASE("cli: --emit writes launch files whose nodes and layout are the recommendation's") {
+  const std::string dir = "gpuadvisor_test_emit_" + std::to_string(getpid());
+  auto r = run("recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d --format json --emit skypilot --emit-dir " + dir);
+  REQUIRE(r.code == 0);
+  const auto rec = nlohmann::json::parse(r.out)["recommendation"];
+  const YAML::Node task = YAML::LoadFile(dir + "/task.yaml");
+  CHECK(task["num_nodes"].as<int>() == rec["count"].get<int>());
+  CHECK(task["resources"]["instance_type"].as<std::string>() == rec["instance"].get<std::string>());
+  CHECK(std::stoi(task["envs"]["TP"].as<std::string>()) == rec["layout"]["tp"].get<int>());
+  CHECK(std::stoi(task["envs"]["PP"].as<std::string>()) == rec["layout"]["pp"].get<int>());
+  std::ifstream args(dir + "/megatron_args.txt");
+  std::string first;
+  std::getline(args, first);
+  CHECK(first.rfind("# Generated by gpuadvisor", 0) == 0);
+  REQUIRE(run("recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d --emit slurm --emit-dir " + dir).code == 0);
+  CHECK(std::system(("bash -n " + dir + "/job.sbatch").c_str()) == 0);
+  REQUIRE(run("recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d --emit k8s --emit-dir " + dir).code == 0);
+  CHECK(YAML::LoadFile(dir + "/pytorchjob.yaml")["kind"].as<std::string>() == "PyTorchJob");
+  // Serving: the sized replicas and the engine's tensor-parallel size.
+  auto s = run("recommend --model llama-3-8b --task inference --requests-per-second 5 --format json --emit k8s --emit-dir " + dir);
+  REQUIRE(s.code == 0);
+  const auto pick = nlohmann::json::parse(s.out)["recommendation"];
+  const YAML::Node dep = YAML::LoadFile(dir + "/deployment.yaml");
+  CHECK(dep["spec"]["replicas"].as<int>() == pick["replicas"].get<int>());
+  CHECK(dep["spec"]["template"]["spec"]["containers"][0]["command"][2].as<std::string>().find(
+            "--tensor-parallel-size " + std::to_string(pick["layout"]["tp"].get<int>())) != std::string::npos);
+  CHECK(run("recommend --params 7B --task lora --emit nomad").code == 2);
+  CHECK(run("recommend --params 7B --task lora --emit slurm --rank 999 --emit-dir " + dir).code == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: CI gates compare with a baseline and exit 4 past a threshold, after writing the output") {
+  const std::string base = "gpuadvisor_test_base_" + std::to_string(getpid()) + ".json";
+  auto b = run("--discount 20% recommend --params 13B --task lora --format json");
+  REQUIRE(b.code == 0);
+  std::ofstream(base) << b.out;
+  auto rose = run("recommend --params 13B --task lora --format json --compare-to " + base + " --fail-if-increase 10%");
+  CHECK(rose.code == 4);
+  const auto cmp = nlohmann::json::parse(rose.out)["comparison"];  // the output is still written
+  CHECK(cmp["cost_delta_fraction"].get<double>() == Approx(0.25).epsilon(0.01));
+  CHECK(cmp["pick_changed"] == false);
+  CHECK(rose.err.find("--fail-if-increase") != std::string::npos);
+  CHECK(run("recommend --params 13B --task lora --compare-to " + base + " --fail-if-increase 30%").code == 0);
+  auto md = run("recommend --params 13B --task lora --format markdown --compare-to " + base);
+  CHECK(md.out.find("| base |") != std::string::npos);
+  CHECK(run("recommend --params 13B --task lora --fail-if-over 5").code == 4);
+  CHECK(run("recommend --params 13B --task lora --fail-if-over 1000").code == 0);
+  CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --fail-if-over 20k").code == 4);
+  CHECK(run("recommend --params 13B --task lora --fail-if-increase 10%").code == 2);  // needs --compare-to
+  CHECK(run("recommend --params 13B --task lora --compare-to /nonexistent.json").code == 2);
+  std::remove(base.c_str());
+}
