@@ -65,7 +65,7 @@ class CatalogCommand : public Command {
       for (const auto& n : catalog.nearest_instance_names(show_name)) s += (s.empty() ? "" : ", ") + n;
       throw InputError(fmt::format("unknown instance '{}'; did you mean: {}?", show_name, s));
     }
-    std::cout << render_instance_details(catalog, *i, RenderOptions{parse_format(g), g.wide});
+    print_document(render_instance_details(catalog, *i, RenderOptions{parse_format(g), g.wide}), parse_format(g));
     return 0;
   }
 

@@ -73,6 +73,8 @@ Format parse_format(const GlobalOptions& g);
 void print_table(const Table& t, const Catalog& c, std::string_view command, std::string_view rows_key, const GlobalOptions& g,
                  std::string_view extra_json = {});
 void write_chart(const std::string& path, const Chart& chart);
+// Prints a document a renderer made (estimate, catalog show); JSON gets the warnings.
+void print_document(const std::string& text, Format f);
 
 // A warning about input that may not be what the user meant: on stderr at
 // once, and in the JSON document's `warnings`.

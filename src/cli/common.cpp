@@ -109,6 +109,16 @@ void print_table(const Table& t, const Catalog& c, std::string_view command, std
   if (hidden > 0 && o.format == Format::table) spdlog::info("{} columns hidden to fit 80 columns; use --wide to see them", hidden);
 }
 
+void print_document(const std::string& text, Format f) {
+  if (f != Format::json) {
+    std::cout << text;
+    return;
+  }
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+  j["warnings"] = warnings();
+  std::cout << j.dump(2) << "\n";
+}
+
 void write_chart(const std::string& path, const Chart& chart) {
   if (path.empty()) return;
   write_file_atomically(path, render_svg(chart));
