@@ -170,3 +170,31 @@ TEST_CASE("cli: CI gates compare with a baseline and exit 4 past a threshold, af
   CHECK(run("recommend --params 13B --task lora --compare-to /nonexistent.json").code == 2);
   std::remove(base.c_str());
 }
+
+TEST_CASE("launch files match the golden files (scripts/regen_golden.sh regenerates them)") {
+  namespace fs = std::filesystem;
+  const std::string golden = std::string(GPUADVISOR_SOURCE_DIR) + "/tests/golden";
+  const std::map<std::string, std::string> requests = {
+      {"training", "recommend --model llama-3-8b --task pretrain --tokens 100B --family p5"},
+      {"serving", "recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e"}};
+  int compared = 0;
+  for (const char* target : {"skypilot", "slurm", "k8s"})
+    for (const auto& [kind, args] : requests) {
+      const std::string dir = "OUT";  // the same --emit-dir as the script, so the headers' commands agree
+      fs::remove_all(dir);
+      REQUIRE(run(args + " --emit " + target + " --emit-dir " + dir).code == 0);
+      const std::string expected = golden + "/" + target + "-" + kind;
+      REQUIRE(fs::is_directory(expected));
+      for (const auto& f : fs::directory_iterator(expected)) {
+        std::ifstream a(f.path()), b(dir + "/" + f.path().filename().string());
+        std::stringstream sa, sb;
+        sa << a.rdbuf();
+        sb << b.rdbuf();
+        INFO(f.path().string());
+        CHECK(sa.str() == sb.str());
+        ++compared;
+      }
+      fs::remove_all(dir);
+    }
+  CHECK(compared == 18);  // 3 targets x (4 training + 2 serving files)
+}
