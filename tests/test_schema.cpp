@@ -48,6 +48,11 @@ TEST_CASE("JSON outputs validate against docs/schema") {
   CHECK(output_valid("error", "recommend --params 13Q --task lora", 2));
   CHECK(output_valid("error", "estimate --instance g5.2xlarge --count 1 --params 13B --task lora", 3));
   CHECK(output_valid("error", "recommend --params 13B --task lora --budget 1", 3));
+  // The other commands share the envelope.
+  CHECK(output_valid("envelope", "models"));
+  CHECK(output_valid("envelope", "catalog show p5.48xlarge"));
+  CHECK(output_valid("envelope", "calibrate --leave-one-source-out"));
+  CHECK(output_valid("envelope", "prices import --offer-file " + cli_test::data("prices/offer_ec2.json") + " --output /dev/null"));
 }
 
 TEST_CASE("overlays the CLI writes validate against docs/schema/overlay") {

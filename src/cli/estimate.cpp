@@ -172,6 +172,7 @@ class EstimateCommand : public Command {
     }
     EstimateContext ctx{&m, &w, &c, &e, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot), eo.region};
     print_document(render_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
+    if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ctx);
     if (e.fits()) {
       const auto od = hourly_rate(inst, eo.region, Pricing::on_demand);
@@ -214,6 +215,7 @@ class EstimateCommand : public Command {
     InferenceEstimateContext ctx{&m, &w, &c, &row, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot),
                                  eo.region};
     print_document(render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
+    if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);
     if (choice.problem.empty()) emit_serving_files(emit, g, m, w, catalog, row, "on-demand", eo.region);
     if (!choice.problem.empty()) {
