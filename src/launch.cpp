@@ -39,13 +39,6 @@ std::string header(std::string_view comment, const LaunchContext& c) {
 
 bool is_neuron(const Accelerator& a) { return a.software == "neuron"; }
 
-// SkyPilot's accelerator names drop the form factor ("H100-SXM" -> "H100").
-std::string sky_accelerator(const Accelerator& a) {
-  std::string n = a.name;
-  if (auto p = n.find("-SXM"); p != std::string::npos) n.erase(p);
-  return n;
-}
-
 // EFA device RDMA (AWS's SageMaker toolkit turns it on for these; aws/sagemaker-training-toolkit 9a5ed9f).
 bool efa_rdma(const Instance& i) {
   for (const char* f : {"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200", "trn1", "trn1n", "trn2"})
@@ -84,12 +77,16 @@ std::string megatron_args(const TrainingLaunch& t, const LaunchContext& c) {
   std::string s = header("#", c);
   s += "# Megatron-LM / NeMo arguments for this layout (append to your pretrain_gpt.py command).\n";
   s += fmt::format("--tensor-model-parallel-size {}\n--pipeline-model-parallel-size {}\n", l.tp, l.pp);
-  if (l.vp > 1) s += fmt::format("--num-layers-per-virtual-pipeline-stage {}\n", std::max(1, t.model->layers / (l.pp * l.vp)));
+  if (l.vp > 1) s += fmt::format("--virtual-pipeline-model-parallel-size {}\n", l.vp);
   s += fmt::format("--context-parallel-size {}\n--expert-model-parallel-size {}\n", l.cp, l.ep);
   s += fmt::format("--micro-batch-size {}\n--global-batch-size {}\n--seq-length {}\n", l.micro_batch, t.workload->global_batch, t.workload->seq_len);
   if (l.tp > 1) s += "--sequence-parallel\n";
-  if (l.zero_stage >= 1) s += "--use-distributed-optimizer\n";
-  if (l.zero_stage == 3) s += "# ZeRO-3 shards the weights too: Megatron-Core does that with --use-torch-fsdp2 (torchtitan and DeepSpeed below)\n";
+  // ZeRO-1/2: the distributed optimizer; ZeRO-3 shards the weights too (FSDP2 in Megatron-Core).
+  if (l.zero_stage == 3) s += "--use-torch-fsdp2\n";
+  else if (l.zero_stage >= 1) s += "--use-distributed-optimizer\n";
+  if (is_adapter_task(t.workload->task))
+    s += fmt::format("# {} rank {} on {}: Megatron-LM has no adapters; use NeMo / Megatron-Bridge PEFT with these parallel sizes\n",
+                     to_string(t.workload->task), t.workload->lora_rank, to_string(t.workload->lora_targets));
   if (l.recompute == Recompute::selective) s += "--recompute-granularity selective\n";
   if (l.recompute == Recompute::full) {
     s += "--recompute-granularity full\n--recompute-method block\n";
@@ -105,28 +102,37 @@ std::string torchtitan_toml(const TrainingLaunch& t, const LaunchContext& c) {
   const Layout& l = t.layout;
   std::string s = header("#", c);
   s += "# torchtitan job config sections for this layout (merge into your train config).\n";
-  s += fmt::format("[parallelism]\ndata_parallel_replicate_degree = 1\ndata_parallel_shard_degree = {}\ntensor_parallel_degree = {}\n"
-                   "pipeline_parallel_degree = {}\ncontext_parallel_degree = {}\nexpert_parallel_degree = {}\n\n",
-                   l.dp, l.tp, l.pp, l.cp, l.ep);
-  s += fmt::format("[training]\nlocal_batch_size = {}\nglobal_batch_size = {}\nseq_len = {}\nmixed_precision_param = \"bfloat16\"\n\n",
-                   l.micro_batch, t.workload->global_batch, t.workload->seq_len);
+  // ZeRO-3 is FSDP (shard); below it the replicas keep whole weights (replicate).
+  const bool shard = l.zero_stage == 3;
+  s += fmt::format("[parallelism]\ndata_parallel_replicate_degree = {}\ndata_parallel_shard_degree = {}\ntensor_parallel_degree = {}\n"
+                   "pipeline_parallel_degree = {}\ncontext_parallel_degree = {}\nexpert_parallel_degree = {}\n",
+                   shard ? 1 : l.dp, shard ? l.dp : 1, l.tp, l.pp, l.cp, l.ep);
+  if (l.pp > 1)
+    s += fmt::format("pipeline_parallel_microbatch_size = {}\npipeline_parallel_schedule = \"{}\"\n", l.micro_batch,
+                     l.vp > 1 ? "Interleaved1F1B" : "1F1B");
+  // local_batch_size: sequences per data-parallel rank per step.
+  s += fmt::format("\n[training]\nlocal_batch_size = {}\nglobal_batch_size = {}\nseq_len = {}\nmixed_precision_param = \"bfloat16\"\n\n",
+                   t.workload->global_batch / l.dp, t.workload->global_batch, t.workload->seq_len);
+  if (t.precision == Precision::fp8) s += "[model]\nconverters = [\"float8\"]\n\n";
   s += fmt::format("[activation_checkpoint]\nmode = \"{}\"\n", recompute_name(l));
   return s;
 }
 
 std::string deepspeed_json(const TrainingLaunch& t) {
   // JSON has no comments: the prediction is in the launcher beside it.
+  // With tensor parallelism, DeepSpeed's AutoTP groups ranks so that dp is the data-parallel size.
+  const std::string tp = t.layout.tp > 1 ? fmt::format("  \"tensor_parallel\": {{\"autotp_size\": {}}},\n", t.layout.tp) : "";
   return fmt::format("{{\n  \"train_batch_size\": {},\n  \"train_micro_batch_size_per_gpu\": {},\n  \"gradient_accumulation_steps\": {},\n"
-                     "  \"zero_optimization\": {{\"stage\": {}}},\n  \"bf16\": {{\"enabled\": {}}},\n  \"fp16\": {{\"enabled\": {}}}\n}}\n",
-                     t.workload->global_batch, t.layout.micro_batch, t.gradient_accumulation(), t.layout.zero_stage,
+                     "{}  \"zero_optimization\": {{\"stage\": {}}},\n  \"bf16\": {{\"enabled\": {}}},\n  \"fp16\": {{\"enabled\": {}}}\n}}\n",
+                     t.workload->global_batch, t.layout.micro_batch, t.gradient_accumulation(), tp, t.layout.zero_stage,
                      t.precision != Precision::fp16 ? "true" : "false", t.precision == Precision::fp16 ? "true" : "false");
 }
 
 std::string torchrun(const std::string& nnodes, const std::string& nproc, const std::string& rank, const std::string& addr,
                      const LaunchContext& c) {
   // `^#` unquoted: it reads the same inside single quotes (Slurm), double quotes (Kubernetes) and YAML blocks.
-  return fmt::format("torchrun --nnodes={} --nproc_per_node={} --node_rank={} --master_addr={} --master_port=29500 {} $(grep -v ^# "
-                     "megatron_args.txt)",
+  return fmt::format("test -s megatron_args.txt && torchrun --nnodes={} --nproc_per_node={} --node_rank={} --master_addr={} --master_port=29500 {} "
+                     "$(grep -v ^# megatron_args.txt)",
                      nnodes, nproc, rank, addr, c.entrypoint);
 }
 
@@ -142,9 +148,9 @@ std::string yaml_env(const Env& env, int indent) {
 std::string skypilot_training(const TrainingLaunch& t, const LaunchContext& c) {
   std::string s = header("#", c);
   s += fmt::format("name: gpuadvisor-{}\n", to_string(t.workload->task));
-  s += fmt::format("resources:\n  cloud: aws\n  region: {}\n  instance_type: {}\n  accelerators: {}:{}\n  use_spot: {}\n  disk_size: 512\n"
-                   "  image_id: docker:{}\n",
-                   c.region, t.instance->name, sky_accelerator(*t.accelerator), t.instance->accelerator_count, c.spot ? "true" : "false", c.image);
+  // instance_type fixes the accelerators (SkyPilot's own names differ, e.g. p4d's "A100").
+  s += fmt::format("resources:\n  cloud: aws\n  region: {}\n  instance_type: {}\n  use_spot: {}\n  disk_size: 1024\n  image_id: docker:{}\n",
+                   c.region, t.instance->name, c.spot ? "true" : "false", c.image);
   s += fmt::format("num_nodes: {}\nworkdir: .\nenvs:\n", t.count);
   Env env = layout_env(t);
   for (auto& e : efa_env(*t.instance, t.count)) env.push_back(e);
@@ -162,28 +168,49 @@ std::string slurm_time(double hours) {
 
 std::string slurm_training(const TrainingLaunch& t, const LaunchContext& c) {
   std::string s = "#!/bin/bash\n" + header("#", c);
-  s += fmt::format("#SBATCH --job-name=gpuadvisor-{}\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node=1\n", to_string(t.workload->task), t.count);
+  s += fmt::format("#SBATCH --job-name=gpuadvisor-{}\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task={}\n",
+                   to_string(t.workload->task), t.count, t.instance->vcpus);
   if (!is_neuron(*t.accelerator)) s += fmt::format("#SBATCH --gpus-per-node={}\n", t.instance->accelerator_count);
-  s += fmt::format("#SBATCH --exclusive\n#SBATCH --time={}\n#SBATCH --output=%x_%j.out\nset -euo pipefail\n\n", slurm_time(c.hours));
+  s += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --time={}\n#SBATCH --output=%x_%j.out\nset -euo pipefail\n\n", slurm_time(c.hours));
   Env env = layout_env(t);
   for (auto& e : efa_env(*t.instance, t.count)) env.push_back(e);
   for (const auto& [k, v] : env) s += fmt::format("export {}={}\n", k, v);
   s += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n\n";
-  s += "# One torchrun per node; each starts GPUS_PER_NODE ranks.\n";
-  s += "srun --container-image=" + c.image + " bash -c '" + torchrun("$SLURM_NNODES", "$GPUS_PER_NODE", "$SLURM_NODEID", "$MASTER_ADDR", c) + "'\n";
+  s += "# One torchrun per node (GPUS_PER_NODE ranks each), the first node as master; the submit directory, with\n"
+       "# megatron_args.txt, is mounted into the container (pyxis/enroot).\n";
+  s += "srun --cpu-bind=none --container-image=" + c.image + " --container-mounts=\"$SLURM_SUBMIT_DIR:/workspace\" --container-workdir=/workspace \\\n  bash -c '" +
+       torchrun("$SLURM_NNODES", "$GPUS_PER_NODE", "$SLURM_NODEID", "$MASTER_ADDR", c) + "'\n";
   return s;
 }
 
-std::string k8s_resources(const Instance& i, const Accelerator& a, int indent) {
+// Accelerator and EFA limits; EFA only when the pods span instances.
+std::string k8s_resources(const Instance& i, const Accelerator& a, int indent, bool multi_node) {
   const std::string pad(indent, ' ');
   std::string s = fmt::format("{}resources:\n{}  limits:\n", pad, pad);
   s += fmt::format("{}    {}: {}\n", pad, is_neuron(a) ? "aws.amazon.com/neuron" : "nvidia.com/gpu", i.accelerator_count);
-  if (i.efa_supported) s += fmt::format("{}    vpc.amazonaws.com/efa: {}\n", pad, std::max(1, i.efa_interfaces));
+  if (multi_node && i.efa_supported) s += fmt::format("{}    vpc.amazonaws.com/efa: {}\n", pad, std::max(1, i.efa_interfaces));
   return s;
+}
+
+// /dev/shm in memory (the 64 MiB default breaks NCCL and data loaders) and, for
+// training, the launch files from a ConfigMap.
+std::string k8s_volumes(int pad, bool launch_files) {
+  const std::string p(pad, ' ');
+  std::string v = fmt::format("{}volumes:\n{}  - name: dshm\n{}    emptyDir:\n{}      medium: Memory\n", p, p, p, p);
+  if (launch_files) v += fmt::format("{}  - name: launch\n{}    configMap:\n{}      name: gpuadvisor-launch\n", p, p, p);
+  return v;
+}
+
+std::string k8s_mounts(int pad, bool launch_files) {
+  const std::string p(pad, ' ');
+  std::string v = fmt::format("{}volumeMounts:\n{}  - name: dshm\n{}    mountPath: /dev/shm\n", p, p, p);
+  if (launch_files) v += fmt::format("{}  - name: launch\n{}    mountPath: /workspace\n", p, p);
+  return v;
 }
 
 std::string k8s_training(const TrainingLaunch& t, const LaunchContext& c) {
   std::string s = header("#", c);
+  s += "# First: kubectl create configmap gpuadvisor-launch --from-file=megatron_args.txt (mounted at /workspace).\n";
   // The training operator sets PET_NNODES, PET_NODE_RANK and PET_MASTER_ADDR, which torchrun reads.
   s += fmt::format("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: gpuadvisor-{}\nspec:\n  nprocPerNode: \"{}\"\n"
                    "  pytorchReplicaSpecs:\n",
@@ -192,12 +219,15 @@ std::string k8s_training(const TrainingLaunch& t, const LaunchContext& c) {
   for (auto& e : efa_env(*t.instance, t.count)) env.push_back(e);
   auto replica = [&](const char* role, int n) {
     std::string r = fmt::format("    {}:\n      replicas: {}\n      restartPolicy: OnFailure\n      template:\n        spec:\n", role, n);
-    r += fmt::format("          nodeSelector:\n            node.kubernetes.io/instance-type: {}\n          containers:\n", t.instance->name);
-    r += fmt::format("            - name: pytorch\n              image: {}\n              env:\n", c.image);
+    r += fmt::format("          nodeSelector:\n            node.kubernetes.io/instance-type: {}\n", t.instance->name);
+    r += k8s_volumes(10, true) + "          containers:\n";
+    r += fmt::format("            - name: pytorch\n              image: {}\n              workingDir: /workspace\n              env:\n", c.image);
     for (const auto& [k, v] : env) r += fmt::format("                - name: {}\n                  value: \"{}\"\n", k, v);
-    r += fmt::format("              command: [\"bash\", \"-c\", \"torchrun --nproc_per_node={} {} $(grep -v ^# megatron_args.txt)\"]\n",
+    r += fmt::format("              command: [\"bash\", \"-c\", \"test -s megatron_args.txt && torchrun --nproc_per_node={} {} $(grep -v ^# "
+                     "megatron_args.txt)\"]\n",
                      t.instance->accelerator_count, c.entrypoint);
-    r += k8s_resources(*t.instance, *t.accelerator, 14);
+    r += k8s_mounts(14, true);
+    r += k8s_resources(*t.instance, *t.accelerator, 14, t.count > 1);
     return r;
   };
   s += replica("Master", 1);
@@ -220,9 +250,10 @@ std::string quantisation_flags(const ServingLaunch& s, const char* quant, const 
 // vLLM on CUDA, or with the Neuron plugin (vllm-neuron) on Inferentia/Trainium,
 // where the GPU memory fraction does not apply.
 std::string vllm_command(const ServingLaunch& s, const LaunchContext& c) {
-  return fmt::format("vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {} --max-num-seqs {}{} --max-model-len {}{} --port 8000",
-                     c.model_id, s.layout.tp, s.layout.pp, s.max_batch, is_neuron(*s.accelerator) ? "" : " --gpu-memory-utilization 0.9",
-                     s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype"));
+  return fmt::format("vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {}{} --max-num-seqs {}{} --max-model-len {}{} --port 8000",
+                     c.model_id, s.layout.tp, s.layout.pp, s.layout.pp > 1 ? " --distributed-executor-backend ray" : "", s.max_batch,
+                     is_neuron(*s.accelerator) ? "" : " --gpu-memory-utilization 0.9", s.max_model_len,
+                     quantisation_flags(s, "--quantization", "--kv-cache-dtype"));
 }
 
 std::string serve_commands(const ServingLaunch& s, const LaunchContext& c) {
@@ -234,43 +265,64 @@ std::string serve_commands(const ServingLaunch& s, const LaunchContext& c) {
   }
   t += vllm_command(s, c) + "\n\n";
   t += fmt::format("# SGLang:\n# python -m sglang.launch_server --model-path {} --tp {} --max-running-requests {} --mem-fraction-static 0.88 "
-                   "--context-length {} --port 8000\n",
-                   c.model_id, s.layout.tp * s.layout.pp, s.max_batch, s.max_model_len);
+                   "--context-length {}{} --port 8000\n",
+                   c.model_id, s.layout.tp * s.layout.pp, s.max_batch, s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype"));
   t += fmt::format("# TensorRT-LLM:\n# trtllm-serve {} --tp_size {} --pp_size {} --max_batch_size {} --max_seq_len {} "
                    "--kv_cache_free_gpu_memory_fraction 0.9 --port 8000\n",
                    c.model_id, s.layout.tp, s.layout.pp, s.max_batch, s.max_model_len);
   return t;
 }
 
+// A replica over several instances: vLLM's pipeline stages run on a Ray
+// cluster, the head on the first instance.
+std::string ray_head(const ServingLaunch& s, const LaunchContext& c) { return "ray start --head --port=6379 && " + vllm_command(s, c); }
+std::string ray_worker(const std::string& head) { return "ray start --address=" + head + ":6379 --block"; }
+
 std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
   std::string t = header("#", c);
   t += fmt::format("name: gpuadvisor-serve\nservice:\n  readiness_probe: /health\n  replicas: {}\n", s.replicas);
-  t += fmt::format("resources:\n  cloud: aws\n  region: {}\n  instance_type: {}\n  accelerators: {}:{}\n  use_spot: {}\n  ports: 8000\n"
-                   "  image_id: docker:{}\n",
-                   c.region, s.instance->name, sky_accelerator(*s.accelerator), s.instance->accelerator_count, c.spot ? "true" : "false", c.image);
-  t += fmt::format("num_nodes: {}\nrun: |\n  {}\n", s.layout.pp, vllm_command(s, c));
-  return t;
+  t += fmt::format("resources:\n  cloud: aws\n  region: {}\n  instance_type: {}\n  use_spot: {}\n  ports: 8000\n  image_id: docker:{}\n",
+                   c.region, s.instance->name, c.spot ? "true" : "false", c.image);
+  t += fmt::format("num_nodes: {}\nenvs:\n  HF_TOKEN: \"\"  # for gated models\nrun: |\n", s.layout.pp);
+  if (s.layout.pp == 1) return t + "  " + vllm_command(s, c) + "\n";
+  return t + "  if [ \"$SKYPILOT_NODE_RANK\" = \"0\" ]; then\n    " + ray_head(s, c) + "\n  else\n    " +
+         ray_worker("$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)") + "\n  fi\n";
 }
 
 std::string slurm_serving(const ServingLaunch& s, const LaunchContext& c) {
   std::string t = "#!/bin/bash\n" + header("#", c);
   t += fmt::format("#SBATCH --job-name=gpuadvisor-serve\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node=1\n", s.layout.pp);
   if (!is_neuron(*s.accelerator)) t += fmt::format("#SBATCH --gpus-per-node={}\n", s.instance->accelerator_count);
-  t += fmt::format("#SBATCH --exclusive\n#SBATCH --array=0-{}\n#SBATCH --output=%x_%A_%a.out\nset -euo pipefail\n\n", s.replicas - 1);
-  t += "# One array task per replica.\n";
-  t += "srun --container-image=" + c.image + " " + vllm_command(s, c) + "\n";
+  t += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --array=0-{}\n#SBATCH --output=%x_%A_%a.out\nset -euo pipefail\n\n", s.replicas - 1);
+  t += "# One array task per replica (a service runs until cancelled: mind the partition's time limit).\n";
+  const std::string run = "srun --container-image=" + c.image + " ";
+  if (s.layout.pp == 1) return t + run + vllm_command(s, c) + "\n";
+  t += "head=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
+  t += run + "--nodes=$((SLURM_NNODES - 1)) --ntasks=$((SLURM_NNODES - 1)) --exclude=\"$head\" bash -c \"" + ray_worker("$head") + "\" &\n";
+  t += run + "--nodes=1 --ntasks=1 --nodelist=\"$head\" bash -c '" + ray_head(s, c) + "'\n";
   return t;
 }
 
-// A pod spec's nodeSelector and serving container, `pad` spaces in.
-std::string serving_pod(const ServingLaunch& s, const LaunchContext& c, int pad) {
+// A pod spec, `pad` spaces in: node selector, /dev/shm, one container.
+std::string serving_pod(const ServingLaunch& s, const LaunchContext& c, int pad, const std::string& command, bool serves) {
   const std::string p(pad, ' ');
-  std::string t = fmt::format("{}nodeSelector:\n{}  node.kubernetes.io/instance-type: {}\n{}containers:\n", p, p, s.instance->name, p);
-  t += fmt::format("{}  - name: server\n{}    image: {}\n{}    command: [\"bash\", \"-c\", \"{}\"]\n", p, p, c.image, p, vllm_command(s, c));
-  t += fmt::format("{}    ports:\n{}      - containerPort: 8000\n{}    readinessProbe:\n{}      httpGet:\n{}        path: /health\n"
-                   "{}        port: 8000\n",
-                   p, p, p, p, p, p);
-  return t + k8s_resources(*s.instance, *s.accelerator, pad + 4);
+  std::string t = fmt::format("{}nodeSelector:\n{}  node.kubernetes.io/instance-type: {}\n", p, p, s.instance->name);
+  t += k8s_volumes(pad, false) + fmt::format("{}containers:\n", p);
+  t += fmt::format("{}  - name: server\n{}    image: {}\n{}    command: [\"bash\", \"-c\", \"{}\"]\n", p, p, c.image, p, command);
+  t += fmt::format("{}    env:\n{}      - name: HF_TOKEN  # for gated models\n{}        valueFrom:\n{}          secretKeyRef:\n"
+                   "{}            name: hf-token\n{}            key: token\n{}            optional: true\n",
+                   p, p, p, p, p, p, p);
+  if (serves)
+    t += fmt::format("{}    ports:\n{}      - containerPort: 8000\n{}    readinessProbe:\n{}      httpGet:\n{}        path: /health\n"
+                     "{}        port: 8000\n",
+                     p, p, p, p, p, p);
+  return t + k8s_mounts(pad + 4, false) + k8s_resources(*s.instance, *s.accelerator, pad + 4, s.layout.pp > 1);
+}
+
+std::string k8s_service(const char* selector_key, const char* selector_value) {
+  return fmt::format("---\napiVersion: v1\nkind: Service\nmetadata:\n  name: gpuadvisor-serve\nspec:\n  selector:\n    {}: {}\n  ports:\n"
+                     "    - port: 8000\n      targetPort: 8000\n",
+                     selector_key, selector_value);
 }
 
 std::string k8s_serving(const ServingLaunch& s, const LaunchContext& c) {
@@ -280,12 +332,15 @@ std::string k8s_serving(const ServingLaunch& s, const LaunchContext& c) {
                      "    matchLabels:\n      app: gpuadvisor-serve\n  template:\n    metadata:\n      labels:\n        app: gpuadvisor-serve\n"
                      "    spec:\n",
                      s.replicas);
-    return t + serving_pod(s, c, 6);
+    return t + serving_pod(s, c, 6, vllm_command(s, c), true) + k8s_service("app", "gpuadvisor-serve");
   }
+  // LeaderWorkerSet: the leader starts the Ray head and vLLM, the workers join it (LWS_LEADER_ADDRESS).
   t += fmt::format("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: gpuadvisor-serve\nspec:\n  replicas: {}\n"
-                   "  leaderWorkerTemplate:\n    size: {}\n    workerTemplate:\n      spec:\n",
+                   "  leaderWorkerTemplate:\n    size: {}\n    leaderTemplate:\n      metadata:\n        labels:\n          role: leader\n      spec:\n",
                    s.replicas, s.layout.pp);
-  return t + serving_pod(s, c, 8);
+  t += serving_pod(s, c, 8, ray_head(s, c), true);
+  t += "    workerTemplate:\n      spec:\n" + serving_pod(s, c, 8, ray_worker("$(LWS_LEADER_ADDRESS)"), false);
+  return t + k8s_service("role", "leader");
 }
 
 }  // namespace
