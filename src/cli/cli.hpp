@@ -95,10 +95,10 @@ struct EmitOptions {
   int rank = 0;  // recommend: the row to emit (0: the pick)
 };
 void add_emit_options(CLI::App* cmd, EmitOptions& o, bool with_rank);
-void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog,
+void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const TrainingWorkload& w,
                          const Cluster& c, const TrainingEstimate& e, std::optional<double> cost_usd, const std::string& pricing,
                          const std::string& region);
-void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
+void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const InferenceWorkload& w,
                         const ServingRow& row, const std::string& pricing, const std::string& region);
 
 struct GateOptions {

@@ -63,7 +63,7 @@ void add_emit_options(CLI::App* cmd, EmitOptions& o, bool with_rank) {
   cmd->add_option("--image", o.image, "Your container image (default: the placeholder YOUR_IMAGE)")->group(g);
 }
 
-void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog,
+void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const TrainingWorkload& w,
                          const Cluster& c, const TrainingEstimate& e, std::optional<double> cost_usd, const std::string& pricing,
                          const std::string& region) {
   if (o.target.empty()) return;
@@ -84,10 +84,9 @@ void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const Mod
   write_files(o, emit_training(t, ctx, target));
 }
 
-void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
+void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const InferenceWorkload& w,
                         const ServingRow& row, const std::string& pricing, const std::string& region) {
   if (o.target.empty()) return;
-  (void)catalog;
   const LaunchTarget target = target_of(o);
   LaunchContext ctx = context(o, g, region, pricing);
   const std::string hf = hugging_face_id(m);

@@ -176,7 +176,7 @@ class EstimateCommand : public Command {
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ctx);
     if (e.fits()) {
       const auto od = hourly_rate(inst, eo.region, Pricing::on_demand);
-      emit_training_files(emit, g, m, w, catalog, c, e, od ? std::optional<double>(*od * c.count * billed_hours(e.total_hours)) : std::nullopt,
+      emit_training_files(emit, g, m, w, c, e, od ? std::optional<double>(*od * c.count * billed_hours(e.total_hours)) : std::nullopt,
                           "on-demand", eo.region);
     }
     if (!e.fits()) {
@@ -217,7 +217,7 @@ class EstimateCommand : public Command {
     print_document(render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);
-    if (choice.problem.empty()) emit_serving_files(emit, g, m, w, catalog, row, "on-demand", eo.region);
+    if (choice.problem.empty()) emit_serving_files(emit, g, m, w, row, "on-demand", eo.region);
     if (!choice.problem.empty()) {
       spdlog::error("{}", choice.problem);
       return static_cast<int>(ExitCode::nothing_fits);

@@ -110,7 +110,7 @@ class RecommendCommand : public Command {
     if (!eo.target.empty()) {
       const RecommendRow& row = emitted(result.pick, result.rows);
       const Cluster c{row.instance, &catalog.accelerator_of(*row.instance), row.count};
-      emit_training_files(eo, g, m, w, catalog, c, row.estimate, row.ranked_cost_usd, row.ranked_pricing, r.region);
+      emit_training_files(eo, g, m, w, c, row.estimate, row.ranked_cost_usd, row.ranked_pricing, r.region);
     }
     return gate_exit(go, now, cmp);
   }
@@ -166,7 +166,7 @@ class RecommendCommand : public Command {
       (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ectx);
     }
     if (!eo.target.empty())
-      emit_serving_files(eo, g, m, w, catalog, emitted(result.pick, result.rows), std::string(to_string(r.pricing)), r.region);
+      emit_serving_files(eo, g, m, w, emitted(result.pick, result.rows), std::string(to_string(r.pricing)), r.region);
     return gate_exit(go, now, cmp);
   }
 };
