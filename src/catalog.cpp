@@ -408,7 +408,8 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
     rp.on_demand = parse_quote(require(*it, "on_demand", pctx), octx, sources, false);
     Ctx sctx{ctx.origin, pctx.entry + ".spot"};
     rp.spot = parse_quote(require(*it, "spot", pctx), sctx, sources, true);
-    rp.capacity_block = {std::nullopt, std::nullopt, "not_captured", "", "", "", "no Capacity Block rate in the catalog"};
+    rp.capacity_block.status = "not_captured";
+    rp.capacity_block.note = "no Capacity Block rate in the catalog";
     if (it->contains("capacity_block"))
       rp.capacity_block = parse_quote((*it)["capacity_block"], Ctx{ctx.origin, pctx.entry + ".capacity_block"}, sources, false);
     if (it->contains("commitments")) {
