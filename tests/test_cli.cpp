@@ -594,3 +594,26 @@ TEST_CASE("cli: inputs that cannot be what the user meant are warned about") {
   REQUIRE(seq.code == 0);
   CHECK(nlohmann::json::parse(seq.out)["workload"]["seq_len"] == 8192);
 }
+
+TEST_CASE("cli: the new flags refuse bad values with exit 2 and name the flag") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"recommend --params 7B --task lora --cost-slack lots", "--cost-slack"},
+      {"recommend --params 7B --task lora --cost-slack 2000%", "--cost-slack"},
+      {"recommend --params 7B --task inference --target-utilisation 0", "--target-utilisation"},
+      {"recommend --params 7B --task inference --target-utilisation 150%", "--target-utilisation"},
+      {"recommend --params 7B --task lora --provision-minutes -1", "--provision-minutes"},
+      {"recommend --params 7B --task lora --image-gb x", "--image-gb"},
+      {"recommend --params 7B --task lora --load-gb-per-s 0", "--load-gb-per-s"},
+      {"estimate --instance p5.48xlarge --params 7B --task lora --checkpoint-storage tape", "--checkpoint-storage"},
+      {"estimate --instance p5.48xl --params 7B --task lora", "did you mean"},
+      {"cost --instance p5.48xlarge --count 4 --hours 100 --fail-if-over lots", "--fail-if-over"},
+      {"recommend --params 7B --task inference --provision-minutes 5", "--provision-minutes"},
+      {"prices fetch --timeout 0 --output /tmp/x.json", "--timeout"},
+      {"prices fetch --retries 99 --output /tmp/x.json", "--retries"}};
+  for (const auto& [args, flag] : cases) {
+    const Run r = run(args);
+    INFO(args << "\n" << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(flag) != std::string::npos);
+  }
+}

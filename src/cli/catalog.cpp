@@ -59,12 +59,7 @@ class CatalogCommand : public Command {
   }
 
   int run_show(const Catalog& catalog, const GlobalOptions& g) const {
-    const Instance* i = catalog.find_instance(show_name);
-    if (!i) {
-      std::string s;
-      for (const auto& n : catalog.nearest_instance_names(show_name)) s += (s.empty() ? "" : ", ") + n;
-      throw InputError(fmt::format("unknown instance '{}'; did you mean: {}?", show_name, s));
-    }
+    const Instance* i = &instance_named(catalog, show_name, "catalog show");
     print_document(render_instance_details(catalog, *i, RenderOptions{parse_format(g), g.wide}), parse_format(g));
     return 0;
   }

@@ -177,6 +177,10 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
 [[noreturn]] void throw_no_price(const RecommendRequest& r);
 // What to try when no instance type can run a training job.
 std::string nothing_fits_hint(Task task);
+// The instance type named by `flag`, or InputError with the nearest names.
+const Instance& instance_named(const Catalog& catalog, const std::string& name, const char* flag);
+// --checkpoint-storage: s3 | fsx-lustre | efs | local-nvme, or InputError.
+CheckpointStorage parse_storage(const std::string& text);
 // Flags of the other kind of task are refused rather than ignored.
 void check_task_flags(const CLI::App* cmd, bool inference);
 

@@ -354,9 +354,7 @@ OverheadSettings build_overheads(const OverheadOptions& o) {
 namespace {
 
 void apply_storage_options(const RankingOptions& o, RecommendRequest& r) {
-  auto s = checkpoint_storage_from_string(o.checkpoint_storage);
-  if (!s) throw InputError(fmt::format("--checkpoint-storage: '{}' is not one of s3, fsx-lustre, efs, local-nvme", o.checkpoint_storage));
-  r.overheads.storage = *s;
+  r.overheads.storage = parse_storage(o.checkpoint_storage);
   if (!o.checkpoint_gb_per_s.empty()) r.overheads.checkpoint_write_gb_per_s = parse_number(o.checkpoint_gb_per_s, "--checkpoint-gb-per-s", 1e-3, 1e6);
   if (!o.restart_minutes.empty()) r.restart_s = parse_number(o.restart_minutes, "--restart-minutes", 0, 1e5) * 60;
 }
@@ -405,6 +403,17 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
   apply_storage_options(o, r);
   warn_if_pricing_empty(catalog, r);
   return r;
+}
+
+const Instance& instance_named(const Catalog& catalog, const std::string& name, const char* flag) {
+  if (const Instance* i = catalog.find_instance(name)) return *i;
+  throw InputError(fmt::format("{}: unknown instance '{}'; did you mean: {}?", flag, name, fmt::join(catalog.nearest_instance_names(name), ", ")));
+}
+
+CheckpointStorage parse_storage(const std::string& text) {
+  auto s = checkpoint_storage_from_string(text);
+  if (!s) throw InputError(fmt::format("--checkpoint-storage: '{}' is not one of s3, fsx-lustre, efs, local-nvme", text));
+  return *s;
 }
 
 void throw_no_price(const RecommendRequest& r) {

@@ -80,12 +80,7 @@ class CostCommand : public Command {
 
   const Instance& given_instance(const Catalog& catalog) const {
     if (instance.empty()) throw InputError("a given run needs --instance (with --count and --hours, or a model to estimate the hours)");
-    const Instance* inst = catalog.find_instance(instance);
-    if (!inst) {
-      std::string s;
-      for (const auto& n : catalog.nearest_instance_names(instance)) s += (s.empty() ? "" : ", ") + n;
-      throw InputError(fmt::format("--instance: unknown instance '{}'; did you mean: {}?", instance, s));
-    }
+    const Instance* inst = &instance_named(catalog, instance, "--instance");
     if (count < 1 || count > 100000) throw InputError("--count: must be in [1, 100000]");
     return *inst;
   }

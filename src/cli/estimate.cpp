@@ -79,11 +79,7 @@ class EstimateCommand : public Command {
   EmitOptions emit;
 
   const Instance& instance_of(const Catalog& catalog) const {
-    const Instance* inst = catalog.find_instance(eo.instance);
-    if (inst) return *inst;
-    std::string s;
-    for (const auto& n : catalog.nearest_instance_names(eo.instance)) s += (s.empty() ? "" : ", ") + n;
-    throw InputError(fmt::format("--instance: unknown instance '{}'; did you mean: {}?", eo.instance, s));
+    return instance_named(catalog, eo.instance, "--instance");
   }
 
   LayoutConstraints fixed_layout(const TrainingWorkload& w) const {
@@ -156,9 +152,7 @@ class EstimateCommand : public Command {
     const Cluster c{&inst, &acc, eo.count};
     const LayoutConstraints fixed = fixed_layout(w);
     OverheadSettings settings = build_overheads(oo);
-    auto storage = checkpoint_storage_from_string(eo.checkpoint_storage);
-    if (!storage) throw InputError(fmt::format("--checkpoint-storage: '{}' is not one of s3, fsx-lustre, efs, local-nvme", eo.checkpoint_storage));
-    settings.storage = *storage;
+    settings.storage = parse_storage(eo.checkpoint_storage);
     log_assumptions(m.assumptions);
     log_assumptions(w.assumptions);
     TrainingEstimate e = evaluate(m, w, c, fixed);
