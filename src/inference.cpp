@@ -199,12 +199,13 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   auto& mem = e.memory;
   mem.capacity_gb = acc.memory_usable_gb();
   mem.reserve_gb = serving_reserve_gb(acc);
+  mem.resident_gb = w.resident_state_gb;
   mem.weights_gb = inference_weight_bytes(m, w.weights) / l.accelerators() / kGb;
   const int batch_cap = w.concurrency.value_or(kMaxServingBatch);
   const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;
   mem.workspace_gb = (kPrefillChunkTokens * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
                       double(batch_cap) * m.vocab / l.tp * 4) / kGb;
-  const double free_gb = mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb;
+  const double free_gb = mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb;
   const double kv_gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp) / l.pp / kGb;
   const double context = w.prompt_tokens + w.generated_tokens_per_sequence() / 2;
   const double longest = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
@@ -213,8 +214,10 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   };
   if (problem) problem->clear();
   if (free_gb <= 0) {
-    say(fmt::format("weights {:.1f} GB + workspace {:.1f} GB + reserve {:.1f} GB per accelerator exceed its {:.1f} GB", mem.weights_gb,
-                    mem.workspace_gb, mem.reserve_gb, mem.capacity_gb));
+    say(fmt::format("weights {:.1f} GB + workspace {:.1f} GB + reserve {:.1f} GB{} per accelerator exceed its {:.1f} GB", mem.weights_gb,
+                    mem.workspace_gb, mem.reserve_gb,
+                    mem.resident_gb > 0 ? fmt::format(" + resident training state {:.1f} GB", mem.resident_gb) : std::string(),
+                    mem.capacity_gb));
     return e;
   }
   if (kv_gb_per_token * longest > free_gb) {

@@ -569,7 +569,8 @@ std::string chart_role(const RecommendRow& r, const Recommendation& rec) {
 
 Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx) {
   Chart c;
-  c.title = fmt::format("{} {}: time vs cost ({})", ctx.model->name, to_string(ctx.workload->task), ctx.request->region);
+  c.title = fmt::format("{} {}: time vs cost ({})", ctx.model->name, ctx.rl ? fmt::format("RL ({})", to_string(ctx.rl->algorithm)) : std::string(to_string(ctx.workload->task)),
+                        ctx.request->region);
   c.x_label = "total time (hours)";
   c.y_label = "total cost (USD)";
   // The rows shown, plus the alternatives where another count is cheapest or fastest.
@@ -595,6 +596,7 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
 }
 
 Table recommendation_table(const Recommendation& rec, const RecommendContext& ctx) {
+  if (ctx.rl) return rl_recommendation_table(rec, ctx);
   Table t;
   t.columns = {{"rank", "#", true},
                {"instance", "INSTANCE"},
@@ -652,12 +654,13 @@ ordered_json option_json(const RecommendRow& r) {
           {"costs", {{"ranked_usd", money_json(r.ranked_cost_usd)}, {"ranked_pricing", r.ranked_pricing},
                      {"on_demand_usd", money_json(r.on_demand_cost_usd)}, {"spot_usd", money_json(r.spot_cost_usd)},
                      {"spot_expected_usd", money_json(r.spot_expected_cost_usd)}}},
-          {"capacity", capacity_json(r.capacity)}};
+          {"capacity", capacity_json(r.capacity)},
+          {"rl", r.rl ? rl_json(*r.rl) : ordered_json(nullptr)}};
 }
 
 std::string option_line(const RecommendRow& r) {
-  return fmt::format("{} x {} ({} {}), {}, {}{}", r.count, r.instance->name, r.count * r.instance->accelerator_count,
-                     r.instance->accelerator_name, format_duration(r.estimate.total_hours),
+  return fmt::format("{} x {} ({} {}{}), {}, {}{}", r.count, r.instance->name, r.count * r.instance->accelerator_count,
+                     r.instance->accelerator_name, r.rl ? ", " + rl_placement_text(*r.rl) : "", format_duration(r.estimate.total_hours),
                      r.ranked_cost_usd ? money_text(*r.ranked_cost_usd) : "cost unknown",
                      r.ranked_pricing.empty() ? "" : " " + r.ranked_pricing);
 }
@@ -684,7 +687,14 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
                   {"max_instances", ctx.request->max_instances}};
   j["request"]["cost_slack"] = ctx.request->cost_slack;
   j["request"]["all_counts"] = ctx.request->all_counts;
+  if (ctx.rl) {
+    j["workload"]["task"] = "rl";
+    j["workload"]["policy_update"] = ctx.workload->task == Task::lora ? "lora" : "full";
+    j["rl_workload"] = rl_workload_json(*ctx.rl);
+  }
   j["assumptions"] = assumptions_json(*ctx.model, *ctx.workload);
+  if (ctx.rl)
+    for (const auto& a : ctx.rl->assumptions) j["assumptions"].push_back(a);
   j["options_found"] = rec.options_found;
   if (rec.pick) {
     j["recommendation"] = option_json(*rec.pick);

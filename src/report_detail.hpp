@@ -25,5 +25,13 @@ ordered_json model_json(const ModelSpec& m);
 ordered_json money_json(std::optional<double> usd);     // cents, or null
 ordered_json capacity_json(const CapacityAdvice& a);
 std::string money_text(double usd);                     // "$21.58", "$1,234"
+std::string layout_text(const Layout& l);               // "tp 8 pp 2 dp 4 zero 1 mb 1 ..."
+ordered_json layout_json(const Layout& l);
+ordered_json workload_json(const TrainingWorkload& w);
+// --task rl (src/report_rl.cpp)
+ordered_json rl_json(const RlEstimate& e);              // the step's stages, pools and layouts
+ordered_json rl_workload_json(const RlWorkload& w);
+std::string rl_placement_text(const RlEstimate& e);     // "colocated", "split 2+2", "split 2+2 async"
+Table rl_recommendation_table(const Recommendation& rec, const RecommendContext& ctx);
 
 }  // namespace gpuadvisor::report_detail

@@ -1,6 +1,8 @@
 // Reports of `validate`, `calibrate` and `prices import` (docs/json.md).
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "gpuadvisor/report.hpp"
 #include "report_detail.hpp"
 
@@ -33,6 +35,31 @@ Table validation_table(const std::vector<CaseResult>& results, bool all) {
   return t;
 }
 
+Table rl_stage_table(const std::vector<CaseResult>& results) {
+  Table t;
+  t.columns = {{"id", "ID"}, {"stage", "STAGE"}, {"measured_s", "MEASURED S", true}, {"predicted_s", "PREDICTED S", true}, {"error", "ERROR", true}};
+  for (const auto& r : results)
+    for (const auto& s : r.stages) t.rows.push_back({text(r.c->id), text(s.name), sig4(s.measured), sig4(s.predicted), signed_pct(s.error)});
+  return t;
+}
+
+std::vector<ErrorSummary> rl_stage_summary(const std::vector<CaseResult>& results) {
+  std::vector<ErrorSummary> out;
+  for (const char* stage : {"generation_s", "scoring_s", "training_s", "weight_sync_s"}) {
+    std::vector<double> signed_errors, abs_errors;
+    for (const auto& r : results)
+      for (const auto& s : r.stages)
+        if (s.name == stage) {
+          signed_errors.push_back(s.error);
+          abs_errors.push_back(std::fabs(s.error));
+        }
+    if (signed_errors.empty()) continue;
+    out.push_back({fmt::format("rl stage: {}", stage), static_cast<int>(signed_errors.size()), percentile(abs_errors, 0.5), percentile(abs_errors, 0.9),
+                   percentile(signed_errors, 0.5)});
+  }
+  return out;
+}
+
 Table error_summary_table(const std::vector<ErrorSummary>& summary) {
   Table t;
   t.columns = {{"group", "GROUP"}, {"cases", "CASES", true}, {"median_abs_error", "MEDIAN |ERR|", true}, {"p90_abs_error", "P90 |ERR|", true},
@@ -49,6 +76,17 @@ std::string validation_json_extra(const std::vector<CaseResult>& results, const 
     rows.push_back({{"group", s.group}, {"cases", s.cases}, {"median_abs_error", sig6(s.median_abs)}, {"p90_abs_error", sig6(s.p90_abs)},
                     {"median_signed_error", sig6(s.median_signed)}});
   j["summary"] = rows;
+  ordered_json stages = ordered_json::array();
+  for (const auto& r : results)
+    for (const auto& s : r.stages)
+      stages.push_back({{"id", r.c->id}, {"stage", s.name}, {"measured_s", sig6(s.measured)}, {"predicted_s", sig6(s.predicted)},
+                        {"error", sig6(s.error)}});
+  j["rl_stages"] = stages;
+  ordered_json by_stage = ordered_json::array();
+  for (const auto& s : rl_stage_summary(results))
+    by_stage.push_back({{"group", s.group}, {"cases", s.cases}, {"median_abs_error", sig6(s.median_abs)}, {"p90_abs_error", sig6(s.p90_abs)},
+                        {"median_signed_error", sig6(s.median_signed)}});
+  j["rl_stage_summary"] = by_stage;
   const ResultCounts n = count_results(results);
   j["cases_total"] = n.total;
   j["cases_usable"] = n.usable;

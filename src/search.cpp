@@ -296,8 +296,9 @@ std::string rejection_reason(const ModelSpec& m, const TrainingWorkload& w, cons
 // --max-instances), or a rejection.
 void options_for_instance(const ModelSpec& m, const TrainingWorkload& w, const Instance& inst, const Accelerator& acc,
                           const RecommendRequest& r, Recommendation& out) {
-  double smallest_need = 1e300, cheapest_over_budget = 1e300;
-  std::string problem, constraint_reason;
+  double smallest_need = 1e300;
+  std::string problem;
+  RowFilter filter;
   bool any_row = false;
   // A job spans instances only over EFA: without it AWS does not recommend
   // multi-node training, and "up to" network figures are bursts.
@@ -318,25 +319,9 @@ void options_for_instance(const ModelSpec& m, const TrainingWorkload& w, const I
     row.estimate = *s.best;
     add_job_overheads(row.estimate, m, w, c, r.overheads);
     price_row(row, m, w, r);
-    const double hours = row.estimate.total_hours;
-    if (r.deadline_hours && hours > *r.deadline_hours) {
-      constraint_reason = fmt::format("misses the {} deadline (fastest {} at {} instances)", format_duration(*r.deadline_hours),
-                                      format_duration(hours), count);
-      continue;
-    }
-    if (r.budget_usd && (!row.ranked_cost_usd || *row.ranked_cost_usd > *r.budget_usd)) {
-      if (!row.ranked_cost_usd) constraint_reason = "price unknown, so the budget cannot be checked";
-      else if (*row.ranked_cost_usd < cheapest_over_budget) {
-        cheapest_over_budget = *row.ranked_cost_usd;
-        constraint_reason = fmt::format("over the ${} budget (cheapest ${} at {} instance{})", format_thousands(*r.budget_usd),
-                                        format_thousands(*row.ranked_cost_usd), count, count > 1 ? "s" : "");
-      }
-      continue;
-    }
-    any_row = true;
-    out.rows.push_back(std::move(row));
+    any_row |= admit_row(std::move(row), r, filter, out);
   }
-  if (!any_row) out.rejections.push_back({inst.name, rejection_reason(m, w, inst, acc, r, smallest_need, problem, constraint_reason)});
+  if (!any_row) out.rejections.push_back({inst.name, rejection_reason(m, w, inst, acc, r, smallest_need, problem, filter.reason)});
 }
 
 void mark_pareto(std::vector<RecommendRow>& rows) {
@@ -429,11 +414,36 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
     }
     options_for_instance(m, w, inst, acc, r, out);
   }
+  finish_recommendation(out, r);
+  return out;
+}
+
+bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter, Recommendation& out) {
+  const double hours = row.estimate.total_hours;
+  if (r.deadline_hours && hours > *r.deadline_hours) {
+    filter.reason = fmt::format("misses the {} deadline (fastest {} at {} instances)", format_duration(*r.deadline_hours),
+                                format_duration(hours), row.count);
+    return false;
+  }
+  if (r.budget_usd && (!row.ranked_cost_usd || *row.ranked_cost_usd > *r.budget_usd)) {
+    if (!row.ranked_cost_usd) {
+      filter.reason = "price unknown, so the budget cannot be checked";
+    } else if (*row.ranked_cost_usd < filter.cheapest_over_budget) {
+      filter.cheapest_over_budget = *row.ranked_cost_usd;
+      filter.reason = fmt::format("over the ${} budget (cheapest ${} at {} instance{})", format_thousands(*r.budget_usd),
+                                  format_thousands(*row.ranked_cost_usd), row.count, row.count > 1 ? "s" : "");
+    }
+    return false;
+  }
+  out.rows.push_back(std::move(row));
+  return true;
+}
+
+void finish_recommendation(Recommendation& out, const RecommendRequest& r) {
   out.options_found = out.rows.size();
   mark_pareto(out.rows);
   choose_rows(out, r);
   std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
-  return out;
 }
 
 }  // namespace gpuadvisor

@@ -12,6 +12,7 @@
 #include "gpuadvisor/errors.hpp"
 #include "json_input.hpp"
 #include "gpuadvisor/inference_search.hpp"
+#include "gpuadvisor/rl_search.hpp"
 
 namespace gpuadvisor {
 
@@ -35,6 +36,7 @@ std::string_view to_string(Metric m) {
     case Metric::output_tokens_per_second: return "output_tokens_per_second";
     case Metric::tpot_s: return "tpot_s";
     case Metric::ttft_s: return "ttft_s";
+    case Metric::rl_step_time_s: return "rl_step_time_s";
   }
   return "?";
 }
@@ -43,7 +45,7 @@ namespace {
 
 std::optional<Metric> metric_from_string(std::string_view s) {
   for (Metric m : {Metric::tokens_per_second_per_gpu, Metric::model_tflops_per_gpu, Metric::hardware_tflops_per_gpu, Metric::mfu,
-                   Metric::output_tokens_per_second, Metric::tpot_s, Metric::ttft_s})
+                   Metric::output_tokens_per_second, Metric::tpot_s, Metric::ttft_s, Metric::rl_step_time_s})
     if (to_string(m) == s) return m;
   return std::nullopt;
 }
@@ -81,6 +83,47 @@ struct Reader {
   }
 };
 
+// An RL case's "rl" object (docs/validation.md §RL cases) and its "stages".
+void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
+  if (c.metric != Metric::rl_step_time_s) r.fail("metric", "an rl case measures rl_step_time_s");
+  const json& x = r.need(j, "rl");
+  if (!x.is_object()) r.fail("rl", "expected an object");
+  RlRequest q;
+  auto algorithm = rl_algorithm_from_string(r.text(x, "algorithm"));
+  if (!algorithm) r.fail("rl.algorithm", "expected grpo, ppo or dpo");
+  q.algorithm = *algorithm;
+  q.prompts_per_step = r.integer(x, "prompts_per_step", 1, 1 << 20);
+  q.samples_per_prompt = r.integer(x, "samples_per_prompt", 1, 1024);
+  q.prompt_tokens = r.number(x, "prompt_tokens", 1, 1 << 22);
+  q.response_tokens = r.number(x, "response_tokens", 1, 1 << 22);
+  q.response_tokens_max = r.number(x, "response_tokens_max", 1, 1 << 22);
+  q.steps = 1;
+  q.no_reference = x.contains("reference") && x["reference"].is_boolean() && !x["reference"].get<bool>();
+  const std::string placement = r.text(x, "placement");
+  auto p = rl_placement_from_string(placement);
+  if (!p) r.fail("rl.placement", "expected colocated or split");
+  q.placement = *p;
+  c.rollout_instances = r.integer(x, "rollout_instances", 1, 1000000).value_or(0);
+  if (*p == RlPlacement::split && c.rollout_instances == 0) r.fail("rl.rollout_instances", "a split case names its rollout pool");
+  auto prec = precision_from_string(c.precision);
+  if (!prec) r.fail("precision", "expected bf16, fp16 or fp8");
+  q.precision = *prec;
+  try {
+    c.rl = make_rl_workload(q, c.model);
+  } catch (const InputError& e) {
+    r.fail("rl", e.what());
+  }
+  if (j.contains("stages")) {
+    const json& s = j["stages"];
+    if (!s.is_object()) r.fail("stages", "expected an object of measured seconds");
+    for (const char* k : {"generation_s", "scoring_s", "training_s", "weight_sync_s"})
+      if (s.contains(k)) c.stages_measured.push_back({k, r.number(s, k, 1e-6, 1e7)});
+    for (auto it = s.begin(); it != s.end(); ++it)
+      if (std::none_of(c.stages_measured.begin(), c.stages_measured.end(), [&](const auto& m) { return m.first == it.key(); }))
+        r.fail("stages", fmt::format("unknown stage '{}' (generation_s, scoring_s, training_s, weight_sync_s)", it.key()));
+  }
+}
+
 }  // namespace
 
 std::vector<ValidationCase> read_cases(const std::string& origin, const std::string& text) {
@@ -104,7 +147,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     c.source_key = r.text(j, "source_key");
     c.counts = r.text(j, "counts", false);
     auto metric = metric_from_string(r.text(j, "metric"));
-    if (!metric) r.fail("metric", "expected one of tokens_per_second_per_gpu, model_tflops_per_gpu, hardware_tflops_per_gpu, mfu, output_tokens_per_second, tpot_s, ttft_s");
+    if (!metric) r.fail("metric", "expected one of tokens_per_second_per_gpu, model_tflops_per_gpu, hardware_tflops_per_gpu, mfu, output_tokens_per_second, tpot_s, ttft_s, rl_step_time_s");
     c.metric = *metric;
     c.measured = r.number(j, "measured", 1e-9, 1e12);
     if (c.metric == Metric::mfu && c.measured >= 1) r.fail("measured", "an MFU is a fraction below 1");
@@ -127,7 +170,9 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
       out.push_back(std::move(c));
       continue;  // kept for the record; not run
     }
-    if (c.is_inference()) {
+    if (c.is_rl()) {
+      read_rl_case(r, j, c);
+    } else if (c.is_inference()) {
       if (c.metric != Metric::output_tokens_per_second && c.metric != Metric::tpot_s && c.metric != Metric::ttft_s)
         r.fail("metric", "an inference case measures output_tokens_per_second, tpot_s or ttft_s");
       InferenceRequest q;
@@ -147,8 +192,8 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
       c.batch = r.integer(j, "batch", 1, 1000000);
     } else {
       auto task = task_from_string(c.task);
-      if (!task) r.fail("task", "expected pretrain, finetune, lora, qlora or inference");
-      if (c.metric == Metric::output_tokens_per_second || c.metric == Metric::tpot_s || c.metric == Metric::ttft_s)
+      if (!task) r.fail("task", "expected pretrain, finetune, lora, qlora, inference or rl");
+      if (c.metric == Metric::output_tokens_per_second || c.metric == Metric::tpot_s || c.metric == Metric::ttft_s || c.metric == Metric::rl_step_time_s)
         r.fail("metric", "a training case measures tokens_per_second_per_gpu, model_tflops_per_gpu, hardware_tflops_per_gpu or mfu");
       WorkloadRequest w;
       w.task = *task;
@@ -192,6 +237,32 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
   return out;
 }
 
+namespace {
+
+// One RL step on the case's cluster and placement; each measured stage beside its prediction.
+void predict_rl(const ValidationCase& c, const Instance& inst, const Accelerator& acc, CaseResult& r) {
+  if (auto p = accelerator_problem(acc, c.rl.update)) {
+    r.problem = *p;
+    return;
+  }
+  RlEvaluation ev = estimate_rl(c.model, c.rl, Cluster{&inst, &acc, c.instances}, *c.rl.placement, c.rollout_instances);
+  if (!ev.estimate) {
+    r.problem = "does not fit in memory under the model: " + ev.problem;
+    return;
+  }
+  const RlEstimate& e = *ev.estimate;
+  r.predicted = e.step_time_s;
+  for (const auto& [name, measured] : c.stages_measured) {
+    const double predicted = name == "generation_s" ? e.generation.seconds
+                             : name == "scoring_s"  ? e.scoring.seconds
+                             : name == "training_s" ? e.training.seconds
+                                                    : e.weight_sync_s;
+    r.stages.push_back({name, measured, predicted, (predicted - measured) / measured});
+  }
+}
+
+}  // namespace
+
 CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
   CaseResult r;
   r.c = &c;
@@ -203,7 +274,9 @@ CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
   const Accelerator& acc = catalog.accelerator_of(*inst);
   r.accelerator = acc.name;
   if (!c.usable) return r;
-  if (c.is_inference()) {
+  if (c.is_rl()) {
+    predict_rl(c, *inst, acc, r);
+  } else if (c.is_inference()) {
     if (auto p = serving_accelerator_problem(acc, c.inference)) {
       r.problem = *p;
       return r;
@@ -252,8 +325,6 @@ std::vector<CaseResult> run_cases(const std::vector<ValidationCase>& cases, cons
   return out;
 }
 
-namespace {
-
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -262,14 +333,18 @@ double percentile(std::vector<double> v, double q) {
   return v[std::clamp<size_t>(k, 1, v.size()) - 1];
 }
 
-}  // namespace
-
 std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results) {
   std::map<std::string, std::vector<double>> groups;
   std::vector<std::string> order{"all"};
   for (const auto& r : results) {
     if (!r.c->usable || !r.predicted) continue;
     const std::string task = r.c->task == "finetune" || r.c->task == "lora" || r.c->task == "qlora" ? "fine-tuning" : r.c->task;
+    // RL steps compose the training and serving predictions with more
+    // assumptions: their own group (and sources), not `all` or the accelerators.
+    if (r.c->is_rl()) {
+      for (const std::string& g : {"task: " + task, "source: " + r.c->source_key}) groups[g].push_back(r.error);
+      continue;
+    }
     for (const std::string& g : {std::string("all"), "task: " + task, "accelerator: " + r.accelerator, "source: " + r.c->source_key})
       groups[g].push_back(r.error);
   }
@@ -293,7 +368,7 @@ namespace {
 std::vector<std::pair<std::string, std::string>> parameters_of(const ValidationCase& c, const Catalog& catalog) {
   std::vector<std::pair<std::string, std::string>> out;
   const Instance* inst = catalog.find_instance(c.system);
-  if (!inst || !c.usable) return out;
+  if (!inst || !c.usable || c.is_rl()) return out;  // RL cases are never fitted: they check the composition out of sample
   const Accelerator& acc = catalog.accelerator_of(*inst);
   if (c.is_inference()) {
     auto p = serving_precision(acc, c.inference.weights);

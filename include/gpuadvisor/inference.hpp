@@ -69,8 +69,9 @@ struct InferenceMemory {
   double kv_cache_gb = 0;    // per accelerator at the chosen batch
   double workspace_gb = 0;   // prefill chunk activations and fp32 logits
   double reserve_gb = 0;     // serving_reserve_gb: 1 GB + the engine's free 10% + the CUDA-graph pool
+  double resident_gb = 0;    // other state kept beside the replica (InferenceWorkload::resident_state_gb)
   double capacity_gb = 0;
-  double total_gb() const { return weights_gb + kv_cache_gb + workspace_gb + reserve_gb; }
+  double total_gb() const { return weights_gb + kv_cache_gb + workspace_gb + reserve_gb + resident_gb; }
 };
 
 struct DecodeStep {

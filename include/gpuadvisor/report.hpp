@@ -56,8 +56,9 @@ Table models_table();
 
 struct RecommendContext {
   const ModelSpec* model;
-  const TrainingWorkload* workload;
+  const TrainingWorkload* workload;  // --task rl: the policy update's
   const RecommendRequest* request;
+  const RlWorkload* rl = nullptr;    // --task rl: the step's workload (rows carry RecommendRow::rl)
 };
 Table recommendation_table(const Recommendation& rec, const RecommendContext& ctx);
 // The finance view of the same rows (`gpuadvisor cost`): on-demand and spot,
@@ -90,12 +91,26 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
 // The formulas behind an estimate with its numbers filled in (--explain).
 std::string explain_estimate(const EstimateContext& ctx);
 
+// One RL step on a given cluster (src/report_rl.cpp): the stages, the pools,
+// the update's layout, the run's hours and cost.
+struct RlEstimateContext {
+  const ModelSpec* model;
+  const RlWorkload* workload;
+  const Cluster* cluster;
+  const RecommendRow* row;  // the priced row; row->rl is the step
+  std::string region;
+};
+std::string render_rl_estimate(const Catalog& catalog, const RlEstimateContext& ctx, const RenderOptions& o);
+
 // ---------------------------------------------------------------------------
 // Validation, calibration and price import (src/report_validation.cpp)
 
 // One row per case (usable ones, or all with `all`): measured, predicted, signed error, source.
 Table validation_table(const std::vector<CaseResult>& results, bool all);
 Table error_summary_table(const std::vector<ErrorSummary>& summary);
+// RL cases: each measured stage beside its prediction, and the errors by stage.
+Table rl_stage_table(const std::vector<CaseResult>& results);
+std::vector<ErrorSummary> rl_stage_summary(const std::vector<CaseResult>& results);
 // The JSON members `summary`, `cases_total`, `cases_usable`, `cases_predicted`, `disagreements`.
 std::string validation_json_extra(const std::vector<CaseResult>& results, const std::vector<ErrorSummary>& summary);
 Table calibration_table(const std::vector<FittedParameter>& fitted);

@@ -12,6 +12,7 @@
 #include "gpuadvisor/objective.hpp"
 #include "gpuadvisor/overheads.hpp"
 #include "gpuadvisor/pricing.hpp"
+#include "gpuadvisor/rl.hpp"
 
 namespace gpuadvisor {
 
@@ -90,6 +91,7 @@ struct RecommendRow {
   std::optional<double> break_even_monthly_interruption;
   bool pareto = false;
   CapacityAdvice capacity;  // on-demand plausibility and the Capacity Block alternative
+  std::optional<RlEstimate> rl;  // --task rl: the step's stages, placement and pools (estimate is the policy update's)
 };
 
 // Fills every price of a row from its instance, count and estimate.total_hours
@@ -126,6 +128,16 @@ bool excluded(const Instance& inst, const RecommendRequest& r);
 bool considered(const Instance& inst, const RecommendRequest& r, std::vector<Rejection>& rejections);
 // "13B", "1.5T", "350M".
 std::string human_params(double params);
+
+// Keeps a priced row unless it misses the deadline or the budget; otherwise
+// records why in `filter` (the cheapest over-budget option is named).
+struct RowFilter {
+  double cheapest_over_budget = 1e300;
+  std::string reason;
+};
+bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter, Recommendation& out);
+// Counts the options, marks the Pareto frontier, makes the pick and orders rows and rejections.
+void finish_recommendation(Recommendation& out, const RecommendRequest& r);
 
 Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r);
 

@@ -9,6 +9,7 @@
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/inference.hpp"
 #include "gpuadvisor/model.hpp"
+#include "gpuadvisor/rl.hpp"
 #include "gpuadvisor/search.hpp"
 #include "gpuadvisor/workload.hpp"
 
@@ -23,6 +24,7 @@ enum class Metric {
   output_tokens_per_second,   // inference: generated tokens/s of one replica (the TP group)
   tpot_s,                     // inference: time per output token
   ttft_s,                     // inference: time to first token
+  rl_step_time_s,             // RL post-training: one step (its stages in ValidationCase::stages_measured)
 };
 std::string_view to_string(Metric m);
 
@@ -49,7 +51,14 @@ struct ValidationCase {
   int tp = 0;  // 0: search
   int pp = 1;
   std::optional<int> batch;
+  // RL cases: the step's workload, the placement (split: rollout instances)
+  // and the stages the source measured, by name (generation_s, scoring_s,
+  // training_s, weight_sync_s).
+  RlWorkload rl;
+  int rollout_instances = 0;
+  std::vector<std::pair<std::string, double>> stages_measured;
   bool is_inference() const { return task == "inference"; }
+  bool is_rl() const { return task == "rl"; }
 };
 
 // The bundled cases (data/validation/cases.json) and the overlay describing the
@@ -67,6 +76,11 @@ struct CaseResult {
   std::optional<double> predicted;
   double error = 0;     // (predicted - measured) / measured
   std::string problem;  // why there is no prediction (e.g. does not fit in memory under the model)
+  struct Stage {
+    std::string name;
+    double measured = 0, predicted = 0, error = 0;
+  };
+  std::vector<Stage> stages;  // RL cases: each measured stage
 };
 CaseResult predict_case(const ValidationCase& c, const Catalog& catalog);
 std::vector<CaseResult> run_cases(const std::vector<ValidationCase>& cases, const Catalog& catalog);
@@ -78,7 +92,11 @@ struct ErrorSummary {
   double p90_abs = 0;
   double median_signed = 0;
 };
-// Over usable cases with a prediction: overall, then by task, accelerator and source.
+// Nearest-rank percentile (q in [0, 1]); 0 for no values.
+double percentile(std::vector<double> v, double q);
+
+// Over usable cases with a prediction: overall (training and serving), then by
+// task, accelerator and source; RL cases only in "task: rl" and their sources.
 std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results);
 
 struct ResultCounts {

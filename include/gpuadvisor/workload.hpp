@@ -99,6 +99,9 @@ struct InferenceWorkload {
   ServingMode mode = ServingMode::online;
   // Share of a replica's capacity the load may use (docs/methodology.md §Replicas).
   double target_utilisation = kDefaultTargetUtilisation;
+  // Other state kept on each accelerator beside the replica (RL: a colocated
+  // trainer's weights and optimizer state), GB.
+  double resident_state_gb = 0;
   std::vector<std::string> assumptions;
 
   // Decode steps each sample runs (output plus hidden reasoning).

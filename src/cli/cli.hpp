@@ -137,6 +137,15 @@ struct WorkloadOptions {
   std::string lora_targets = "attention+mlp";
   bool no_flash_attention = false;
   bool inference() const { return task == "inference"; }
+  bool rl() const { return task == "rl"; }
+};
+
+// --task rl (docs/cli.md §RL post-training); --prompt-tokens is the inference group's.
+struct RlOptions {
+  std::string algorithm = "grpo";
+  std::string prompts_per_step, samples_per_prompt, response_tokens, response_tokens_max, steps, prompts;
+  std::string reward = "rule", reward_model, placement, policy_update = "full";
+  bool async = false, no_reference = false;
 };
 
 struct InferenceOptions {
@@ -164,12 +173,14 @@ struct RankingOptions {
 void add_model_options(CLI::App* cmd, ModelOptions& o);
 void add_workload_options(CLI::App* cmd, WorkloadOptions& o);
 void add_inference_options(CLI::App* cmd, InferenceOptions& o);
+void add_rl_options(CLI::App* cmd, RlOptions& o);
 void add_overhead_options(CLI::App* cmd, OverheadOptions& o);
 void add_ranking_options(CLI::App* cmd, RankingOptions& o);
 
 ModelSpec build_model(const ModelOptions& o);
 TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m);
 InferenceWorkload build_inference_workload(const InferenceOptions& o);
+RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, const InferenceOptions& io, const ModelSpec& policy);
 OverheadSettings build_overheads(const OverheadOptions& o);
 // The ranking request of recommend and cost, checked against the catalog.
 RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& oo, const Catalog& catalog);
@@ -181,7 +192,7 @@ std::string nothing_fits_hint(Task task);
 const Instance& instance_named(const Catalog& catalog, const std::string& name, const char* flag);
 // --checkpoint-storage: s3 | fsx-lustre | efs | local-nvme, or InputError.
 CheckpointStorage parse_storage(const std::string& text);
-// Flags of the other kind of task are refused rather than ignored.
-void check_task_flags(const CLI::App* cmd, bool inference);
+// Flags of another kind of task (training, inference, rl) are refused rather than ignored.
+void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo);
 
 }  // namespace gpuadvisor::cli

@@ -154,7 +154,7 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
 }
 
 void add_workload_options(CLI::App* cmd, WorkloadOptions& o) {
-  cmd->add_option("--task", o.task, "pretrain (default) | finetune (full SFT) | lora | qlora | inference")->group("Workload");
+  cmd->add_option("--task", o.task, "pretrain (default) | finetune (full SFT) | lora | qlora | inference | rl (GRPO/PPO/DPO post-training)")->group("Workload");
   cmd->add_option("--tokens", o.tokens, "Tokens per epoch: 1T, 500M (default: 20 per parameter for pretrain, 100M otherwise)")->group("Workload");
   cmd->add_option("--epochs", o.epochs, "Passes over the tokens (default 1)")->group("Workload");
   cmd->add_option("--seq-len", o.seq_len, "Sequence length: 4096, 8k (= 8192) (default 4096 pretrain, 2048 fine-tuning)")->group("Workload");
@@ -184,6 +184,26 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   cmd->add_option("--weights", o.weights, "Weight format: bf16 | fp8 | int8 | int4 | fp4 (default bf16)")->group(g);
   cmd->add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16 | fp8 (default bf16)")->group(g);
   cmd->add_option("--mode", o.mode, "online (latency targets) | offline (throughput, no targets unless given)")->group(g);
+}
+
+void add_rl_options(CLI::App* cmd, RlOptions& o) {
+  const char* g = "RL post-training (--task rl; with --prompt-tokens, --precision, --lora-rank)";
+  cmd->add_option("--algorithm", o.algorithm, "grpo (default) | ppo (critic, reward model) | dpo (offline pairs, no generation)")->group(g);
+  cmd->add_option("--prompts-per-step", o.prompts_per_step, "Prompts per step (DPO: preference pairs) (default 256)")->group(g);
+  cmd->add_option("--samples-per-prompt", o.samples_per_prompt, "Responses generated per prompt, the group size (default 8)")->group(g);
+  cmd->add_option("--response-tokens", o.response_tokens, "Response tokens, mean (default 1024)")->group(g);
+  cmd->add_option("--response-tokens-max", o.response_tokens_max, "The longest response: it sets a synchronous step's generation time (default 2x the mean)")
+      ->group(g);
+  cmd->add_option("--steps", o.steps, "Optimizer steps (default 200)")->group(g);
+  cmd->add_option("--prompts", o.prompts, "Instead of --steps: prompts in the dataset (with --epochs)")->group(g);
+  cmd->add_option("--reward", o.reward, "rule (default: a verifier, no accelerator time) | model (with --reward-model)")->group(g);
+  cmd->add_option("--reward-model", o.reward_model, "The reward model: a preset or a size (7B); it is scored every step")->group(g);
+  cmd->add_option("--placement", o.placement,
+                  "colocated (generation and training take turns on the same accelerators) | split (separate pools) (default: both tried)")
+      ->group(g);
+  cmd->add_flag("--async", o.async, "Split pools overlap: generation runs one step behind the update (off-policy by one step)")->group(g);
+  cmd->add_option("--policy-update", o.policy_update, "full (default) | lora")->group(g);
+  cmd->add_flag("--no-reference", o.no_reference, "No KL term, so no reference log-probabilities (DAPO, Dr. GRPO)")->group(g);
 }
 
 void add_overhead_options(CLI::App* cmd, OverheadOptions& o) {
@@ -277,8 +297,8 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   WorkloadRequest r;
   const std::string task_text = o.task.empty() ? "pretrain" : o.task;
   auto task = task_from_string(task_text);
-  if (!task) throw InputError(fmt::format("--task: '{}' is not one of pretrain, finetune, lora, qlora, inference", o.task));
-  if (o.task.empty()) warn("no --task given: pre-training assumed (--task pretrain | finetune | lora | qlora | inference)");
+  if (!task) throw InputError(fmt::format("--task: '{}' is not one of pretrain, finetune, lora, qlora, inference, rl", o.task));
+  if (o.task.empty()) warn("no --task given: pre-training assumed (--task pretrain | finetune | lora | qlora | inference | rl)");
   r.task = *task;
   if (!o.tokens.empty()) {
     r.tokens = parse_count(o.tokens, "--tokens");
@@ -338,6 +358,65 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o) {
   if (!mode) throw InputError(fmt::format("--mode: '{}' is not one of online, offline", o.mode));
   r.mode = *mode;
   return make_inference_workload(r);
+}
+
+namespace {
+// A model named by --reward-model: a preset, or a size with the nearest preset's shape.
+ModelSpec named_model(const std::string& text, const char* flag) {
+  if (find_model_preset(text)) return *find_model_preset(text);
+  if (!text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.')) {
+    const double params = parse_count(text, flag);
+    if (params < 1e6 || params > kMaxParams) throw InputError(fmt::format("{}: {:.3g} parameters is outside [1M, {:.0e}]", flag, params, kMaxParams));
+    return model_from_param_count(params);
+  }
+  try {
+    return preset_model(text);
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()).replace(0, 7, flag));  // "--model: ..." names the flag given
+  }
+}
+}  // namespace
+
+RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, const InferenceOptions& io, const ModelSpec& policy) {
+  RlRequest r;
+  auto algorithm = rl_algorithm_from_string(o.algorithm);
+  if (!algorithm) throw InputError(fmt::format("--algorithm: '{}' is not one of grpo, ppo, dpo", o.algorithm));
+  r.algorithm = *algorithm;
+  auto whole = [](const std::string& v, const char* flag) {
+    return v.empty() ? std::optional<int>() : std::optional<int>(static_cast<int>(std::min<long long>(parse_positive_integer(v, flag), 1 << 30)));
+  };
+  auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_count(v, flag)); };
+  r.prompts_per_step = whole(o.prompts_per_step, "--prompts-per-step");
+  r.samples_per_prompt = whole(o.samples_per_prompt, "--samples-per-prompt");
+  r.prompt_tokens = count(io.prompt_tokens, "--prompt-tokens");
+  r.response_tokens = count(o.response_tokens, "--response-tokens");
+  r.response_tokens_max = count(o.response_tokens_max, "--response-tokens-max");
+  r.steps = count(o.steps, "--steps");
+  r.prompts = count(o.prompts, "--prompts");
+  if (!wo.epochs.empty()) r.epochs = parse_number(wo.epochs, "--epochs", 1e-6, 1e6);
+  if (o.reward != "rule" && o.reward != "model") throw InputError(fmt::format("--reward: '{}' is not one of rule, model", o.reward));
+  if (o.reward == "model" && o.reward_model.empty()) throw InputError("--reward model needs --reward-model: a preset (`gpuadvisor models`) or a size such as 7B");
+  if (!o.reward_model.empty()) r.reward_model = named_model(o.reward_model, "--reward-model");
+  if (!o.placement.empty()) {
+    auto p = rl_placement_from_string(o.placement);
+    if (!p) throw InputError(fmt::format("--placement: '{}' is not one of colocated, split", o.placement));
+    r.placement = *p;
+  }
+  r.async = o.async;
+  r.no_reference = o.no_reference;
+  if (o.policy_update != "full" && o.policy_update != "lora")
+    throw InputError(fmt::format("--policy-update: '{}' is not one of full, lora", o.policy_update));
+  r.lora = o.policy_update == "lora";
+  if (wo.lora_rank < 1 || wo.lora_rank > 65536) throw InputError("--lora-rank: must be in [1, 65536]");
+  r.lora_rank = wo.lora_rank;
+  auto t = lora_targets_from_string(wo.lora_targets);
+  if (!t) throw InputError(fmt::format("--lora-targets: '{}' is not one of attention, attention+mlp", wo.lora_targets));
+  r.lora_targets = *t;
+  auto p = precision_from_string(wo.precision);
+  if (!p || (*p != Precision::bf16 && *p != Precision::fp8 && *p != Precision::fp16))
+    throw InputError(fmt::format("--precision: '{}' is not one of bf16, fp16, fp8 for --task rl", wo.precision));
+  r.precision = *p;
+  return make_rl_workload(r, policy);
 }
 
 OverheadSettings build_overheads(const OverheadOptions& o) {
@@ -429,22 +508,34 @@ std::string nothing_fits_hint(Task task) {
   return "try a later --deadline, a bigger --budget, a larger --max-instances or fewer --tokens";
 }
 
-void check_task_flags(const CLI::App* cmd, bool inference) {
-  static constexpr const char* kTrainingFlags[] = {"--tokens", "--epochs", "--seq-len", "--global-batch", "--precision",
-                                                   "--lora-rank", "--lora-targets", "--no-flash-attention", "--deadline",
+void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
+  static constexpr const char* kTrainingOnly[] = {"--tokens", "--seq-len", "--global-batch", "--no-flash-attention"};
+  static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline",
                                                    "--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
                                                    "--resume", "--no-overheads"};
-  static constexpr const char* kInferenceFlags[] = {"--prompt-tokens", "--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
-                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
-                                                    "--concurrency", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user",
-                                                    "--weights", "--kv-cache", "--mode", "--target-utilisation"};
-  if (inference) {
-    for (const char* f : kTrainingFlags)
-      if (given(cmd, f))
-        throw InputError(fmt::format("{} applies to training; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)", f));
+  static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
+                                                   "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
+                                                   "--concurrency", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user",
+                                                   "--weights", "--kv-cache", "--mode", "--target-utilisation"};
+  static constexpr const char* kRlOnly[] = {"--algorithm", "--prompts-per-step", "--samples-per-prompt", "--response-tokens",
+                                            "--response-tokens-max", "--steps", "--prompts", "--reward", "--reward-model",
+                                            "--placement", "--async", "--policy-update", "--no-reference"};
+  auto refuse = [&](const auto& flags, const std::string& why) {
+    for (const char* f : flags)
+      if (given(cmd, f)) throw InputError(fmt::format("{} {}", f, why));
+  };
+  const std::string rl_hint = "applies to --task rl only";
+  if (wo.inference()) {
+    refuse(kTrainingOnly, "applies to training; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)");
+    refuse(kTrainingAndRl, "applies to training; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)");
+    refuse(kRlOnly, rl_hint);
+  } else if (wo.rl()) {
+    refuse(kTrainingOnly, "does not apply to --task rl: the step's tokens follow from --prompts-per-step, --samples-per-prompt, --prompt-tokens and --response-tokens");
+    refuse(kInferenceOnly, "applies to --task inference only (--task rl takes --prompt-tokens and --response-tokens)");
   } else {
-    for (const char* f : kInferenceFlags)
-      if (given(cmd, f)) throw InputError(fmt::format("{} applies to --task inference only", f));
+    refuse(kInferenceOnly, "applies to --task inference only");
+    if (given(cmd, "--prompt-tokens")) throw InputError("--prompt-tokens applies to --task inference and --task rl");
+    refuse(kRlOnly, rl_hint);
   }
 }
 

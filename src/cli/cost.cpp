@@ -10,6 +10,7 @@
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/inference_search.hpp"
 #include "gpuadvisor/quantity.hpp"
+#include "gpuadvisor/rl_search.hpp"
 
 namespace gpuadvisor::cli {
 
@@ -35,6 +36,7 @@ class CostCommand : public Command {
     add_model_options(app, mo);
     add_workload_options(app, wo);
     add_inference_options(app, io);
+    add_rl_options(app, rlo);
     add_overhead_options(app, oo);
     add_ranking_options(app, co);
     add_gate_options(app, go);
@@ -48,7 +50,8 @@ class CostCommand : public Command {
   int run(const GlobalOptions& g) override {
     const Catalog catalog = load(g);
     if (wo.inference()) return run_inference(catalog, g);
-    check_task_flags(app, false);
+    if (wo.rl()) return run_rl(catalog, g);
+    check_task_flags(app, wo);
     RecommendRequest r = build_request(co, oo, catalog);
     const bool given_run = !instance.empty() || given(app, "--hours") || given(app, "--count");
     if (given_run && !mo.given()) return run_reservation(catalog, r, g);
@@ -72,6 +75,7 @@ class CostCommand : public Command {
   ModelOptions mo;
   WorkloadOptions wo;
   InferenceOptions io;
+  RlOptions rlo;
   OverheadOptions oo;
   RankingOptions co;
   GateOptions go;
@@ -125,6 +129,37 @@ class CostCommand : public Command {
     Recommendation out;
     settle_given(out, row, r);
     return out;
+  }
+
+  // An RL run: ranked like `recommend --task rl`, or the given --instance and --count.
+  int run_rl(const Catalog& catalog, const GlobalOptions& g) {
+    check_task_flags(app, wo);
+    if (given(app, "--hours")) throw InputError("--hours: an RL run's hours follow from --steps and the step time; price bare hours without --task");
+    ModelSpec m = build_model(mo);
+    const RlWorkload rl = build_rl_workload(rlo, wo, io, m);
+    RecommendRequest r = build_request(co, oo, catalog);
+    log_assumptions(m.assumptions);
+    log_assumptions(rl.assumptions);
+    const RecommendContext ctx{&m, &rl.update, &r, &rl};
+    Recommendation result;
+    if (!instance.empty() || given(app, "--count")) {
+      const Instance& inst = given_instance(catalog);
+      const Cluster c{&inst, &catalog.accelerator_of(inst), count};
+      if (auto p = accelerator_problem(*c.accelerator, rl.update)) throw InputError(fmt::format("{}: {}", inst.name, *p));
+      RlEvaluation ev = best_rl(m, rl, c);
+      if (!ev.estimate) throw NothingFitsError(fmt::format("{} x {}: {}", count, inst.name, ev.problem));
+      settle_given(result, rl_row(m, rl, c, *ev.estimate, r), r);
+    } else {
+      result = recommend_rl(m, rl, catalog, r);
+    }
+    if (result.rows.empty()) {
+      if (parse_format(g) == Format::csv) print_table(cost_table(result, ctx), catalog, "cost", "options", g);
+      if (parse_format(g) != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
+      throw NothingFitsError(fmt::format("no instance type can run RL post-training of {} under these constraints", m.name),
+                             rejections_json(result.rejections));
+    }
+    if (!result.pick) throw_no_price(r);
+    return print(result, ctx, catalog, g);
   }
 
   // --instance --count --hours without a model: what the instances cost for those hours.
@@ -182,7 +217,7 @@ class CostCommand : public Command {
   }
 
   int run_inference(const Catalog& catalog, const GlobalOptions& g) {
-    check_task_flags(app, true);
+    check_task_flags(app, wo);
     for (const char* f : {"--instance", "--hours", "--count"})
       if (given(app, f)) throw InputError(fmt::format("{} prices a given training run or reservation; a service is sized from the load", f));
     ModelSpec m = build_model(mo);

@@ -7,6 +7,7 @@
 #include "cli.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/inference_search.hpp"
+#include "gpuadvisor/rl_search.hpp"
 
 namespace gpuadvisor::cli {
 
@@ -16,7 +17,7 @@ struct EstimateOptions {
   std::string instance, region = "us-east-1";
   std::string checkpoint_storage = "fsx-lustre";
   int count = 1;
-  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0, vp = 0, cp = 0, recompute_layers = 0;
+  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0, vp = 0, cp = 0, recompute_layers = 0, rollout_instances = 0;
   std::string recompute;
   bool explain = false;
 };
@@ -29,10 +30,12 @@ class EstimateCommand : public Command {
         "Examples:\n"
         "  gpuadvisor estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain --precision fp8 --explain\n"
         "  gpuadvisor estimate --instance p4d.24xlarge --params 13B --task lora --tokens 1M\n"
-        "  gpuadvisor estimate --task inference --instance inf2.xlarge --model llama-2-7b --explain");
+        "  gpuadvisor estimate --task inference --instance inf2.xlarge --model llama-2-7b --explain\n"
+        "  gpuadvisor estimate --task rl --instance p5.48xlarge --model qwen2.5-7b --response-tokens 4096 --steps 500");
     add_model_options(app, mo);
     add_workload_options(app, wo);
     add_inference_options(app, io);
+    add_rl_options(app, rlo);
     add_overhead_options(app, oo);
     add_emit_options(app, emit, false);
     app->add_option("--instance", eo.instance, "Instance type, e.g. p5.48xlarge")->required()->group("Cluster");
@@ -52,14 +55,18 @@ class EstimateCommand : public Command {
     app->add_option("--recompute-layers", eo.recompute_layers, "With full recompute: layers per pipeline stage rebuilt (default: the fewest that fit)")
         ->group("Layout");
     app->add_option("--batch", eo.batch, "Inference: sequences in flight per replica (searched if omitted)")->group("Layout");
+    app->add_option("--rollout-instances", eo.rollout_instances, "RL, --placement split: instances that generate (the rest train; searched if omitted)")
+        ->group("Layout");
     app->add_flag("--explain", eo.explain, "Print the formulas with the numbers filled in");
   }
 
   int run(const GlobalOptions& g) override {
     const Catalog catalog = load(g);
-    check_task_flags(app, wo.inference());
+    check_task_flags(app, wo);
     ModelSpec m = build_model(mo);
     const Instance& inst = instance_of(catalog);
+    if (wo.rl()) return run_rl(m, build_rl_workload(rlo, wo, io, m), catalog, inst, g);
+    if (app->count("--rollout-instances")) throw InputError("--rollout-instances applies to --task rl --placement split");
     if (wo.inference()) {
       for (const char* f : {"--count", "--ep", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--checkpoint-storage"})
         if (app->count(f))
@@ -74,6 +81,7 @@ class EstimateCommand : public Command {
   ModelOptions mo;
   WorkloadOptions wo;
   InferenceOptions io;
+  RlOptions rlo;
   OverheadOptions oo;
   EstimateOptions eo;
   EmitOptions emit;
@@ -177,6 +185,35 @@ class EstimateCommand : public Command {
       spdlog::error("this layout needs {:.1f} GB per accelerator but {} has {:.1f} GB", e.memory.total_gb(), acc.name, e.memory.capacity_gb);
       return static_cast<int>(ExitCode::nothing_fits);
     }
+    return 0;
+  }
+
+  // One RL step on the given instances: colocated unless --placement split
+  // (or --rollout-instances) is given; the layouts are searched.
+  int run_rl(const ModelSpec& m, const RlWorkload& w, const Catalog& catalog, const Instance& inst, const GlobalOptions& g) {
+    for (const char* f : {"--tp", "--pp", "--ep", "--vp", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--batch"})
+      if (app->count(f)) throw InputError(fmt::format("{}: with --task rl the generation and update layouts are searched", f));
+    if (eo.count < 1 || eo.count > 100000) throw InputError("--count: must be in [1, 100000]");
+    const Accelerator& acc = catalog.accelerator_of(inst);
+    if (auto p = accelerator_problem(acc, w.update)) throw InputError(fmt::format("{}: {}", inst.name, *p));
+    const bool split = w.placement == RlPlacement::split || app->count("--rollout-instances");
+    if (app->count("--rollout-instances") && w.placement == RlPlacement::colocated)
+      throw InputError("--rollout-instances sizes the rollout pool of --placement split");
+    if (split && (eo.rollout_instances < 0 || eo.rollout_instances >= eo.count))
+      throw InputError(fmt::format("--rollout-instances: must be in [1, {}] (the rest of --count {} train)", eo.count - 1, eo.count));
+    const Cluster c{&inst, &acc, eo.count};
+    log_assumptions(m.assumptions);
+    log_assumptions(w.assumptions);
+    RlEvaluation ev = estimate_rl(m, w, c, split ? RlPlacement::split : RlPlacement::colocated, eo.rollout_instances);
+    if (!ev.estimate) throw NothingFitsError(fmt::format("{} x {}: {}", c.count, inst.name, ev.problem));
+    RecommendRequest r;
+    r.region = eo.region;
+    r.overheads = build_overheads(oo);
+    r.overheads.storage = parse_storage(eo.checkpoint_storage);
+    const RecommendRow row = rl_row(m, w, c, *ev.estimate, r);
+    const Format format = parse_format(g);
+    print_document(render_rl_estimate(catalog, RlEstimateContext{&m, &w, &c, &row, eo.region}, RenderOptions{format, g.wide}), format);
+    if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     return 0;
   }
 

@@ -8,6 +8,7 @@
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/inference_search.hpp"
 #include "gpuadvisor/inference.hpp"
+#include "gpuadvisor/rl_search.hpp"
 
 namespace gpuadvisor::cli {
 
@@ -24,10 +25,12 @@ class RecommendCommand : public Command {
         "  gpuadvisor recommend --params 13B --task lora\n"
         "  gpuadvisor recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d\n"
         "  gpuadvisor recommend --params 7B --task inference\n"
+        "  gpuadvisor recommend --params 7B --task rl --prompts-per-step 256 --samples-per-prompt 8 --response-tokens 1024\n"
         "  gpuadvisor recommend --model llama-3-70b --task inference --requests-per-second 5 --max-tpot 50ms --weights fp8");
     add_model_options(app, mo);
     add_workload_options(app, wo);
     add_inference_options(app, io);
+    add_rl_options(app, rlo);
     add_overhead_options(app, oo);
     add_ranking_options(app, ro);
     add_emit_options(app, eo, true);
@@ -37,10 +40,15 @@ class RecommendCommand : public Command {
 
   int run(const GlobalOptions& g) override {
     const Catalog catalog = load(g);
-    check_task_flags(app, wo.inference());
+    check_task_flags(app, wo);
     ModelSpec m = build_model(mo);
     RecommendRequest r = build_request(ro, oo, catalog);
     if (wo.inference()) return run_inference(m, build_inference_workload(io), catalog, r, g);
+    if (wo.rl()) {
+      if (!eo.target.empty()) throw InputError("--emit: launch files for --task rl are not written yet (veRL/NeMo RL configs); use the pick's layout by hand");
+      const RlWorkload rl = build_rl_workload(rlo, wo, io, m);
+      return run_training(m, rl.update, catalog, r, g, &rl);
+    }
     return run_training(m, build_workload(wo, m), catalog, r, g);
   }
 
@@ -48,6 +56,7 @@ class RecommendCommand : public Command {
   ModelOptions mo;
   WorkloadOptions wo;
   InferenceOptions io;
+  RlOptions rlo;
   OverheadOptions oo;
   RankingOptions ro;
   EmitOptions eo;
@@ -67,19 +76,23 @@ class RecommendCommand : public Command {
     return j.dump();
   }
 
-  int run_training(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g) {
+  // A training job, or with `rl` an RL post-training run (the rows carry its steps).
+  int run_training(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g,
+                   const RlWorkload* rl = nullptr) {
     const Format format = parse_format(g);
     log_assumptions(m.assumptions);
-    log_assumptions(w.assumptions);
-    Recommendation result = recommend(m, w, catalog, r);
+    log_assumptions(rl ? rl->assumptions : w.assumptions);
+    Recommendation result = rl ? recommend_rl(m, *rl, catalog, r) : recommend(m, w, catalog, r);
     spdlog::debug("{} layouts evaluated", result.layouts_evaluated);
-    RecommendContext ctx{&m, &w, &r};
+    RecommendContext ctx{&m, &w, &r, rl};
     if (result.rows.empty()) {
       if (format == Format::csv) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g);  // the header
       if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
       throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints ({}); each type's reason is "
                                          "listed{}",
-                                         to_string(w.task), m.name, nothing_fits_hint(w.task),
+                                         rl ? "RL post-training" : to_string(w.task), m.name,
+                                         rl ? "try --policy-update lora, fewer --samples-per-prompt, a larger --max-instances or a later --deadline"
+                                            : nothing_fits_hint(w.task),
                                          format == Format::json ? " under error.cannot_run" : " above"),
                              rejections_json(result.rejections));
     }
@@ -101,7 +114,12 @@ class RecommendCommand : public Command {
                                to_string(r.pricing), r.region, prices_note(catalog));
       std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
     }
-    if (explain && result.pick) {
+    if (explain && result.pick && rl) {
+      const RecommendRow& top = *result.pick;
+      const Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
+      (format == Format::json ? std::cerr : std::cout)
+          << "\n" << render_rl_estimate(catalog, RlEstimateContext{&m, rl, &c, &top, r.region}, RenderOptions{Format::table, g.wide});
+    } else if (explain && result.pick) {
       const RecommendRow& top = *result.pick;
       Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
       EstimateContext ectx{&m, &w, &c, &top.estimate, top.on_demand_usd_per_hour, top.spot_usd_per_hour, r.region};

@@ -45,6 +45,13 @@ class ValidateCommand : public Command {
     std::cout << fmt::format("\n{} cases, {} usable, {} predicted, {} usable without a prediction (disagreements: listed with the reason).\n\n",
                              n.total, n.usable, n.predicted, n.disagreements);
     print_table(error_summary_table(summary), catalog, "validate", "summary", g);
+    const Table stages = rl_stage_table(results);
+    if (!stages.rows.empty()) {
+      std::cout << "\nRL post-training cases, stage by stage:\n\n";
+      print_table(stages, catalog, "validate", "rl_stages", g);
+      std::cout << "\n";
+      print_table(error_summary_table(rl_stage_summary(results)), catalog, "validate", "rl_stage_summary", g);
+    }
     return 0;
   }
 
