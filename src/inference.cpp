@@ -200,7 +200,8 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   mem.capacity_gb = acc.memory_usable_gb();
   mem.reserve_gb = serving_reserve_gb(acc);
   mem.resident_gb = w.resident_state_gb;
-  mem.weights_gb = inference_weight_bytes(m, w.weights) / l.accelerators() / kGb;
+  mem.weights_gb = (inference_weight_bytes(m, w.weights) + (w.verifier ? inference_weight_bytes(*w.verifier, w.weights) : 0)) /
+                   l.accelerators() / kGb;
   const int batch_cap = w.concurrency.value_or(kMaxServingBatch);
   const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;
   mem.workspace_gb = (kPrefillChunkTokens * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
@@ -232,6 +233,12 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   e.prefill_p95_s = prefill(m, w, c, l, p, w.prompt_tokens_p95, w.prompt_tokens_p95).total_s();
   e.prefill_gpu_s_per_request =
       prefill(m, w, c, l, p, w.prompt_tokens, std::max<double>(w.prompt_tokens, kPrefillChunkTokens)).total_s() / l.pp;
+  // Best-of-N: the verifier reads every sample once, like a prefill of its tokens.
+  if (w.verifier) {
+    const double scored = w.samples * (w.prompt_tokens + w.generated_tokens_per_sequence());
+    e.prefill_gpu_s_per_request +=
+        prefill(*w.verifier, w, c, l, p, scored, std::max<double>(scored, kPrefillChunkTokens), w.samples).total_s() / l.pp;
+  }
 
   auto meets = [&](int b) {
     evaluate_batch(m, w, c, e, b);

@@ -135,6 +135,9 @@ ordered_json rl_estimate_json(const Catalog& catalog, const RlEstimateContext& c
   j["precision"] = to_string(e.trainer.precision);
   j["fits"] = true;
   j["layout"] = layout_json(e.trainer.layout);
+  j["memory"] = {{"per_accelerator_gb", sig6(e.trainer.memory.total_gb())},
+                 {"capacity_gb", sig6(e.trainer.memory.capacity_gb)},
+                 {"note", "the policy update's peak; while generating, the KV cache uses what the resident training state leaves"}};
   j["rl"] = rl_json(e);
   j["step_time_s"] = sig6(e.step_time_s);
   j["time"] = {{"steps", sig6(ctx.workload->steps)},

@@ -124,6 +124,11 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   w.kv_cache = r.kv_cache;
   w.samples = r.samples;
   w.reasoning_tokens = r.reasoning_tokens;
+  w.verifier = r.verifier;
+  if (w.verifier)
+    w.assumptions.push_back(fmt::format("the verifier {} runs on each replica beside the model and scores all {} samples of a request "
+                                        "(prompt + generated tokens, one forward pass each)",
+                                        w.verifier->name, w.samples));
   w.concurrency = r.concurrency;
   w.prompt_tokens = r.prompt_tokens.value_or(kDefaultPromptTokens);
   if (!r.prompt_tokens) w.assumptions.push_back(fmt::format("{:.0f} prompt tokens per request (default; set --prompt-tokens)", w.prompt_tokens));

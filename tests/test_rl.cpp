@@ -234,3 +234,24 @@ TEST_CASE("CLI: the issue's command gives a pick; estimate JSON has the rl stage
   r = run("cost --params 7B --task rl --instance p5.48xlarge --count 2 --format json");
   CHECK(r.code == 0);
 }
+
+TEST_CASE("best-of-N with a verifier: its weights share the replica and its forward passes add to each request") {
+  InferenceRequest r;
+  r.mode = ServingMode::offline;
+  r.prompt_tokens = 1024;
+  r.output_tokens = 512;
+  r.samples = 8;
+  const InferenceWorkload plain = make_inference_workload(r);
+  r.verifier = model("llama-3-8b");
+  const InferenceWorkload verified = make_inference_workload(r);
+  const Cluster c = cluster("p5.48xlarge");
+  std::string problem;
+  const InferenceEstimate a = estimate_inference(model("qwen2.5-7b"), plain, c, ServingLayout{1, 1}, 64, &problem);
+  const InferenceEstimate b = estimate_inference(model("qwen2.5-7b"), verified, c, ServingLayout{1, 1}, 64, &problem);
+  CHECK(b.memory.weights_gb == Approx(a.memory.weights_gb + inference_weight_bytes(model("llama-3-8b"), WeightFormat::bf16) / 1e9));
+  CHECK(b.prefill_gpu_s_per_request > a.prefill_gpu_s_per_request);
+  CHECK(b.requests_per_second < a.requests_per_second);
+  auto cli = run("recommend --model qwen2.5-7b --task inference --samples 8 --verifier-model llama-3-8b");
+  CHECK(cli.code == 0);
+  CHECK(run("recommend --model qwen2.5-7b --task inference --verifier-model llama-3-8b").code == 2);  // needs --samples >= 2
+}

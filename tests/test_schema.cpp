@@ -43,6 +43,9 @@ TEST_CASE("JSON outputs validate against docs/schema") {
   CHECK(output_valid("cost", "cost --model llama-3-8b --task inference --requests-per-second 2"));
   CHECK(output_valid("estimate", "estimate --instance p5.48xlarge --params 7B --task lora"));
   CHECK(output_valid("estimate", "estimate --task inference --instance g6e.xlarge --model llama-3-8b"));
+  CHECK(output_valid("recommend", "recommend --params 7B --task rl --family p5"));
+  CHECK(output_valid("cost", "cost --params 7B --task rl --algorithm ppo --reward model --reward-model 7B --family p5"));
+  CHECK(output_valid("estimate", "estimate --task rl --instance p5.48xlarge --count 2 --params 7B --placement split"));
   CHECK(output_valid("catalog", "catalog"));
   CHECK(output_valid("validate", "validate"));
   CHECK(output_valid("error", "recommend --params 13Q --task lora", 2));

@@ -95,7 +95,7 @@ struct InferenceEstimate {
   DecodeStep step;                  // at `batch`
   double prefill_s = 0;             // mean prompt, alone
   double prefill_p95_s = 0;         // p95 prompt, alone
-  double prefill_gpu_s_per_request = 0;  // under load (batched prefill)
+  double prefill_gpu_s_per_request = 0;  // under load (batched prefill; with a verifier, its scoring pass too)
   double ttft_s = 0;
   double tpot_s = 0;                // with prefill interference
   double latency_s = 0;             // ttft + generated tokens per sequence x tpot

@@ -102,6 +102,9 @@ struct InferenceWorkload {
   // Other state kept on each accelerator beside the replica (RL: a colocated
   // trainer's weights and optimizer state), GB.
   double resident_state_gb = 0;
+  // Best-of-N with a verifier: a second model on the same replica that scores
+  // every sample (prompt + generated tokens) in one forward pass.
+  std::optional<ModelSpec> verifier;
   std::vector<std::string> assumptions;
 
   // Decode steps each sample runs (output plus hidden reasoning).
@@ -124,6 +127,7 @@ struct InferenceRequest {
   Precision kv_cache = Precision::bf16;
   ServingMode mode = ServingMode::online;
   std::optional<double> target_utilisation;
+  std::optional<ModelSpec> verifier;  // --verifier-model
 };
 
 inline constexpr double kDefaultPromptTokens = 1024;

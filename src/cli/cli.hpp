@@ -153,6 +153,7 @@ struct InferenceOptions {
   std::string requests_per_second, tokens_per_day, concurrency;
   std::string max_ttft, max_tpot, min_tokens_per_second_per_user;
   std::string weights = "bf16", kv_cache = "bf16", mode = "online", target_utilisation;
+  std::string verifier_model;
 };
 
 // Job overheads (docs/methodology.md §Job overheads): recommend, cost and estimate.

@@ -173,6 +173,7 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   cmd->add_option("--output-tokens-p95", o.output_tokens_p95, "Output tokens, 95th percentile (one such request must fit)")->group(g);
   cmd->add_option("--reasoning-tokens", o.reasoning_tokens, "Hidden thinking tokens per sample (default 0)")->group(g);
   cmd->add_option("--samples", o.samples, "Sequences per request: best-of-N, self-consistency (default 1)")->group(g);
+  cmd->add_option("--verifier-model", o.verifier_model, "Best-of-N: a verifier (preset or size, e.g. 8B) on the same replica scores every sample")->group(g);
   cmd->add_option("--requests-per-second", o.requests_per_second, "The load, requests per second (sets the replicas)")->group(g);
   cmd->add_option("--tokens-per-day", o.tokens_per_day, "The load as visible output tokens per day: 2B, 500M")->group(g);
   cmd->add_option("--target-utilisation", o.target_utilisation,
@@ -331,6 +332,23 @@ double parse_fraction(const std::string& text, const char* flag, double lo, doub
 }
 }  // namespace
 
+namespace {
+// A model named by --reward-model or --verifier-model: a preset, or a size with the nearest preset's shape.
+ModelSpec named_model(const std::string& text, const char* flag) {
+  if (find_model_preset(text)) return *find_model_preset(text);
+  if (!text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.')) {
+    const double params = parse_count(text, flag);
+    if (params < 1e6 || params > kMaxParams) throw InputError(fmt::format("{}: {:.3g} parameters is outside [1M, {:.0e}]", flag, params, kMaxParams));
+    return model_from_param_count(params);
+  }
+  try {
+    return preset_model(text);
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()).replace(0, 7, flag));  // "--model: ..." names the flag given
+  }
+}
+}  // namespace
+
 InferenceWorkload build_inference_workload(const InferenceOptions& o) {
   InferenceRequest r;
   auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_count(v, flag)); };
@@ -357,25 +375,13 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o) {
   auto mode = serving_mode_from_string(o.mode);
   if (!mode) throw InputError(fmt::format("--mode: '{}' is not one of online, offline", o.mode));
   r.mode = *mode;
+  if (!o.verifier_model.empty()) {
+    if (r.samples < 2) throw InputError("--verifier-model picks the best of several samples: give --samples N (N >= 2)");
+    r.verifier = named_model(o.verifier_model, "--verifier-model");
+  }
   return make_inference_workload(r);
 }
 
-namespace {
-// A model named by --reward-model: a preset, or a size with the nearest preset's shape.
-ModelSpec named_model(const std::string& text, const char* flag) {
-  if (find_model_preset(text)) return *find_model_preset(text);
-  if (!text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.')) {
-    const double params = parse_count(text, flag);
-    if (params < 1e6 || params > kMaxParams) throw InputError(fmt::format("{}: {:.3g} parameters is outside [1M, {:.0e}]", flag, params, kMaxParams));
-    return model_from_param_count(params);
-  }
-  try {
-    return preset_model(text);
-  } catch (const InputError& e) {
-    throw InputError(std::string(e.what()).replace(0, 7, flag));  // "--model: ..." names the flag given
-  }
-}
-}  // namespace
 
 RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, const InferenceOptions& io, const ModelSpec& policy) {
   RlRequest r;
@@ -516,7 +522,8 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
                                                    "--concurrency", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user",
-                                                   "--weights", "--kv-cache", "--mode", "--target-utilisation"};
+                                                   "--weights", "--kv-cache", "--mode", "--target-utilisation",
+                                                   "--verifier-model"};
   static constexpr const char* kRlOnly[] = {"--algorithm", "--prompts-per-step", "--samples-per-prompt", "--response-tokens",
                                             "--response-tokens-max", "--steps", "--prompts", "--reward", "--reward-model",
                                             "--placement", "--async", "--policy-update", "--no-reference"};
