@@ -409,7 +409,7 @@ std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<Valid
     double sum = 0;
     for (const auto& c : cases) {
       const Instance* inst = catalog.find_instance(c.system);
-      if (!c.usable || !inst || inst->accelerator_name != accelerator) continue;
+      if (!c.usable || c.is_rl() || !inst || inst->accelerator_name != accelerator) continue;
       CaseResult r = predict_case(c, catalog);
       sum += r.predicted && *r.predicted > 0 ? std::fabs(std::log(*r.predicted / c.measured)) : 3.0;
     }
@@ -473,7 +473,7 @@ ResultCounts count_results(const std::vector<CaseResult>& results) {
 std::vector<SourceCheck> leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog) {
   std::set<std::string> sources;
   for (const auto& c : cases)
-    if (c.usable) sources.insert(c.source_key);
+    if (c.usable && !c.is_rl()) sources.insert(c.source_key);  // RL cases are never fitted
   reset_to_prior(catalog);
   Catalog all = catalog;
   calibrate(all, cases);
