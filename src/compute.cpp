@@ -9,7 +9,7 @@ double matmul_params_per_token(const ModelSpec& m) {
 }
 
 double attention_forward_flops_per_token(const ModelSpec& m, int seq_len) {
-  return 4.0 * m.layers * m.query_width() * seq_len;
+  return 4.0 * m.layers * m.query_width() * m.attended_tokens(seq_len);
 }
 
 FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute, double full_share) {

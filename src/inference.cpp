@@ -111,7 +111,7 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
                 double tokens, double batched_tokens, double sequences = 1) {
   const Accelerator& acc = *c.accelerator;
   Prefill out;
-  const double flops = tokens * 2 * matmul_params_per_token(m) + 2.0 * m.layers * m.query_width() * tokens * tokens / sequences;
+  const double flops = tokens * 2 * matmul_params_per_token(m) + 2.0 * m.layers * m.query_width() * tokens * m.attended_tokens(tokens / sequences);
   const double eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, batched_tokens);
   out.compute_s = flops / (l.tp * acc.tflops(p.compute).value_or(0) * 1e12 * eff);
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
@@ -148,8 +148,8 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
     if (acc.vector_fp32_tflops) s.dequant_s = quantised / l.tp * kDequantOpsPerWeight / (*acc.vector_fp32_tflops * 1e12);
     else s.dequant_unknown = true;
   }
-  s.kv_read_s = stage_batch * context * kv_per_token / bw;
-  const double flops = stage_batch * (2 * matmul_params_per_token(m) + 4.0 * m.layers * m.query_width() * context);
+  s.kv_read_s = stage_batch * m.attended_tokens(context) * kv_per_token / bw;
+  const double flops = stage_batch * (2 * matmul_params_per_token(m) + 4.0 * m.layers * m.query_width() * m.attended_tokens(context));
   // Decode matrices have few rows: no token-count factor (the memory term covers that regime).
   s.compute_s = flops / l.tp / (acc.tflops(p.compute).value_or(0) * 1e12 * max_compute_fraction(acc, p.compute) *
                                 double(m.hidden) / l.tp / (double(m.hidden) / l.tp + kHalfEfficiencyWidth));
@@ -172,7 +172,7 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   e.step = decode_step(m, w, c, e.layout, e.precision, batch);
   const double t = e.step.total_s();
   const double context = w.prompt_tokens + w.generated_tokens_per_sequence() / 2;
-  e.memory.kv_cache_gb = batch * context * kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / kGb;
+  e.memory.kv_cache_gb = batch * m.attended_tokens(context) * kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / kGb;
   // Replica time per request: its batched prefill plus its share of decode
   // steps (every step advances `batch` sequences by one token).
   const double per_request_s = e.prefill_gpu_s_per_request + w.samples * w.generated_tokens_per_sequence() * t / batch;
@@ -208,8 +208,9 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
                       double(batch_cap) * m.vocab / l.tp * 4) / kGb;
   const double free_gb = mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb;
   const double kv_gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp) / l.pp / kGb;
-  const double context = w.prompt_tokens + w.generated_tokens_per_sequence() / 2;
-  const double longest = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
+  const double context = m.attended_tokens(w.prompt_tokens + w.generated_tokens_per_sequence() / 2);  // cached per sequence
+  const double longest_tokens = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
+  const double longest = m.attended_tokens(longest_tokens);
   auto say = [&](std::string s) {
     if (problem) *problem = std::move(s);
   };
@@ -222,7 +223,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
     return e;
   }
   if (kv_gb_per_token * longest > free_gb) {
-    say(fmt::format("the KV cache of one {:.0f}-token request ({:.2f} GB) exceeds the {:.2f} GB left after the weights", longest,
+    say(fmt::format("the KV cache of one {:.0f}-token request ({:.2f} GB) exceeds the {:.2f} GB left after the weights", longest_tokens,
                     kv_gb_per_token * longest, free_gb));
     return e;
   }

@@ -86,6 +86,8 @@ void validate_model(const ModelSpec& m) {
     if (m.dense_layers < 0 || m.dense_layers >= m.layers)
       throw InputError(fmt::format("model {}: dense_layers must be in [0, layers)", m.name));
   }
+  if (m.sliding_layers < 0 || m.sliding_layers > m.layers || (m.sliding_layers > 0 && m.sliding_window <= 0))
+    throw InputError(fmt::format("model {}: sliding_layers must be in [0, layers] with a positive sliding_window", m.name));
   double p = m.total_params();
   if (!(p > 0) || p > kMaxParams)
     throw InputError(fmt::format("model {}: {:.3g} parameters is outside the supported range (up to {:.0e})", m.name, p, kMaxParams));
@@ -140,6 +142,8 @@ ModelSpec spec_from_json(const json& j, const std::string& where) {
   m.qk_rope_head_dim = get_int(j, "qk_rope_head_dim", where, 0);
   m.qk_nope_head_dim = get_int(j, "qk_nope_head_dim", where, 0);
   m.v_head_dim = get_int(j, "v_head_dim", where, 0);
+  m.sliding_window = get_int(j, "sliding_window", where, 0);
+  m.sliding_layers = get_int(j, "sliding_layers", where, 0);
   validate_model(m);
   return m;
 }
@@ -175,9 +179,106 @@ ModelSpec model_from_hf_config(const std::string& path, std::vector<std::string>
   return model_from_hf_config_text(read_input_file(path, "a config.json"), path, warnings);
 }
 
+namespace {
+
+// Integers listed under `key` (e.g. mlp_only_layers), or none.
+std::vector<int> int_list(const json& j, const char* key, const std::string& where) {
+  std::vector<int> out;
+  if (!j.contains(key) || j[key].is_null()) return out;
+  if (!j[key].is_array()) throw InputError(fmt::format("{}: field '{}': expected a list", where, key));
+  for (const auto& v : j[key]) {
+    if (!v.is_number_integer()) throw InputError(fmt::format("{}: field '{}': expected integers", where, key));
+    out.push_back(v.get<int>());
+  }
+  return out;
+}
+
+// Which layers of an MoE model are dense (docs/methodology.md §Parameters):
+// DeepSeek's leading first_k_dense_replace, Llama 4's interleave_moe_layer_step
+// (every k-th layer is MoE), Qwen-MoE's decoder_sparse_step and mlp_only_layers.
+int dense_layer_count(const json& t, const std::string& type, int layers, const std::string& where, std::vector<std::string>& notes) {
+  if (t.contains("first_k_dense_replace")) return get_int(t, "first_k_dense_replace", where, 0);
+  const int step = get_int(t, "interleave_moe_layer_step", where, get_int(t, "decoder_sparse_step", where, 1));
+  if (step < 1) throw InputError(fmt::format("{}: the MoE layer step must be at least 1", where));
+  const std::vector<int> mlp_only = int_list(t, "mlp_only_layers", where);
+  int moe = 0;
+  for (int i = 0; i < layers; ++i)
+    if ((i + 1) % step == 0 && std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end()) ++moe;
+  if (moe == 0) throw InputError(fmt::format("{}: an MoE config whose layers are all dense", where));
+  if (moe < layers) notes.push_back(fmt::format("{} of {} layers are MoE ({}), the rest dense", moe, layers, type));
+  return layers - moe;
+}
+
+// Local attention: layer_types (sliding or chunked entries), Gemma 3's
+// sliding_window_pattern, Gemma 2's alternation, Llama 4's chunked layers
+// (three of every four), or a model-wide window (Mistral, Mixtral).
+void read_local_attention(const json& t, const std::string& type, ModelSpec& m, const std::string& where) {
+  const int window = get_int(t, "sliding_window", where, get_int(t, "attention_chunk_size", where, 0));
+  if (window <= 0) return;
+  int local = 0;
+  std::string how;
+  if (t.contains("layer_types") && t["layer_types"].is_array()) {
+    for (const auto& x : t["layer_types"])
+      if (x.is_string() && (x.get<std::string>() == "sliding_attention" || x.get<std::string>() == "chunked_attention")) ++local;
+    how = "from layer_types";
+  } else if (type == "gemma3_text" || type == "gemma3") {
+    const int pattern = get_int(t, "sliding_window_pattern", where, 6);
+    local = pattern > 0 ? m.layers - m.layers / pattern : 0;
+    how = fmt::format("one full layer in {} (sliding_window_pattern)", pattern);
+  } else if (type == "gemma2") {
+    local = m.layers / 2;
+    how = "alternating (Gemma 2)";
+  } else if (type == "llama4_text" || type == "llama4") {
+    local = m.layers - m.layers / 4;
+    how = "chunked attention on three of every four layers, Llama 4's default no_rope_layers";
+  } else if (type == "mistral" || type == "mixtral") {
+    if (t.contains("use_sliding_window") && t["use_sliding_window"].is_boolean() && !t["use_sliding_window"].get<bool>()) return;
+    local = m.layers;
+    how = "every layer";
+  } else {
+    return;  // e.g. Qwen2/3 carry sliding_window with use_sliding_window false
+  }
+  m.sliding_window = window;
+  m.sliding_layers = std::clamp(local, 0, m.layers);
+  if (m.sliding_layers > 0)
+    m.assumptions.push_back(fmt::format("{} of {} layers attend to the last {} tokens only ({}): their KV cache and attention stop growing there",
+                                        m.sliding_layers, m.layers, window, how));
+}
+
+// The MoE part of a config: experts, their width, shared experts, dense layers.
+void read_moe(const json& t, const std::string& type, ModelSpec& m, const std::string& where, std::vector<std::string>& warnings) {
+  const int local_experts = get_int(t, "num_local_experts", where, get_int(t, "num_experts", where, 0));
+  const int routed = get_int(t, "n_routed_experts", where, 0);
+  if (local_experts > 0 && routed > 0)
+    warnings.push_back(fmt::format("{}: both num_local_experts and n_routed_experts are set; using n_routed_experts", where));
+  m.experts = routed > 0 ? routed : local_experts;
+  if (m.experts == 0) {
+    if (t.contains("num_experts_per_tok"))
+      warnings.push_back(fmt::format("{}: num_experts_per_tok is set but no expert count: treated as a dense model", where));
+    return;
+  }
+  m.active_experts = get_int(t, !t.contains("num_experts_per_tok") && t.contains("experts_per_token") ? "experts_per_token" : "num_experts_per_tok", where);
+  m.shared_experts = get_int(t, "n_shared_experts", where, 0);
+  if (type == "llama4_text" || type == "llama4") {
+    // Llama 4: experts are intermediate_size wide, dense layers intermediate_size_mlp; one shared expert (no key).
+    m.expert_ffn = m.ffn;
+    m.ffn = get_int(t, "intermediate_size_mlp", where, m.ffn);
+    m.shared_experts = 1;
+    m.assumptions.push_back("Llama 4 MoE layers have one shared expert beside the routed ones (Llama4TextMoe; no config key)");
+  } else {
+    m.expert_ffn = get_int(t, "moe_intermediate_size", where, m.ffn);
+  }
+  m.dense_layers = dense_layer_count(t, type, m.layers, where, m.assumptions);
+}
+
+}  // namespace
+
 ModelSpec model_from_hf_config_text(const std::string& text, const std::string& path, std::vector<std::string>& warnings) {
-  const json j = parse_json_input(text, path);
-  if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path));
+  const json outer = parse_json_input(text, path);
+  if (!outer.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path));
+  // Multimodal configs (Llama 4, Gemma 3) nest the language model in text_config.
+  const bool nested = outer.contains("text_config") && outer["text_config"].is_object();
+  const json& j = nested ? outer["text_config"] : outer;
 
   // Keys that shape the estimate, and keys known not to (no warning for those).
   static const std::set<std::string> used{
@@ -185,7 +286,9 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
       "vocab_size", "tie_word_embeddings", "head_dim", "hidden_act", "num_local_experts", "num_experts_per_tok",
       "n_routed_experts", "n_shared_experts", "moe_intermediate_size", "first_k_dense_replace", "q_lora_rank",
       "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "model_type", "architectures",
-      "num_experts", "max_position_embeddings"};
+      "num_experts", "max_position_embeddings", "interleave_moe_layer_step", "intermediate_size_mlp", "decoder_sparse_step",
+      "mlp_only_layers", "sliding_window", "layer_types", "sliding_window_pattern", "attention_chunk_size", "no_rope_layers",
+      "experts_per_token", "use_sliding_window"};
   static const std::set<std::string> ignored{
       "_name_or_path", "attention_bias", "attention_dropout", "bos_token_id", "eos_token_id", "pad_token_id",
       "initializer_range", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "rope_scaling",
@@ -194,14 +297,17 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
       "rotary_pct", "rotary_emb_base", "use_parallel_residual", "hidden_dropout", "classifier_dropout",
       "bias", "quantization_config", "aux_loss_alpha", "ep_size", "moe_layer_freq", "n_group", "topk_group",
       "topk_method", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "seq_aux", "num_nextn_predict_layers",
-      "auto_map", "dtype", "is_decoder", "rope_interleave", "attn_implementation", "use_qk_norm"};
+      "auto_map", "dtype", "is_decoder", "rope_interleave", "attn_implementation", "use_qk_norm", "query_pre_attn_scalar",
+      "swiglu_limit", "initial_context_length", "for_llm_compressor", "attn_logit_softcapping", "final_logit_softcapping",
+      "rope_local_base_freq", "cache_implementation"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!used.count(it.key()) && !ignored.count(it.key()))
       warnings.push_back(fmt::format("{}: key '{}' is not understood and was not used", path, it.key()));
 
   ModelSpec m;
-  m.name = j.contains("_name_or_path") && j["_name_or_path"].is_string() && !j["_name_or_path"].get<std::string>().empty()
-               ? j["_name_or_path"].get<std::string>()
+  if (nested) m.assumptions.push_back("the language model (text_config) is counted; the vision encoder is not");
+  m.name = outer.contains("_name_or_path") && outer["_name_or_path"].is_string() && !outer["_name_or_path"].get<std::string>().empty()
+               ? outer["_name_or_path"].get<std::string>()
                : path;
   m.source = path;
   const std::string where = path;
@@ -211,6 +317,7 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
     return j[key].get<std::string>();
   };
   std::string model_type = text_field("model_type", "unknown");
+  const bool gemma3 = model_type == "gemma3_text" || model_type == "gemma3";
   m.layers = get_int(j, "num_hidden_layers", where);
   m.hidden = get_int(j, "hidden_size", where);
   m.heads = get_int(j, "num_attention_heads", where);
@@ -219,29 +326,20 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
     m.assumptions.push_back("num_key_value_heads absent: assumed equal to num_attention_heads (multi-head attention)");
   m.head_dim = get_int(j, "head_dim", where, m.heads > 0 ? m.hidden / m.heads : 0);
   if (j.contains("head_dim") && m.head_dim * m.heads != m.hidden)
-    warnings.push_back(fmt::format("{}: head_dim {} x heads {} != hidden_size {}: attention width taken from head_dim", path, m.head_dim, m.heads, m.hidden));
+    m.assumptions.push_back(fmt::format("attention width from head_dim: {} heads x {} = {}, not hidden_size {}", m.heads, m.head_dim,
+                                        m.heads * m.head_dim, m.hidden));
   m.ffn = get_int(j, "intermediate_size", where, 4 * m.hidden);
   if (!j.contains("intermediate_size")) m.assumptions.push_back("intermediate_size absent: assumed 4 x hidden_size");
-  m.vocab = get_int(j, "vocab_size", where);
+  // Gemma 3's text_config leaves out what Gemma3TextConfig defaults (vocab 262,208, tied embeddings).
+  m.vocab = get_int(j, "vocab_size", where, gemma3 ? 262208 : -1);
+  if (gemma3 && !j.contains("vocab_size")) m.assumptions.push_back("vocab_size absent: Gemma3TextConfig's default 262,208");
   const bool neox = model_type == "gpt_neox" || model_type == "gpt2" || model_type == "gptj";
-  m.tied_embeddings = get_bool(j, "tie_word_embeddings", where, false);
+  m.tied_embeddings = get_bool(j, "tie_word_embeddings", where, gemma3 || get_bool(outer, "tie_word_embeddings", where, false));
   std::string act = text_field("hidden_act", neox ? "gelu" : "silu");
   m.gated_mlp = !(neox || act == "gelu" || act == "gelu_new" || act == "relu2" || act == "gelu_pytorch_tanh") ||
-                model_type == "gemma" || model_type == "gemma2";
-  // Mixtral / Qwen-MoE style.
-  int local_experts = get_int(j, "num_local_experts", where, get_int(j, "num_experts", where, 0));
-  int routed = get_int(j, "n_routed_experts", where, 0);
-  if (local_experts > 0 && routed > 0)
-    warnings.push_back(fmt::format("{}: both num_local_experts and n_routed_experts are set; using n_routed_experts", path));
-  m.experts = routed > 0 ? routed : local_experts;
-  if (m.experts > 0) {
-    m.active_experts = get_int(j, "num_experts_per_tok", where);
-    m.shared_experts = get_int(j, "n_shared_experts", where, 0);
-    m.expert_ffn = get_int(j, "moe_intermediate_size", where, m.ffn);
-    m.dense_layers = get_int(j, "first_k_dense_replace", where, 0);
-  } else if (j.contains("num_experts_per_tok")) {
-    warnings.push_back(fmt::format("{}: num_experts_per_tok is set but no expert count: treated as a dense model", path));
-  }
+                model_type == "gemma" || model_type == "gemma2" || gemma3;
+  read_moe(j, model_type, m, where, warnings);
+  read_local_attention(j, model_type, m, where);
   m.q_lora_rank = get_int(j, "q_lora_rank", where, 0);
   m.kv_lora_rank = get_int(j, "kv_lora_rank", where, 0);
   m.qk_rope_head_dim = get_int(j, "qk_rope_head_dim", where, 0);

@@ -2,6 +2,7 @@
 
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/inference.hpp"
 #include "gpuadvisor/model.hpp"
 
 using namespace gpuadvisor;
@@ -82,4 +83,90 @@ TEST_CASE("regression (fuzz): numbers beyond double range are bad input, not a c
   std::vector<std::string> warnings;
   CHECK_THROWS_AS(model_from_hf_config_text(R"({"num_hidden_layers": 1e605})", "c.json", warnings), InputError);
   CHECK_THROWS_AS(load_catalog({"c.json", R"({"schema_version": 1e999})"}), InputError);
+}
+
+namespace {
+ModelSpec fixture(const std::string& name) {
+  std::vector<std::string> warnings;
+  ModelSpec m = model_from_hf_config(data("hf-configs/" + name + ".json"), warnings);
+  INFO(name);
+  CHECK(warnings.empty());  // every key of these real configs is understood or known to be irrelevant
+  return m;
+}
+}  // namespace
+
+TEST_CASE("modern configs (tests/data/hf-configs): published totals within 1%, layer maps read from the config") {
+  // Published totals: model cards and reports (tests/data/hf-configs/PROVENANCE.md §3).
+  const ModelSpec maverick = fixture("Llama-4-Maverick-17B-128E");
+  CHECK(maverick.total_params() == Approx(400e9).epsilon(0.01));  // "400B total"; not ~770B (every layer MoE)
+  CHECK(maverick.active_params() == Approx(17e9).epsilon(0.03));  // "17B active" (with the embedding)
+  CHECK(maverick.dense_layers == 24);                              // interleave_moe_layer_step 2
+  CHECK(maverick.ffn == 16384);                                   // intermediate_size_mlp
+  CHECK(maverick.expert_ffn == 8192);
+  CHECK(maverick.shared_experts == 1);
+  CHECK(maverick.sliding_layers == 36);                           // chunked attention, 3 of every 4 layers
+  CHECK(maverick.sliding_window == 8192);
+  // Scout's published 109B counts the vision encoder (about 1.9B); the language model alone is 107.8B.
+  const ModelSpec scout = fixture("Llama-4-Scout-17B-16E");
+  CHECK(scout.total_params() == Approx(109e9).epsilon(0.015));
+  CHECK(scout.dense_layers == 0);
+  CHECK(fixture("gpt-oss-120b").total_params() == Approx(116.83e9).epsilon(0.01));
+  CHECK(fixture("gpt-oss-20b").total_params() == Approx(20.91e9).epsilon(0.01));
+  CHECK(fixture("Qwen3-30B-A3B").total_params() == Approx(30.5e9).epsilon(0.01));
+  CHECK(fixture("Qwen3-235B-A22B").total_params() == Approx(235e9).epsilon(0.01));
+  CHECK(fixture("DeepSeek-V3").total_params() == Approx(671e9).epsilon(0.01));
+  // Gemma 3 27B: 1,416M embedding + 25,600M non-embedding (Gemma 3 report, Table 1); defaults filled in.
+  const ModelSpec gemma = fixture("gemma-3-27b-it");
+  CHECK(gemma.total_params() == Approx(27.016e9).epsilon(0.01));
+  CHECK(gemma.vocab == 262208);
+  CHECK(gemma.tied_embeddings);
+  CHECK(gemma.gated_mlp);
+  CHECK(gemma.sliding_layers == 52);  // one full layer in 6 of 62
+  CHECK(gemma.sliding_window == 1024);
+  const ModelSpec oss = fixture("gpt-oss-120b");
+  CHECK(oss.sliding_layers == 18);  // layer_types alternates sliding and full
+  CHECK(oss.sliding_window == 128);
+  CHECK(oss.dense_layers == 0);
+  CHECK(oss.active_experts == 4);
+  // The presets carry the same shapes.
+  for (auto [preset, file] : {std::pair{"llama-4-scout", "Llama-4-Scout-17B-16E"}, std::pair{"llama-4-maverick", "Llama-4-Maverick-17B-128E"},
+                              std::pair{"gpt-oss-20b", "gpt-oss-20b"}, std::pair{"gpt-oss-120b", "gpt-oss-120b"},
+                              std::pair{"qwen3-30b-a3b", "Qwen3-30B-A3B"}, std::pair{"qwen3-235b-a22b", "Qwen3-235B-A22B"},
+                              std::pair{"gemma-3-27b", "gemma-3-27b-it"}, std::pair{"deepseek-v3", "DeepSeek-V3"}}) {
+    INFO(preset);
+    const ModelSpec f = fixture(file);
+    REQUIRE(find_model_preset(preset));
+    CHECK(find_model_preset(preset)->total_params() == Approx(f.total_params()).epsilon(1e-9));
+    CHECK(find_model_preset(preset)->active_params() == Approx(f.active_params()).epsilon(1e-9));
+    CHECK(find_model_preset(preset)->attended_tokens(65536) == Approx(f.attended_tokens(65536)));
+  }
+}
+
+TEST_CASE("KV-cache bytes per token of the modern configs (hand-computed), and local attention caps them") {
+  // 2 (K, V) x layers x KV heads x head_dim x 2 bytes.
+  CHECK(kv_cache_bytes_per_token(fixture("Llama-4-Maverick-17B-128E"), Precision::bf16, 1) == 2.0 * 48 * 8 * 128 * 2);
+  CHECK(kv_cache_bytes_per_token(fixture("gpt-oss-120b"), Precision::bf16, 1) == 2.0 * 36 * 8 * 64 * 2);
+  CHECK(kv_cache_bytes_per_token(fixture("gemma-3-27b-it"), Precision::bf16, 1) == 2.0 * 62 * 16 * 128 * 2);
+  CHECK(kv_cache_bytes_per_token(fixture("Qwen3-30B-A3B"), Precision::bf16, 1) == 2.0 * 48 * 4 * 128 * 2);
+  CHECK(kv_cache_bytes_per_token(fixture("DeepSeek-V3"), Precision::bf16, 1) == 61.0 * (512 + 64) * 2);  // MLA latent
+  // Local layers stop caching at their window: Gemma 3 at 32k tokens holds 10 full layers x 32,768 + 52 x 1,024.
+  const ModelSpec gemma = fixture("gemma-3-27b-it");
+  CHECK(gemma.attended_tokens(32768) * gemma.layers == Approx(10.0 * 32768 + 52.0 * 1024));
+  CHECK(gemma.attended_tokens(512) == 512);  // below the window every layer sees everything
+  const ModelSpec oss = fixture("gpt-oss-120b");
+  CHECK(oss.attended_tokens(8192) * oss.layers == Approx(18.0 * 8192 + 18.0 * 128));
+}
+
+TEST_CASE("Llama-4-Maverick in fp8 fits one p5.48xlarge with room for a KV cache") {
+  static const Catalog c = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+  const Instance* p5 = c.find_instance("p5.48xlarge");
+  InferenceRequest r;
+  r.mode = ServingMode::offline;
+  r.weights = WeightFormat::fp8;
+  std::string problem;
+  const InferenceEstimate e = estimate_inference(fixture("Llama-4-Maverick-17B-128E"), make_inference_workload(r),
+                                                 Cluster{p5, &c.accelerator_of(*p5), 1}, ServingLayout{8, 1}, std::nullopt, &problem);
+  INFO(problem);
+  CHECK(e.fits());
+  CHECK(e.max_batch >= 64);  // 1,024 + 256-token requests
 }

@@ -2,6 +2,7 @@
 // Presets come from data/models.json (embedded); a Hugging Face config.json
 // can be read; a bare parameter count gets a shape from the nearest preset.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,13 +26,19 @@ struct ModelSpec {
   int active_experts = 0;
   int shared_experts = 0;
   int expert_ffn = 0;     // intermediate width of one expert
-  int dense_layers = 0;   // leading dense layers in an MoE model (DeepSeek's first_k_dense_replace)
+  int dense_layers = 0;   // dense layers of an MoE model: DeepSeek's first_k_dense_replace, Llama 4's
+                          // interleaved ones, Qwen3-MoE's mlp_only_layers (their MLP is `ffn` wide)
   // Multi-head latent attention (DeepSeek); zero means ordinary (GQA/MHA) attention.
   int q_lora_rank = 0;
   int kv_lora_rank = 0;
   int qk_rope_head_dim = 0;
   int qk_nope_head_dim = 0;
   int v_head_dim = 0;
+  // Local attention (docs/methodology.md §Parameters): `sliding_layers` of the
+  // layers attend to (and cache) only the last `sliding_window` tokens:
+  // sliding-window (GPT-OSS, Gemma 2/3, Mistral) or chunked (Llama 4) attention.
+  int sliding_window = 0;
+  int sliding_layers = 0;
   // What was assumed rather than given (printed with every answer).
   std::vector<std::string> assumptions;
 
@@ -43,6 +50,14 @@ struct ModelSpec {
   // casts all use it.
   double query_width() const {
     return uses_mla() ? double(heads) * (qk_nope_head_dim + qk_rope_head_dim) : double(heads) * head_dim;
+  }
+  // Tokens a layer attends to and caches at `context` tokens, averaged over
+  // the layers: full layers see all of it, local layers at most the window.
+  // Attention FLOPs and KV-cache bytes scale with layers x attended_tokens.
+  double attended_tokens(double context) const {
+    if (sliding_layers <= 0 || sliding_window <= 0) return context;
+    const double local = std::min<double>(context, sliding_window);
+    return ((layers - sliding_layers) * context + sliding_layers * local) / layers;
   }
 
   double attention_params_per_layer() const;
