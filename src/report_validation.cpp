@@ -1,6 +1,7 @@
 // Reports of `validate`, `calibrate` and `prices import` (docs/json.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "gpuadvisor/report.hpp"
@@ -109,6 +110,52 @@ Table source_check_table(const std::vector<SourceCheck>& checks) {
                {"median_abs_error_fitted_with", "MEDIAN |ERR| (FIT WITH ALL)", true}, {"median_abs_error_prior", "MEDIAN |ERR| (PRIORS)", true}};
   for (const auto& c : checks) t.rows.push_back({text(c.source), integer(c.cases), pct1(c.fitted_without), pct1(c.fitted_with_all), pct1(c.priors)});
   return t;
+}
+
+namespace {
+// "all" and "task: X" groups of a summary as {cases, median_abs_error, p90_abs_error}, with by_task.
+ordered_json pooled_json(const std::vector<ErrorSummary>& summary) {
+  ordered_json j = ordered_json::object();
+  ordered_json by_task = ordered_json::object();
+  for (const auto& s : summary) {
+    const ordered_json x{{"cases", s.cases}, {"median_abs_error", sig6(s.median_abs)}, {"p90_abs_error", sig6(s.p90_abs)}};
+    if (s.group == "all") j = x;
+    else if (s.group.rfind("task: ", 0) == 0) by_task[s.group.substr(6)] = x;
+  }
+  j["by_task"] = by_task;
+  return j;
+}
+}  // namespace
+
+Table loso_summary_table(const LeaveOneSourceOut& l) {
+  Table t;
+  t.columns = {{"group", "GROUP"}, {"cases", "CASES", true}, {"median_abs_error", "MEDIAN |ERR| (OUT OF SAMPLE)", true},
+               {"p90_abs_error", "P90 |ERR| (OUT OF SAMPLE)", true}, {"in_sample_median_abs_error", "MEDIAN |ERR| (IN SAMPLE)", true},
+               {"in_sample_p90_abs_error", "P90 |ERR| (IN SAMPLE)", true}};
+  const auto held = summarise(l.held_out), fitted = summarise(l.in_sample);
+  for (const auto& s : held) {
+    if (s.group != "all" && s.group.rfind("task: ", 0) != 0) continue;
+    auto in = std::find_if(fitted.begin(), fitted.end(), [&](const ErrorSummary& x) { return x.group == s.group; });
+    t.rows.push_back({text(s.group), integer(s.cases), pct1(s.median_abs), pct1(s.p90_abs), in != fitted.end() ? pct1(in->median_abs) : none("-"),
+                      in != fitted.end() ? pct1(in->p90_abs) : none("-")});
+  }
+  return t;
+}
+
+std::string loso_json_extra(const LeaveOneSourceOut& l) {
+  ordered_json j;
+  j["leave_one_source_out_summary"] = pooled_json(summarise(l.held_out));
+  j["leave_one_source_out_summary"]["in_sample"] = pooled_json(summarise(l.in_sample));
+  ordered_json cases = ordered_json::array();
+  for (size_t i = 0; i < l.held_out.size(); ++i) {
+    const CaseResult &out = l.held_out[i], &in = l.in_sample[i];
+    if (!out.c->usable) continue;
+    cases.push_back({{"id", out.c->id}, {"source_key", out.c->source_key}, {"task", out.c->task}, {"accelerator", out.accelerator},
+                     {"error_out_of_sample", out.predicted ? ordered_json(sig6(out.error)) : ordered_json(nullptr)},
+                     {"error_in_sample", in.predicted ? ordered_json(sig6(in.error)) : ordered_json(nullptr)}});
+  }
+  j["leave_one_source_out_cases"] = cases;
+  return j.dump();
 }
 
 Table import_report_table(const std::vector<ImportLine>& report) {

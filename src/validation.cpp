@@ -470,23 +470,31 @@ ResultCounts count_results(const std::vector<CaseResult>& results) {
   return n;
 }
 
-std::vector<SourceCheck> leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog) {
+LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog) {
   std::set<std::string> sources;
   for (const auto& c : cases)
     if (c.usable && !c.is_rl()) sources.insert(c.source_key);  // RL cases are never fitted
   reset_to_prior(catalog);
   Catalog all = catalog;
   calibrate(all, cases);
-  std::vector<SourceCheck> out;
+  LeaveOneSourceOut out;
   for (const auto& src : sources) {
-    std::vector<ValidationCase> train, test;
-    for (const auto& c : cases) (c.source_key == src ? test : train).push_back(c);
+    std::vector<ValidationCase> train;
+    std::vector<const ValidationCase*> test;
+    for (const auto& c : cases) (c.source_key == src ? test.push_back(&c) : train.push_back(c));
     Catalog fitted = catalog;
     calibrate(fitted, train);
-    const auto without = summarise(run_cases(test, fitted));
-    if (without.empty()) continue;
-    out.push_back({src, without[0].cases, without[0].median_abs, summarise(run_cases(test, all))[0].median_abs,
-                   summarise(run_cases(test, catalog))[0].median_abs});
+    std::vector<CaseResult> without, with_all, priors;
+    for (const ValidationCase* c : test) {
+      without.push_back(predict_case(*c, fitted));
+      with_all.push_back(predict_case(*c, all));
+      priors.push_back(predict_case(*c, catalog));
+    }
+    const auto s_without = summarise(without);
+    if (s_without.empty()) continue;
+    out.sources.push_back({src, s_without[0].cases, s_without[0].median_abs, summarise(with_all)[0].median_abs, summarise(priors)[0].median_abs});
+    out.held_out.insert(out.held_out.end(), without.begin(), without.end());
+    out.in_sample.insert(out.in_sample.end(), with_all.begin(), with_all.end());
   }
   return out;
 }

@@ -132,7 +132,13 @@ struct SourceCheck {
   int cases = 0;
   double fitted_without = 0, fitted_with_all = 0, priors = 0;
 };
-std::vector<SourceCheck> leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog);
+struct LeaveOneSourceOut {
+  std::vector<SourceCheck> sources;
+  // Every usable case predicted by the fit made without its own source (the
+  // out-of-sample figures; `summarise` pools them), and by the fit with all.
+  std::vector<CaseResult> held_out, in_sample;
+};
+LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog);
 
 // An overlay setting the fitted efficiency figures (for --catalog-add).
 std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& note);

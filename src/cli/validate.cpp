@@ -74,7 +74,14 @@ class CalibrateCommand : public Command {
     auto [catalog, cases] = validation_inputs(g, measurements);
     if (priors) reset_to_prior(catalog);
     if (loso) {
-      print_table(source_check_table(leave_one_source_out(cases, catalog)), catalog, "calibrate", "leave_one_source_out", g);
+      const LeaveOneSourceOut l = leave_one_source_out(cases, catalog);
+      const Format format = parse_format(g);
+      print_table(source_check_table(l.sources), catalog, "calibrate", "leave_one_source_out", g,
+                  format == Format::json ? loso_json_extra(l) : std::string());
+      if (format == Format::table || format == Format::markdown) {
+        std::cout << "\n";
+        print_table(loso_summary_table(l), catalog, "calibrate", "leave_one_source_out_summary", g);
+      }
       return 0;
     }
     const auto before = summarise(run_cases(cases, catalog));
