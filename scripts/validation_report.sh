@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 g=build/gpuadvisor
 export GPUADVISOR_TODAY=2026-11-29
 out=docs/validation.md.tmp
+# The error bands every prediction shows are this report's out-of-sample
+# figures: regenerate them, then rebuild so the binary embeds them.
+"$g" -q calibrate --leave-one-source-out --write-accuracy data/validation/accuracy.json > /dev/null
+cmake --build build --target gpuadvisor -j 2 > /dev/null
 {
 cat <<'PROSE'
 # Validation: predictions against published measurements
@@ -135,6 +139,27 @@ A10G or Inferentia2 decode cases), i.e. that figure is memorised, not predicted.
 
 PROSE
 "$g" -q calibrate --leave-one-source-out --format markdown
+cat <<'PROSE'
+
+The pooled table is the out-of-sample accuracy: every usable case predicted by
+the fit made without its own source, beside the same cases under the fit with
+all sources. `calibrate --leave-one-source-out --format json` gives it as
+`leave_one_source_out_summary` {`cases`, `median_abs_error`, `p90_abs_error`,
+`by_task`, `in_sample`} and each case as `leave_one_source_out_cases`.
+
+## Accuracy bands
+
+Every prediction carries the error band of its group: accelerator x task
+(`pretrain`, `fine-tuning`, `inference`, `rl`), out of sample as above (RL
+cases are never fitted). A group with fewer than 3 cases says so and shows its
+task's band over all accelerators. The bands are
+`data/validation/accuracy.json`, written by `calibrate --leave-one-source-out
+--write-accuracy`; a test fails when they no longer match the cases and the
+physics. `estimate` prints the band as the `accuracy` line, `recommend` under
+the pick, and JSON as `accuracy` {`group`, `cases`, `median_abs_error`,
+`p90_abs_error`, `out_of_sample`, `note`}. Serving bands do not yet separate
+engines (the bundled inference cases record their stack in `source`).
+PROSE
 cat <<'PROSE'
 
 ## All cases

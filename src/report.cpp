@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "gpuadvisor/accuracy.hpp"
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/model.hpp"
@@ -427,6 +428,18 @@ ordered_json workload_json(const TrainingWorkload& w) {
   return j;
 }
 
+ordered_json accuracy_json(std::string_view accelerator, std::string_view task) {
+  auto b = accuracy_band(accelerator, accuracy_task(task));
+  if (!b) return nullptr;
+  return {{"group", b->group}, {"cases", b->cases}, {"median_abs_error", sig6(b->median_abs_error)},
+          {"p90_abs_error", sig6(b->p90_abs_error)}, {"out_of_sample", true}, {"note", b->note}};
+}
+
+std::string accuracy_line(std::string_view accelerator, std::string_view task) {
+  auto b = accuracy_band(accelerator, accuracy_task(task));
+  return b ? accuracy_text(*b) : "unknown (no published cases for this task)";
+}
+
 ordered_json layout_json(const Layout& l) {
   return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"vp", l.vp}, {"cp", l.cp}, {"recompute_layers", l.recompute_layers}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
           {"recompute", std::string(to_string(l.recompute))}};
@@ -640,7 +653,7 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
 
 namespace {
 
-ordered_json option_json(const RecommendRow& r) {
+ordered_json option_json(const RecommendRow& r, std::string_view task) {
   const auto& e = r.estimate;
   return {{"instance", r.instance->name},
           {"count", r.count},
@@ -655,6 +668,7 @@ ordered_json option_json(const RecommendRow& r) {
                      {"on_demand_usd", money_json(r.on_demand_cost_usd)}, {"spot_usd", money_json(r.spot_cost_usd)},
                      {"spot_expected_usd", money_json(r.spot_expected_cost_usd)}}},
           {"capacity", capacity_json(r.capacity)},
+          {"accuracy", accuracy_json(r.instance->accelerator_name, r.rl ? std::string_view("rl") : task)},
           {"rl", r.rl ? rl_json(*r.rl) : ordered_json(nullptr)}};
 }
 
@@ -667,9 +681,11 @@ std::string option_line(const RecommendRow& r) {
 
 }  // namespace
 
-std::string render_pick_text(const Recommendation& rec, const RecommendContext&) {
+std::string render_pick_text(const Recommendation& rec, const RecommendContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", option_line(*rec.pick), rec.why);
+  out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name,
+                                                        rec.pick->rl ? std::string_view("rl") : to_string(ctx.workload->task)));
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   auto alternative = [&](const RecommendRow& x) {
     return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);
@@ -697,9 +713,9 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
     for (const auto& a : ctx.rl->assumptions) j["assumptions"].push_back(a);
   j["options_found"] = rec.options_found;
   if (rec.pick) {
-    j["recommendation"] = option_json(*rec.pick);
+    j["recommendation"] = option_json(*rec.pick, to_string(ctx.workload->task));
     j["recommendation"]["why"] = rec.why;
-    j["alternatives"] = {{"cheapest", option_json(*rec.cheapest)}, {"fastest", option_json(*rec.fastest)}};
+    j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, to_string(ctx.workload->task))}, {"fastest", option_json(*rec.fastest, to_string(ctx.workload->task))}};
   } else {
     j["recommendation"] = nullptr;
     j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}};
@@ -788,6 +804,7 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
                        {"hardware_flops_per_token", sig6(e.hardware_flops_per_token)},
                        {"compute_efficiency", sig6(e.compute_efficiency)}};
     j["mfu"] = sig6(e.mfu);
+    j["accuracy"] = accuracy_json(c.accelerator->name, to_string(ctx.workload->task));
     auto m2 = [](std::optional<double> v) { return v ? ordered_json(round_cents(*v)) : ordered_json(nullptr); };
     j["cost"] = {{"on_demand_usd_per_hour_per_instance", ctx.on_demand_usd_per_hour ? ordered_json(*ctx.on_demand_usd_per_hour) : ordered_json(nullptr)},
                  {"spot_usd_per_hour_per_instance", ctx.spot_usd_per_hour ? ordered_json(*ctx.spot_usd_per_hour) : ordered_json(nullptr)},
@@ -839,6 +856,7 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
   add("throughput", "tokens/s per accelerator", num(e.tokens_per_second_per_accelerator, 1), "");
   add("throughput", "model TFLOP/s per accelerator", num(e.model_tflops_per_accelerator, 1), "");
   add("throughput", "MFU", pct(e.mfu), "of dense " + std::string(to_string(e.precision)) + " peak");
+  add("accuracy", "error band", text(accuracy_line(c.accelerator->name, to_string(ctx.workload->task))), "");
   add("cost", "on-demand", money(od_cost), std::string(ctx.region) + ", billed per second, 60 s minimum");
   add("cost", "spot (no interruptions)", money(spot_cost), ctx.region);
   add("cost", "on-demand per million tokens", od_cost ? num(*od_cost / mtok, 2) : Cell{"unknown", std::monostate{}}, "USD");

@@ -139,6 +139,7 @@ ordered_json rl_estimate_json(const Catalog& catalog, const RlEstimateContext& c
                  {"capacity_gb", sig6(e.trainer.memory.capacity_gb)},
                  {"note", "the policy update's peak; while generating, the KV cache uses what the resident training state leaves"}};
   j["rl"] = rl_json(e);
+  j["accuracy"] = accuracy_json(ctx.cluster->accelerator->name, "rl");
   j["step_time_s"] = sig6(e.step_time_s);
   j["time"] = {{"steps", sig6(ctx.workload->steps)},
                {"train_hours", sig6(r.estimate.train_hours)},
@@ -200,6 +201,7 @@ std::string render_rl_estimate(const Catalog& catalog, const RlEstimateContext& 
   add("time", "total", hours_cell(r.estimate.total_hours), "");
   add("cost", "on-demand", money(r.on_demand_cost_usd), "USD");
   add("cost", "spot (no interruptions)", money(r.spot_cost_usd), "USD");
+  add("accuracy", "error band", text(accuracy_line(ctx.cluster->accelerator->name, "rl")), "");
   std::string out = render_table(t, catalog, "estimate", "items", o);
   for (const auto& n : e.notes) out += fmt::format("note: {}\n", n);
   return out;

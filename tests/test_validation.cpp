@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <set>
 
+#include "cli_run.hpp"
+#include "gpuadvisor/accuracy.hpp"
 #include "gpuadvisor/errors.hpp"
+#include <nlohmann/json.hpp>
 #include "gpuadvisor/report.hpp"
 #include "gpuadvisor/validation.hpp"
 
@@ -167,4 +170,58 @@ TEST_CASE("calibrate recovers a scaled efficiency and improves the error") {
   const std::string overlay = efficiency_overlay(catalog, fitted, "test fit");
   Catalog reloaded = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())}, {{"fit.json", overlay}});
   CHECK(reloaded.find_accelerator("H100-SXM")->efficiency.compute_max_fraction.at(Precision::fp8) == Approx(fitted[0].after));
+}
+
+TEST_CASE("leave one source out, pooled: every case predicted without its source; the error bands are that table, up to date") {
+  const auto cases = bundled();
+  const Catalog catalog = validation_catalog();
+  const LeaveOneSourceOut l = leave_one_source_out(cases, catalog);
+  REQUIRE(l.held_out.size() == l.in_sample.size());
+  const auto held = summarise(l.held_out), in = summarise(l.in_sample);
+  REQUIRE(!held.empty());
+  CHECK(held[0].group == "all");
+  CHECK(held[0].cases == summarise(run_cases(cases, catalog))[0].cases);  // every fitted case, once
+  // Out of sample is worse than in sample: the fit memorises part of what it explains.
+  CHECK(held[0].median_abs > in[0].median_abs);
+  CHECK(in[0].median_abs <= 0.08);
+  // data/validation/accuracy.json is regenerated from exactly this (scripts/validation_report.sh).
+  CHECK(accuracy_table_json(l, run_cases(cases, catalog)) == std::string(embedded_accuracy_text()));
+  // Bands: a group with enough cases is its own; otherwise the task's band stands in and says so.
+  auto h100 = accuracy_band("H100-SXM", "pretrain");
+  REQUIRE(h100);
+  CHECK(h100->cases >= kMinAccuracyCases);
+  CHECK(h100->note.empty());
+  auto l40s = accuracy_band("L40S", "fine-tuning");
+  REQUIRE(l40s);
+  CHECK(l40s->group == "fine-tuning (all accelerators)");
+  CHECK(l40s->note.find("L40S has 1") != std::string::npos);
+  CHECK(accuracy_band("H100-SXM", "rl"));
+  CHECK_FALSE(accuracy_band("H100-SXM", "distillation"));
+  CHECK(accuracy_task("qlora") == "fine-tuning");
+}
+
+TEST_CASE("every prediction shows its error band: estimate, recommend and the leave-one-source-out summary in JSON") {
+  using cli_test::run;
+  for (const char* c : {"estimate --instance p5.48xlarge --params 7B --task lora --format json",
+                        "estimate --task inference --instance g6e.xlarge --model llama-3-8b --format json",
+                        "estimate --task rl --instance p5.48xlarge --params 7B --format json"}) {
+    auto r = run(c);
+    INFO(c);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["accuracy"]["p90_abs_error"].get<double>() > 0);
+    CHECK(j["accuracy"]["cases"].get<int>() >= 1);
+    CHECK(j["accuracy"]["out_of_sample"] == true);
+  }
+  auto r = run("recommend --params 13B --task lora");
+  CHECK(r.out.find("\n  accuracy: +-") != std::string::npos);
+  r = run("recommend --params 7B --task inference --format json");
+  CHECK(nlohmann::json::parse(r.out)["recommendation"]["accuracy"]["p90_abs_error"].is_number());
+  r = run("calibrate --leave-one-source-out --format json");
+  REQUIRE(r.code == 0);
+  const auto s = nlohmann::json::parse(r.out)["leave_one_source_out_summary"];
+  for (const char* k : {"cases", "median_abs_error", "p90_abs_error"}) CHECK(s[k].is_number());
+  for (const char* t : {"pretrain", "fine-tuning", "inference"}) CHECK(s["by_task"][t]["cases"].get<int>() > 0);
+  CHECK(s["in_sample"]["median_abs_error"].get<double>() < s["median_abs_error"].get<double>());
+  CHECK(run("calibrate --write-accuracy x.json").code == 2);  // needs --leave-one-source-out
 }

@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "gpuadvisor/accuracy.hpp"
+#include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/files.hpp"
 #include "gpuadvisor/validation.hpp"
 
@@ -67,14 +69,21 @@ class CalibrateCommand : public Command {
     app->add_option("--measurements", measurements, "Cases file with your runs (same format as validate --cases); default: the bundled cases");
     app->add_option("--output", output, "Overlay to write with the fitted parameters (use with --catalog-add)");
     app->add_flag("--leave-one-source-out", loso, "For each source: fit without it, report the error on it");
+    app->add_option("--write-accuracy", accuracy_file,
+                    "With --leave-one-source-out: write the out-of-sample error bands by accelerator and task (data/validation/accuracy.json)");
     app->add_flag("--from-priors", priors, "Start the fit from the priors instead of the catalog's values (reproduces the built-in fit)");
   }
 
   int run(const GlobalOptions& g) override {
     auto [catalog, cases] = validation_inputs(g, measurements);
     if (priors) reset_to_prior(catalog);
+    if (!accuracy_file.empty() && !loso) throw InputError("--write-accuracy needs --leave-one-source-out (the bands are out of sample)");
     if (loso) {
       const LeaveOneSourceOut l = leave_one_source_out(cases, catalog);
+      if (!accuracy_file.empty()) {
+        write_file_atomically(accuracy_file, accuracy_table_json(l, run_cases(cases, catalog)));
+        spdlog::info("wrote the error bands to {}", accuracy_file);
+      }
       const Format format = parse_format(g);
       print_table(source_check_table(l.sources), catalog, "calibrate", "leave_one_source_out", g,
                   format == Format::json ? loso_json_extra(l) : std::string());
@@ -99,7 +108,7 @@ class CalibrateCommand : public Command {
   }
 
  private:
-  std::string measurements, output;
+  std::string measurements, output, accuracy_file;
   bool loso = false, priors = false;
 };
 

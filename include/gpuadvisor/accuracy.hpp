@@ -1,0 +1,45 @@
+// The error band every prediction carries (docs/validation.md §Accuracy
+// bands): the out-of-sample |error| of the published cases of its group
+// (accelerator x task), each case predicted by the fit made without its own
+// source. Precomputed into data/validation/accuracy.json by
+// `gpuadvisor calibrate --leave-one-source-out --write-accuracy`; a test
+// checks it matches the cases and the physics.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuadvisor/validation.hpp"
+
+namespace gpuadvisor {
+
+// A group with fewer cases than this says so and uses its task's band.
+inline constexpr int kMinAccuracyCases = 3;
+
+struct AccuracyBand {
+  std::string group;  // "H100-SXM pretrain", or "pretrain, all accelerators"
+  int cases = 0;
+  double median_abs_error = 0;
+  double p90_abs_error = 0;
+  std::string note;   // why the task's band stands in, when it does
+};
+
+// The task groups of validation: pretrain, fine-tuning (finetune, lora, qlora), inference, rl.
+std::string accuracy_task(std::string_view task);
+
+// The band for predictions on `accelerator` for `task` (an accuracy_task
+// name), from the embedded table; nullopt when the task has no cases at all.
+std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task);
+
+// The table's JSON text: per accelerator x task and per task, out of sample
+// (RL cases, never fitted, as they are).
+std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<CaseResult>& rl_results);
+
+// The embedded table (data/validation/accuracy.json).
+std::string_view embedded_accuracy_text();
+
+// One line for reports: "+-25% (p90 |error|, out of sample, 12 H100-SXM pretrain cases)".
+std::string accuracy_text(const AccuracyBand& b);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,96 @@
+#include "gpuadvisor/accuracy.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace gpuadvisor {
+
+extern const char* const embedded_validation_accuracy_json;
+extern const std::size_t embedded_validation_accuracy_json_size;
+
+using ordered_json = nlohmann::ordered_json;
+
+std::string_view embedded_accuracy_text() { return {embedded_validation_accuracy_json, embedded_validation_accuracy_json_size}; }
+
+std::string accuracy_task(std::string_view task) {
+  if (task == "finetune" || task == "lora" || task == "qlora") return "fine-tuning";
+  return std::string(task);
+}
+
+namespace {
+
+struct Errors {
+  std::vector<double> abs;
+};
+
+ordered_json group_json(const std::string& accelerator, const std::string& task, const std::vector<double>& abs) {
+  auto r6 = [](double v) { return std::round(v * 1e6) / 1e6; };
+  return {{"accelerator", accelerator}, {"task", task}, {"cases", abs.size()},
+          {"median_abs_error", r6(percentile(abs, 0.5))}, {"p90_abs_error", r6(percentile(abs, 0.9))}};
+}
+
+struct Table {
+  std::map<std::pair<std::string, std::string>, AccuracyBand> groups;  // (accelerator or "*", task)
+};
+
+const Table& table() {
+  static const Table t = [] {
+    Table out;
+    const auto j = nlohmann::json::parse(std::string_view(embedded_validation_accuracy_json, embedded_validation_accuracy_json_size));
+    for (const auto& g : j.at("groups")) {
+      AccuracyBand b;
+      const std::string acc = g.at("accelerator"), task = g.at("task");
+      b.group = acc == "*" ? task + " (all accelerators)" : acc + " " + task;
+      b.cases = g.at("cases");
+      b.median_abs_error = g.at("median_abs_error");
+      b.p90_abs_error = g.at("p90_abs_error");
+      out.groups[{acc, task}] = b;
+    }
+    return out;
+  }();
+  return t;
+}
+
+}  // namespace
+
+std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<CaseResult>& rl_results) {
+  std::map<std::pair<std::string, std::string>, std::vector<double>> groups;
+  auto add = [&](const CaseResult& r) {
+    if (!r.c->usable || !r.predicted) return;
+    const std::string task = accuracy_task(r.c->task);
+    groups[{r.accelerator, task}].push_back(std::fabs(r.error));
+    groups[{"*", task}].push_back(std::fabs(r.error));
+  };
+  for (const auto& r : l.held_out) add(r);
+  for (const auto& r : rl_results)
+    if (r.c->is_rl()) add(r);
+  ordered_json j;
+  j["generated_by"] = "gpuadvisor calibrate --leave-one-source-out --write-accuracy (scripts/validation_report.sh)";
+  j["note"] = "out-of-sample |error| of the bundled cases by accelerator and task: each case predicted by the fit made without its own "
+              "source; RL cases are never fitted. docs/validation.md";
+  j["groups"] = ordered_json::array();
+  for (const auto& [key, abs] : groups) j["groups"].push_back(group_json(key.first, key.second, abs));
+  return j.dump(1) + "\n";
+}
+
+std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task) {
+  const auto& g = table().groups;
+  auto all = g.find({"*", std::string(task)});
+  if (all == g.end()) return std::nullopt;
+  auto own = g.find({std::string(accelerator), std::string(task)});
+  if (own != g.end() && own->second.cases >= kMinAccuracyCases) return own->second;
+  AccuracyBand b = all->second;
+  const int n = own == g.end() ? 0 : own->second.cases;
+  b.note = fmt::format("{} has {} (fewer than {})", accelerator, n, kMinAccuracyCases);
+  return b;
+}
+
+std::string accuracy_text(const AccuracyBand& b) {
+  return fmt::format("+-{:.0f}% (p90 |error|, median {:.0f}%, out of sample over {} published {} cases{})", b.p90_abs_error * 100,
+                     b.median_abs_error * 100, b.cases, b.group, b.note.empty() ? "" : "; " + b.note);
+}
+
+}  // namespace gpuadvisor
