@@ -8,6 +8,7 @@
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/memory.hpp"
+#include "gpuadvisor/neuron.hpp"
 
 namespace gpuadvisor {
 
@@ -91,6 +92,7 @@ std::optional<std::string> serving_layout_problem(const ModelSpec& m, const Clus
     return fmt::format("tp {} does not divide the {} accelerators of one {} (tensor parallelism stays inside an instance)", l.tp, per_node, c.instance->name);
   if (m.heads % l.tp != 0 && !pads_attention_heads(*c.accelerator))
     return fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads);
+  if (auto p = neuron_layout_problem(*c.accelerator, m, l.tp, false)) return p;
   if (l.pp > 1 && l.tp != per_node)
     return fmt::format("pipeline stages span whole instances: with pp {} the tp must be {} (all accelerators of one {})", l.pp, per_node, c.instance->name);
   if (l.pp > m.layers) return fmt::format("pp {} exceeds the model's {} layers", l.pp, m.layers);

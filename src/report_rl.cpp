@@ -208,3 +208,33 @@ std::string render_rl_estimate(const Catalog& catalog, const RlEstimateContext& 
 }
 
 }  // namespace gpuadvisor
+
+namespace gpuadvisor {
+
+std::string explain_rl(const RlEstimateContext& ctx) {
+  const RlEstimate& e = *ctx.row->rl;
+  const RlWorkload& w = *ctx.workload;
+  std::string out = "How the step is computed (docs/methodology.md §RL post-training):\n";
+  out += fmt::format("  sequences per step S = {} prompts x {} samples = {}; tokens T = S x ({:.0f} + {:.0f}) = {:.4g}\n", w.prompts_per_step,
+                     w.samples_per_prompt, w.sequences_per_step(), w.prompt_tokens, w.response_tokens, w.tokens_per_step());
+  if (w.generates()) {
+    out += fmt::format("  generation = n x prefill + max(n x mean / B x (t(B) + h), max_response x (t(b_tail) + h))\n");
+    out += fmt::format("             n = ceil(S / {} generators) = {}, B = {} in flight, t(B) + h = {:.1f} ms (h = {:.0f} ms host time per step)\n",
+                       e.generators, e.sequences_per_generator, e.batch, e.decode_step_s * 1e3, kRolloutStepOverheadS * 1e3);
+    out += fmt::format("             = {:.1f} s ({}-bound)\n", e.generation.seconds, e.straggler_bound ? "straggler" : "throughput");
+  }
+  out += fmt::format("  scoring = T x forward FLOPs per token x {} models ({}) / ({} accelerators x peak x MFU {:.0f}%) = {:.1f} s\n",
+                     e.scoring_models.size(), fmt::join(e.scoring_models, ", "), e.scoring.accelerators, e.trainer.mfu * 100, e.scoring.seconds);
+  out += fmt::format("  training = T / {:.0f} tokens/s (update layout {}){} = {:.1f} s\n", e.trainer.tokens_per_second,
+                     layout_text(e.trainer.layout), e.critic_trainer ? " + the critic's update" : "", e.training.seconds);
+  if (w.generates())
+    out += fmt::format("  weight sync = weights over EFA and NVLink{}{} = {:.1f} s\n",
+                       e.placement == RlPlacement::colocated ? fmt::format(" + the engine's load at {:.0f} GB/s", kColocatedRefitGbPerS) : "",
+                       e.offloaded ? " + the state's round trip to host" : "", e.weight_sync_s);
+  out += fmt::format("  step = {} = {:.1f} s; run = {:.0f} steps x step + setup = {}\n",
+                     e.async ? "max(generation, scoring + training) + sync" : "generation + scoring + training + sync", e.step_time_s, w.steps,
+                     format_duration(ctx.row->estimate.total_hours));
+  return out;
+}
+
+}  // namespace gpuadvisor

@@ -104,6 +104,10 @@ RlWorkload make_rl_workload(const RlRequest& r, const ModelSpec& policy) {
   w.async = r.async;
   if (w.async && w.placement == RlPlacement::colocated)
     throw InputError("--async overlaps generation with the update on separate pools; it needs --placement split");
+  if (w.async && !w.placement) {
+    w.placement = RlPlacement::split;
+    w.assumptions.push_back("--async: split pools (generation overlaps the update only on separate accelerators)");
+  }
   if (w.async && !w.generates()) throw InputError("--async: DPO has no generation to overlap");
   if (w.placement == RlPlacement::split && !w.generates()) throw InputError("--placement: DPO has no generation pool to place");
   TrainingWorkload& u = w.update;

@@ -8,6 +8,7 @@
 
 #include "gpuadvisor/inference.hpp"
 #include "gpuadvisor/inference_search.hpp"
+#include "gpuadvisor/neuron.hpp"
 #include "gpuadvisor/pricing.hpp"
 #include "gpuadvisor/search.hpp"
 
@@ -162,4 +163,47 @@ TEST_CASE("property: inference estimates are finite, positive and within memory 
     }
   }
   CHECK(feasible > 200);
+}
+
+TEST_CASE("Neuron rules: no recommendation on Trainium, Trainium2 or Inferentia2 uses a layout the Neuron stack cannot run") {
+  RecommendRequest r;
+  r.families = {"trn1", "trn1n", "trn2", "inf2"};
+  r.max_instances = 8;
+  r.all_counts = true;
+  int neuron_rows = 0;
+  for (const char* name : {"llama-2-7b", "llama-3-8b", "llama-3-70b", "mistral-7b", "qwen2.5-7b", "mixtral-8x7b"}) {
+    const ModelSpec& m = *find_model_preset(name);
+    for (Task task : {Task::pretrain, Task::finetune, Task::lora}) {
+      WorkloadRequest wr;
+      wr.task = task;
+      wr.tokens = 1e9;
+      const TrainingWorkload w = make_workload(wr, m);
+      for (const auto& row : recommend(m, w, cat(), r).rows) {
+        const Accelerator& acc = cat().accelerator_of(*row.instance);
+        INFO(name << " " << to_string(task) << " " << row.instance->name << " tp " << row.estimate.layout.tp);
+        CHECK_FALSE(neuron_layout_problem(acc, m, row.estimate.layout.tp, true));
+        ++neuron_rows;
+      }
+    }
+    InferenceRequest ir;
+    ir.mode = ServingMode::offline;
+    for (const auto& row : recommend_inference(m, make_inference_workload(ir), cat(), r).rows) {
+      const Accelerator& acc = cat().accelerator_of(*row.instance);
+      INFO(name << " serving " << row.instance->name << " tp " << row.estimate.layout.tp);
+      CHECK_FALSE(neuron_layout_problem(acc, m, row.estimate.layout.tp, false));
+      ++neuron_rows;
+    }
+  }
+  CHECK(neuron_rows > 20);
+  // The rules themselves, in NeuronCores (2 per Trainium/Inferentia2 chip, 4 logical per Trainium2 chip).
+  const Accelerator& trn1 = *cat().find_accelerator("Trainium");
+  const Accelerator& inf2 = *cat().find_accelerator("Inferentia2");
+  const ModelSpec& llama = *find_model_preset("llama-3-70b");  // 64 heads, 8 KV heads
+  CHECK(neuron_layout_problem(trn1, llama, 2, true));       // 4 NeuronCores: not a trn1 group size
+  CHECK_FALSE(neuron_layout_problem(trn1, llama, 16, true));  // 32
+  CHECK_FALSE(neuron_layout_problem(trn1, llama, 4, true));   // 8
+  CHECK(neuron_layout_problem(trn1, *find_model_preset("qwen2.5-7b"), 4, true));  // 28 heads do not divide by 8 NeuronCores
+  CHECK(neuron_layout_problem(inf2, llama, 8, false));        // 16 NeuronCores: not an Inferentia2 size
+  CHECK_FALSE(neuron_layout_problem(inf2, llama, 12, false)); // 24: heads are padded for inference
+  CHECK_FALSE(neuron_layout_problem(*cat().find_accelerator("H100-SXM"), llama, 2, true));
 }

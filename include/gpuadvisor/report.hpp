@@ -101,6 +101,8 @@ struct RlEstimateContext {
   std::string region;
 };
 std::string render_rl_estimate(const Catalog& catalog, const RlEstimateContext& ctx, const RenderOptions& o);
+// The step's formulas with the numbers filled in (--explain; docs/methodology.md §RL post-training).
+std::string explain_rl(const RlEstimateContext& ctx);
 
 // ---------------------------------------------------------------------------
 // Validation, calibration and price import (src/report_validation.cpp)

@@ -144,7 +144,7 @@ struct WorkloadOptions {
 struct RlOptions {
   std::string algorithm = "grpo";
   std::string prompts_per_step, samples_per_prompt, response_tokens, response_tokens_max, steps, prompts;
-  std::string reward = "rule", reward_model, placement, policy_update = "full";
+  std::string reward, reward_model, placement, policy_update = "full";  // reward: empty = rule, or model with --reward-model
   bool async = false, no_reference = false;
 };
 

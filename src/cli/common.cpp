@@ -400,8 +400,11 @@ RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, cons
   r.steps = count(o.steps, "--steps");
   r.prompts = count(o.prompts, "--prompts");
   if (!wo.epochs.empty()) r.epochs = parse_number(wo.epochs, "--epochs", 1e-6, 1e6);
-  if (o.reward != "rule" && o.reward != "model") throw InputError(fmt::format("--reward: '{}' is not one of rule, model", o.reward));
+  if (!o.reward.empty() && o.reward != "rule" && o.reward != "model")
+    throw InputError(fmt::format("--reward: '{}' is not one of rule, model", o.reward));
   if (o.reward == "model" && o.reward_model.empty()) throw InputError("--reward model needs --reward-model: a preset (`gpuadvisor models`) or a size such as 7B");
+  if (o.reward == "rule" && !o.reward_model.empty())
+    throw InputError("--reward-model with --reward rule: a rule-based reward runs no model; give --reward model, or leave --reward-model out");
   if (!o.reward_model.empty()) r.reward_model = named_model(o.reward_model, "--reward-model");
   if (!o.placement.empty()) {
     auto p = rl_placement_from_string(o.placement);

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "cli.hpp"
+#include "gpuadvisor/accuracy.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/files.hpp"
 #include "gpuadvisor/launch.hpp"
@@ -20,16 +21,10 @@ LaunchTarget target_of(const EmitOptions& o) {
   return *t;
 }
 
-// The 90th percentile of |error| of the task's group in the bundled validation.
-std::string error_band(const GlobalOptions& g, const std::string& group, const std::string& what) {
-  auto [base, overlays] = catalog_sources(g);
-  overlays.push_back({"<data/validation/systems.json>", std::string(embedded_validation_systems_text())});
-  const Catalog catalog = load_catalog(base, overlays);
-  const auto cases = read_cases("<data/validation/cases.json>", std::string(embedded_validation_cases_text()));
-  for (const auto& s : summarise(run_cases(cases, catalog)))
-    if (s.group == group)
-      return fmt::format("+-{:.0f}% (90th percentile of |error| over {} published {} cases; `gpuadvisor validate`)", s.p90_abs * 100, s.cases, what);
-  return "unknown (no validation cases for this task)";
+// The out-of-sample error band of the accelerator and task (accuracy.hpp).
+std::string error_band(const std::string& accelerator, std::string_view task) {
+  auto b = accuracy_band(accelerator, accuracy_task(task));
+  return b ? accuracy_text(*b) : "unknown (no published cases for this task)";
 }
 
 LaunchContext context(const EmitOptions& o, const GlobalOptions& g, const std::string& region, const std::string& pricing) {
@@ -78,8 +73,7 @@ void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const Mod
                   format_duration(e.setup.hours()), e.mfu * 100),
       fmt::format("{} {}", cost_usd ? "$" + format_thousands(*cost_usd, *cost_usd < 1000 ? 2 : 0) : "cost unknown", pricing),
       fmt::format("{:.1f} GB of {:.1f} GB per accelerator", e.memory.total_gb(), e.memory.capacity_gb)};
-  const bool pretrain = w.task == Task::pretrain;
-  ctx.error_band = error_band(g, pretrain ? "task: pretrain" : "task: fine-tuning", pretrain ? "pre-training" : "fine-tuning");
+  ctx.error_band = error_band(c.accelerator->name, to_string(w.task));
   TrainingLaunch t{&m, &w, c.instance, c.accelerator, c.count, e.layout, e.precision};
   write_files(o, emit_training(t, ctx, target));
 }
@@ -99,7 +93,7 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
                                            : "cost unknown",
                    fmt::format("{:.1f} GB of {:.1f} GB per accelerator at the capacity batch", row.estimate.memory.total_gb(),
                                row.estimate.memory.capacity_gb)};
-  ctx.error_band = error_band(g, "task: inference", "inference");
+  ctx.error_band = error_band(row.instance->accelerator_name, "inference");
   ServingLaunch s{&m, &w, row.instance, row.accelerator, row.estimate.layout, row.replicas, row.instances, row.estimate.batch,
                   static_cast<int>(w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens)};
   write_files(o, emit_serving(s, ctx, target));

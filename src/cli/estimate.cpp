@@ -199,6 +199,8 @@ class EstimateCommand : public Command {
     const bool split = w.placement == RlPlacement::split || app->count("--rollout-instances");
     if (app->count("--rollout-instances") && w.placement == RlPlacement::colocated)
       throw InputError("--rollout-instances sizes the rollout pool of --placement split");
+    if (split && eo.count < 2)
+      throw InputError("--placement split (or --async) needs --count 2 or more: each pool is whole instances; one instance is colocated");
     if (split && (eo.rollout_instances < 0 || eo.rollout_instances >= eo.count))
       throw InputError(fmt::format("--rollout-instances: must be in [1, {}] (the rest of --count {} train)", eo.count - 1, eo.count));
     const Cluster c{&inst, &acc, eo.count};
@@ -214,6 +216,7 @@ class EstimateCommand : public Command {
     const Format format = parse_format(g);
     print_document(render_rl_estimate(catalog, RlEstimateContext{&m, &w, &c, &row, eo.region}, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
+    if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_rl(RlEstimateContext{&m, &w, &c, &row, eo.region});
     return 0;
   }
 

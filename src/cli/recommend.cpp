@@ -112,13 +112,18 @@ class RecommendCommand : public Command {
                                r.all_counts ? "every count" : "one per instance type; --all-counts for every count",
                                r.sort_by == SortBy::recommended ? "pick first" : fmt::format("by {}", to_string(r.sort_by)),
                                to_string(r.pricing), r.region, prices_note(catalog));
+      if (rl)
+        std::cout << "STEP S = GEN S + SCORE S (forward passes: policy and reference log-probabilities, critic, reward model) + TRAIN S + "
+                     "SYNC S (weights to the generators); --wide shows every stage.\n";
       std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
     }
     if (explain && result.pick && rl) {
       const RecommendRow& top = *result.pick;
       const Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
-      (format == Format::json ? std::cerr : std::cout)
-          << "\n" << render_rl_estimate(catalog, RlEstimateContext{&m, rl, &c, &top, r.region}, RenderOptions{Format::table, g.wide});
+      const RlEstimateContext ectx{&m, rl, &c, &top, r.region};
+      (format == Format::json ? std::cerr : std::cout) << "\n"
+                                                       << render_rl_estimate(catalog, ectx, RenderOptions{Format::table, g.wide}) << "\n"
+                                                       << explain_rl(ectx);
     } else if (explain && result.pick) {
       const RecommendRow& top = *result.pick;
       Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
