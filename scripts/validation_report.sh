@@ -99,12 +99,11 @@ echo '```'
 echo '```'
 cat <<'PROSE'
 
-Caveats on the fit: A100-40GB's bf16 fraction (0.77) rests on two MosaicML
-cases, while the same silicon's A100-80GB fit is 0.62 over 13, so p4d training
-estimates are likely optimistic by up to a fifth (fitting both as one chip puts
-those two cases at -16% and -18% and leaves the summary unchanged; per-chip
-pooling is not done because H100 and H200 cases come from different software
-stacks, and pooling them costs two points of median error). A10G's memory fraction (0.30) absorbs the overheads of the
+Caveats on the fit: A100-40GB and A100-80GB share one compute fraction
+(the same GA100 silicon; fitted apart, two MosaicML cases had set the 40 GB part
+at 0.77 against 0.62 for the 80 GB part, and p4d then out-ranked H100 in
+training picks). H100 and H200 are not pooled: their cases come from different
+software stacks, and pooling them costs two points of median error. A10G's memory fraction (0.30) absorbs the overheads of the
 2023 TGI 1.0.3 measurements (its batch-1 rows want about twice that, its
 20-request rows less). Inferentia2's bf16 compute fraction (0.35) comes
 from three time-to-first-token cases, now with the NeuronLink-v2 bandwidth of
