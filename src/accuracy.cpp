@@ -84,7 +84,8 @@ std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::str
   if (own != g.end() && own->second.cases >= kMinAccuracyCases) return own->second;
   AccuracyBand b = all->second;
   const int n = own == g.end() ? 0 : own->second.cases;
-  b.note = fmt::format("{} has {} (fewer than {})", accelerator, n, kMinAccuracyCases);
+  b.note = n == 0 ? fmt::format("no published {} case on {}", task, accelerator)
+                  : fmt::format("only {} published {} case{} on {}", n, task, n == 1 ? "" : "s", accelerator);
   return b;
 }
 

@@ -856,13 +856,13 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
   add("throughput", "tokens/s per accelerator", num(e.tokens_per_second_per_accelerator, 1), "");
   add("throughput", "model TFLOP/s per accelerator", num(e.model_tflops_per_accelerator, 1), "");
   add("throughput", "MFU", pct(e.mfu), "of dense " + std::string(to_string(e.precision)) + " peak");
-  add("accuracy", "error band", text(accuracy_line(c.accelerator->name, to_string(ctx.workload->task))), "");
   add("cost", "on-demand", money(od_cost), std::string(ctx.region) + ", billed per second, 60 s minimum");
   add("cost", "spot (no interruptions)", money(spot_cost), ctx.region);
   add("cost", "on-demand per million tokens", od_cost ? num(*od_cost / mtok, 2) : Cell{"unknown", std::monostate{}}, "USD");
   RenderOptions wide = o;
   wide.wide = true;
-  return render_table(t, catalog, "estimate", "items", wide);
+  return render_table(t, catalog, "estimate", "items", wide) +
+         fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, to_string(ctx.workload->task)));
 }
 
 std::string explain_estimate(const EstimateContext& ctx) {

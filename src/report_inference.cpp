@@ -340,10 +340,9 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add("cost", "spot per month", money(spot.usd_per_month), "no interruptions");
   add("cost", "per million output tokens", per_million(od.usd_per_million_output_tokens), "USD, on-demand");
   add("cost", "per million input tokens", per_million(od.usd_per_million_input_tokens), "USD, the same bill per prompt token");
-  add("accuracy", "error band", text(accuracy_line(c.accelerator->name, "inference")), "");
   RenderOptions wide = o;
   wide.wide = true;
-  return render_table(t, catalog, "estimate", "items", wide);
+  return render_table(t, catalog, "estimate", "items", wide) + fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, "inference"));
 }
 
 std::string explain_inference(const InferenceEstimateContext& ctx) {

@@ -201,8 +201,8 @@ std::string render_rl_estimate(const Catalog& catalog, const RlEstimateContext& 
   add("time", "total", hours_cell(r.estimate.total_hours), "");
   add("cost", "on-demand", money(r.on_demand_cost_usd), "USD");
   add("cost", "spot (no interruptions)", money(r.spot_cost_usd), "USD");
-  add("accuracy", "error band", text(accuracy_line(ctx.cluster->accelerator->name, "rl")), "");
   std::string out = render_table(t, catalog, "estimate", "items", o);
+  out += fmt::format("accuracy: {}\n", accuracy_line(ctx.cluster->accelerator->name, "rl"));
   for (const auto& n : e.notes) out += fmt::format("note: {}\n", n);
   return out;
 }

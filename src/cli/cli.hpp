@@ -4,6 +4,7 @@
 // options, the option groups several commands take, and the builders that turn
 // flag text into the core's requests.
 #pragma once
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -186,7 +187,16 @@ OverheadSettings build_overheads(const OverheadOptions& o);
 // The ranking request of recommend and cost, checked against the catalog.
 RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& oo, const Catalog& catalog);
 // Exit 3 when options exist but none has a price under --pricing: there is no pick.
-[[noreturn]] void throw_no_price(const RecommendRequest& r);
+// `options`: the instance types that can run it (all unpriced), named in the message.
+[[noreturn]] void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& options = {});
+// The instance types of a result's rows, each once, for that message.
+template <class Rows>
+std::vector<std::string> row_instances(const Rows& rows) {
+  std::vector<std::string> out;
+  for (const auto& x : rows)
+    if (std::find(out.begin(), out.end(), x.instance->name) == out.end()) out.push_back(x.instance->name);
+  return out;
+}
 // What to try when no instance type can run a training job.
 std::string nothing_fits_hint(Task task);
 // The instance type named by `flag`, or InputError with the nearest names.

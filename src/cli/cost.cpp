@@ -67,7 +67,7 @@ class CostCommand : public Command {
                                          nothing_fits_hint(w.task)),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_price(r);
+    if (!result.pick) throw_no_price(r, row_instances(result.rows));
     return print(result, RecommendContext{&m, &w, &r}, catalog, g);
   }
 
@@ -158,7 +158,7 @@ class CostCommand : public Command {
       throw NothingFitsError(fmt::format("no instance type can run RL post-training of {} under these constraints", m.name),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_price(r);
+    if (!result.pick) throw_no_price(r, row_instances(result.rows));
     return print(result, ctx, catalog, g);
   }
 
@@ -234,7 +234,7 @@ class CostCommand : public Command {
       throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints", m.name),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_price(r);
+    if (!result.pick) throw_no_price(r, row_instances(result.rows));
     const Format format = parse_format(g);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
     print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g,

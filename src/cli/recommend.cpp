@@ -96,7 +96,7 @@ class RecommendCommand : public Command {
                                          format == Format::json ? " under error.cannot_run" : " above"),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_price(r);
+    if (!result.pick) throw_no_price(r, row_instances(result.rows));
     const RecommendRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd"};
     const auto cmp = comparison(go, now);
@@ -157,7 +157,7 @@ class RecommendCommand : public Command {
       throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints{}", m.name, best),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_price(r);
+    if (!result.pick) throw_no_price(r, row_instances(result.rows));
     const ServingRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.instances,
                           pick.ranked_usd_per_hour ? std::optional<double>(*pick.ranked_usd_per_hour * kHoursPerMonth) : std::nullopt,
