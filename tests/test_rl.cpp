@@ -233,6 +233,9 @@ TEST_CASE("CLI: the issue's command gives a pick; estimate JSON has the rl stage
   CHECK(r.err.find("--response-tokens applies to --task rl only") != std::string::npos);
   r = run("cost --params 7B --task rl --instance p5.48xlarge --count 2 --format json");
   CHECK(r.code == 0);
+  CHECK(run("estimate --task rl --instance p5.48xlarge --params 7B --async").code == 2);  // one instance cannot be split
+  CHECK(run("recommend --params 7B --task rl --reward rule --reward-model 7B").code == 2);
+  CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 0").code == 2);
 }
 
 TEST_CASE("best-of-N with a verifier: its weights share the replica and its forward passes add to each request") {

@@ -224,8 +224,9 @@ class EstimateCommand : public Command {
     const Format format = parse_format(g);
     const Accelerator& acc = catalog.accelerator_of(inst);
     if (auto p = serving_accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst.name, *p));
-    for (int v : {eo.tp, eo.pp, eo.batch})
-      if (v < 0) throw InputError("--tp, --pp and --batch must be positive");
+    for (const char* f : {"--tp", "--pp", "--batch"})
+      if (app->count(f) && (f == std::string("--tp") ? eo.tp : f == std::string("--pp") ? eo.pp : eo.batch) < 1)
+        throw InputError(fmt::format("{}: must be at least 1 (leave it out to search it)", f));
     log_assumptions(m.assumptions);
     log_assumptions(w.assumptions);
     const int pp = eo.pp ? eo.pp : 1;
