@@ -144,6 +144,7 @@ ModelSpec spec_from_json(const json& j, const std::string& where) {
   m.v_head_dim = get_int(j, "v_head_dim", where, 0);
   m.sliding_window = get_int(j, "sliding_window", where, 0);
   m.sliding_layers = get_int(j, "sliding_layers", where, 0);
+  if (j.contains("native_weights") && j["native_weights"].is_string()) m.native_weights = j["native_weights"].get<std::string>();
   validate_model(m);
   return m;
 }
@@ -271,6 +272,21 @@ void read_moe(const json& t, const std::string& type, ModelSpec& m, const std::s
   m.dense_layers = dense_layer_count(t, type, m.layers, where, m.assumptions);
 }
 
+// The checkpoint's own weight format from quantization_config: fp8 (DeepSeek-V3),
+// mxfp4 (GPT-OSS), GPTQ/AWQ with 4 or 8 bits.
+void read_native_weights(const json& t, ModelSpec& m) {
+  if (!t.contains("quantization_config") || !t["quantization_config"].is_object()) return;
+  const json& q = t["quantization_config"];
+  const std::string method = q.contains("quant_method") && q["quant_method"].is_string() ? q["quant_method"].get<std::string>() : "";
+  const int bits = q.contains("bits") && q["bits"].is_number_integer() ? q["bits"].get<int>() : 0;
+  if (method == "fp8") m.native_weights = "fp8";
+  else if (method == "mxfp4") m.native_weights = "fp4";
+  else if ((method == "gptq" || method == "awq") && (bits == 4 || bits == 8)) m.native_weights = bits == 4 ? "int4" : "int8";
+  if (!m.native_weights.empty())
+    m.assumptions.push_back(fmt::format("the checkpoint is stored in {} (quantization_config: {}); serving uses it unless --weights says otherwise",
+                                        m.native_weights, method));
+}
+
 }  // namespace
 
 ModelSpec model_from_hf_config_text(const std::string& text, const std::string& path, std::vector<std::string>& warnings) {
@@ -340,6 +356,7 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
                 model_type == "gemma" || model_type == "gemma2" || gemma3;
   read_moe(j, model_type, m, where, warnings);
   read_local_attention(j, model_type, m, where);
+  read_native_weights(j.contains("quantization_config") ? j : outer, m);
   m.q_lora_rank = get_int(j, "q_lora_rank", where, 0);
   m.kv_lora_rank = get_int(j, "kv_lora_rank", where, 0);
   m.qk_rope_head_dim = get_int(j, "qk_rope_head_dim", where, 0);

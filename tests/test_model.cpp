@@ -128,6 +128,9 @@ TEST_CASE("modern configs (tests/data/hf-configs): published totals within 1%, l
   CHECK(oss.sliding_window == 128);
   CHECK(oss.dense_layers == 0);
   CHECK(oss.active_experts == 4);
+  CHECK(oss.native_weights == "fp4");                               // quantization_config mxfp4
+  CHECK(fixture("DeepSeek-V3").native_weights == "fp8");
+  CHECK(maverick.native_weights.empty());
   // The presets carry the same shapes.
   for (auto [preset, file] : {std::pair{"llama-4-scout", "Llama-4-Scout-17B-16E"}, std::pair{"llama-4-maverick", "Llama-4-Maverick-17B-128E"},
                               std::pair{"gpt-oss-20b", "gpt-oss-20b"}, std::pair{"gpt-oss-120b", "gpt-oss-120b"},
@@ -139,6 +142,7 @@ TEST_CASE("modern configs (tests/data/hf-configs): published totals within 1%, l
     CHECK(find_model_preset(preset)->total_params() == Approx(f.total_params()).epsilon(1e-9));
     CHECK(find_model_preset(preset)->active_params() == Approx(f.active_params()).epsilon(1e-9));
     CHECK(find_model_preset(preset)->attended_tokens(65536) == Approx(f.attended_tokens(65536)));
+    CHECK(find_model_preset(preset)->native_weights == f.native_weights);
   }
 }
 

@@ -258,3 +258,15 @@ TEST_CASE("best-of-N with a verifier: its weights share the replica and its forw
   CHECK(cli.code == 0);
   CHECK(run("recommend --model qwen2.5-7b --task inference --verifier-model llama-3-8b").code == 2);  // needs --samples >= 2
 }
+
+TEST_CASE("serving defaults to the checkpoint's own weight format (gpt-oss: fp4), and --weights overrides it") {
+  auto r = run("estimate --task inference --instance p5.48xlarge --model gpt-oss-120b --format json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["precision"]["weights"] == "fp4");
+  CHECK(r.err.find("the checkpoint's own format") != std::string::npos);
+  r = run("estimate --task inference --instance p5.48xlarge --model gpt-oss-120b --weights bf16 --format json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["precision"]["weights"] == "bf16");
+  r = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --format json");
+  CHECK(nlohmann::json::parse(r.out)["precision"]["weights"] == "bf16");
+}

@@ -39,6 +39,10 @@ struct ModelSpec {
   // sliding-window (GPT-OSS, Gemma 2/3, Mistral) or chunked (Llama 4) attention.
   int sliding_window = 0;
   int sliding_layers = 0;
+  // The released checkpoint's weight format when it is not 16-bit ("fp8",
+  // "fp4", "int8", "int4": config.json quantization_config, or the preset's);
+  // serving takes it unless --weights says otherwise.
+  std::string native_weights;
   // What was assumed rather than given (printed with every answer).
   std::vector<std::string> assumptions;
 

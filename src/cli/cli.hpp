@@ -153,7 +153,7 @@ struct InferenceOptions {
   std::string prompt_tokens, prompt_tokens_p95, output_tokens, output_tokens_p95, reasoning_tokens, samples;
   std::string requests_per_second, tokens_per_day, concurrency;
   std::string max_ttft, max_tpot, min_tokens_per_second_per_user;
-  std::string weights = "bf16", kv_cache = "bf16", mode = "online", target_utilisation;
+  std::string weights, kv_cache = "bf16", mode = "online", target_utilisation;  // weights: empty = the model's own format, else bf16
   std::string verifier_model;
 };
 
@@ -181,7 +181,7 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o);
 
 ModelSpec build_model(const ModelOptions& o);
 TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m);
-InferenceWorkload build_inference_workload(const InferenceOptions& o);
+InferenceWorkload build_inference_workload(const InferenceOptions& o, const ModelSpec& m);
 RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, const InferenceOptions& io, const ModelSpec& policy);
 OverheadSettings build_overheads(const OverheadOptions& o);
 // The ranking request of recommend and cost, checked against the catalog.

@@ -182,7 +182,7 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   cmd->add_option("--max-ttft", o.max_ttft, "Time to first token target: 500ms, 2s (online default 2s)")->group(g);
   cmd->add_option("--max-tpot", o.max_tpot, "Time per output token target: 50ms (online default 200ms)")->group(g);
   cmd->add_option("--min-tokens-per-second-per-user", o.min_tokens_per_second_per_user, "Alternative to --max-tpot: 20 means 50ms")->group(g);
-  cmd->add_option("--weights", o.weights, "Weight format: bf16 | fp8 | int8 | int4 | fp4 (default bf16)")->group(g);
+  cmd->add_option("--weights", o.weights, "Weight format: bf16 | fp8 | int8 | int4 | fp4 (default: the checkpoint's own, e.g. fp4 for gpt-oss; else bf16)")->group(g);
   cmd->add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16 | fp8 (default bf16)")->group(g);
   cmd->add_option("--mode", o.mode, "online (latency targets) | offline (throughput, no targets unless given)")->group(g);
 }
@@ -349,7 +349,7 @@ ModelSpec named_model(const std::string& text, const char* flag) {
 }
 }  // namespace
 
-InferenceWorkload build_inference_workload(const InferenceOptions& o) {
+InferenceWorkload build_inference_workload(const InferenceOptions& o, const ModelSpec& m) {
   InferenceRequest r;
   auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_count(v, flag)); };
   r.prompt_tokens = count(o.prompt_tokens, "--prompt-tokens");
@@ -366,8 +366,9 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o) {
   if (!o.max_tpot.empty()) r.max_tpot_s = parse_latency_s(o.max_tpot, "--max-tpot");
   if (!o.min_tokens_per_second_per_user.empty())
     r.min_tokens_per_second_per_user = parse_number(o.min_tokens_per_second_per_user, "--min-tokens-per-second-per-user", 1e-6, 1e7);
-  auto wf = weight_format_from_string(o.weights);
-  if (!wf) throw InputError(fmt::format("--weights: '{}' is not one of bf16, fp8, int8, int4, fp4", o.weights));
+  const std::string weights = !o.weights.empty() ? o.weights : !m.native_weights.empty() ? m.native_weights : "bf16";
+  auto wf = weight_format_from_string(weights);
+  if (!wf) throw InputError(fmt::format("--weights: '{}' is not one of bf16, fp8, int8, int4, fp4", weights));
   r.weights = *wf;
   if (o.kv_cache == "bf16" || o.kv_cache == "fp16") r.kv_cache = Precision::bf16;
   else if (o.kv_cache == "fp8") r.kv_cache = Precision::fp8;
@@ -379,7 +380,10 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o) {
     if (r.samples < 2) throw InputError("--verifier-model picks the best of several samples: give --samples N (N >= 2)");
     r.verifier = named_model(o.verifier_model, "--verifier-model");
   }
-  return make_inference_workload(r);
+  InferenceWorkload w = make_inference_workload(r);
+  if (o.weights.empty() && !m.native_weights.empty())
+    w.assumptions.push_back(fmt::format("weights in {}, the checkpoint's own format (--weights bf16 to serve it in 16-bit)", m.native_weights));
+  return w;
 }
 
 

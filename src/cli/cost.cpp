@@ -221,7 +221,7 @@ class CostCommand : public Command {
     for (const char* f : {"--instance", "--hours", "--count"})
       if (given(app, f)) throw InputError(fmt::format("{} prices a given training run or reservation; a service is sized from the load", f));
     ModelSpec m = build_model(mo);
-    InferenceWorkload w = build_inference_workload(io);
+    InferenceWorkload w = build_inference_workload(io, m);
     RecommendRequest r = build_request(co, oo, catalog);
     if (co.sort_by.empty()) r.sort_by = SortBy::cost;
     log_assumptions(m.assumptions);

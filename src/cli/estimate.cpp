@@ -71,7 +71,7 @@ class EstimateCommand : public Command {
       for (const char* f : {"--count", "--ep", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--checkpoint-storage"})
         if (app->count(f))
           throw InputError(fmt::format("{} is a training flag; for inference give --tp, --pp (instances per replica) and --batch; replicas follow from the load", f));
-      return run_inference(m, build_inference_workload(io), catalog, inst, g);
+      return run_inference(m, build_inference_workload(io, m), catalog, inst, g);
     }
     if (app->count("--batch")) throw InputError("--batch applies to --task inference; training takes --micro-batch and --global-batch");
     return run_training(m, build_workload(wo, m), catalog, inst, g);

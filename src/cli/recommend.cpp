@@ -43,7 +43,7 @@ class RecommendCommand : public Command {
     check_task_flags(app, wo);
     ModelSpec m = build_model(mo);
     RecommendRequest r = build_request(ro, oo, catalog);
-    if (wo.inference()) return run_inference(m, build_inference_workload(io), catalog, r, g);
+    if (wo.inference()) return run_inference(m, build_inference_workload(io, m), catalog, r, g);
     if (wo.rl()) {
       if (!eo.target.empty()) throw InputError("--emit: launch files for --task rl are not written yet (veRL/NeMo RL configs); use the pick's layout by hand");
       const RlWorkload rl = build_rl_workload(rlo, wo, io, m);
