@@ -60,6 +60,11 @@ std::optional<ServingPrecision> serving_precision(const Accelerator& acc, Weight
 
 std::optional<std::string> serving_accelerator_problem(const Accelerator& acc, const InferenceWorkload& w) {
   if (!serving_precision(acc, w.weights)) return fmt::format("{} has no 16-bit or {} tensor throughput", acc.name, to_string(w.weights));
+  // vLLM runs fp8 checkpoints weight-only (FP8 Marlin) from compute capability 7.5 (Turing) up; Volta has no such kernel.
+  const bool eight_or_four = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
+  if (eight_or_four && acc.name.rfind("V100", 0) == 0)
+    return fmt::format("{} (Volta) has no kernels for {} weights: serving engines run them from compute capability 7.5 up; use --weights int8 or int4",
+                       acc.name, to_string(w.weights));
   return std::nullopt;
 }
 

@@ -272,3 +272,14 @@ TEST_CASE("inference workload defaults and errors") {
   per_user.min_tokens_per_second_per_user = 20;
   CHECK(*make_inference_workload(per_user).max_tpot_s == Approx(0.05));
 }
+
+TEST_CASE("fp8 and fp4 weights are not served on V100 (no kernels below compute capability 7.5)") {
+  InferenceRequest r;
+  r.weights = WeightFormat::fp8;
+  const InferenceWorkload w = make_inference_workload(r);
+  CHECK(serving_accelerator_problem(*cat().find_accelerator("V100-32GB"), w));
+  CHECK_FALSE(serving_accelerator_problem(*cat().find_accelerator("A10G"), w));  // weight-only fp8 (Marlin)
+  CHECK_FALSE(serving_accelerator_problem(*cat().find_accelerator("H100-SXM"), w));
+  r.weights = WeightFormat::int8;
+  CHECK_FALSE(serving_accelerator_problem(*cat().find_accelerator("V100-32GB"), make_inference_workload(r)));
+}
