@@ -410,7 +410,7 @@ ModelSpec model_from_param_count(double params) {
   m.name = params >= 1e12 ? fmt::format("{:.4g}T-param model", params / 1e12) : fmt::format("{:.4g}B-param model", params / 1e9);
   m.source = fmt::format("shape scaled from {} ({})", nearest->name, nearest->source);
   m.assumptions.push_back(fmt::format(
-      "shape assumed from the nearest preset {}: {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} "
+      "shape assumed from the nearest preset {}, scaled to {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} "
       "({:.2f}B parameters); override with --layers/--hidden/--heads/--kv-heads/--vocab or use --model",
       nearest->name, m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.vocab, m.total_params() / 1e9));
   validate_model(m);
