@@ -171,7 +171,10 @@ task's band over all accelerators. The bands are
 --write-accuracy`; a test fails when they no longer match the cases and the
 physics. `estimate` prints the band as the `accuracy` line, `recommend` under
 the pick, and JSON as `accuracy` {`group`, `cases`, `median_abs_error`,
-`p90_abs_error`, `out_of_sample`, `note`}. Serving bands do not yet separate
+`p90_abs_error`, `median_signed_error`, `out_of_sample`, `note`}; the text says
+which way the typical error runs (optimistic: faster than measured, or
+pessimistic), from the median error signed as speed (a time metric's error
+(p − m)/m counts as m/p − 1). Serving bands do not yet separate
 engines (the bundled inference cases record their stack in `source`).
 PROSE
 cat <<'PROSE'

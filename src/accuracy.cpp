@@ -22,14 +22,16 @@ std::string accuracy_task(std::string_view task) {
 
 namespace {
 
-struct Errors {
-  std::vector<double> abs;
+// One group: |error| of the published metric, and the error signed as speed.
+struct GroupErrors {
+  std::vector<double> abs, speed;
 };
 
-ordered_json group_json(const std::string& accelerator, const std::string& task, const std::vector<double>& abs) {
+ordered_json group_json(const std::string& accelerator, const std::string& task, const GroupErrors& e) {
   auto r6 = [](double v) { return std::round(v * 1e6) / 1e6; };
-  return {{"accelerator", accelerator}, {"task", task}, {"cases", abs.size()},
-          {"median_abs_error", r6(percentile(abs, 0.5))}, {"p90_abs_error", r6(percentile(abs, 0.9))}};
+  return {{"accelerator", accelerator}, {"task", task}, {"cases", e.abs.size()},
+          {"median_abs_error", r6(percentile(e.abs, 0.5))}, {"p90_abs_error", r6(percentile(e.abs, 0.9))},
+          {"median_signed_error", r6(percentile(e.speed, 0.5))}};
 }
 
 struct Table {
@@ -47,6 +49,7 @@ const Table& table() {
       b.cases = g.at("cases");
       b.median_abs_error = g.at("median_abs_error");
       b.p90_abs_error = g.at("p90_abs_error");
+      b.median_signed_error = g.at("median_signed_error");
       out.groups[{acc, task}] = b;
     }
     return out;
@@ -57,12 +60,18 @@ const Table& table() {
 }  // namespace
 
 std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<CaseResult>& rl_results) {
-  std::map<std::pair<std::string, std::string>, std::vector<double>> groups;
+  std::map<std::pair<std::string, std::string>, GroupErrors> groups;
   auto add = [&](const CaseResult& r) {
     if (!r.c->usable || !r.predicted) return;
     const std::string task = accuracy_task(r.c->task);
-    groups[{r.accelerator, task}].push_back(std::fabs(r.error));
-    groups[{"*", task}].push_back(std::fabs(r.error));
+    // Signed as speed: positive when the prediction is faster than measured
+    // (throughput over, or a time under, the measurement).
+    const bool time_metric = r.c->metric == Metric::tpot_s || r.c->metric == Metric::ttft_s || r.c->metric == Metric::rl_step_time_s;
+    const double speed_error = time_metric ? 1 / (1 + r.error) - 1 : r.error;
+    for (const std::string& acc : {r.accelerator, std::string("*")}) {
+      groups[{acc, task}].abs.push_back(std::fabs(r.error));
+      groups[{acc, task}].speed.push_back(speed_error);
+    }
   };
   for (const auto& r : l.held_out) add(r);
   for (const auto& r : rl_results)
@@ -72,7 +81,7 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
   j["note"] = "out-of-sample |error| of the bundled cases by accelerator and task: each case predicted by the fit made without its own "
               "source; RL cases are never fitted. docs/validation.md";
   j["groups"] = ordered_json::array();
-  for (const auto& [key, abs] : groups) j["groups"].push_back(group_json(key.first, key.second, abs));
+  for (const auto& [key, errors] : groups) j["groups"].push_back(group_json(key.first, key.second, errors));
   return j.dump(1) + "\n";
 }
 
@@ -90,8 +99,12 @@ std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::str
 }
 
 std::string accuracy_text(const AccuracyBand& b) {
-  return fmt::format("+-{:.0f}% (p90 |error|, median {:.0f}%, out of sample over {} published {} cases{})", b.p90_abs_error * 100,
-                     b.median_abs_error * 100, b.cases, b.group, b.note.empty() ? "" : "; " + b.note);
+  // Which way the typical error runs: a time predicted too short is optimistic.
+  const double s = b.median_signed_error;
+  const std::string lean = std::fabs(s) < 0.05 ? "no lean" : s > 0 ? "typically optimistic: faster than measured"
+                                                                : "typically pessimistic: slower than measured";
+  return fmt::format("+-{:.0f}% (p90 |error|, median {:.0f}%, {}, out of sample over {} published {} cases{})", b.p90_abs_error * 100,
+                     b.median_abs_error * 100, lean, b.cases, b.group, b.note.empty() ? "" : "; " + b.note);
 }
 
 }  // namespace gpuadvisor

@@ -432,7 +432,8 @@ ordered_json accuracy_json(std::string_view accelerator, std::string_view task) 
   auto b = accuracy_band(accelerator, accuracy_task(task));
   if (!b) return nullptr;
   return {{"group", b->group}, {"cases", b->cases}, {"median_abs_error", sig6(b->median_abs_error)},
-          {"p90_abs_error", sig6(b->p90_abs_error)}, {"out_of_sample", true}, {"note", b->note}};
+          {"p90_abs_error", sig6(b->p90_abs_error)}, {"median_signed_error", sig6(b->median_signed_error)}, {"out_of_sample", true},
+          {"note", b->note}};
 }
 
 std::string accuracy_line(std::string_view accelerator, std::string_view task) {

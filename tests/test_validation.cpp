@@ -212,6 +212,7 @@ TEST_CASE("every prediction shows its error band: estimate, recommend and the le
     CHECK(j["accuracy"]["p90_abs_error"].get<double>() > 0);
     CHECK(j["accuracy"]["cases"].get<int>() >= 1);
     CHECK(j["accuracy"]["out_of_sample"] == true);
+    CHECK(j["accuracy"]["median_signed_error"].is_number());
   }
   auto r = run("recommend --params 13B --task lora");
   CHECK(r.out.find("\n  accuracy: +-") != std::string::npos);

@@ -22,6 +22,7 @@ struct AccuracyBand {
   int cases = 0;
   double median_abs_error = 0;
   double p90_abs_error = 0;
+  double median_signed_error = 0;  // median speed error: > 0 when predictions run faster than measured (optimistic)
   std::string note;   // why the task's band stands in, when it does
 };
 
