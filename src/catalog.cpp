@@ -297,10 +297,14 @@ Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std:
         a.efficiency.memory_bandwidth_fraction = as_number(e.value(), e.key(), ectx, 0, false);
       } else if (e.key() == "link") {
         a.efficiency.link_fraction = as_number(e.value(), e.key(), ectx, 0, false);
+      } else if (e.key() == "all_reduce_latency_us") {
+        a.efficiency.all_reduce_latency_us = as_number(e.value(), e.key(), ectx, 0, false);
+        if (a.efficiency.all_reduce_latency_us > 10000) ectx.fail(e.key(), "at most 10000 us");
+        continue;
       } else if (auto p = precision_from_string(e.key())) {
         a.efficiency.compute_max_fraction[*p] = as_number(e.value(), e.key(), ectx, 0, false);
       } else {
-        ectx.fail(e.key(), "unknown key (use a precision, memory_bandwidth, link or source)");
+        ectx.fail(e.key(), "unknown key (use a precision, memory_bandwidth, link, all_reduce_latency_us or source)");
       }
       if (e.key() != "source" && e.value().get<double>() > 1.0) ectx.fail(e.key(), "a fraction must be at most 1");
     }

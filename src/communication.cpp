@@ -9,6 +9,11 @@ double intra_node_gb_per_s(const Accelerator& acc) {
   return link / 2 * acc.efficiency.link_fraction;
 }
 
+double serving_all_reduce_latency_s(const Accelerator& acc) {
+  if (acc.efficiency.all_reduce_latency_us > 0) return acc.efficiency.all_reduce_latency_us * 1e-6;
+  return acc.link_kind == "pcie" ? 4 * kCollectiveLatencyIntraS : kCollectiveLatencyIntraS;
+}
+
 double inter_node_gb_per_s(const Instance& instance, const Accelerator& acc, int members_per_node) {
   const int members = std::clamp(members_per_node, 1, instance.accelerator_count);
   const double share = instance.network_gbps / 8.0 * members / instance.accelerator_count;

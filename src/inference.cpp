@@ -18,14 +18,15 @@ constexpr double kActivationBytes = 2;  // 16-bit activations between layers
 
 double kv_bytes(Precision p) { return p == Precision::fp8 ? 1 : 2; }
 
-// Per-collective latency inside an instance: NVLink/NVSwitch/NeuronLink
-// all-reduces of a few KB take ~10 us; over PCIe (no peer link) they take longer.
-double intra_latency_s(const Accelerator& acc) { return acc.link_kind == "pcie" ? 4 * kCollectiveLatencyIntraS : kCollectiveLatencyIntraS; }
-
 // Small-message all-reduce for decode: one latency plus the ring bandwidth term.
+// Ranks of a tensor-parallel all-reduce: the accelerators, or on Neuron the
+// NeuronCores (a chip's cores shard the model and all-reduce too).
+int all_reduce_ranks(const Accelerator& acc, int tp) { return tp * std::max(1, neuron_cores_per_chip(acc)); }
+
 double decode_all_reduce_s(double bytes, int tp, const Accelerator& acc) {
-  if (tp <= 1) return 0;
-  return intra_latency_s(acc) + 2.0 * (tp - 1) / tp * bytes / (intra_node_gb_per_s(acc) * kGb);
+  const int ranks = all_reduce_ranks(acc, tp);
+  if (ranks <= 1) return 0;
+  return serving_all_reduce_latency_s(acc) + 2.0 * (ranks - 1) / ranks * bytes / (intra_node_gb_per_s(acc) * kGb);
 }
 
 // Expected distinct routed experts one MoE layer touches for `tokens` tokens,
@@ -59,7 +60,14 @@ std::optional<ServingPrecision> serving_precision(const Accelerator& acc, Weight
 }
 
 std::optional<std::string> serving_accelerator_problem(const Accelerator& acc, const InferenceWorkload& w) {
-  if (!serving_precision(acc, w.weights)) return fmt::format("{} has no 16-bit or {} tensor throughput", acc.name, to_string(w.weights));
+  const EngineProfile& engine = engine_for(acc, w.engine);
+  if (auto p = engine_problem(engine, acc, w.weights)) return p;
+  auto precision = serving_precision(acc, w.weights);
+  if (!precision) return fmt::format("{} has no 16-bit or {} tensor throughput", acc.name, to_string(w.weights));
+  const auto& wo = engine.weight_only;
+  if (precision->weight_only && std::find(wo.begin(), wo.end(), w.weights) == wo.end())
+    return fmt::format("engine {} runs {} weights only on accelerators with {} math; {} has none", engine.name, to_string(w.weights),
+                       to_string(w.weights), acc.name);
   // vLLM runs fp8 checkpoints weight-only (FP8 Marlin) from compute capability 7.5 (Turing) up; Volta has no such kernel.
   const bool eight_or_four = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
   if (eight_or_four && acc.name.rfind("V100", 0) == 0)
@@ -79,12 +87,15 @@ double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
   return 2.0 * m.layers * heads_per_rank * m.head_dim * kv_bytes(kv);
 }
 
-double DecodeStep::total_s() const {
+double DecodeStep::accelerator_s() const {
   return std::max(weights_read_s + kv_read_s, compute_s) + dequant_s + tensor_parallel_s + pipeline_p2p_s;
 }
 
+double DecodeStep::total_s() const { return std::max(accelerator_s(), launch_s) + host_s; }
+
 std::string DecodeStep::bound() const {
   const double memory = weights_read_s + kv_read_s, comm = tensor_parallel_s + pipeline_p2p_s;
+  if (launch_s > accelerator_s() || host_s > accelerator_s()) return "engine host overhead";
   if (comm > std::max({memory, compute_s, dequant_s})) return "communication";
   if (dequant_s > std::max(memory, compute_s)) return "dequantisation";
   return memory >= compute_s ? "memory bandwidth" : "compute";
@@ -107,8 +118,8 @@ std::optional<std::string> serving_layout_problem(const ModelSpec& m, const Clus
 namespace {
 
 struct Prefill {
-  double compute_s = 0, weights_read_s = 0, comm_s = 0;
-  double total_s() const { return std::max(compute_s, weights_read_s) + comm_s; }
+  double compute_s = 0, weights_read_s = 0, comm_s = 0, launch_s = 0;
+  double total_s() const { return std::max({compute_s, weights_read_s, launch_s}) + comm_s; }
 };
 
 // Prefill of `tokens` prompt tokens in `sequences` prompts of equal length;
@@ -124,15 +135,17 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
   out.weights_read_s = inference_weight_bytes(m, w.weights) / l.tp / bw * std::min(1.0, tokens / batched_tokens);
   const double act = tokens * m.hidden * kActivationBytes;
-  if (l.tp > 1) out.comm_s += 2.0 * m.layers * (intra_latency_s(acc) + 2.0 * (l.tp - 1) / l.tp * act / (intra_node_gb_per_s(acc) * kGb));
+  out.comm_s += 2.0 * m.layers * decode_all_reduce_s(act, l.tp, acc);
   if (l.pp > 1)
     out.comm_s += (l.pp - 1) * (kCollectiveLatencyInterS + act / (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
+  out.launch_s = m.layers * engine_for(acc, w.engine).launch_s_per_layer;
   return out;
 }
 
 DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
                        const ServingPrecision& p, int batch) {
   const Accelerator& acc = *c.accelerator;
+  const EngineProfile& engine = engine_for(acc, w.engine);
   DecodeStep s;
   const double stage_batch = std::ceil(double(batch) / l.pp);  // sequences per pipeline micro-batch
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
@@ -152,7 +165,7 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // (batch-sized decode kernels do not hide it behind the memory stream).
   if (p.weight_only) {
     const double quantised = (weight_bytes - m.embedding_params() * kBytesWeight16) / bytes_per_weight(w.weights);
-    if (acc.vector_fp32_tflops) s.dequant_s = quantised / l.tp * kDequantOpsPerWeight / (*acc.vector_fp32_tflops * 1e12);
+    if (acc.vector_fp32_tflops) s.dequant_s = quantised / l.tp * engine.dequant_ops_per_weight / (*acc.vector_fp32_tflops * 1e12);
     else s.dequant_unknown = true;
   }
   s.kv_read_s = stage_batch * m.attended_tokens(context) * kv_per_token / bw;
@@ -164,6 +177,10 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   if (l.pp > 1)
     s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_batch * m.hidden * kActivationBytes /
                                                                    (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
+  // The engine's host work: kernel launches overlap the step (each stage
+  // launches its layers); scheduling and per-sequence work run in series.
+  s.launch_s = double(m.layers) / l.pp * engine.launch_s_per_layer;
+  s.host_s = engine.step_overhead_s + batch * engine.sequence_overhead_s;
   return s;
 }
 
@@ -193,25 +210,28 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   e.tokens_per_second_per_user = 1 / e.tpot_s;
 }
 
-double serving_reserve_gb(const Accelerator& acc) {
-  return kReserveFixedGb + kServingFreeFraction * acc.memory_usable_gb() + (acc.software == "cuda" ? kCudaGraphPoolGb : 0);
+double serving_reserve_gb(const Accelerator& acc, const EngineProfile& engine, double weights_gb) {
+  const double base = engine.free_fraction_of_remaining ? std::max(0.0, acc.memory_usable_gb() - weights_gb) : acc.memory_usable_gb();
+  return kReserveFixedGb + engine.free_fraction * base + (acc.software == "cuda" ? engine.cuda_graph_pool_gb : 0);
 }
 
 InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
                                      std::optional<int> fixed_batch, std::string* problem) {
   const Accelerator& acc = *c.accelerator;
   InferenceEstimate e;
+  const EngineProfile& engine = engine_for(acc, w.engine);
+  e.engine = &engine;
   e.layout = l;
   e.precision = serving_precision(acc, w.weights).value_or(ServingPrecision{});
   auto& mem = e.memory;
   mem.capacity_gb = acc.memory_usable_gb();
-  mem.reserve_gb = serving_reserve_gb(acc);
   mem.resident_gb = w.resident_state_gb;
   mem.weights_gb = (inference_weight_bytes(m, w.weights) + (w.verifier ? inference_weight_bytes(*w.verifier, w.weights) : 0)) /
                    l.accelerators() / kGb;
+  mem.reserve_gb = serving_reserve_gb(acc, engine, mem.weights_gb);
   const int batch_cap = w.concurrency.value_or(kMaxServingBatch);
   const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;
-  mem.workspace_gb = (kPrefillChunkTokens * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
+  mem.workspace_gb = (engine.prefill_chunk_tokens * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
                       double(batch_cap) * m.vocab / l.tp * 4) / kGb;
   const double free_gb = mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb;
   const double kv_gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp) / l.pp / kGb;
@@ -239,13 +259,17 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   const ServingPrecision& p = e.precision;
   e.prefill_s = prefill(m, w, c, l, p, w.prompt_tokens, w.prompt_tokens).total_s();
   e.prefill_p95_s = prefill(m, w, c, l, p, w.prompt_tokens_p95, w.prompt_tokens_p95).total_s();
-  e.prefill_gpu_s_per_request =
-      prefill(m, w, c, l, p, w.prompt_tokens, std::max<double>(w.prompt_tokens, kPrefillChunkTokens)).total_s() / l.pp;
+  // Under load a chunked engine shares each weight read among a chunk's
+  // prompts; an engine that prefills separately reads them for every prompt.
+  auto batched = [&](double tokens) {
+    return engine.prefill == PrefillScheduling::chunked ? std::max<double>(tokens, engine.prefill_chunk_tokens) : tokens;
+  };
+  e.prefill_gpu_s_per_request = prefill(m, w, c, l, p, w.prompt_tokens, batched(w.prompt_tokens)).total_s() / l.pp;
   // Best-of-N: the verifier reads every sample once, like a prefill of its tokens.
   if (w.verifier) {
     const double scored = w.samples * (w.prompt_tokens + w.generated_tokens_per_sequence());
     e.prefill_gpu_s_per_request +=
-        prefill(*w.verifier, w, c, l, p, scored, std::max<double>(scored, kPrefillChunkTokens), w.samples).total_s() / l.pp;
+        prefill(*w.verifier, w, c, l, p, scored, batched(scored), w.samples).total_s() / l.pp;
   }
 
   auto meets = [&](int b) {

@@ -71,6 +71,7 @@ ordered_json service_json(const ServingRow& r) {
           {"accelerators", r.instances * r.instance->accelerator_count},
           {"accelerator", r.instance->accelerator_name},
           {"layout", {{"tp", e.layout.tp}, {"pp", e.layout.pp}}},
+          {"engine", e.engine->name},
           {"replicas", r.replicas},
           {"utilisation", sig6(r.utilisation)},
           {"batch_at_load", r.at_load.batch},
@@ -257,6 +258,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
     j["accelerators_per_replica"] = e.layout.accelerators();
     j["region"] = ctx.region;
     j["software"] = software_text(*c.accelerator);
+    j["engine"] = {{"name", e.engine->name}, {"title", e.engine->title}};
     j["layout"] = {{"tp", e.layout.tp}, {"pp", e.layout.pp}};
     j["precision"] = {{"weights", std::string(to_string(w.weights))}, {"compute", std::string(to_string(e.precision.compute))},
                       {"weight_only", e.precision.weight_only}, {"kv_cache", std::string(to_string(w.kv_cache))}};
@@ -284,7 +286,8 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
                                        {"compute_s", sig6(e.step.compute_s)},
                                        {"dequant_s", e.step.dequant_unknown ? ordered_json(nullptr) : ordered_json(sig6(e.step.dequant_s))},
                                        {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
-                                       {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)}, {"step_s", sig6(e.step.total_s())},
+                                       {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)}, {"launch_s", sig6(e.step.launch_s)},
+                                       {"engine_host_s", sig6(e.step.host_s)}, {"step_s", sig6(e.step.total_s())},
                                        {"bound", e.step.bound()}}}};
     auto opt = [](std::optional<double> v, bool cents) {
       return v ? ordered_json(cents ? round_cents(*v) : sig6(*v)) : ordered_json(nullptr);
@@ -307,6 +310,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add("config", "replica", text(fmt::format("{} x {}, {}", e.layout.pp, c.instance->name, layout_text(e.layout))), "");
   add("config", "accelerators per replica", integer(e.layout.accelerators()), c.accelerator->name + " (" + software_text(*c.accelerator) + ")");
   add("config", "precision", text(precision_text(w, e.precision)), "");
+  add("config", "engine", text(e.engine->name), e.engine->title);
   add("config", "test-time multiplier", num(w.test_time_multiplier(), 2),
       fmt::format("{} sample(s) x ({:.0f} output + {:.0f} reasoning) / {:.0f}", w.samples, w.output_tokens, w.reasoning_tokens, w.output_tokens));
   add("memory", "weights", num(m.weights_gb, 2), "GB per accelerator");
@@ -326,6 +330,8 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
     add("decode", "dequantise weights", latency_cell(e.step.dequant_s), "per step, on the vector units");
   add("decode", "tensor-parallel all-reduce", latency_cell(e.step.tensor_parallel_s), "per step");
   if (e.step.pipeline_p2p_s > 0) add("decode", "pipeline p2p", latency_cell(e.step.pipeline_p2p_s), "per step");
+  if (e.step.launch_s > 0) add("decode", "kernel launches", latency_cell(e.step.launch_s), "per step, overlapped with the accelerator");
+  add("decode", "engine host time", latency_cell(e.step.host_s), "per step, in series (scheduling, per-sequence work)");
   add("decode", "step", latency_cell(e.step.total_s()), e.step.bound() + "-bound");
   add("latency", "time to first token", latency_cell(e.ttft_s), "mean prompt, no queueing");
   add("latency", "time per output token", latency_cell(e.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", e.prefill_share * 100));
@@ -359,13 +365,18 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                      kv_cache_bytes_per_token(m, w.kv_cache, l.tp), w.prompt_tokens + w.generated_tokens_per_sequence() / 2);
   out += fmt::format("  max batch = (capacity {:.1f} - weights - workspace {:.2f} - reserve {:.2f}) / KV per sequence = {}\n",
                      e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb, e.max_batch);
+  const EngineProfile& engine = *e.engine;
+  out += fmt::format("  engine: {} ({})\n", engine.name, engine.title);
   out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "
-                     "+ dequantise {:.2f} ms + all-reduces {:.2f} ms = {:.2f} ms\n",
+                     "+ dequantise {:.2f} ms + all-reduces {:.2f} ms = {:.2f} ms on the accelerator\n",
                      e.batch, e.step.weights_read_s * 1e3, e.step.kv_read_s * 1e3, a.memory_bandwidth_gb_per_s,
                      a.efficiency.memory_bandwidth_fraction, e.step.compute_s * 1e3, a.tflops(e.precision.compute).value_or(0),
-                     to_string(e.precision.compute), e.step.dequant_s * 1e3, e.step.tensor_parallel_s * 1e3, e.step.total_s() * 1e3);
+                     to_string(e.precision.compute), e.step.dequant_s * 1e3, e.step.tensor_parallel_s * 1e3, e.step.accelerator_s() * 1e3);
+  out += fmt::format("  step = max(accelerator, kernel launches {:.2f} ms) + engine host time {:.2f} ms ({:.2f} ms per step + {:.3f} ms per sequence) = {:.2f} ms\n",
+                     e.step.launch_s * 1e3, e.step.host_s * 1e3, engine.step_overhead_s * 1e3, engine.sequence_overhead_s * 1e3,
+                     e.step.total_s() * 1e3);
   if (e.precision.weight_only)
-    out += fmt::format("  dequantise = quantised weights / tp x {} operations / vector FP32 {} TFLOPS{}\n", kDequantOpsPerWeight,
+    out += fmt::format("  dequantise = quantised weights / tp x {} operations / vector FP32 {} TFLOPS{}\n", engine.dequant_ops_per_weight,
                        a.vector_fp32_tflops ? fmt::format("{}", *a.vector_fp32_tflops) : "unknown",
                        e.step.dequant_unknown ? " (not counted)" : "");
   out += fmt::format("  prefill = (2 N_matmul P + 2 L w P^2) / (tp x peak x efficiency) = {:.1f} ms alone; {:.1f} ms of replica time under load\n",

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "gpuadvisor/compute.hpp"
+#include "gpuadvisor/framework.hpp"
 #include "gpuadvisor/quantity.hpp"
 
 namespace gpuadvisor {
@@ -35,6 +36,7 @@ std::optional<std::string> accelerator_problem(const Accelerator& acc, const Tra
     return fmt::format("{} is an inference accelerator; train on Trainium (trn1, trn2) or GPUs", acc.name);
   if (!effective_precision(acc, w.precision))
     return fmt::format("{} has no {} tensor throughput", acc.name, to_string(w.precision));
+  if (w.framework) return framework_problem(*w.framework, acc);
   return std::nullopt;
 }
 

@@ -8,7 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
+#include "gpuadvisor/engine.hpp"
+#include "gpuadvisor/framework.hpp"
+#include "gpuadvisor/neuron.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "json_input.hpp"
 #include "gpuadvisor/inference_search.hpp"
@@ -186,6 +190,12 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
       if (kv == "fp8") q.kv_cache = Precision::fp8;
       else if (!kv.empty() && kv != "bf16" && kv != "fp16") r.fail("kv_cache", "expected bf16 or fp8");
       q.concurrency = r.integer(j, "concurrency", 1, 1000000);
+      c.engine = r.text(j, "engine", false);
+      c.engine_version = r.text(j, "engine_version", false);
+      if (!c.engine.empty()) {
+        q.engine = find_engine(c.engine);
+        if (!q.engine) r.fail("engine", fmt::format("'{}' is not one of {}", c.engine, engine_names()));
+      }
       c.inference = make_inference_workload(q);
       c.tp = r.integer(j, "tp", 1, 4096).value_or(0);
       c.pp = r.integer(j, "pp", 1, 4096).value_or(1);
@@ -211,6 +221,11 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
         auto t = lora_targets_from_string(targets);
         if (!t) r.fail("lora_targets", "expected attention or attention+mlp");
         w.lora_targets = *t;
+      }
+      c.framework = r.text(j, "framework", false);
+      if (!c.framework.empty()) {
+        w.framework = find_framework(c.framework);
+        if (!w.framework) r.fail("framework", fmt::format("'{}' is not one of {}", c.framework, framework_names()));
       }
       c.training = make_workload(w, c.model);
       if (j.contains("layout")) {
@@ -386,6 +401,7 @@ std::vector<std::pair<std::string, std::string>> parameters_of(const ValidationC
     if (c.metric == Metric::ttft_s) out.push_back({fit_group(acc.name, compute), compute});
     else out.push_back({acc.name, "memory_bandwidth_fraction"});
     if (c.metric == Metric::output_tokens_per_second) out.push_back({fit_group(acc.name, compute), compute});
+    if (c.metric != Metric::ttft_s && c.tp * std::max(1, neuron_cores_per_chip(acc)) > 1) out.push_back({acc.name, "all_reduce_latency_us"});
   } else {
     auto p = effective_precision(acc, c.training.precision);
     if (p) {
@@ -398,6 +414,10 @@ std::vector<std::pair<std::string, std::string>> parameters_of(const ValidationC
 
 double& parameter_ref(Accelerator& a, const std::string& name) {
   if (name == "memory_bandwidth_fraction") return a.efficiency.memory_bandwidth_fraction;
+  if (name == "all_reduce_latency_us") {
+    if (a.efficiency.all_reduce_latency_us <= 0) a.efficiency.all_reduce_latency_us = serving_all_reduce_latency_s(a) * 1e6;
+    return a.efficiency.all_reduce_latency_us;
+  }
   const std::string p = name.substr(name.find('.') + 1);
   const Precision precision = *precision_from_string(p);
   auto& m = a.efficiency.compute_max_fraction;
@@ -417,9 +437,13 @@ std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<Valid
     Accelerator* a = const_cast<Accelerator*>(catalog.find_accelerator(key.first));
     out.push_back({key.first, key.second, parameter_ref(*a, key.second), 0, static_cast<int>(list.size())});
   }
-  // The loss of the cases on the accelerators of one fit group.
+  // The loss of the cases on the accelerators of one fit group, plus the
+  // pull toward the parameter's prior.
   auto loss = [&](const FittedParameter& f) {
-    double sum = 0;
+    Accelerator& acc = *const_cast<Accelerator*>(catalog.find_accelerator(f.accelerator));
+    const ParameterPrior prior = parameter_prior(acc, f.parameter);
+    const double x = parameter_ref(acc, f.parameter);
+    double sum = kPriorWeight * std::pow(std::log(x / prior.value) / prior.log_width, 2);
     for (const auto& c : cases) {
       const Instance* inst = catalog.find_instance(c.system);
       if (!c.usable || c.is_rl() || !inst || fit_group(inst->accelerator_name, f.parameter) != f.accelerator) continue;
@@ -436,14 +460,20 @@ std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<Valid
         const FittedParameter& f;
         Setter& operator=(double x) {
           for (Accelerator& a : catalog.accelerators)
-            if (fit_group(a.name, f.parameter) == f.accelerator) parameter_ref(a, f.parameter) = x;
+            if (fit_group(a.name, f.parameter) == f.accelerator) {
+              parameter_ref(a, f.parameter) = x;
+              // fp16 and bf16 run at the same tensor rate on the same units: one fraction.
+              if (f.parameter == "compute_max_fraction.bf16" && a.efficiency.compute_max_fraction.count(Precision::fp16))
+                a.efficiency.compute_max_fraction[Precision::fp16] = x;
+            }
           return *this;
         }
       } v{catalog, f};
       double value = 0;
-      // Golden-section search on [0.05, 0.95], then keep the best point seen.
+      // Golden-section search within the parameter's physical bounds, then keep the best point seen.
       const double g = (std::sqrt(5.0) - 1) / 2;
-      double lo = 0.05, hi = 0.95;
+      const ParameterPrior prior = parameter_prior(*catalog.find_accelerator(f.accelerator), f.parameter);
+      double lo = prior.lower, hi = prior.upper;
       double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
       v = x1;
       double f1 = loss(f);
@@ -466,7 +496,8 @@ std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<Valid
           f2 = loss(f);
         }
       }
-      value = std::round((f1 <= f2 ? x1 : x2) * 1000) / 1000;
+      const double best = f1 <= f2 ? x1 : x2;
+      value = f.parameter == "all_reduce_latency_us" ? std::round(best * 10) / 10 : std::round(best * 1000) / 1000;
       v = value;
       f.after = value;
     }
@@ -474,11 +505,24 @@ std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<Valid
   return out;
 }
 
+ParameterPrior parameter_prior(const Accelerator& acc, const std::string& parameter) {
+  if (parameter == "memory_bandwidth_fraction") return {kPriorMemoryFraction, 0.50, 0.95, 0.25};
+  if (parameter == "all_reduce_latency_us") {
+    Accelerator bare = acc;
+    bare.efficiency.all_reduce_latency_us = 0;
+    return {serving_all_reduce_latency_s(bare) * 1e6, 3, 300, 2.0};
+  }
+  const std::string p = parameter.substr(parameter.find('.') + 1);
+  const double value = p == "fp8" || p == "int8" ? kPriorComputeFraction8 : p == "fp4" ? kPriorComputeFraction4 : kPriorComputeFraction16;
+  return {value, 0.15, 0.90, 0.5};
+}
+
 void reset_to_prior(Catalog& catalog) {
   for (Accelerator& a : catalog.accelerators) {
     for (auto& [p, v] : a.efficiency.compute_max_fraction)
       v = p == Precision::fp8 || p == Precision::int8 ? kPriorComputeFraction8 : p == Precision::fp4 ? kPriorComputeFraction4 : kPriorComputeFraction16;
     a.efficiency.memory_bandwidth_fraction = kPriorMemoryFraction;
+    a.efficiency.all_reduce_latency_us = 0;
   }
 }
 
@@ -528,13 +572,16 @@ std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedP
   overlay["sources"] = {{"CALIBRATED", {{"title", note}, {"url", "file:calibrate"}}}};
   ordered_json accs = ordered_json::array();
   std::set<std::string> names;
-  for (const auto& f : fitted) names.insert(f.accelerator);
+  for (const auto& f : fitted)
+    for (const Accelerator& a : catalog.accelerators)
+      if (fit_group(a.name, f.parameter) == f.accelerator) names.insert(a.name);
   for (const auto& name : names) {
     const Accelerator& a = *catalog.find_accelerator(name);
     ordered_json e;
     for (const auto& [p, v] : a.efficiency.compute_max_fraction) e[std::string(to_string(p))] = v;
     e["memory_bandwidth"] = a.efficiency.memory_bandwidth_fraction;
     e["link"] = a.efficiency.link_fraction;
+    if (a.efficiency.all_reduce_latency_us > 0) e["all_reduce_latency_us"] = a.efficiency.all_reduce_latency_us;
     e["source"] = "CALIBRATED";
     accs.push_back({{"name", name}, {"efficiency", e}});
   }

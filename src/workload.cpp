@@ -56,6 +56,7 @@ TrainingWorkload make_workload(const WorkloadRequest& r, const ModelSpec& model)
   w.lora_rank = r.lora_rank;
   w.lora_targets = r.lora_targets;
   w.flash_attention = r.flash_attention;
+  w.framework = r.framework;
   const bool pretraining = r.task == Task::pretrain;
   w.seq_len = r.seq_len.value_or(pretraining ? 4096 : 2048);
   if (!r.seq_len) w.assumptions.push_back(fmt::format("sequence length {} (default for {})", w.seq_len, to_string(r.task)));
@@ -125,6 +126,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   w.samples = r.samples;
   w.reasoning_tokens = r.reasoning_tokens;
   w.verifier = r.verifier;
+  w.engine = r.engine;
   if (w.verifier)
     w.assumptions.push_back(fmt::format("the verifier {} runs on each replica beside the model and scores all {} samples of a request "
                                         "(prompt + generated tokens, one forward pass each)",

@@ -424,7 +424,12 @@ TEST_CASE("cli: validate and calibrate") {
   CHECK(run("catalog validate --overlay " + overlay).code == 0);
   Run with = run("--catalog-add " + overlay + " validate --cases " + cases + " --format json");
   REQUIRE(with.code == 0);
-  CHECK(std::fabs(nlohmann::json::parse(with.out)["summary"][0]["median_abs_error"].get<double>()) < 0.05);
+  Run without = run("validate --cases " + cases + " --format json");
+  REQUIRE(without.code == 0);
+  // The fit moves toward the runs (two cases: the prior still pulls, docs/validation.md §Fitted parameters).
+  const double before = nlohmann::json::parse(without.out)["summary"][0]["median_abs_error"].get<double>();
+  const double after = nlohmann::json::parse(with.out)["summary"][0]["median_abs_error"].get<double>();
+  CHECK(after < before / 2);
   std::remove(overlay.c_str());
   {
     // A source key with a quote and a backslash still gives valid JSON.

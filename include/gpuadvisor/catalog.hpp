@@ -25,6 +25,9 @@ struct Efficiency {
   std::map<Precision, double> compute_max_fraction;  // end-to-end matmul fraction at large sizes
   double memory_bandwidth_fraction = 0.80;           // achievable fraction of HBM/GDDR bandwidth
   double link_fraction = 0.70;                       // achievable fraction of link bandwidth (bus bandwidth)
+  // One small all-reduce among an instance's accelerators as serving engines
+  // run it (decode, prefill), us; 0: by link (10 on NVLink/NeuronLink, 40 on PCIe).
+  double all_reduce_latency_us = 0;
   std::string source;                                // where the values come from
 };
 

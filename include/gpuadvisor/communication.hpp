@@ -13,6 +13,10 @@ inline constexpr double kPcieFallbackGbPerS = 16;          // when a link figure
 // accelerators of one instance: half the vendor's bidirectional link figure
 // times the link efficiency.
 double intra_node_gb_per_s(const Accelerator& acc);
+// Latency of one small all-reduce inside an instance as serving engines run it:
+// the catalog's all_reduce_latency_us, else 10 us over NVLink/NeuronLink and
+// 4x that over PCIe.
+double serving_all_reduce_latency_s(const Accelerator& acc);
 
 // Achievable bandwidth (GB/s) that one collective group gets between
 // instances when `members_per_node` of its ranks sit on each instance: NCCL

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/engine.hpp"
 #include "gpuadvisor/estimate.hpp"
 #include "gpuadvisor/model.hpp"
 #include "gpuadvisor/workload.hpp"
@@ -16,21 +17,11 @@ namespace gpuadvisor {
 // Bytes per weight, group scales included (docs/methodology.md §Inference memory).
 inline constexpr double kBytesInt4 = 0.5 + 2.0 / 128 + 0.5 / 128;  // GPTQ/AWQ: fp16 scale + 4-bit zero per 128 weights
 inline constexpr double kBytesFp4 = 0.5 + 1.0 / 16;                 // NVFP4: one fp8 scale per 16 weights
-// Weight-only int8/int4 decode: vector (FP32-rate) operations per weight to
-// unpack, convert, remove the zero point and scale it before the 16-bit
-// product (docs/methodology.md §Decode step; set from the weight-only cases
-// of docs/validation.md).
-inline constexpr double kDequantOpsPerWeight = 8;
-inline constexpr int kPrefillChunkTokens = 2048;  // prompt tokens batched per prefill step under load
 inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequences in flight (unless --concurrency)
-// Serving engines leave part of the memory free: vLLM's gpu_memory_utilization
-// defaults to 0.9 (vllm#355), as TensorRT-LLM's KV-cache fraction does; CUDA
-// engines also capture CUDA graphs, about 2-2.5 GiB more (vllm#7553).
-inline constexpr double kServingFreeFraction = 0.10;
-inline constexpr double kCudaGraphPoolGb = 2 * 1.073741824;
 // Runtime reserve of a serving replica per accelerator: the training reserve's
-// fixed part, the engine's free share and (CUDA) the graph pool.
-double serving_reserve_gb(const Accelerator& acc);
+// fixed part, the share the engine leaves free (of the whole memory or of what
+// the weights leave) and, on CUDA, its graph pool (data/engines.json).
+double serving_reserve_gb(const Accelerator& acc, const EngineProfile& engine, double weights_gb);
 inline constexpr double kHoursPerMonth = 720;     // a 30-day month
 
 double bytes_per_weight(WeightFormat f);
@@ -68,7 +59,7 @@ struct InferenceMemory {
   double weights_gb = 0;     // per accelerator
   double kv_cache_gb = 0;    // per accelerator at the chosen batch
   double workspace_gb = 0;   // prefill chunk activations and fp32 logits
-  double reserve_gb = 0;     // serving_reserve_gb: 1 GB + the engine's free 10% + the CUDA-graph pool
+  double reserve_gb = 0;     // serving_reserve_gb: 1 GB + the engine's free share + its CUDA-graph pool
   double resident_gb = 0;    // other state kept beside the replica (InferenceWorkload::resident_state_gb)
   double capacity_gb = 0;
   double total_gb() const { return weights_gb + kv_cache_gb + workspace_gb + reserve_gb + resident_gb; }
@@ -82,11 +73,15 @@ struct DecodeStep {
   bool dequant_unknown = false;  // weight-only, but the accelerator's vector FLOP/s are not published (not counted)
   double tensor_parallel_s = 0;  // per-layer all-reduces
   double pipeline_p2p_s = 0;
-  double total_s() const;        // max(memory, compute) + dequantisation + communication
+  double launch_s = 0;           // the engine's kernel launches, overlapped with the work above
+  double host_s = 0;             // the engine's host time per step in series (scheduling, per-sequence work)
+  double accelerator_s() const;  // max(memory, compute) + dequantisation + communication
+  double total_s() const;        // max(accelerator, launch) + host
   std::string bound() const;     // "memory bandwidth", "compute", "communication"
 };
 
 struct InferenceEstimate {
+  const EngineProfile* engine = nullptr;  // the engine the replica runs (engine_for)
   ServingLayout layout;
   ServingPrecision precision;
   InferenceMemory memory;

@@ -43,10 +43,12 @@ struct ValidationCase {
   bool usable = true;
   std::string reason;      // why not usable, or caveats
   ModelSpec model;
-  // Training cases.
+  // Training cases: the stack measured (empty: the default).
+  std::string framework;
   TrainingWorkload training;
   LayoutConstraints layout;
-  // Inference cases.
+  // Inference cases: the engine and version measured (empty: the default engine).
+  std::string engine, engine_version;
   InferenceWorkload inference;
   int tp = 0;  // 0: search
   int pp = 1;
@@ -106,9 +108,10 @@ ResultCounts count_results(const std::vector<CaseResult>& results);
 
 // Calibration: fits each accelerator's compute_max_fraction per precision (from
 // training and prefill cases) and memory_bandwidth_fraction (from decode cases)
-// to minimise the sum of |ln(predicted / measured)| over usable cases, by
-// coordinate descent with golden-section search in [0.05, 0.95]. A parameter
-// with fewer than kMinCasesPerParameter cases keeps its value.
+// to minimise the sum of |ln(predicted / measured)| over usable cases plus
+// kPriorWeight x (ln(value / prior) / log_width)^2, by coordinate descent with
+// golden-section search inside the parameter's bounds. A parameter with fewer
+// than kMinCasesPerParameter cases keeps its value.
 inline constexpr int kMinCasesPerParameter = 2;
 struct FittedParameter {
   std::string accelerator;
@@ -124,6 +127,20 @@ std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<Valid
 inline constexpr double kPriorComputeFraction16 = 0.50, kPriorComputeFraction8 = 0.35, kPriorComputeFraction4 = 0.22,
                         kPriorMemoryFraction = 0.80;
 void reset_to_prior(Catalog& catalog);
+
+// A fitted parameter's prior and its physical bounds (docs/validation.md
+// §Fitted parameters): memory bandwidth 0.80 within [0.50, 0.95] (a current
+// engine streams weights at 70-90% of the datasheet bandwidth; below half
+// means a missing mechanism, not hardware); a compute fraction within
+// [0.15, 0.90]; the serving all-reduce latency within [3, 300] us, from the
+// link's default (from decode cases at tp > 1). `log_width` scales the pull toward the
+// prior: a value e^log_width away costs kPriorWeight, as much as one case
+// predicted that far off.
+struct ParameterPrior {
+  double value, lower, upper, log_width;
+};
+inline constexpr double kPriorWeight = 1.0;
+ParameterPrior parameter_prior(const Accelerator& acc, const std::string& parameter);
 
 // For each source: the median |error| on its cases when fitted without them,
 // when fitted with all cases, and with the priors alone (all fits from the priors).

@@ -24,6 +24,8 @@ enum class LoraTargets { attention, attention_mlp };
 std::string_view to_string(LoraTargets t);
 std::optional<LoraTargets> lora_targets_from_string(std::string_view s);
 
+struct FrameworkProfile;  // framework.hpp
+
 struct TrainingWorkload {
   Task task = Task::pretrain;
   double tokens = 0;  // tokens per epoch
@@ -34,6 +36,7 @@ struct TrainingWorkload {
   int lora_rank = 16;
   LoraTargets lora_targets = LoraTargets::attention_mlp;
   bool flash_attention = true;
+  const FrameworkProfile* framework = nullptr;  // --framework; null: the default on each accelerator (framework_for)
   std::vector<std::string> assumptions;  // defaults that were applied
 
   double total_tokens() const { return tokens * epochs; }
@@ -52,6 +55,7 @@ struct WorkloadRequest {
   int lora_rank = 16;
   LoraTargets lora_targets = LoraTargets::attention_mlp;
   bool flash_attention = true;
+  const FrameworkProfile* framework = nullptr;
 };
 
 inline constexpr double kChinchillaTokensPerParam = 20;
@@ -83,6 +87,8 @@ std::optional<ServingMode> serving_mode_from_string(std::string_view s);
 // replica's continuous batch sees near saturation.
 inline constexpr double kDefaultTargetUtilisation = 0.8;
 
+struct EngineProfile;  // engine.hpp
+
 struct InferenceWorkload {
   double prompt_tokens = 0;         // mean per request
   double prompt_tokens_p95 = 0;     // equals the mean when no distribution was given
@@ -105,6 +111,8 @@ struct InferenceWorkload {
   // Best-of-N with a verifier: a second model on the same replica that scores
   // every sample (prompt + generated tokens) in one forward pass.
   std::optional<ModelSpec> verifier;
+  // The serving engine (--engine); null: the default on each accelerator (engine_for).
+  const EngineProfile* engine = nullptr;
   std::vector<std::string> assumptions;
 
   // Decode steps each sample runs (output plus hidden reasoning).
@@ -128,6 +136,7 @@ struct InferenceRequest {
   ServingMode mode = ServingMode::online;
   std::optional<double> target_utilisation;
   std::optional<ModelSpec> verifier;  // --verifier-model
+  const EngineProfile* engine = nullptr;  // --engine
 };
 
 inline constexpr double kDefaultPromptTokens = 1024;

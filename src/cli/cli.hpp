@@ -137,6 +137,7 @@ struct WorkloadOptions {
   int lora_rank = 16;
   std::string lora_targets = "attention+mlp";
   bool no_flash_attention = false;
+  std::string framework;  // empty: megatron on GPUs, neuron on Trainium
   bool inference() const { return task == "inference"; }
   bool rl() const { return task == "rl"; }
 };
@@ -155,6 +156,7 @@ struct InferenceOptions {
   std::string max_ttft, max_tpot, min_tokens_per_second_per_user;
   std::string weights, kv_cache = "bf16", mode = "online", target_utilisation;  // weights: empty = the model's own format, else bf16
   std::string verifier_model;
+  std::string engine;  // empty: vllm on CUDA, neuron on Neuron
 };
 
 // Job overheads (docs/methodology.md §Job overheads): recommend, cost and estimate.

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "gpuadvisor/engine.hpp"
+#include "gpuadvisor/framework.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/files.hpp"
 #include "gpuadvisor/pricing.hpp"
@@ -163,6 +165,10 @@ void add_workload_options(CLI::App* cmd, WorkloadOptions& o) {
   cmd->add_option("--lora-rank", o.lora_rank, "LoRA rank (default 16)")->group("Workload");
   cmd->add_option("--lora-targets", o.lora_targets, "attention | attention+mlp (default attention+mlp)")->group("Workload");
   cmd->add_flag("--no-flash-attention", o.no_flash_attention, "Store attention scores (no fused attention kernel)")->group("Workload");
+  cmd->add_option("--framework", o.framework,
+                  fmt::format("Training stack: {} (default: megatron on GPUs, neuron on Trainium; docs/methodology.md §Training frameworks)",
+                              framework_names()))
+      ->group("Workload");
 }
 
 void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
@@ -185,6 +191,9 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   cmd->add_option("--weights", o.weights, "Weight format: bf16 | fp8 | int8 | int4 | fp4 (default: the checkpoint's own, e.g. fp4 for gpt-oss; else bf16)")->group(g);
   cmd->add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16 | fp8 (default bf16)")->group(g);
   cmd->add_option("--mode", o.mode, "online (latency targets) | offline (throughput, no targets unless given)")->group(g);
+  cmd->add_option("--engine", o.engine,
+                  fmt::format("Serving engine: {} (default: vllm on GPUs, neuron on Inferentia/Trainium; profiles in data/engines.json)", engine_names()))
+      ->group(g);
 }
 
 void add_rl_options(CLI::App* cmd, RlOptions& o) {
@@ -318,7 +327,14 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   if (!t) throw InputError(fmt::format("--lora-targets: '{}' is not one of attention, attention+mlp", o.lora_targets));
   r.lora_targets = *t;
   r.flash_attention = !o.no_flash_attention;
-  return make_workload(r, m);
+  if (!o.framework.empty()) {
+    r.framework = find_framework(o.framework);
+    if (!r.framework) throw InputError(fmt::format("--framework: '{}' is not one of {}", o.framework, framework_names()));
+  }
+  TrainingWorkload w = make_workload(r, m);
+  if (!r.framework)
+    w.assumptions.push_back("trained with megatron (Megatron-Core/NeMo) on GPUs and neuron (NxD Training) on Trainium (default; --framework to choose)");
+  return w;
 }
 
 namespace {
@@ -380,7 +396,14 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     if (r.samples < 2) throw InputError("--verifier-model picks the best of several samples: give --samples N (N >= 2)");
     r.verifier = named_model(o.verifier_model, "--verifier-model");
   }
+  if (!o.engine.empty()) {
+    r.engine = find_engine(o.engine);
+    if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}", o.engine, engine_names()));
+  }
   InferenceWorkload w = make_inference_workload(r);
+  if (!r.engine)
+    w.assumptions.push_back(fmt::format("served with {} on GPUs and {} on Inferentia/Trainium (default; --engine to choose)", kDefaultCudaEngine,
+                                        kDefaultNeuronEngine));
   if (o.weights.empty() && !m.native_weights.empty())
     w.assumptions.push_back(fmt::format("weights in {}, the checkpoint's own format (--weights bf16 to serve it in 16-bit)", m.native_weights));
   return w;
@@ -534,7 +557,7 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
                                                    "--concurrency", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user",
                                                    "--weights", "--kv-cache", "--mode", "--target-utilisation",
-                                                   "--verifier-model"};
+                                                   "--verifier-model", "--engine"};
   static constexpr const char* kRlOnly[] = {"--algorithm", "--prompts-per-step", "--samples-per-prompt", "--response-tokens",
                                             "--response-tokens-max", "--steps", "--prompts", "--reward", "--reward-model",
                                             "--placement", "--async", "--policy-update", "--no-reference"};
@@ -543,6 +566,8 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
       if (given(cmd, f)) throw InputError(fmt::format("{} {}", f, why));
   };
   const std::string rl_hint = "applies to --task rl only";
+  if ((wo.inference() || wo.rl()) && given(cmd, "--framework"))
+    throw InputError("--framework applies to pretrain, finetune, lora and qlora (an RL step's trainer and a serving replica use the defaults)");
   if (wo.inference()) {
     refuse(kTrainingOnly, "applies to training; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)");
     refuse(kTrainingAndRl, "applies to training; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)");

@@ -1,0 +1,70 @@
+// Serving engines (docs/methodology.md §Serving engines): what differs between
+// vLLM, SGLang, TensorRT-LLM, TGI, transformers and the Neuron stack on the
+// same hardware. Each profile (data/engines.json) carries its sources; the
+// hardware's bandwidth and compute fractions are shared by every engine.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/workload.hpp"
+
+namespace gpuadvisor {
+
+// How an engine schedules prompts beside running sequences.
+enum class PrefillScheduling {
+  chunked,   // prompt tokens share a token budget with the decode batch: weights read once per chunk
+  separate,  // each prefill is its own forward pass that pauses the decode batch
+};
+
+struct EngineProfile {
+  std::string name;      // vllm, sglang, trtllm, tgi, tgi-1, hf, neuron, gpt-fast
+  std::string title;     // "vLLM V1 (0.8 and later), default server settings"
+  std::string software;  // accelerators it runs on: "cuda" or "neuron"
+  // Host time per decode step in series with the accelerator (scheduling,
+  // sampling, detokenising that no overlap scheduler hides), s.
+  double step_overhead_s = 0;
+  // Host time per sequence in flight per decode step, in series, s.
+  double sequence_overhead_s = 0;
+  // Host time to launch one layer's kernels, overlapped with the accelerator
+  // (the step takes the longer of the two; 0 with CUDA or compiled graphs), s.
+  double launch_s_per_layer = 0;
+  PrefillScheduling prefill = PrefillScheduling::chunked;
+  int prefill_chunk_tokens = 2048;  // token budget of one chunked step
+  // Memory the engine leaves unallocated: a share of the whole memory (vLLM's
+  // gpu_memory_utilization) or of what is left after the weights (TensorRT-LLM's
+  // free_gpu_memory_fraction).
+  double free_fraction = 0;
+  bool free_fraction_of_remaining = false;
+  double cuda_graph_pool_gb = 0;
+  // Weight-only int8/int4 decode: vector operations per weight not hidden
+  // behind the memory stream (unpack, convert, scale).
+  double dequant_ops_per_weight = 0;
+  bool continuous_batching = true;
+  std::vector<WeightFormat> weights;      // formats it serves
+  std::vector<WeightFormat> weight_only;  // of those, the ones it also runs dequantised where the accelerator lacks their math
+  std::vector<std::string> notes;     // each field's source, as "field: source"
+};
+
+// The bundled profiles (data/engines.json), in file order.
+const std::vector<EngineProfile>& engine_profiles();
+std::string_view embedded_engines_text();
+// Parses an engines file; InputError names the engine and field.
+std::vector<EngineProfile> read_engines(const std::string& origin, const std::string& text);
+
+const EngineProfile* find_engine(std::string_view name);
+// "vllm, sglang, trtllm, ..." for messages and --help.
+std::string engine_names();
+
+// The engine a replica runs on this accelerator: the chosen one, or the
+// default (vllm on CUDA, neuron on Neuron).
+const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* chosen);
+inline constexpr std::string_view kDefaultCudaEngine = "vllm";
+inline constexpr std::string_view kDefaultNeuronEngine = "neuron";
+
+// Why this engine cannot serve these weights on this accelerator, or empty.
+std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights);
+
+}  // namespace gpuadvisor

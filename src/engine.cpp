@@ -1,0 +1,132 @@
+#include "gpuadvisor/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "gpuadvisor/errors.hpp"
+#include "json_input.hpp"
+
+namespace gpuadvisor {
+
+extern const char* const embedded_engines_json;
+extern const std::size_t embedded_engines_json_size;
+
+std::string_view embedded_engines_text() { return {embedded_engines_json, embedded_engines_json_size}; }
+
+using nlohmann::json;
+
+namespace {
+
+struct EngineReader {
+  std::string origin, name;
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw InputError(fmt::format("{}: engine {}: field '{}': {}", origin, name.empty() ? "?" : name, field, what));
+  }
+  double number(const json& j, const char* key, double lo, double hi) const {
+    if (!j.contains(key) || !j[key].is_number()) fail(key, "expected a number");
+    const double v = j[key].get<double>();
+    if (!(v >= lo && v <= hi)) fail(key, fmt::format("{} is outside [{}, {}]", v, lo, hi));
+    return v;
+  }
+  std::string text(const json& j, const char* key) const {
+    if (!j.contains(key) || !j[key].is_string()) fail(key, "expected a string");
+    return j[key].get<std::string>();
+  }
+};
+
+EngineProfile read_engine(const EngineReader& r, const json& j, const json& sources) {
+  EngineProfile e;
+  e.name = r.name;
+  e.title = r.text(j, "title");
+  e.software = r.text(j, "software");
+  if (e.software != "cuda" && e.software != "neuron") r.fail("software", "expected cuda or neuron");
+  e.step_overhead_s = r.number(j, "step_overhead_ms", 0, 1000) / 1e3;
+  e.sequence_overhead_s = r.number(j, "sequence_overhead_us", 0, 1e5) / 1e6;
+  e.launch_s_per_layer = r.number(j, "launch_ms_per_layer", 0, 100) / 1e3;
+  const std::string prefill = r.text(j, "prefill");
+  if (prefill == "chunked") e.prefill = PrefillScheduling::chunked;
+  else if (prefill == "separate") e.prefill = PrefillScheduling::separate;
+  else r.fail("prefill", "expected chunked or separate");
+  e.prefill_chunk_tokens = static_cast<int>(r.number(j, "prefill_chunk_tokens", 16, 1 << 20));
+  e.free_fraction = r.number(j, "free_fraction", 0, 0.9);
+  const std::string of = r.text(j, "free_fraction_of");
+  if (of != "total" && of != "remaining") r.fail("free_fraction_of", "expected total or remaining");
+  e.free_fraction_of_remaining = of == "remaining";
+  e.cuda_graph_pool_gb = r.number(j, "cuda_graph_pool_gb", 0, 64);
+  e.dequant_ops_per_weight = r.number(j, "dequant_ops_per_weight", 0, 100);
+  if (!j.contains("continuous_batching") || !j["continuous_batching"].is_boolean()) r.fail("continuous_batching", "expected true or false");
+  e.continuous_batching = j["continuous_batching"].get<bool>();
+  auto formats = [&](const char* key, std::vector<WeightFormat>& out) {
+    if (!j.contains(key) || !j[key].is_array()) r.fail(key, "expected a list of weight formats");
+    for (const auto& w : j[key]) {
+      auto f = w.is_string() ? weight_format_from_string(w.get<std::string>()) : std::nullopt;
+      if (!f) r.fail(key, "expected bf16, fp8, int8, int4 or fp4");
+      out.push_back(*f);
+    }
+  };
+  formats("weights", e.weights);
+  if (e.weights.empty()) r.fail("weights", "an engine serves at least one format");
+  formats("weight_only", e.weight_only);
+  if (!j.contains("sources") || !j["sources"].is_object() || j["sources"].empty()) r.fail("sources", "each profile names its sources");
+  for (auto it = j["sources"].begin(); it != j["sources"].end(); ++it) {
+    if (!it->is_string()) r.fail("sources", "expected field: source text");
+    const std::string s = it->get<std::string>();
+    if (!sources.contains(s.substr(0, s.find(' ')))) r.fail("sources", fmt::format("'{}' is not in the file's sources", s.substr(0, s.find(' '))));
+    e.notes.push_back(fmt::format("{}: {}", it.key(), s));
+  }
+  return e;
+}
+
+}  // namespace
+
+std::vector<EngineProfile> read_engines(const std::string& origin, const std::string& text) {
+  const json doc = parse_json_input(text, origin);
+  if (!doc.is_object() || !doc.contains("engines") || !doc["engines"].is_array())
+    throw InputError(fmt::format("{}: expected an object with an 'engines' list", origin));
+  const json sources = doc.value("sources", json::object());
+  std::vector<EngineProfile> out;
+  std::set<std::string> names;
+  for (const auto& j : doc["engines"]) {
+    EngineReader r{origin, ""};
+    if (!j.is_object()) r.fail("name", "expected an object");
+    r.name = r.text(j, "name");
+    if (!names.insert(r.name).second) r.fail("name", "duplicate engine");
+    out.push_back(read_engine(r, j, sources));
+  }
+  return out;
+}
+
+const std::vector<EngineProfile>& engine_profiles() {
+  static const std::vector<EngineProfile> profiles = read_engines("<embedded data/engines.json>", std::string(embedded_engines_text()));
+  return profiles;
+}
+
+const EngineProfile* find_engine(std::string_view name) {
+  for (const auto& e : engine_profiles())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::string engine_names() {
+  std::string out;
+  for (const auto& e : engine_profiles()) out += (out.empty() ? "" : ", ") + e.name;
+  return out;
+}
+
+const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* chosen) {
+  if (chosen) return *chosen;
+  return *find_engine(acc.software == "neuron" ? kDefaultNeuronEngine : kDefaultCudaEngine);
+}
+
+std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights) {
+  if (e.software != acc.software)
+    return fmt::format("engine {} does not run on {} ({}: use --engine {})", e.name, acc.name, acc.software == "neuron" ? "Neuron" : "CUDA",
+                       acc.software == "neuron" ? kDefaultNeuronEngine : kDefaultCudaEngine);
+  if (std::find(e.weights.begin(), e.weights.end(), weights) == e.weights.end())
+    return fmt::format("engine {} does not serve {} weights", e.name, to_string(weights));
+  return std::nullopt;
+}
+
+}  // namespace gpuadvisor
