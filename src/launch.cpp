@@ -1,6 +1,11 @@
 #include "gpuadvisor/launch.hpp"
 
+#include "gpuadvisor/engine.hpp"
+
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
 
 #include <cmath>
 #include <utility>
@@ -256,20 +261,60 @@ std::string vllm_command(const ServingLaunch& s, const LaunchContext& c) {
                      quantisation_flags(s, "--quantization", "--kv-cache-dtype"));
 }
 
+std::string sglang_command(const ServingLaunch& s, const LaunchContext& c, double free_fraction) {
+  return fmt::format("python -m sglang.launch_server --model-path {} --tp {} --max-running-requests {} --mem-fraction-static {:.3g} "
+                     "--context-length {}{} --port 8000",
+                     c.model_id, s.layout.tp * s.layout.pp, s.max_batch, 1 - free_fraction, s.max_model_len,
+                     quantisation_flags(s, "--quantization", "--kv-cache-dtype"));
+}
+
+std::string trtllm_command(const ServingLaunch& s, const LaunchContext& c) {
+  return fmt::format("trtllm-serve {} --tp_size {} --pp_size {} --max_batch_size {} --max_seq_len {} --kv_cache_free_gpu_memory_fraction 0.9 --port 8000",
+                     c.model_id, s.layout.tp, s.layout.pp, s.max_batch, s.max_model_len);
+}
+
+std::string tgi_command(const ServingLaunch& s, const LaunchContext& c) {
+  return fmt::format("text-generation-launcher --model-id {} --num-shard {} --max-concurrent-requests {} --max-total-tokens {}{} --port 8000",
+                     c.model_id, s.layout.tp, s.max_batch, s.max_model_len,
+                     s.workload->weights == WeightFormat::int4 ? " --quantize awq" : s.workload->weights == WeightFormat::fp8 ? " --quantize fp8" : "");
+}
+
+// The command of the engine the replica was sized for: vLLM, SGLang,
+// TensorRT-LLM or TGI; vLLM for the engines without a server (and on Neuron).
+std::string primary_command(const ServingLaunch& s, const LaunchContext& c) {
+  const std::string& name = engine_for(*s.accelerator, s.workload->engine).name;
+  if (is_neuron(*s.accelerator) || name == "vllm") return vllm_command(s, c);
+  if (name == "sglang") return sglang_command(s, c, engine_for(*s.accelerator, s.workload->engine).free_fraction);
+  if (name == "trtllm") return trtllm_command(s, c);
+  if (name == "tgi") return tgi_command(s, c);
+  return vllm_command(s, c);
+}
+
+// The serve command of the engine the replica was sized for first; the other
+// CUDA engines as commented equivalents (their defaults differ a little).
 std::string serve_commands(const ServingLaunch& s, const LaunchContext& c) {
   std::string t = "#!/bin/bash\n" + header("#", c);
-  t += "# The serve command for the sized replica; vLLM is the default engine, the others are equivalents.\n";
+  const EngineProfile& engine = engine_for(*s.accelerator, s.workload->engine);
   if (is_neuron(*s.accelerator)) {
     t += "# Inferentia/Trainium: vLLM with the AWS Neuron plugin (vllm-neuron) and the Neuron SDK; SGLang and TensorRT-LLM are CUDA-only.\n";
     return t + vllm_command(s, c) + "\n";
   }
-  t += vllm_command(s, c) + "\n\n";
-  t += fmt::format("# SGLang:\n# python -m sglang.launch_server --model-path {} --tp {} --max-running-requests {} --mem-fraction-static 0.88 "
-                   "--context-length {}{} --port 8000\n",
-                   c.model_id, s.layout.tp * s.layout.pp, s.max_batch, s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype"));
-  t += fmt::format("# TensorRT-LLM:\n# trtllm-serve {} --tp_size {} --pp_size {} --max_batch_size {} --max_seq_len {} "
-                   "--kv_cache_free_gpu_memory_fraction 0.9 --port 8000\n",
-                   c.model_id, s.layout.tp, s.layout.pp, s.max_batch, s.max_model_len);
+  const auto sglang_free = find_engine("sglang") ? find_engine("sglang")->free_fraction : 0.12;
+  std::vector<std::pair<std::string, std::string>> commands{{"vllm", vllm_command(s, c)},
+                                                           {"sglang", sglang_command(s, c, sglang_free)},
+                                                           {"trtllm", trtllm_command(s, c)},
+                                                           {"tgi", tgi_command(s, c)}};
+  auto chosen = std::find_if(commands.begin(), commands.end(), [&](const auto& x) { return x.first == engine.name; });
+  if (chosen == commands.end()) {
+    t += fmt::format("# Sized for engine {} ({}), which has no server to launch; vLLM serves the same replica.\n", engine.name, engine.title);
+    chosen = commands.begin();
+  } else {
+    t += fmt::format("# The serve command for the sized replica ({}); the other engines are equivalents.\n", engine.title);
+  }
+  t += chosen->second + "\n\n";
+  const std::map<std::string, std::string> titles{{"vllm", "vLLM"}, {"sglang", "SGLang"}, {"trtllm", "TensorRT-LLM"}, {"tgi", "TGI"}};
+  for (const auto& [name, command] : commands)
+    if (name != chosen->first) t += fmt::format("# {}:\n# {}\n", titles.at(name), command);
   return t;
 }
 
@@ -284,7 +329,7 @@ std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
   t += fmt::format("resources:\n  cloud: aws\n  region: {}\n  instance_type: {}\n  use_spot: {}\n  ports: 8000\n  image_id: docker:{}\n",
                    c.region, s.instance->name, c.spot ? "true" : "false", c.image);
   t += fmt::format("num_nodes: {}\nenvs:\n  HF_TOKEN: \"\"  # for gated models\nrun: |\n", s.layout.pp);
-  if (s.layout.pp == 1) return t + "  " + vllm_command(s, c) + "\n";
+  if (s.layout.pp == 1) return t + "  " + primary_command(s, c) + "\n";
   return t + "  if [ \"$SKYPILOT_NODE_RANK\" = \"0\" ]; then\n    " + ray_head(s, c) + "\n  else\n    " +
          ray_worker("$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)") + "\n  fi\n";
 }
@@ -296,7 +341,7 @@ std::string slurm_serving(const ServingLaunch& s, const LaunchContext& c) {
   t += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --array=0-{}\n#SBATCH --output=%x_%A_%a.out\nset -euo pipefail\n\n", s.replicas - 1);
   t += "# One array task per replica (a service runs until cancelled: mind the partition's time limit).\n";
   const std::string run = "srun --container-image=" + c.image + " ";
-  if (s.layout.pp == 1) return t + run + vllm_command(s, c) + "\n";
+  if (s.layout.pp == 1) return t + run + primary_command(s, c) + "\n";
   t += "head=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   t += run + "--nodes=$((SLURM_NNODES - 1)) --ntasks=$((SLURM_NNODES - 1)) --exclude=\"$head\" bash -c \"" + ray_worker("$head") + "\" &\n";
   t += run + "--nodes=1 --ntasks=1 --nodelist=\"$head\" bash -c '" + ray_head(s, c) + "'\n";
@@ -332,7 +377,7 @@ std::string k8s_serving(const ServingLaunch& s, const LaunchContext& c) {
                      "    matchLabels:\n      app: gpuadvisor-serve\n  template:\n    metadata:\n      labels:\n        app: gpuadvisor-serve\n"
                      "    spec:\n",
                      s.replicas);
-    return t + serving_pod(s, c, 6, vllm_command(s, c), true) + k8s_service("app", "gpuadvisor-serve");
+    return t + serving_pod(s, c, 6, primary_command(s, c), true) + k8s_service("app", "gpuadvisor-serve");
   }
   // LeaderWorkerSet: the leader starts the Ray head and vLLM, the workers join it (LWS_LEADER_ADDRESS).
   t += fmt::format("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: gpuadvisor-serve\nspec:\n  replicas: {}\n"

@@ -6,10 +6,12 @@
 # predicted: 47.1 GB of 47.2 GB per accelerator at the capacity batch
 # error band: +-56% (p90 |error|, median 17%, typically optimistic: faster than measured, out of sample over 62 published inference (all accelerators) cases; no published inference case on L40S)
 # command: gpuadvisor recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e --emit slurm --emit-dir OUT
-# The serve command for the sized replica; vLLM is the default engine, the others are equivalents.
+# The serve command for the sized replica (vLLM V1 (0.8 and later), default server settings); the other engines are equivalents.
 vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size 1 --pipeline-parallel-size 1 --max-num-seqs 149 --gpu-memory-utilization 0.9 --max-model-len 1280 --port 8000
 
 # SGLang:
-# python -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B --tp 1 --max-running-requests 149 --mem-fraction-static 0.88 --context-length 1280 --port 8000
+# python -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B --tp 1 --max-running-requests 149 --mem-fraction-static 0.835 --context-length 1280 --port 8000
 # TensorRT-LLM:
 # trtllm-serve meta-llama/Meta-Llama-3-8B --tp_size 1 --pp_size 1 --max_batch_size 149 --max_seq_len 1280 --kv_cache_free_gpu_memory_fraction 0.9 --port 8000
+# TGI:
+# text-generation-launcher --model-id meta-llama/Meta-Llama-3-8B --num-shard 1 --max-concurrent-requests 149 --max-total-tokens 1280 --port 8000
