@@ -45,7 +45,10 @@ const Table& table() {
     for (const auto& g : j.at("groups")) {
       AccuracyBand b;
       const std::string acc = g.at("accelerator"), task = g.at("task");
-      b.group = acc == "*" ? task + " (all accelerators)" : acc + " " + task;
+      // Serving groups by engine are stored as "inference/<engine>".
+      const auto slash = task.find('/');
+      const std::string shown = slash == std::string::npos ? task : task.substr(0, slash) + " with " + task.substr(slash + 1);
+      b.group = acc == "*" ? shown + " (all accelerators)" : acc + " " + shown;
       b.cases = g.at("cases");
       b.median_abs_error = g.at("median_abs_error");
       b.p90_abs_error = g.at("p90_abs_error");
@@ -68,10 +71,13 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
     // (throughput over, or a time under, the measurement).
     const bool time_metric = r.c->metric == Metric::tpot_s || r.c->metric == Metric::ttft_s || r.c->metric == Metric::rl_step_time_s;
     const double speed_error = time_metric ? 1 / (1 + r.error) - 1 : r.error;
-    for (const std::string& acc : {r.accelerator, std::string("*")}) {
-      groups[{acc, task}].abs.push_back(std::fabs(r.error));
-      groups[{acc, task}].speed.push_back(speed_error);
-    }
+    std::vector<std::string> tasks{task};
+    if (r.c->is_inference() && !r.c->engine.empty()) tasks.push_back(task + "/" + r.c->engine);
+    for (const std::string& t : tasks)
+      for (const std::string& acc : {r.accelerator, std::string("*")}) {
+        groups[{acc, t}].abs.push_back(std::fabs(r.error));
+        groups[{acc, t}].speed.push_back(speed_error);
+      }
   };
   for (const auto& r : l.held_out) add(r);
   for (const auto& r : rl_results)
@@ -85,8 +91,20 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
   return j.dump(1) + "\n";
 }
 
-std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task) {
+std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task, std::string_view engine) {
   const auto& g = table().groups;
+  if (!engine.empty()) {
+    auto own = g.find({std::string(accelerator), std::string(task) + "/" + std::string(engine)});
+    if (own != g.end() && own->second.cases >= kMinAccuracyCases) return own->second;
+    auto b = accuracy_band(accelerator, task);
+    if (b) {
+      const int n = own == g.end() ? 0 : own->second.cases;
+      const std::string pooled = fmt::format("{} published case{} with {} on {}: engines pooled", n == 0 ? "no" : fmt::format("only {}", n),
+                                             n == 1 ? "" : "s", engine, accelerator);
+      b->note = b->note.empty() ? pooled : b->note + "; " + pooled;
+    }
+    return b;
+  }
   auto all = g.find({"*", std::string(task)});
   if (all == g.end()) return std::nullopt;
   auto own = g.find({std::string(accelerator), std::string(task)});
@@ -96,6 +114,11 @@ std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::str
   b.note = n == 0 ? fmt::format("no published {} case on {}", task, accelerator)
                   : fmt::format("only {} published {} case{} on {}", n, task, n == 1 ? "" : "s", accelerator);
   return b;
+}
+
+std::string accuracy_line(std::string_view accelerator, std::string_view task, std::string_view engine) {
+  auto b = accuracy_band(accelerator, accuracy_task(task), engine);
+  return b ? accuracy_text(*b) : "unknown (no published cases for this task)";
 }
 
 std::string accuracy_text(const AccuracyBand& b) {

@@ -428,17 +428,12 @@ ordered_json workload_json(const TrainingWorkload& w) {
   return j;
 }
 
-ordered_json accuracy_json(std::string_view accelerator, std::string_view task) {
-  auto b = accuracy_band(accelerator, accuracy_task(task));
+ordered_json accuracy_json(std::string_view accelerator, std::string_view task, std::string_view engine) {
+  auto b = accuracy_band(accelerator, accuracy_task(task), engine);
   if (!b) return nullptr;
   return {{"group", b->group}, {"cases", b->cases}, {"median_abs_error", sig6(b->median_abs_error)},
           {"p90_abs_error", sig6(b->p90_abs_error)}, {"median_signed_error", sig6(b->median_signed_error)}, {"out_of_sample", true},
           {"note", b->note}};
-}
-
-std::string accuracy_line(std::string_view accelerator, std::string_view task) {
-  auto b = accuracy_band(accelerator, accuracy_task(task));
-  return b ? accuracy_text(*b) : "unknown (no published cases for this task)";
 }
 
 ordered_json layout_json(const Layout& l) {

@@ -30,9 +30,7 @@ ordered_json layout_json(const Layout& l);
 ordered_json workload_json(const TrainingWorkload& w);
 // The error band of predictions on `accelerator` for `task` (accuracy.hpp):
 // {group, cases, median_abs_error, p90_abs_error, out_of_sample, note}, or null.
-ordered_json accuracy_json(std::string_view accelerator, std::string_view task);
-// "+-25% (p90 |error| out of sample; ...)" or "unknown (no published cases)".
-std::string accuracy_line(std::string_view accelerator, std::string_view task);
+ordered_json accuracy_json(std::string_view accelerator, std::string_view task, std::string_view engine = {});
 // --task rl (src/report_rl.cpp)
 ordered_json rl_json(const RlEstimate& e);              // the step's stages, pools and layouts
 ordered_json rl_workload_json(const RlWorkload& w);

@@ -2,6 +2,7 @@
 // the breakdown of `estimate --task inference` (docs/json.md §Inference).
 #include <fmt/format.h>
 
+#include "gpuadvisor/accuracy.hpp"
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/report.hpp"
@@ -82,7 +83,7 @@ ordered_json service_json(const ServingRow& r) {
                      {"spot_usd_per_month", money_json(per_month(r.spot_usd_per_hour))},
                      {"usd_per_million_output_tokens", r.usd_per_million_output_tokens ? ordered_json(sig6(*r.usd_per_million_output_tokens)) : ordered_json(nullptr)}}},
           {"capacity", capacity_json(r.capacity)},
-          {"accuracy", accuracy_json(r.instance->accelerator_name, "inference")}};
+          {"accuracy", accuracy_json(r.instance->accelerator_name, "inference", e.engine->name)}};
 }
 
 std::string service_line(const ServingRow& r) {
@@ -101,7 +102,7 @@ std::string service_line(const ServingRow& r) {
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext&) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
-  out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name, "inference"));
+  out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name, "inference", rec.pick->estimate.engine->name));
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   auto alternative = [&](const ServingRow& x) {
     const bool same = x.instance == rec.pick->instance && x.estimate.layout.tp == rec.pick->estimate.layout.tp &&
@@ -263,7 +264,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
     j["precision"] = {{"weights", std::string(to_string(w.weights))}, {"compute", std::string(to_string(e.precision.compute))},
                       {"weight_only", e.precision.weight_only}, {"kv_cache", std::string(to_string(w.kv_cache))}};
     j["fits"] = e.fits();
-    j["accuracy"] = accuracy_json(c.accelerator->name, "inference");
+    j["accuracy"] = accuracy_json(c.accelerator->name, "inference", e.engine->name);
     j["memory"] = {{"per_accelerator_gb", sig6(m.total_gb())}, {"capacity_gb", sig6(m.capacity_gb)}, {"weights_gb", sig6(m.weights_gb)},
                    {"kv_cache_gb", sig6(m.kv_cache_gb)}, {"workspace_gb", sig6(m.workspace_gb)}, {"reserve_gb", sig6(m.reserve_gb)}};
     j["inference"] = {{"ttft_s", sig6(e.ttft_s)},
@@ -348,7 +349,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add("cost", "per million input tokens", per_million(od.usd_per_million_input_tokens), "USD, the same bill per prompt token");
   RenderOptions wide = o;
   wide.wide = true;
-  return render_table(t, catalog, "estimate", "items", wide) + fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, "inference"));
+  return render_table(t, catalog, "estimate", "items", wide) + fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, "inference", e.engine->name));
 }
 
 std::string explain_inference(const InferenceEstimateContext& ctx) {

@@ -2,6 +2,7 @@
 // estimate of one cluster (docs/json.md §RL).
 #include <fmt/format.h>
 
+#include "gpuadvisor/accuracy.hpp"
 #include "gpuadvisor/overheads.hpp"
 #include "gpuadvisor/pricing.hpp"
 #include "gpuadvisor/quantity.hpp"

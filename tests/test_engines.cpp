@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
+#include "gpuadvisor/accuracy.hpp"
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/engine.hpp"
@@ -230,4 +231,17 @@ TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the 
   r = run("recommend --params 13B --task lora --framework neuron --format json");
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["recommendation"]["instance"].get<std::string>().rfind("trn", 0) == 0);
+}
+
+TEST_CASE("serving error bands by accelerator and engine, pooled with a note when an engine has too few cases") {
+  const auto own = accuracy_band("H100-SXM", "inference", "trtllm");
+  REQUIRE(own);
+  CHECK(own->group == "H100-SXM inference with trtllm");
+  CHECK(own->cases >= kMinAccuracyCases);
+  CHECK(own->note.empty());
+  const auto pooled = accuracy_band("A10G", "inference", "sglang");
+  REQUIRE(pooled);
+  CHECK(pooled->group == "A10G inference");
+  CHECK(pooled->note.find("no published cases with sglang on A10G: engines pooled") != std::string::npos);
+  CHECK(accuracy_line("A10G", "inference", "tgi-1").find("A10G inference with tgi-1") != std::string::npos);
 }

@@ -31,7 +31,12 @@ std::string accuracy_task(std::string_view task);
 
 // The band for predictions on `accelerator` for `task` (an accuracy_task
 // name), from the embedded table; nullopt when the task has no cases at all.
-std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task);
+// With a serving `engine`: the accelerator x engine group when it has enough
+// cases, else the accelerator's (engines pooled, said in the note).
+std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task, std::string_view engine = {});
+
+// The band as one line for reports, or "unknown (...)" when the task has no cases.
+std::string accuracy_line(std::string_view accelerator, std::string_view task, std::string_view engine = {});
 
 // The table's JSON text: per accelerator x task and per task, out of sample
 // (RL cases, never fitted, as they are).

@@ -21,11 +21,6 @@ LaunchTarget target_of(const EmitOptions& o) {
   return *t;
 }
 
-// The out-of-sample error band of the accelerator and task (accuracy.hpp).
-std::string error_band(const std::string& accelerator, std::string_view task) {
-  auto b = accuracy_band(accelerator, accuracy_task(task));
-  return b ? accuracy_text(*b) : "unknown (no published cases for this task)";
-}
 
 LaunchContext context(const EmitOptions& o, const GlobalOptions& g, const std::string& region, const std::string& pricing) {
   LaunchContext c;
@@ -73,7 +68,7 @@ void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const Mod
                   format_duration(e.setup.hours()), e.mfu * 100),
       fmt::format("{} {}", cost_usd ? "$" + format_thousands(*cost_usd, *cost_usd < 1000 ? 2 : 0) : "cost unknown", pricing),
       fmt::format("{:.1f} GB of {:.1f} GB per accelerator", e.memory.total_gb(), e.memory.capacity_gb)};
-  ctx.error_band = error_band(c.accelerator->name, to_string(w.task));
+  ctx.error_band = accuracy_line(c.accelerator->name, to_string(w.task));
   TrainingLaunch t{&m, &w, c.instance, c.accelerator, c.count, e.layout, e.precision};
   write_files(o, emit_training(t, ctx, target));
 }
@@ -93,7 +88,7 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
                                            : "cost unknown",
                    fmt::format("{:.1f} GB of {:.1f} GB per accelerator at the capacity batch", row.estimate.memory.total_gb(),
                                row.estimate.memory.capacity_gb)};
-  ctx.error_band = error_band(row.instance->accelerator_name, "inference");
+  ctx.error_band = accuracy_line(row.instance->accelerator_name, "inference", row.estimate.engine->name);
   ServingLaunch s{&m, &w, row.instance, row.accelerator, row.estimate.layout, row.replicas, row.instances, row.estimate.batch,
                   static_cast<int>(w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens)};
   write_files(o, emit_serving(s, ctx, target));
