@@ -97,11 +97,11 @@ std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::str
     auto own = g.find({std::string(accelerator), std::string(task) + "/" + std::string(engine)});
     if (own != g.end() && own->second.cases >= kMinAccuracyCases) return own->second;
     auto b = accuracy_band(accelerator, task);
-    if (b) {
+    if (b && b->note.empty()) {  // the accelerator's own band: say its engines are pooled
       const int n = own == g.end() ? 0 : own->second.cases;
       const std::string pooled = fmt::format("{} published case{} with {} on {}: engines pooled", n == 0 ? "no" : fmt::format("only {}", n),
                                              n == 1 ? "" : "s", engine, accelerator);
-      b->note = b->note.empty() ? pooled : b->note + "; " + pooled;
+      b->note = pooled;
     }
     return b;
   }

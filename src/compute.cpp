@@ -48,6 +48,11 @@ double compute_efficiency(const Accelerator& acc, Precision p, double width, dou
   return max_compute_fraction(acc, p) * width / (width + kHalfEfficiencyWidth) * tokens / (tokens + kHalfEfficiencyTokens);
 }
 
+double expert_compute_efficiency(const Accelerator& acc, Precision p, double expert_width, double tokens_per_expert) {
+  return max_compute_fraction(acc, p) * expert_width / (expert_width + kHalfEfficiencyExpertWidth) * tokens_per_expert /
+         (tokens_per_expert + kHalfEfficiencyTokens);
+}
+
 Precision attention_precision(const Accelerator& acc, Precision matmul) {
   if (acc.tflops(Precision::bf16)) return Precision::bf16;
   if (acc.tflops(Precision::fp16)) return Precision::fp16;

@@ -123,7 +123,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   if (m.is_moe()) {
     const double expert_params_per_token = double(m.moe_layers()) * m.active_experts * m.expert_mlp_params();
     expert_share = std::min(1.0, expert_params_per_token / matmul_params_per_token(m));
-    expert_eff = compute_efficiency(acc, e.precision, double(m.expert_ffn) / l.tp, rank_tokens * l.ep * m.active_experts / m.experts);
+    expert_eff = expert_compute_efficiency(acc, e.precision, double(m.expert_ffn) / l.tp, rank_tokens * l.ep * m.active_experts / m.experts);
   }
   const double matmul_s = matmul_flops * stage_tokens / peak * ((1 - expert_share) / dense_eff + expert_share / expert_eff);
   // Attention products run in 16-bit even under an fp8/fp4 recipe.

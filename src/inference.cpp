@@ -88,7 +88,7 @@ double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
 }
 
 double DecodeStep::accelerator_s() const {
-  return std::max(weights_read_s + kv_read_s, compute_s) + dequant_s + tensor_parallel_s + pipeline_p2p_s;
+  return std::max({weights_read_s + kv_read_s, compute_s, kernel_floor_s}) + moe_routing_s + dequant_s + tensor_parallel_s + pipeline_p2p_s;
 }
 
 double DecodeStep::total_s() const { return std::max(accelerator_s(), launch_s) + host_s; }
@@ -97,6 +97,7 @@ std::string DecodeStep::bound() const {
   const double memory = weights_read_s + kv_read_s, comm = tensor_parallel_s + pipeline_p2p_s;
   if (launch_s > accelerator_s() || host_s > accelerator_s()) return "engine host overhead";
   if (comm > std::max({memory, compute_s, dequant_s})) return "communication";
+  if (kernel_floor_s + moe_routing_s > std::max(memory, compute_s)) return "kernel latency";
   if (dequant_s > std::max(memory, compute_s)) return "dequantisation";
   return memory >= compute_s ? "memory bandwidth" : "compute";
 }
@@ -177,6 +178,11 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   if (l.pp > 1)
     s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_batch * m.hidden * kActivationBytes /
                                                                    (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
+  // GPUs: the kernels' own floor, and MoE routing (kDecodeKernelsPerLayer, kMoeRoutingPerLayerS).
+  if (acc.software == "cuda") {
+    s.kernel_floor_s = double(m.layers) / l.pp * kDecodeKernelsPerLayer * kKernelMinS;
+    if (m.is_moe()) s.moe_routing_s = double(m.moe_layers()) / l.pp * kMoeRoutingPerLayerS;
+  }
   // The engine's host work: kernel launches overlap the step (each stage
   // launches its layers); scheduling and per-sequence work run in series.
   s.launch_s = double(m.layers) / l.pp * engine.launch_s_per_layer;

@@ -31,6 +31,14 @@ FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkloa
 inline constexpr double kHalfEfficiencyWidth = 256;
 inline constexpr double kHalfEfficiencyTokens = 256;
 double compute_efficiency(const Accelerator& acc, Precision p, double width, double tokens);
+// MoE experts run as one grouped GEMM over many small matrices: tiles that do
+// not fill, per-expert scheduling and skew. Their width factor halves at an
+// expert width of 2048 instead of 256: a grouped GEMM at Qwen3-30B-A3B's expert
+// shape (768 wide, 4096 rows per expert) reaches 11-16% of H100's bf16 peak
+// (tgale96/grouped_gemm#37, docs/research/moe-kernels.md), while Mixtral's
+// 14,336-wide experts run near dense efficiency (MoE Parallel Folding).
+inline constexpr double kHalfEfficiencyExpertWidth = 1024;
+double expert_compute_efficiency(const Accelerator& acc, Precision p, double expert_width, double tokens_per_expert);
 // The large-matrix limit max_fraction(acc, precision): the catalog's figure for
 // the precision (fp16 and bf16 stand in for each other), else 0.5.
 double max_compute_fraction(const Accelerator& acc, Precision p);

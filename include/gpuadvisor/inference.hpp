@@ -18,6 +18,16 @@ namespace gpuadvisor {
 inline constexpr double kBytesInt4 = 0.5 + 2.0 / 128 + 0.5 / 128;  // GPTQ/AWQ: fp16 scale + 4-bit zero per 128 weights
 inline constexpr double kBytesFp4 = 0.5 + 1.0 / 16;                 // NVFP4: one fp8 scale per 16 weights
 inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequences in flight (unless --concurrency)
+// Small-batch decode on GPUs is bounded below by its kernels even inside CUDA
+// graphs (docs/research/moe-kernels.md): about 8 kernels per decoder layer of
+// at least 3 us each (B200 decode traces: the smallest kernels take 2.1 us,
+// small GEMMs 4-9 us), and each MoE layer's routing (router top-k, align and
+// permute, finalize) adds 28 us above its weight reads (vLLM/SGLang fused-MoE
+// benchmarks captured in CUDA graphs: 29.5 us on H100 with 2.3 us of weights,
+// 31.7 us on H200 with 3.9 us).
+inline constexpr double kDecodeKernelsPerLayer = 8;
+inline constexpr double kKernelMinS = 3e-6;
+inline constexpr double kMoeRoutingPerLayerS = 28e-6;
 // Runtime reserve of a serving replica per accelerator: the training reserve's
 // fixed part, the share the engine leaves free (of the whole memory or of what
 // the weights leave) and, on CUDA, its graph pool (data/engines.json).
@@ -69,6 +79,8 @@ struct DecodeStep {
   double weights_read_s = 0;     // weight bytes / achievable bandwidth
   double kv_read_s = 0;          // KV bytes / achievable bandwidth
   double compute_s = 0;          // FLOPs / achievable compute
+  double kernel_floor_s = 0;     // GPUs: layers x kernels per layer x the shortest kernel (a lower bound on the step)
+  double moe_routing_s = 0;      // GPUs: MoE layers x the routing kernels' fixed time
   double dequant_s = 0;          // weight-only int8/int4: unpacking and scaling on the vector units
   bool dequant_unknown = false;  // weight-only, but the accelerator's vector FLOP/s are not published (not counted)
   double tensor_parallel_s = 0;  // per-layer all-reduces
