@@ -9,6 +9,7 @@
 #include "gpuadvisor/accuracy.hpp"
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/communication.hpp"
+#include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/engine.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/estimate.hpp"
@@ -244,4 +245,32 @@ TEST_CASE("serving error bands by accelerator and engine, pooled with a note whe
   CHECK(pooled->group == "A10G inference");
   CHECK(pooled->note.find("no published cases with sglang on A10G: engines pooled") != std::string::npos);
   CHECK(accuracy_line("A10G", "inference", "tgi-1").find("A10G inference with tgi-1") != std::string::npos);
+}
+
+TEST_CASE("MoE decode on GPUs: routing per MoE layer and the kernel floor (gpt-oss-120b at batch 1, hand-computed)") {
+  const ModelSpec& m = *find_model_preset("gpt-oss-120b");
+  REQUIRE(m.moe_layers() == 36);
+  const InferenceEstimate e = at_batch("gpt-oss-120b", "p5.48xlarge", workload("sglang", WeightFormat::bf16), 1, 8);
+  CHECK(e.step.moe_routing_s == Approx(36 * 28e-6));
+  CHECK(e.step.kernel_floor_s == Approx(36 * 8 * 3e-6));
+  // Tiny per-rank weight reads: the kernel floor binds, not the memory stream.
+  CHECK(e.step.kernel_floor_s > e.step.weights_read_s + e.step.kv_read_s);
+  CHECK(e.step.bound() == "kernel latency");
+  CHECK(e.step.accelerator_s() ==
+        Approx(e.step.kernel_floor_s + e.step.moe_routing_s + e.step.dequant_s + e.step.tensor_parallel_s + e.step.pipeline_p2p_s));
+  // The published 3.41 ms per token (SGLang, 8 x H100, bf16; docs/validation.md J18) within 20%.
+  CHECK(e.step.total_s() == Approx(3.41e-3).epsilon(0.20));
+  // A dense model has no routing; Neuron gets neither term (GPU measurements).
+  CHECK(at_batch("llama-3-8b", "p5.48xlarge", workload("vllm"), 1).step.moe_routing_s == 0);
+  CHECK(at_batch("llama-3-8b", "inf2.xlarge", workload("neuron"), 1).step.kernel_floor_s == 0);
+}
+
+TEST_CASE("expert matrices run as a grouped GEMM: the width factor halves at 1024") {
+  const Accelerator& h100 = *cat().find_accelerator("H100-SXM");
+  const double f = max_compute_fraction(h100, Precision::bf16);
+  // Qwen3-30B-A3B's 768-wide experts with 4096 tokens each.
+  CHECK(expert_compute_efficiency(h100, Precision::bf16, 768, 4096) == Approx(f * 768 / (768 + 1024) * 4096 / (4096 + 256)));
+  // Dense matrices of the same width do better; very wide experts approach them.
+  CHECK(expert_compute_efficiency(h100, Precision::bf16, 768, 4096) < compute_efficiency(h100, Precision::bf16, 768, 4096));
+  CHECK(expert_compute_efficiency(h100, Precision::bf16, 14336, 4096) > 0.9 * compute_efficiency(h100, Precision::bf16, 14336, 4096));
 }
