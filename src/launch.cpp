@@ -284,7 +284,7 @@ std::string tgi_command(const ServingLaunch& s, const LaunchContext& c) {
 std::string primary_command(const ServingLaunch& s, const LaunchContext& c) {
   const std::string& name = engine_for(*s.accelerator, s.workload->engine).name;
   if (is_neuron(*s.accelerator) || name == "vllm") return vllm_command(s, c);
-  if (name == "sglang") return sglang_command(s, c, engine_for(*s.accelerator, s.workload->engine).free_fraction);
+  if (name == "sglang") return sglang_command(s, c, find_engine("sglang")->free_fraction);
   if (name == "trtllm") return trtllm_command(s, c);
   if (name == "tgi") return tgi_command(s, c);
   return vllm_command(s, c);
@@ -299,9 +299,8 @@ std::string serve_commands(const ServingLaunch& s, const LaunchContext& c) {
     t += "# Inferentia/Trainium: vLLM with the AWS Neuron plugin (vllm-neuron) and the Neuron SDK; SGLang and TensorRT-LLM are CUDA-only.\n";
     return t + vllm_command(s, c) + "\n";
   }
-  const auto sglang_free = find_engine("sglang") ? find_engine("sglang")->free_fraction : 0.12;
   std::vector<std::pair<std::string, std::string>> commands{{"vllm", vllm_command(s, c)},
-                                                           {"sglang", sglang_command(s, c, sglang_free)},
+                                                           {"sglang", sglang_command(s, c, find_engine("sglang")->free_fraction)},
                                                            {"trtllm", trtllm_command(s, c)},
                                                            {"tgi", tgi_command(s, c)}};
   auto chosen = std::find_if(commands.begin(), commands.end(), [&](const auto& x) { return x.first == engine.name; });

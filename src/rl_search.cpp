@@ -37,6 +37,10 @@ InferenceWorkload rollout_workload(const RlWorkload& w, double resident_gb) {
 
 // One tensor-parallel size: prefill, then decode bounded by throughput (the
 // batch kept full) and by the longest response (the straggler), whichever is longer.
+// A rollout decode step: the serving step with the engine's own host time
+// replaced by the RL host time it is part of (kRolloutStepOverheadS).
+double rollout_step_s(const DecodeStep& s) { return s.total_s() - s.host_s + std::max(s.host_s, kRolloutStepOverheadS); }
+
 std::optional<Generation> generate_at(const ModelSpec& m, const RlWorkload& w, const InferenceWorkload& iw, const Cluster& one, int instances,
                                       int tp, std::string& problem) {
   InferenceEstimate e = estimate_inference(m, iw, one, ServingLayout{tp, 1}, std::nullopt, &problem);
@@ -48,13 +52,13 @@ std::optional<Generation> generate_at(const ModelSpec& m, const RlWorkload& w, c
   const int n = g.sequences_per_generator;
   g.batch = std::min(n, e.max_batch);
   evaluate_batch(m, iw, one, e, g.batch);
-  g.decode_step_s = e.step.total_s() + kRolloutStepOverheadS;
+  g.decode_step_s = rollout_step_s(e.step);
   const double prefill_s = n * e.prefill_gpu_s_per_request;
   const double throughput_s = n * w.response_tokens / g.batch * g.decode_step_s;
   // While the longest response runs, the batch holds n x mean / max sequences on average.
   const int tail_batch = std::clamp(static_cast<int>(std::lround(n * w.response_tokens / w.response_tokens_max)), 1, g.batch);
   evaluate_batch(m, iw, one, e, tail_batch);
-  const double straggler_s = w.response_tokens_max * (e.step.total_s() + kRolloutStepOverheadS);
+  const double straggler_s = w.response_tokens_max * rollout_step_s(e.step);
   g.straggler_bound = straggler_s > throughput_s;
   g.seconds = prefill_s + std::max(throughput_s, straggler_s);
   return g;

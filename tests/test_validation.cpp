@@ -110,7 +110,7 @@ TEST_CASE("RL cases: at least 5 published steps with stages; errors reported by 
   auto rl = std::find_if(summary.begin(), summary.end(), [](const ErrorSummary& s) { return s.group == "task: rl"; });
   REQUIRE(rl != summary.end());
   CHECK(rl->cases == rl_cases);
-  // Achieved: step median 17.4%; generation 7.0%, scoring 33.2%, training 25.6%, weight sync 38.2%.
+  // Achieved: step median 21.6%; generation 10.4%, scoring 33.2%, training 25.6%, weight sync 38.2%.
   CHECK(rl->median_abs <= 0.30);
   const auto stages = rl_stage_summary(results);
   REQUIRE(stages.size() == 4);
