@@ -122,10 +122,12 @@ const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* cho
 
 std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights) {
   if (e.software != acc.software)
-    return fmt::format("engine {} does not run on {} ({}: use --engine {})", e.name, acc.name, acc.software == "neuron" ? "Neuron" : "CUDA",
-                       acc.software == "neuron" ? kDefaultNeuronEngine : kDefaultCudaEngine);
+    return acc.software == "neuron"
+               ? fmt::format("engine {} is the CUDA build; {} is a Neuron accelerator: --engine neuron (vLLM or TGI on Neuron) or neuron-direct",
+                             e.name, acc.name)
+               : fmt::format("engine {} runs on Inferentia and Trainium only; {} is a GPU: --engine vllm, sglang, trtllm, tgi, ...", e.name, acc.name);
   if (std::find(e.weights.begin(), e.weights.end(), weights) == e.weights.end())
-    return fmt::format("engine {} does not serve {} weights", e.name, to_string(weights));
+    return fmt::format("engine {} does not serve {} weights (--weights bf16, or an engine that does)", e.name, to_string(weights));
   return std::nullopt;
 }
 

@@ -66,8 +66,9 @@ std::optional<std::string> serving_accelerator_problem(const Accelerator& acc, c
   if (!precision) return fmt::format("{} has no 16-bit or {} tensor throughput", acc.name, to_string(w.weights));
   const auto& wo = engine.weight_only;
   if (precision->weight_only && std::find(wo.begin(), wo.end(), w.weights) == wo.end())
-    return fmt::format("engine {} runs {} weights only on accelerators with {} math; {} has none", engine.name, to_string(w.weights),
-                       to_string(w.weights), acc.name);
+    return fmt::format("engine {} runs {} weights only on accelerators with {} math; {} has none (--weights bf16, or --engine vllm or sglang, "
+                       "which run them dequantised)",
+                       engine.name, to_string(w.weights), to_string(w.weights), acc.name);
   // vLLM runs fp8 checkpoints weight-only (FP8 Marlin) from compute capability 7.5 (Turing) up; Volta has no such kernel.
   const bool eight_or_four = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
   if (eight_or_four && acc.name.rfind("V100", 0) == 0)

@@ -132,8 +132,8 @@ TEST_CASE("the engine's memory reserve: a share of the whole memory (vLLM) or of
 TEST_CASE("engines refuse accelerators and formats they do not serve") {
   const Accelerator& a10g = *cat().find_accelerator("A10G");
   const Accelerator& inf2 = *cat().find_accelerator("Inferentia2");
-  CHECK(serving_accelerator_problem(inf2, workload("vllm")).value_or("").find("does not run on Inferentia2") != std::string::npos);
-  CHECK(serving_accelerator_problem(a10g, workload("neuron")).value_or("").find("does not run on A10G") != std::string::npos);
+  CHECK(serving_accelerator_problem(inf2, workload("vllm")).value_or("").find("is the CUDA build; Inferentia2 is a Neuron accelerator") != std::string::npos);
+  CHECK(serving_accelerator_problem(a10g, workload("neuron")).value_or("").find("runs on Inferentia and Trainium only; A10G is a GPU") != std::string::npos);
   // fp8 on Ampere: vLLM runs it weight-only (FP8 Marlin); TensorRT-LLM needs fp8 math.
   CHECK(!serving_accelerator_problem(a10g, workload("vllm", WeightFormat::fp8)));
   CHECK(serving_accelerator_problem(a10g, workload("trtllm", WeightFormat::fp8)).value_or("").find("fp8 math") != std::string::npos);
@@ -221,7 +221,7 @@ TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the 
   CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --engine nope").code == 2);
   r = run("estimate --task inference --instance inf2.xlarge --model llama-3-8b --engine vllm");
   CHECK(r.code == 2);
-  CHECK(r.err.find("use --engine neuron") != std::string::npos);
+  CHECK(r.err.find("--engine neuron (vLLM or TGI on Neuron)") != std::string::npos);
   CHECK(run("recommend --model llama-3-8b --engine vllm").code == 2);  // serving flag on a training task
   r = run("recommend --model llama-3-8b --task inference --engine neuron --format json");
   REQUIRE(r.code == 0);

@@ -166,7 +166,8 @@ void add_workload_options(CLI::App* cmd, WorkloadOptions& o) {
   cmd->add_option("--lora-targets", o.lora_targets, "attention | attention+mlp (default attention+mlp)")->group("Workload");
   cmd->add_flag("--no-flash-attention", o.no_flash_attention, "Store attention scores (no fused attention kernel)")->group("Workload");
   cmd->add_option("--framework", o.framework,
-                  fmt::format("Training stack: {} (default: megatron on GPUs, neuron on Trainium; docs/methodology.md §Training frameworks)",
+                  fmt::format("Training stack: {} (default: megatron on GPUs, neuron on Trainium; docs/methodology.md §Training frameworks; "
+                              "pretrain, finetune, lora and qlora only)",
                               framework_names()))
       ->group("Workload");
 }
@@ -303,6 +304,26 @@ int parse_length(const std::string& text, const char* flag, bool binary_k) {
 }
 }  // namespace
 
+namespace {
+// "; did you mean 'vllm'?" when `given` matches one of the comma-separated
+// `names` but for case or a prefix; else empty.
+std::string did_you_mean(const std::string& given, const std::string& names) {
+  auto lower = [](std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  const std::string g = lower(given);
+  std::size_t start = 0;
+  while (start < names.size()) {
+    const std::size_t end = std::min(names.find(", ", start), names.size());
+    const std::string name = names.substr(start, end - start);
+    if (!g.empty() && (g == name || name.rfind(g, 0) == 0 || g.rfind(name, 0) == 0)) return fmt::format("; did you mean '{}'?", name);
+    start = end + 2;
+  }
+  return "";
+}
+}  // namespace
+
 TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   WorkloadRequest r;
   const std::string task_text = o.task.empty() ? "pretrain" : o.task;
@@ -329,7 +350,8 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   r.flash_attention = !o.no_flash_attention;
   if (!o.framework.empty()) {
     r.framework = find_framework(o.framework);
-    if (!r.framework) throw InputError(fmt::format("--framework: '{}' is not one of {}", o.framework, framework_names()));
+    if (!r.framework)
+      throw InputError(fmt::format("--framework: '{}' is not one of {}{}", o.framework, framework_names(), did_you_mean(o.framework, framework_names())));
   }
   TrainingWorkload w = make_workload(r, m);
   if (!r.framework)
@@ -398,7 +420,7 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
   }
   if (!o.engine.empty()) {
     r.engine = find_engine(o.engine);
-    if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}", o.engine, engine_names()));
+    if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}{}", o.engine, engine_names(), did_you_mean(o.engine, engine_names())));
   }
   InferenceWorkload w = make_inference_workload(r);
   if (!r.engine)

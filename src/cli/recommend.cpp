@@ -2,9 +2,11 @@
 // alternatives and one row per instance type.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli.hpp"
+#include "gpuadvisor/engine.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/inference_search.hpp"
 #include "gpuadvisor/inference.hpp"
@@ -154,6 +156,14 @@ class RecommendCommand : public Command {
       if (result.best_batch1_tpot_s)
         best = fmt::format("; the fastest option, {}, reaches {:.1f} ms per output token ({:.0f} tokens/s per user) at batch 1",
                            result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, 1 / *result.best_batch1_tpot_s);
+      // When the engine is what rules every type out, say that rather than the targets.
+      const bool engine_only = w.engine && !result.rejections.empty() &&
+                               std::all_of(result.rejections.begin(), result.rejections.end(),
+                                           [&](const Rejection& x) { return x.reason.find("engine " + w.engine->name) != std::string::npos; });
+      if (engine_only)
+        throw NothingFitsError(fmt::format("no instance type considered runs engine {} ({}): {}", w.engine->name, w.engine->title,
+                                           result.rejections.front().reason),
+                               rejections_json(result.rejections));
       throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints{}", m.name, best),
                              rejections_json(result.rejections));
     }
