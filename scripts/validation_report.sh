@@ -199,7 +199,8 @@ all sources. `calibrate --leave-one-source-out --format json` gives it as
 ## Accuracy bands
 
 Every prediction carries the error band of its group: accelerator x task
-(`pretrain`, `fine-tuning`, `inference`, `rl`; serving also x engine), out of sample as above (RL
+(`pretrain`, `fine-tuning`, `inference`, `rl`; serving also x engine, training
+x stack), out of sample as above (RL
 cases are never fitted). A group with fewer than 3 cases says so and shows its
 task's band over all accelerators. The bands are
 `data/validation/accuracy.json`, written by `calibrate --leave-one-source-out
@@ -210,8 +211,10 @@ the pick, and JSON as `accuracy` {`group`, `cases`, `median_abs_error`,
 which way the typical error runs (optimistic: faster than measured, or
 pessimistic), from the median error signed as speed (a time metric's error
 (p − m)/m counts as m/p − 1). Serving predictions take the accelerator x
-engine group (`H100-SXM inference with trtllm`) when it has 3 cases or more,
-else the accelerator's inference band with the engines pooled, and say so.
+engine group (`H100-SXM inference with trtllm`) and training predictions the
+accelerator x stack group (`H100-SXM pretrain with fsdp`) when it has 3 cases
+or more, else the accelerator's band with the engines or stacks pooled, and say
+so.
 PROSE
 cat <<'PROSE'
 

@@ -71,8 +71,10 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
     // (throughput over, or a time under, the measurement).
     const bool time_metric = r.c->metric == Metric::tpot_s || r.c->metric == Metric::ttft_s || r.c->metric == Metric::rl_step_time_s;
     const double speed_error = time_metric ? 1 / (1 + r.error) - 1 : r.error;
+    // Serving cases also by engine, training cases by stack: "inference/trtllm", "pretrain/fsdp".
     std::vector<std::string> tasks{task};
-    if (r.c->is_inference() && !r.c->engine.empty()) tasks.push_back(task + "/" + r.c->engine);
+    const std::string& variant = r.c->is_inference() ? r.c->engine : r.c->framework;
+    if (!variant.empty() && !r.c->is_rl()) tasks.push_back(task + "/" + variant);
     for (const std::string& t : tasks)
       for (const std::string& acc : {r.accelerator, std::string("*")}) {
         groups[{acc, t}].abs.push_back(std::fabs(r.error));
@@ -99,8 +101,8 @@ std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::str
     auto b = accuracy_band(accelerator, task);
     if (b && b->note.empty()) {  // the accelerator's own band: say its engines are pooled
       const int n = own == g.end() ? 0 : own->second.cases;
-      const std::string pooled = fmt::format("{} published case{} with {} on {}: engines pooled", n == 0 ? "no" : fmt::format("only {}", n),
-                                             n == 1 ? "" : "s", engine, accelerator);
+      const std::string pooled = fmt::format("{} published case{} with {} on {}: pooled with other {}", n == 0 ? "no" : fmt::format("only {}", n),
+                                             n == 1 ? "" : "s", engine, accelerator, task == "inference" ? "engines" : "stacks");
       b->note = pooled;
     }
     return b;

@@ -99,6 +99,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   TrainingEstimate e;
   e.layout = l;
   e.precision = effective_precision(acc, w.precision).value_or(w.precision);
+  e.framework = &framework_for(acc, w.framework);
   e.memory = training_memory(m, w, l, acc);
   e.micro_batches = l.micro_batches(w.global_batch);
   const int per_node = inst.accelerator_count;

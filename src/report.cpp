@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "gpuadvisor/accuracy.hpp"
+#include "gpuadvisor/framework.hpp"
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/model.hpp"
@@ -649,7 +650,11 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
 
 namespace {
 
-ordered_json option_json(const RecommendRow& r, std::string_view task) {
+// The training stack a row's accuracy band is grouped by.
+std::string stack_of(const RecommendRow& r) { return r.estimate.framework ? r.estimate.framework->name : std::string(); }
+
+ordered_json option_json(const RecommendRow& r, const TrainingWorkload& w) {
+  const std::string task(to_string(w.task));
   const auto& e = r.estimate;
   return {{"instance", r.instance->name},
           {"count", r.count},
@@ -657,6 +662,7 @@ ordered_json option_json(const RecommendRow& r, std::string_view task) {
           {"accelerator", r.instance->accelerator_name},
           {"layout", layout_json(e.layout)},
           {"precision", std::string(to_string(e.precision))},
+          {"framework", stack_of(r)},
           {"total_hours", sig6(e.total_hours)},
           {"train_hours", sig6(e.train_hours)},
           {"setup_hours", sig6(e.setup.hours())},
@@ -664,7 +670,8 @@ ordered_json option_json(const RecommendRow& r, std::string_view task) {
                      {"on_demand_usd", money_json(r.on_demand_cost_usd)}, {"spot_usd", money_json(r.spot_cost_usd)},
                      {"spot_expected_usd", money_json(r.spot_expected_cost_usd)}}},
           {"capacity", capacity_json(r.capacity)},
-          {"accuracy", accuracy_json(r.instance->accelerator_name, r.rl ? std::string_view("rl") : task)},
+          {"accuracy", r.rl ? accuracy_json(r.instance->accelerator_name, "rl")
+                            : accuracy_json(r.instance->accelerator_name, task, stack_of(r))},
           {"rl", r.rl ? rl_json(*r.rl) : ordered_json(nullptr)}};
 }
 
@@ -680,8 +687,9 @@ std::string option_line(const RecommendRow& r) {
 std::string render_pick_text(const Recommendation& rec, const RecommendContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", option_line(*rec.pick), rec.why);
-  out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name,
-                                                        rec.pick->rl ? std::string_view("rl") : to_string(ctx.workload->task)));
+  out += fmt::format("  accuracy: {}\n", rec.pick->rl ? accuracy_line(rec.pick->instance->accelerator_name, "rl")
+                                                      : accuracy_line(rec.pick->instance->accelerator_name, to_string(ctx.workload->task),
+                                                                      stack_of(*rec.pick)));
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   auto alternative = [&](const RecommendRow& x) {
     return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);
@@ -709,9 +717,9 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
     for (const auto& a : ctx.rl->assumptions) j["assumptions"].push_back(a);
   j["options_found"] = rec.options_found;
   if (rec.pick) {
-    j["recommendation"] = option_json(*rec.pick, to_string(ctx.workload->task));
+    j["recommendation"] = option_json(*rec.pick, *ctx.workload);
     j["recommendation"]["why"] = rec.why;
-    j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, to_string(ctx.workload->task))}, {"fastest", option_json(*rec.fastest, to_string(ctx.workload->task))}};
+    j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload)}, {"fastest", option_json(*rec.fastest, *ctx.workload)}};
   } else {
     j["recommendation"] = nullptr;
     j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}};
@@ -800,7 +808,8 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
                        {"hardware_flops_per_token", sig6(e.hardware_flops_per_token)},
                        {"compute_efficiency", sig6(e.compute_efficiency)}};
     j["mfu"] = sig6(e.mfu);
-    j["accuracy"] = accuracy_json(c.accelerator->name, to_string(ctx.workload->task));
+    j["framework"] = e.framework ? e.framework->name : std::string();
+    j["accuracy"] = accuracy_json(c.accelerator->name, to_string(ctx.workload->task), framework_for(*c.accelerator, ctx.workload->framework).name);
     auto m2 = [](std::optional<double> v) { return v ? ordered_json(round_cents(*v)) : ordered_json(nullptr); };
     j["cost"] = {{"on_demand_usd_per_hour_per_instance", ctx.on_demand_usd_per_hour ? ordered_json(*ctx.on_demand_usd_per_hour) : ordered_json(nullptr)},
                  {"spot_usd_per_hour_per_instance", ctx.spot_usd_per_hour ? ordered_json(*ctx.spot_usd_per_hour) : ordered_json(nullptr)},
@@ -858,7 +867,8 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
   RenderOptions wide = o;
   wide.wide = true;
   return render_table(t, catalog, "estimate", "items", wide) +
-         fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, to_string(ctx.workload->task)));
+         fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, to_string(ctx.workload->task),
+                                                     framework_for(*c.accelerator, ctx.workload->framework).name));
 }
 
 std::string explain_estimate(const EstimateContext& ctx) {

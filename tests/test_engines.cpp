@@ -234,7 +234,7 @@ TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the 
   CHECK(nlohmann::json::parse(r.out)["recommendation"]["instance"].get<std::string>().rfind("trn", 0) == 0);
 }
 
-TEST_CASE("serving error bands by accelerator and engine, pooled with a note when an engine has too few cases") {
+TEST_CASE("error bands by accelerator and engine (serving) or stack (training), pooled with a note below 3 cases") {
   const auto own = accuracy_band("H100-SXM", "inference", "trtllm");
   REQUIRE(own);
   CHECK(own->group == "H100-SXM inference with trtllm");
@@ -243,7 +243,11 @@ TEST_CASE("serving error bands by accelerator and engine, pooled with a note whe
   const auto pooled = accuracy_band("A10G", "inference", "sglang");
   REQUIRE(pooled);
   CHECK(pooled->group == "A10G inference");
-  CHECK(pooled->note.find("no published cases with sglang on A10G: engines pooled") != std::string::npos);
+  CHECK(pooled->note.find("no published cases with sglang on A10G: pooled with other engines") != std::string::npos);
+  // Training bands by stack the same way.
+  const auto fsdp = accuracy_band("H100-SXM", "pretrain", "fsdp");
+  REQUIRE(fsdp);
+  CHECK(fsdp->group == "H100-SXM pretrain with fsdp");
   CHECK(accuracy_line("A10G", "inference", "tgi-1").find("A10G inference with tgi-1") != std::string::npos);
 }
 

@@ -49,7 +49,10 @@ struct JobOverheads {
   double hours() const { return total_s() / 3600; }
 };
 
+struct FrameworkProfile;  // framework.hpp
+
 struct TrainingEstimate {
+  const FrameworkProfile* framework = nullptr;  // the training stack (framework_for)
   Layout layout;
   Precision precision = Precision::bf16;  // what the matrices run in on this accelerator
   MemoryBreakdown memory;

@@ -5,6 +5,7 @@
 
 #include "cli.hpp"
 #include "gpuadvisor/accuracy.hpp"
+#include "gpuadvisor/framework.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/files.hpp"
 #include "gpuadvisor/launch.hpp"
@@ -68,7 +69,7 @@ void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const Mod
                   format_duration(e.setup.hours()), e.mfu * 100),
       fmt::format("{} {}", cost_usd ? "$" + format_thousands(*cost_usd, *cost_usd < 1000 ? 2 : 0) : "cost unknown", pricing),
       fmt::format("{:.1f} GB of {:.1f} GB per accelerator", e.memory.total_gb(), e.memory.capacity_gb)};
-  ctx.error_band = accuracy_line(c.accelerator->name, to_string(w.task));
+  ctx.error_band = accuracy_line(c.accelerator->name, to_string(w.task), framework_for(*c.accelerator, w.framework).name);
   TrainingLaunch t{&m, &w, c.instance, c.accelerator, c.count, e.layout, e.precision};
   write_files(o, emit_training(t, ctx, target));
 }
