@@ -6,6 +6,7 @@
 #include <set>
 
 #include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/named.hpp"
 #include "json_input.hpp"
 
 namespace gpuadvisor {
@@ -103,17 +104,9 @@ const std::vector<EngineProfile>& engine_profiles() {
   return profiles;
 }
 
-const EngineProfile* find_engine(std::string_view name) {
-  for (const auto& e : engine_profiles())
-    if (e.name == name) return &e;
-  return nullptr;
-}
+const EngineProfile* find_engine(std::string_view name) { return find_named(engine_profiles(), name); }
 
-std::string engine_names() {
-  std::string out;
-  for (const auto& e : engine_profiles()) out += (out.empty() ? "" : ", ") + e.name;
-  return out;
-}
+std::string engine_names() { return joined_names(engine_profiles()); }
 
 const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* chosen) {
   if (chosen) return *chosen;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "gpuadvisor/named.hpp"
+
 namespace gpuadvisor {
 
 // Factors and their evidence: docs/research/training-frameworks.md (TL;DR
@@ -24,17 +26,9 @@ const std::vector<FrameworkProfile>& framework_profiles() {
   return profiles;
 }
 
-const FrameworkProfile* find_framework(std::string_view name) {
-  for (const auto& f : framework_profiles())
-    if (f.name == name) return &f;
-  return nullptr;
-}
+const FrameworkProfile* find_framework(std::string_view name) { return find_named(framework_profiles(), name); }
 
-std::string framework_names() {
-  std::string out;
-  for (const auto& f : framework_profiles()) out += (out.empty() ? "" : ", ") + f.name;
-  return out;
-}
+std::string framework_names() { return joined_names(framework_profiles()); }
 
 const FrameworkProfile& framework_for(const Accelerator& acc, const FrameworkProfile* chosen) {
   if (chosen) return *chosen;
