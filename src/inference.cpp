@@ -18,11 +18,11 @@ constexpr double kActivationBytes = 2;  // 16-bit activations between layers
 
 double kv_bytes(Precision p) { return p == Precision::fp8 ? 1 : 2; }
 
-// Small-message all-reduce for decode: one latency plus the ring bandwidth term.
 // Ranks of a tensor-parallel all-reduce: the accelerators, or on Neuron the
 // NeuronCores (a chip's cores shard the model and all-reduce too).
 int all_reduce_ranks(const Accelerator& acc, int tp) { return tp * std::max(1, neuron_cores_per_chip(acc)); }
 
+// Small-message all-reduce for decode: one latency plus the ring bandwidth term.
 double decode_all_reduce_s(double bytes, int tp, const Accelerator& acc) {
   const int ranks = all_reduce_ranks(acc, tp);
   if (ranks <= 1) return 0;
@@ -164,8 +164,8 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // pp stages in turn: each reads its 1/pp share for its micro-batch.
   s.weights_read_s = weight_bytes / l.tp / bw;
   // Weight-only formats: each quantised weight read is dequantised on the
-  // vector units once per step (whatever the batch), after its bytes arrive
-  // (batch-sized decode kernels do not hide it behind the memory stream).
+  // vector units once per step, whatever the batch; the engine's kernels hide
+  // all but `dequant_ops_per_weight` operations of it behind the weight stream.
   if (p.weight_only) {
     const double quantised = (weight_bytes - m.embedding_params() * kBytesWeight16) / bytes_per_weight(w.weights);
     if (acc.vector_fp32_tflops) s.dequant_s = quantised / l.tp * engine.dequant_ops_per_weight / (*acc.vector_fp32_tflops * 1e12);
