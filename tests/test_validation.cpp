@@ -9,6 +9,7 @@
 #include "gpuadvisor/errors.hpp"
 #include <nlohmann/json.hpp>
 #include "gpuadvisor/report.hpp"
+#include "gpuadvisor/engine.hpp"
 #include "gpuadvisor/validation.hpp"
 
 using namespace gpuadvisor;
@@ -130,6 +131,13 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK(fails_with(one_case(R"(, "measured": 100, "usable": false)"), "field 'reason': an unusable case must say why"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"tp": 0})"), "field 'tp'"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"cp": 0})"), "field 'cp'"));
+  // The training stack and the serving engine a case names must be known profiles.
+  CHECK(fails_with(one_case(R"(, "measured": 100, "framework": "jax")"), "case X1: field 'framework': 'jax' is not one of megatron"));
+  CHECK_NOTHROW(read_cases("cases.json", one_case(R"(, "measured": 100, "framework": "fsdp")")));
+  const std::string serving = R"({"cases": [{"id": "S1", "task": "inference", "model": "llama-3-8b", "system": "g5.xlarge", "precision": "bf16",
+    "prompt_tokens": 128, "output_tokens": 128, "batch": 1, "metric": "tpot_s", "measured": 0.03, "source": "t", "source_key": "T", "engine": )";
+  CHECK(fails_with(serving + R"("vllm-9"}]})", "case S1: field 'engine': 'vllm-9' is not one of vllm"));
+  CHECK(read_cases("cases.json", serving + R"("tgi-1"}]})").front().inference.engine == find_engine("tgi-1"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"recompute": "full", "recompute_layers": 0})"), "field 'recompute_layers'"));
   CHECK(fails_with(R"({"cases": [{"id": "A"}]})", "case A: field 'task': is missing"));
   CHECK(fails_with(R"({"cases": [)", "not valid JSON at byte"));
