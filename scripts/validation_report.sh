@@ -30,8 +30,8 @@ hardware figures: each case names its serving engine or training stack
 bounded and pulled toward physical priors (§Fitted parameters). The engines
 issue's targets (out of sample: median ≤ 10%, p90 ≤ 35%, inference median ≤
 12%) are not met: the errors left are mechanisms the model lacks
-(fine-grained MoE training, Neuron's compiled batch, MoE kernels and serving
-overheads), listed under
+(fine-grained MoE training, Neuron's prefill and MoE serving, the Neuron
+serving overheads derived from the cases' own benchmark suite), listed under
 §Error summary. Every prediction shows the out-of-sample band of its group
 (§Accuracy bands).
 
@@ -147,13 +147,12 @@ model size.
 In sample (the fit with every source). The earlier targets (issue #6: median
 ≤ 10%, p90 ≤ 25%) were met on 102 cases with a free fit; the bounded,
 regularised fit over 127 cases (22 added from optimum-neuron and SGLang, 3
-from the TGI results file) gives a median of 10.2% and a p90 of 37.5%, and
-the test asserts 11% and 38%. The largest errors come from what the model does
+from the TGI results file) gives a median of 9.1% and a p90 of 34.5%, and
+the test asserts 10% and 36%. The largest errors come from what the model does
 not have: fine-grained MoE training (Qwen3-30B-A3B about 2x over-predicted
 even with the grouped-GEMM width factor), MoE serving on Neuron (Llama-4-Scout
-and Qwen3-30B-A3B), Neuron's
-compiled batch (throughput at batch 32 on Inferentia2 and Trainium2) and
-prefill, TGI 1.0.3 at 20 requests of 50 tokens (the prompt length is not
+and Qwen3-30B-A3B), Neuron's prefill (time to first token about half the
+measured on Inferentia2 and Trainium2), TGI 1.0.3 at 20 requests of 50 tokens (the prompt length is not
 published, and at 50 output tokens the prefill share depends on it), and B300's
 fp4 fraction, left at its prior because only one case measures it.
 
