@@ -827,6 +827,9 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
   add("config", "accelerators", integer(c.accelerators()), c.accelerator->name);
   add("config", "layout", text(layout_text(e.layout)), "");
   add("config", "precision", text(std::string(to_string(e.precision))), "");
+  if (e.framework)
+    add("config", "framework", text(e.framework->name),
+        fmt::format("{}; matrices at {:.2f} of Megatron-Core's", e.framework->title, e.framework->compute_factor(e.precision)));
   add("memory", "weights", num(m.weights_gb, 2), "GB");
   add("memory", "gradients", num(m.gradients_gb, 2), "GB");
   add("memory", "optimizer (fp32 master + Adam)", num(m.optimizer_gb, 2), "GB");
@@ -889,9 +892,11 @@ std::string explain_estimate(const EstimateContext& ctx) {
                      " (MoE experts: w = expert ffn/tp, n = their share of the tokens)\n",
                      max_compute_fraction(a, e.precision), a.name, to_string(e.precision), m.hidden / l.tp, l.micro_batch * w.seq_len / l.cp);
   out += fmt::format("  compute/step = micro-batches {} x tokens/mb / (tp x pp) x [matrix FLOPs/token / (peak {} TFLOPS x eff)"
-                     " + attention FLOPs/token / ({} peak {} TFLOPS x {:.3f})] = {:.3f} s (overall {:.3f} of the {} peak)\n",
+                     " + attention FLOPs/token / ({} peak {} TFLOPS x {:.3f})] / framework factor {:.2f} ({}) = {:.3f} s"
+                     " (overall {:.3f} of the {} peak)\n",
                      e.micro_batches, a.tflops(e.precision).value_or(0), to_string(attention_p), a.tflops(attention_p).value_or(0),
-                     max_compute_fraction(a, attention_p), e.step.compute_s, e.compute_efficiency, to_string(e.precision));
+                     max_compute_fraction(a, attention_p), e.framework ? e.framework->compute_factor(e.precision) : 1.0,
+                     e.framework ? e.framework->name : "megatron", e.step.compute_s, e.compute_efficiency, to_string(e.precision));
   const double rebuilt = l.recompute_share(double(m.layers) / l.pp);
   out += fmt::format("  elementwise/step = micro-batches x {:.4g} bytes/token ({:.3g} passes over the stored activations x layers/pp{}"
                      " + 4 passes over fp32 logits / pp) x tokens/mb / (cp x tp) / ({:.0f} GB/s x {:.3f}) = {:.3f} s\n",

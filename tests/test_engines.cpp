@@ -229,6 +229,14 @@ TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the 
   CHECK(j["recommendation"]["engine"] == "neuron");
   CHECK(run("recommend --params 13B --task lora --framework nope").code == 2);
   CHECK(run("recommend --params 13B --task inference --framework fsdp").code == 2);
+  r = run("estimate --instance p5.48xlarge --params 8B --task pretrain --tokens 10B --framework fsdp --precision fp8 --format json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["framework"] == "fsdp");
+  r = run("estimate --instance p5.48xlarge --params 8B --task pretrain --tokens 10B --framework fsdp --precision fp8 --explain");
+  CHECK(r.out.find("framework factor 0.89 (fsdp)") != std::string::npos);
+  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --engine VLLM");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("did you mean: vllm") != std::string::npos);
   r = run("recommend --params 13B --task lora --framework neuron --format json");
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["recommendation"]["instance"].get<std::string>().rfind("trn", 0) == 0);

@@ -15,6 +15,13 @@ const T* find_named(const std::vector<T>& items, std::string_view name) {
 }
 
 template <class T>
+std::vector<std::string> names_of(const std::vector<T>& items) {
+  std::vector<std::string> out;
+  for (const auto& x : items) out.push_back(x.name);
+  return out;
+}
+
+template <class T>
 std::string joined_names(const std::vector<T>& items) {
   std::string out;
   for (const auto& x : items) out += (out.empty() ? "" : ", ") + x.name;

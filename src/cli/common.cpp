@@ -14,6 +14,7 @@
 #include "cli.hpp"
 #include "gpuadvisor/engine.hpp"
 #include "gpuadvisor/framework.hpp"
+#include "gpuadvisor/named.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/files.hpp"
 #include "gpuadvisor/pricing.hpp"
@@ -305,22 +306,11 @@ int parse_length(const std::string& text, const char* flag, bool binary_k) {
 }  // namespace
 
 namespace {
-// "; did you mean 'vllm'?" when `given` matches one of the comma-separated
-// `names` but for case or a prefix; else empty.
-std::string did_you_mean(const std::string& given, const std::string& names) {
-  auto lower = [](std::string s) {
-    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return s;
-  };
-  const std::string g = lower(given);
-  std::size_t start = 0;
-  while (start < names.size()) {
-    const std::size_t end = std::min(names.find(", ", start), names.size());
-    const std::string name = names.substr(start, end - start);
-    if (!g.empty() && (g == name || name.rfind(g, 0) == 0 || g.rfind(name, 0) == 0)) return fmt::format("; did you mean '{}'?", name);
-    start = end + 2;
-  }
-  return "";
+// "; did you mean: vllm, tgi, hf?": the nearest of `names` to `given`, case
+// aside, as --model lists them.
+std::string did_you_mean(std::string given, const std::vector<std::string>& names) {
+  for (char& ch : given) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return fmt::format("; did you mean: {}?", fmt::join(nearest_names(given, names), ", "));
 }
 }  // namespace
 
@@ -351,7 +341,7 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   if (!o.framework.empty()) {
     r.framework = find_framework(o.framework);
     if (!r.framework)
-      throw InputError(fmt::format("--framework: '{}' is not one of {}{}", o.framework, framework_names(), did_you_mean(o.framework, framework_names())));
+      throw InputError(fmt::format("--framework: '{}' is not one of {}{}", o.framework, framework_names(), did_you_mean(o.framework, names_of(framework_profiles()))));
   }
   TrainingWorkload w = make_workload(r, m);
   if (!r.framework)
@@ -420,7 +410,7 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
   }
   if (!o.engine.empty()) {
     r.engine = find_engine(o.engine);
-    if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}{}", o.engine, engine_names(), did_you_mean(o.engine, engine_names())));
+    if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}{}", o.engine, engine_names(), did_you_mean(o.engine, names_of(engine_profiles()))));
   }
   InferenceWorkload w = make_inference_workload(r);
   if (!r.engine)
