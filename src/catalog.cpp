@@ -286,6 +286,7 @@ Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std:
   a.software = req_string(j, "software", ctx);
   if (a.software != "cuda" && a.software != "neuron") ctx.fail("software", "must be 'cuda' or 'neuron'");
   a.note = opt_string(j, "note", ctx);
+  a.same_silicon_as = opt_string(j, "same_silicon_as", ctx);
 
   if (auto it = j.find("efficiency"); it != j.end()) {
     if (!it->is_object()) ctx.fail("efficiency", "expected an object");
@@ -301,10 +302,14 @@ Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std:
         a.efficiency.all_reduce_latency_us = as_number(e.value(), e.key(), ectx, 0, false);
         if (a.efficiency.all_reduce_latency_us > 10000) ectx.fail(e.key(), "at most 10000 us");
         continue;
+      } else if (e.key() == "sequence_layer_us") {
+        a.efficiency.sequence_layer_us = as_number(e.value(), e.key(), ectx, 0, false);
+        if (a.efficiency.sequence_layer_us > 1000) ectx.fail(e.key(), "at most 1000 us");
+        continue;
       } else if (auto p = precision_from_string(e.key())) {
         a.efficiency.compute_max_fraction[*p] = as_number(e.value(), e.key(), ectx, 0, false);
       } else {
-        ectx.fail(e.key(), "unknown key (use a precision, memory_bandwidth, link, all_reduce_latency_us or source)");
+        ectx.fail(e.key(), "unknown key (use a precision, memory_bandwidth, link, all_reduce_latency_us, sequence_layer_us or source)");
       }
       if (e.key() != "source" && e.value().get<double>() > 1.0) ectx.fail(e.key(), "a fraction must be at most 1");
     }
@@ -547,6 +552,13 @@ Catalog load_catalog(const CatalogSource& base, const std::vector<CatalogSource>
     Accelerator a = parse_accelerator(accs[i], ctx, cat.sources);
     if (!seen.insert(a.name).second) ctx.fail("name", fmt::format("duplicate accelerator '{}'", a.name));
     cat.accelerators.push_back(std::move(a));
+  }
+  for (size_t i = 0; i < accs.size(); ++i) {
+    const Accelerator& a = cat.accelerators[i];
+    const Accelerator* base = a.same_silicon_as.empty() ? nullptr : cat.find_accelerator(a.same_silicon_as);
+    if (!a.same_silicon_as.empty() && (!base || !base->same_silicon_as.empty() || base == &a))
+      Ctx{origin_of("accelerators", accs[i]), entry_name("accelerators", i, accs[i])}.fail(
+          "same_silicon_as", fmt::format("'{}' is not another accelerator with its own silicon", a.same_silicon_as));
   }
   const json& insts = list("instances");
   seen.clear();

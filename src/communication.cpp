@@ -14,6 +14,12 @@ double serving_all_reduce_latency_s(const Accelerator& acc) {
   return acc.link_kind == "pcie" ? 4 * kCollectiveLatencyIntraS : kCollectiveLatencyIntraS;
 }
 
+double serving_all_reduce_latency_s(const Accelerator& acc, int ranks) {
+  const double at_reference = serving_all_reduce_latency_s(acc);
+  if (acc.software != "neuron") return at_reference;
+  return at_reference * (ranks - 1) / (kNeuronLatencyReferenceRanks - 1);
+}
+
 double inter_node_gb_per_s(const Instance& instance, const Accelerator& acc, int members_per_node) {
   const int members = std::clamp(members_per_node, 1, instance.accelerator_count);
   const double share = instance.network_gbps / 8.0 * members / instance.accelerator_count;

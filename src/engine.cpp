@@ -57,6 +57,12 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   e.free_fraction_of_remaining = of == "remaining";
   e.cuda_graph_pool_gb = r.number(j, "cuda_graph_pool_gb", 0, 64);
   e.dequant_ops_per_weight = r.number(j, "dequant_ops_per_weight", 0, 100);
+  e.prefill_compute_factor = j.contains("prefill_compute_factor") ? r.number(j, "prefill_compute_factor", 0.01, 1) : 0;
+  e.prefill_batching_steps = j.contains("prefill_batching_steps") ? static_cast<int>(r.number(j, "prefill_batching_steps", 0, 1000)) : 0;
+  if (j.contains("dequant_per_sequence")) {
+    if (!j["dequant_per_sequence"].is_boolean()) r.fail("dequant_per_sequence", "expected true or false");
+    e.dequant_per_sequence = j["dequant_per_sequence"].get<bool>();
+  }
   if (!j.contains("continuous_batching") || !j["continuous_batching"].is_boolean()) r.fail("continuous_batching", "expected true or false");
   e.continuous_batching = j["continuous_batching"].get<bool>();
   auto formats = [&](const char* key, std::vector<WeightFormat>& out) {

@@ -22,11 +22,12 @@ double kv_bytes(Precision p) { return p == Precision::fp8 ? 1 : 2; }
 // NeuronCores (a chip's cores shard the model and all-reduce too).
 int all_reduce_ranks(const Accelerator& acc, int tp) { return tp * std::max(1, neuron_cores_per_chip(acc)); }
 
-// Small-message all-reduce for decode: one latency plus the ring bandwidth term.
+// Small-message all-reduce for decode: one latency (growing with the ranks on
+// Neuron's rings) plus the ring bandwidth term.
 double decode_all_reduce_s(double bytes, int tp, const Accelerator& acc) {
   const int ranks = all_reduce_ranks(acc, tp);
   if (ranks <= 1) return 0;
-  return serving_all_reduce_latency_s(acc) + 2.0 * (ranks - 1) / ranks * bytes / (intra_node_gb_per_s(acc) * kGb);
+  return serving_all_reduce_latency_s(acc, ranks) + 2.0 * (ranks - 1) / ranks * bytes / (intra_node_gb_per_s(acc) * kGb);
 }
 
 // Expected distinct routed experts one MoE layer touches for `tokens` tokens,
@@ -39,6 +40,11 @@ double experts_touched(const ModelSpec& m, double tokens) {
 }  // namespace
 
 bool pads_attention_heads(const Accelerator& acc) { return acc.software == "neuron"; }
+
+double decode_sequence_layer_s(const Accelerator& acc) {
+  if (acc.software != "neuron") return 0;
+  return acc.efficiency.sequence_layer_us > 0 ? acc.efficiency.sequence_layer_us * 1e-6 : kNeuronSequenceLayerS;
+}
 
 double bytes_per_weight(WeightFormat f) {
   switch (f) {
@@ -89,7 +95,8 @@ double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
 }
 
 double DecodeStep::accelerator_s() const {
-  return std::max({weights_read_s + kv_read_s, compute_s, kernel_floor_s}) + moe_routing_s + dequant_s + tensor_parallel_s + pipeline_p2p_s;
+  return std::max({weights_read_s + kv_read_s, compute_s, kernel_floor_s}) + moe_routing_s + sequence_s + dequant_s + tensor_parallel_s +
+         pipeline_p2p_s;
 }
 
 double DecodeStep::total_s() const { return std::max(accelerator_s(), launch_s) + host_s; }
@@ -97,7 +104,7 @@ double DecodeStep::total_s() const { return std::max(accelerator_s(), launch_s) 
 std::string DecodeStep::bound() const {
   const double memory = weights_read_s + kv_read_s, comm = tensor_parallel_s + pipeline_p2p_s;
   if (launch_s > accelerator_s() || host_s > accelerator_s()) return "engine host overhead";
-  const double kernels = kernel_floor_s + moe_routing_s;
+  const double kernels = kernel_floor_s + moe_routing_s + sequence_s;
   if (comm > std::max({memory, compute_s, dequant_s, kernels})) return "communication";
   if (kernels > std::max(memory, compute_s)) return "kernel latency";
   if (dequant_s > std::max(memory, compute_s)) return "dequantisation";
@@ -133,7 +140,11 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   const Accelerator& acc = *c.accelerator;
   Prefill out;
   const double flops = tokens * 2 * matmul_params_per_token(m) + 2.0 * m.layers * m.query_width() * tokens * m.attended_tokens(tokens / sequences);
-  const double eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, batched_tokens);
+  // Compiled prefill graphs (prefill_compute_factor) run at a flat share of the
+  // compute fraction; GPU kernels ramp with width and tokens.
+  const EngineProfile& engine = engine_for(acc, w.engine);
+  const double eff = engine.prefill_compute_factor > 0 ? max_compute_fraction(acc, p.compute) * engine.prefill_compute_factor
+                                                       : compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, batched_tokens);
   out.compute_s = flops / (l.tp * acc.tflops(p.compute).value_or(0) * 1e12 * eff);
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
   out.weights_read_s = inference_weight_bytes(m, w.weights) / l.tp / bw * std::min(1.0, tokens / batched_tokens);
@@ -141,7 +152,7 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   out.comm_s += 2.0 * m.layers * decode_all_reduce_s(act, l.tp, acc);
   if (l.pp > 1)
     out.comm_s += (l.pp - 1) * (kCollectiveLatencyInterS + act / (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
-  out.launch_s = m.layers * engine_for(acc, w.engine).launch_s_per_layer;
+  out.launch_s = m.layers * engine.launch_s_per_layer;
   return out;
 }
 
@@ -164,11 +175,13 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // pp stages in turn: each reads its 1/pp share for its micro-batch.
   s.weights_read_s = weight_bytes / l.tp / bw;
   // Weight-only formats: each quantised weight read is dequantised on the
-  // vector units once per step, whatever the batch; the engine's kernels hide
-  // all but `dequant_ops_per_weight` operations of it behind the weight stream.
+  // vector units once per step, whatever the batch (once per sequence with
+  // legacy kernels, dequant_per_sequence); the engine's kernels hide all but
+  // `dequant_ops_per_weight` operations of it behind the weight stream.
   if (p.weight_only) {
     const double quantised = (weight_bytes - m.embedding_params() * kBytesWeight16) / bytes_per_weight(w.weights);
-    if (acc.vector_fp32_tflops) s.dequant_s = quantised / l.tp * engine.dequant_ops_per_weight / (*acc.vector_fp32_tflops * 1e12);
+    const double rows = engine.dequant_per_sequence ? stage_batch : 1;  // legacy kernels unpack per sequence
+    if (acc.vector_fp32_tflops) s.dequant_s = rows * quantised / l.tp * engine.dequant_ops_per_weight / (*acc.vector_fp32_tflops * 1e12);
     else s.dequant_unknown = true;
   }
   s.kv_read_s = stage_batch * m.attended_tokens(context) * kv_per_token / bw;
@@ -185,6 +198,7 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
     s.kernel_floor_s = double(m.layers) / l.pp * kDecodeKernelsPerLayer * kKernelMinS;
     if (m.is_moe()) s.moe_routing_s = double(m.moe_layers()) / l.pp * kMoeRoutingPerLayerS;
   }
+  s.sequence_s = stage_batch * m.layers / l.pp * decode_sequence_layer_s(acc);
   // The engine's host work: kernel launches overlap the step (each stage
   // launches its layers); scheduling and per-sequence work run in series.
   s.launch_s = double(m.layers) / l.pp * engine.launch_s_per_layer;
@@ -199,8 +213,44 @@ double static_batch_ttft_s(const ModelSpec& m, const InferenceWorkload& w, const
   return prefill(m, w, c, e.layout, e.precision, tokens, tokens, sequences).total_s() + e.step.total_s();
 }
 
+int prompts_per_prefill(const EngineProfile& engine, const InferenceWorkload& w, int batch) {
+  if (engine.prefill != PrefillScheduling::separate || engine.prefill_batching_steps <= 0) return 1;
+  const double arriving = double(batch) * engine.prefill_batching_steps / std::max(1.0, w.generated_tokens_per_sequence());
+  const double by_budget = std::floor(engine.prefill_chunk_tokens / std::max(1.0, w.prompt_tokens));
+  return static_cast<int>(std::clamp(std::min(arriving, by_budget), 1.0, double(batch)));
+}
+
+namespace {
+
+// Replica time per request spent in prefill under load at `batch` sequences
+// in flight. A chunked engine shares each weight read among a chunk's prompts;
+// an engine that prefills separately runs the prompts gathered since its last
+// prefill (prompts_per_prefill) as one pass.
+double prefill_s_per_request(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int batch) {
+  const EngineProfile& engine = *e.engine;
+  const ServingLayout& l = e.layout;
+  const ServingPrecision& p = e.precision;
+  double s;
+  if (engine.prefill == PrefillScheduling::chunked) {
+    s = prefill(m, w, c, l, p, w.prompt_tokens, std::max<double>(w.prompt_tokens, engine.prefill_chunk_tokens)).total_s();
+  } else {
+    const int k = prompts_per_prefill(engine, w, batch);
+    s = prefill(m, w, c, l, p, k * w.prompt_tokens, k * w.prompt_tokens, k).total_s() / k;
+  }
+  // Best-of-N: the verifier reads every sample once, like a prefill of its tokens.
+  if (w.verifier) {
+    const double scored = w.samples * (w.prompt_tokens + w.generated_tokens_per_sequence());
+    const double batched = engine.prefill == PrefillScheduling::chunked ? std::max<double>(scored, engine.prefill_chunk_tokens) : scored;
+    s += prefill(*w.verifier, w, c, l, p, scored, batched, w.samples).total_s();
+  }
+  return s / l.pp;
+}
+
+}  // namespace
+
 void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch) {
   e.batch = batch;
+  e.prefill_gpu_s_per_request = prefill_s_per_request(m, w, c, e, batch);
   e.step = decode_step(m, w, c, e.layout, e.precision, batch);
   const double t = e.step.total_s();
   const double context = w.prompt_tokens + w.generated_tokens_per_sequence() / 2;
@@ -267,18 +317,6 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   const ServingPrecision& p = e.precision;
   e.prefill_s = prefill(m, w, c, l, p, w.prompt_tokens, w.prompt_tokens).total_s();
   e.prefill_p95_s = prefill(m, w, c, l, p, w.prompt_tokens_p95, w.prompt_tokens_p95).total_s();
-  // Under load a chunked engine shares each weight read among a chunk's
-  // prompts; an engine that prefills separately reads them for every prompt.
-  auto batched = [&](double tokens) {
-    return engine.prefill == PrefillScheduling::chunked ? std::max<double>(tokens, engine.prefill_chunk_tokens) : tokens;
-  };
-  e.prefill_gpu_s_per_request = prefill(m, w, c, l, p, w.prompt_tokens, batched(w.prompt_tokens)).total_s() / l.pp;
-  // Best-of-N: the verifier reads every sample once, like a prefill of its tokens.
-  if (w.verifier) {
-    const double scored = w.samples * (w.prompt_tokens + w.generated_tokens_per_sequence());
-    e.prefill_gpu_s_per_request +=
-        prefill(*w.verifier, w, c, l, p, scored, batched(scored), w.samples).total_s() / l.pp;
-  }
 
   auto meets = [&](int b) {
     evaluate_batch(m, w, c, e, b);

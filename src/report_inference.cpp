@@ -288,7 +288,8 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
                                        {"dequant_s", e.step.dequant_unknown ? ordered_json(nullptr) : ordered_json(sig6(e.step.dequant_s))},
                                        {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
                                        {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)}, {"kernel_floor_s", sig6(e.step.kernel_floor_s)},
-                                       {"moe_routing_s", sig6(e.step.moe_routing_s)}, {"launch_s", sig6(e.step.launch_s)},
+                                       {"moe_routing_s", sig6(e.step.moe_routing_s)}, {"sequence_s", sig6(e.step.sequence_s)},
+                                       {"launch_s", sig6(e.step.launch_s)},
                                        {"engine_host_s", sig6(e.step.host_s)}, {"step_s", sig6(e.step.total_s())},
                                        {"bound", e.step.bound()}}}};
     auto opt = [](std::optional<double> v, bool cents) {
@@ -329,6 +330,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   if (e.step.kernel_floor_s > 0)
     add("decode", "kernel floor", latency_cell(e.step.kernel_floor_s), "per step, the least the kernels take (bounds weights + KV and compute)");
   if (e.step.moe_routing_s > 0) add("decode", "MoE routing", latency_cell(e.step.moe_routing_s), "per step, router and permute kernels");
+  if (e.step.sequence_s > 0) add("decode", "per-sequence work", latency_cell(e.step.sequence_s), "per step, Neuron: each sequence's attention per layer");
   if (e.step.dequant_unknown)
     add("decode", "dequantise weights", Cell{"unknown", std::monostate{}}, "no vector FLOP/s in the catalog for " + c.accelerator->name + "; not counted");
   else if (e.precision.weight_only)
@@ -373,15 +375,18 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
   const EngineProfile& engine = *e.engine;
   out += fmt::format("  engine: {} ({})\n", engine.name, engine.title);
   out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}, "
-                     "kernel floor {:.2f} ms) + MoE routing {:.2f} ms + dequantise {:.2f} ms + all-reduces {:.2f} ms + pipeline {:.2f} ms "
+                     "kernel floor {:.2f} ms) + MoE routing {:.2f} ms + per-sequence {:.2f} ms + dequantise {:.2f} ms + all-reduces {:.2f} ms + "
+                     "pipeline {:.2f} ms "
                      "= {:.2f} ms on the accelerator\n",
                      e.batch, e.step.weights_read_s * 1e3, e.step.kv_read_s * 1e3, a.memory_bandwidth_gb_per_s,
                      a.efficiency.memory_bandwidth_fraction, e.step.compute_s * 1e3, a.tflops(e.precision.compute).value_or(0),
-                     to_string(e.precision.compute), e.step.kernel_floor_s * 1e3, e.step.moe_routing_s * 1e3, e.step.dequant_s * 1e3,
+                     to_string(e.precision.compute), e.step.kernel_floor_s * 1e3, e.step.moe_routing_s * 1e3, e.step.sequence_s * 1e3, e.step.dequant_s * 1e3,
                      e.step.tensor_parallel_s * 1e3, e.step.pipeline_p2p_s * 1e3, e.step.accelerator_s() * 1e3);
   if (e.step.kernel_floor_s > 0)
     out += fmt::format("  kernel floor = layers / pp x {:.0f} kernels x {:.0f} us; MoE routing = MoE layers / pp x {:.0f} us (GPUs)\n",
                        kDecodeKernelsPerLayer, kKernelMinS * 1e6, kMoeRoutingPerLayerS * 1e6);
+  if (e.step.sequence_s > 0)
+    out += fmt::format("  per-sequence = sequences x layers / pp x {:.1f} us (Neuron, fitted per chip)\n", decode_sequence_layer_s(a) * 1e6);
   out += fmt::format("  step = max(accelerator, kernel launches {:.2f} ms) + engine host time {:.2f} ms ({:.2f} ms per step + {:.3f} ms per sequence) = {:.2f} ms\n",
                      e.step.launch_s * 1e3, e.step.host_s * 1e3, engine.step_overhead_s * 1e3, engine.sequence_overhead_s * 1e3,
                      e.step.total_s() * 1e3);

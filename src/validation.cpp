@@ -11,6 +11,7 @@
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/engine.hpp"
+#include "gpuadvisor/inference.hpp"
 #include "gpuadvisor/framework.hpp"
 #include "gpuadvisor/neuron.hpp"
 #include "gpuadvisor/errors.hpp"
@@ -380,11 +381,13 @@ std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results) {
 namespace {
 
 // Accelerators that share one fitted compute fraction: the same silicon with
-// different memory (A100-40GB and A100-80GB are both GA100; fitting them apart
-// let two MosaicML cases set A100-40GB at 0.77 against 0.62 for the 80 GB part
-// over 13 cases, and the 40 GB part then out-ranked H100).
-std::string fit_group(const std::string& accelerator, const std::string& parameter) {
-  if (parameter.rfind("compute_max_fraction.", 0) == 0 && accelerator == "A100-40GB") return "A100-80GB";
+// different memory or power (the catalog's same_silicon_as: A100-40GB and
+// A100-80GB are both GA100; fitting them apart let two MosaicML cases set
+// A100-40GB at 0.77 against 0.62 for the 80 GB part, and the 40 GB part then
+// out-ranked H100). Memory and all-reduce figures stay per accelerator.
+std::string fit_group(const Catalog& catalog, const std::string& accelerator, const std::string& parameter) {
+  const Accelerator* a = catalog.find_accelerator(accelerator);
+  if (a && !a->same_silicon_as.empty() && parameter.rfind("compute_max_fraction.", 0) == 0) return a->same_silicon_as;
   return accelerator;
 }
 
@@ -398,15 +401,16 @@ std::vector<std::pair<std::string, std::string>> parameters_of(const ValidationC
     auto p = serving_precision(acc, c.inference.weights);
     if (!p) return out;
     const std::string compute = "compute_max_fraction." + std::string(to_string(p->compute));
-    if (c.metric == Metric::ttft_s) out.push_back({fit_group(acc.name, compute), compute});
+    if (c.metric == Metric::ttft_s) out.push_back({fit_group(catalog, acc.name, compute), compute});
     else out.push_back({acc.name, "memory_bandwidth_fraction"});
-    if (c.metric == Metric::output_tokens_per_second) out.push_back({fit_group(acc.name, compute), compute});
+    if (c.metric == Metric::output_tokens_per_second) out.push_back({fit_group(catalog, acc.name, compute), compute});
     if (c.metric != Metric::ttft_s && c.tp * std::max(1, neuron_cores_per_chip(acc)) > 1) out.push_back({acc.name, "all_reduce_latency_us"});
+    if (c.metric != Metric::ttft_s && c.batch.value_or(1) > 1 && decode_sequence_layer_s(acc) > 0) out.push_back({acc.name, "sequence_layer_us"});
   } else {
     auto p = effective_precision(acc, c.training.precision);
     if (p) {
       const std::string compute = "compute_max_fraction." + std::string(to_string(*p));
-      out.push_back({fit_group(acc.name, compute), compute});
+      out.push_back({fit_group(catalog, acc.name, compute), compute});
     }
   }
   return out;
@@ -417,6 +421,10 @@ double& parameter_ref(Accelerator& a, const std::string& name) {
   if (name == "all_reduce_latency_us") {
     if (a.efficiency.all_reduce_latency_us <= 0) a.efficiency.all_reduce_latency_us = serving_all_reduce_latency_s(a) * 1e6;
     return a.efficiency.all_reduce_latency_us;
+  }
+  if (name == "sequence_layer_us") {
+    if (a.efficiency.sequence_layer_us <= 0) a.efficiency.sequence_layer_us = decode_sequence_layer_s(a) * 1e6;
+    return a.efficiency.sequence_layer_us;
   }
   const std::string p = name.substr(name.find('.') + 1);
   const Precision precision = *precision_from_string(p);
@@ -446,7 +454,7 @@ std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<Valid
     double sum = kPriorWeight * std::pow(std::log(x / prior.value) / prior.log_width, 2);
     for (const auto& c : cases) {
       const Instance* inst = catalog.find_instance(c.system);
-      if (!c.usable || c.is_rl() || !inst || fit_group(inst->accelerator_name, f.parameter) != f.accelerator) continue;
+      if (!c.usable || c.is_rl() || !inst || fit_group(catalog, inst->accelerator_name, f.parameter) != f.accelerator) continue;
       CaseResult r = predict_case(c, catalog);
       sum += r.predicted && *r.predicted > 0 ? std::fabs(std::log(*r.predicted / c.measured)) : 3.0;
     }
@@ -460,7 +468,7 @@ std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<Valid
         const FittedParameter& f;
         Setter& operator=(double x) {
           for (Accelerator& a : catalog.accelerators)
-            if (fit_group(a.name, f.parameter) == f.accelerator) {
+            if (fit_group(catalog, a.name, f.parameter) == f.accelerator) {
               parameter_ref(a, f.parameter) = x;
               // fp16 and bf16 run at the same tensor rate on the same units: one fraction.
               if (f.parameter == "compute_max_fraction.bf16" && a.efficiency.compute_max_fraction.count(Precision::fp16))
@@ -497,7 +505,8 @@ std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<Valid
         }
       }
       const double best = f1 <= f2 ? x1 : x2;
-      value = f.parameter == "all_reduce_latency_us" ? std::round(best * 10) / 10 : std::round(best * 1000) / 1000;
+      value = f.parameter == "all_reduce_latency_us" || f.parameter == "sequence_layer_us" ? std::round(best * 10) / 10
+                                                                                           : std::round(best * 1000) / 1000;
       v = value;
       f.after = value;
     }
@@ -512,6 +521,7 @@ ParameterPrior parameter_prior(const Accelerator& acc, const std::string& parame
     bare.efficiency.all_reduce_latency_us = 0;
     return {serving_all_reduce_latency_s(bare) * 1e6, 3, 300, 2.0};
   }
+  if (parameter == "sequence_layer_us") return {kNeuronSequenceLayerS * 1e6, 2, 200, 1.0};
   const std::string p = parameter.substr(parameter.find('.') + 1);
   const double value = p == "fp8" || p == "int8" ? kPriorComputeFraction8 : p == "fp4" ? kPriorComputeFraction4 : kPriorComputeFraction16;
   return {value, 0.15, 0.90, 0.5};
@@ -523,6 +533,7 @@ void reset_to_prior(Catalog& catalog) {
       v = p == Precision::fp8 || p == Precision::int8 ? kPriorComputeFraction8 : p == Precision::fp4 ? kPriorComputeFraction4 : kPriorComputeFraction16;
     a.efficiency.memory_bandwidth_fraction = kPriorMemoryFraction;
     a.efficiency.all_reduce_latency_us = 0;
+    a.efficiency.sequence_layer_us = 0;
   }
 }
 
@@ -574,7 +585,7 @@ std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedP
   std::set<std::string> names;
   for (const auto& f : fitted)
     for (const Accelerator& a : catalog.accelerators)
-      if (fit_group(a.name, f.parameter) == f.accelerator) names.insert(a.name);
+      if (fit_group(catalog, a.name, f.parameter) == f.accelerator) names.insert(a.name);
   for (const auto& name : names) {
     const Accelerator& a = *catalog.find_accelerator(name);
     ordered_json e;
@@ -582,6 +593,7 @@ std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedP
     e["memory_bandwidth"] = a.efficiency.memory_bandwidth_fraction;
     e["link"] = a.efficiency.link_fraction;
     if (a.efficiency.all_reduce_latency_us > 0) e["all_reduce_latency_us"] = a.efficiency.all_reduce_latency_us;
+    if (a.efficiency.sequence_layer_us > 0) e["sequence_layer_us"] = a.efficiency.sequence_layer_us;
     e["source"] = "CALIBRATED";
     accs.push_back({{"name", name}, {"efficiency", e}});
   }

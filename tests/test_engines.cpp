@@ -146,12 +146,86 @@ TEST_CASE("Neuron all-reduces run over NeuronCores: one chip's two cores all-red
   const InferenceEstimate one_chip = at_batch("llama-3-8b", "inf2.xlarge", w, 1);
   const Accelerator& inf2 = *cat().find_accelerator("Inferentia2");
   REQUIRE(neuron_cores_per_chip(inf2) == 2);
-  // 2 all-reduces per layer x 32 layers, each one latency plus the ring term over 2 cores.
-  const double latency = serving_all_reduce_latency_s(inf2);
+  // 2 all-reduces per layer x 32 layers, each one latency plus the ring term over 2 cores;
+  // the ring's latency over 2 cores is 1/7 of the catalog's 8-core figure.
+  const double latency = serving_all_reduce_latency_s(inf2, 2);
+  CHECK(latency == Approx(serving_all_reduce_latency_s(inf2) / 7));
   CHECK(one_chip.step.tensor_parallel_s > 64 * latency);
   CHECK(one_chip.step.tensor_parallel_s < 64 * latency * 1.5);
   // A GPU at tp 1 has none.
   CHECK(at_batch("llama-3-8b", "g5.xlarge", workload("vllm"), 1).step.tensor_parallel_s == 0);
+}
+
+TEST_CASE("Neuron rings: the all-reduce latency grows with the NeuronCores, a GPU's does not") {
+  const Accelerator& inf2 = *cat().find_accelerator("Inferentia2");
+  const Accelerator& h100 = *cat().find_accelerator("H100-SXM");
+  // (ranks - 1) / (8 - 1) of the 8-rank figure: 24 cores (inf2.48xlarge at TP 12 chips) take 23/7 of it.
+  CHECK(serving_all_reduce_latency_s(inf2, 24) == Approx(serving_all_reduce_latency_s(inf2) * 23.0 / 7));
+  CHECK(serving_all_reduce_latency_s(inf2, 8) == Approx(serving_all_reduce_latency_s(inf2)));
+  CHECK(serving_all_reduce_latency_s(h100, 8) == serving_all_reduce_latency_s(h100, 2));
+  // Decode at TP 12 chips on inf2.48xlarge: 64 all-reduces at the 24-core latency, at least.
+  InferenceWorkload w = workload("neuron-direct");
+  w.prompt_tokens = 128;
+  w.output_tokens = 128;
+  const InferenceEstimate e = at_batch("llama-2-7b", "inf2.48xlarge", w, 1, 12);
+  CHECK(e.step.tensor_parallel_s > 64 * serving_all_reduce_latency_s(inf2, 24));
+}
+
+TEST_CASE("Neuron decode: each sequence costs the device a fitted time per layer, both Neuron engines") {
+  const Accelerator& inf2 = *cat().find_accelerator("Inferentia2");
+  const double per_layer = decode_sequence_layer_s(inf2);
+  CHECK(per_layer > 5e-6);  // the fit stays near the 20 us prior (bounds 2-200 us)
+  CHECK(per_layer < 60e-6);
+  Accelerator bare = inf2;
+  bare.efficiency.sequence_layer_us = 0;
+  CHECK(decode_sequence_layer_s(bare) == kNeuronSequenceLayerS);
+  CHECK(decode_sequence_layer_s(*cat().find_accelerator("H100-SXM")) == 0);
+  InferenceWorkload w = workload("neuron-direct");
+  const InferenceEstimate b1 = at_batch("llama-3-8b", "inf2.48xlarge", w, 1, 12);
+  const InferenceEstimate b8 = at_batch("llama-3-8b", "inf2.48xlarge", w, 8, 12);
+  CHECK(b1.step.sequence_s == Approx(32 * per_layer));
+  CHECK(b8.step.sequence_s == Approx(8 * 32 * per_layer));
+  CHECK(b8.step.accelerator_s() - b1.step.accelerator_s() > 7 * 32 * per_layer);
+  CHECK(b8.step.host_s == 0);  // neuron-direct has no server
+  // GPUs have none.
+  CHECK(at_batch("llama-3-8b", "g5.xlarge", workload("vllm"), 8).step.sequence_s == 0);
+}
+
+TEST_CASE("Neuron prefill runs at a flat 0.33 of the compute fraction, GPUs ramp with tokens") {
+  const Accelerator& inf2 = *cat().find_accelerator("Inferentia2");
+  InferenceWorkload w = workload("neuron-direct");
+  w.prompt_tokens = 4096;
+  const InferenceEstimate e = at_batch("llama-2-13b", "inf2.48xlarge", w, 1, 12);
+  const ModelSpec& m = *find_model_preset("llama-2-13b");
+  // Hand computation: (2 N_matmul P + 2 L w P^2) / (12 chips x 190 TFLOPS x fraction x 0.33).
+  const double flops = 4096.0 * 2 * matmul_params_per_token(m) + 2.0 * m.layers * m.query_width() * 4096 * m.attended_tokens(4096);
+  const double compute_s = flops / (12 * 190e12 * max_compute_fraction(inf2, Precision::bf16) * 0.33);
+  CHECK(e.prefill_s > compute_s);
+  CHECK(e.prefill_s < compute_s * 1.35);  // plus the all-reduces of the prompt's activations (42 MB each over 24 cores)
+  // The same prompt at 256 tokens runs at the same rate: time scales with the FLOPs, no ramp.
+  w.prompt_tokens = 256;
+  const InferenceEstimate short_prompt = at_batch("llama-2-13b", "inf2.48xlarge", w, 1, 12);
+  const double short_flops = 256.0 * 2 * matmul_params_per_token(m) + 2.0 * m.layers * m.query_width() * 256 * m.attended_tokens(256);
+  CHECK(short_prompt.prefill_s > short_flops / (12 * 190e12 * max_compute_fraction(inf2, Precision::bf16) * 0.33));
+}
+
+TEST_CASE("TGI 1.x gathers the prompts of 20 decode steps into one prefill, within 4096 tokens") {
+  const EngineProfile& tgi1 = *find_engine("tgi-1");
+  InferenceWorkload w = workload("tgi-1");
+  w.prompt_tokens = 256;
+  w.output_tokens = 50;
+  // batch 20, 50 tokens each: 20 x 20 / 50 = 8 prompts arrive per 20 steps; 8 x 256 = 2048 tokens fit 4096.
+  CHECK(prompts_per_prefill(tgi1, w, 20) == 8);
+  CHECK(prompts_per_prefill(tgi1, w, 1) == 1);
+  w.prompt_tokens = 1000;
+  CHECK(prompts_per_prefill(tgi1, w, 20) == 4);  // the 4096-token budget
+  CHECK(prompts_per_prefill(*find_engine("neuron"), w, 20) == 1);
+  CHECK(prompts_per_prefill(*find_engine("vllm"), w, 20) == 1);
+  // Gathered prompts share a weight read and fill the matrices: less replica time per request.
+  w.prompt_tokens = 256;
+  const InferenceEstimate b20 = at_batch("llama-2-7b", "g5.2xlarge", w, 20);
+  const InferenceEstimate b1 = at_batch("llama-2-7b", "g5.2xlarge", w, 1);
+  CHECK(b20.prefill_gpu_s_per_request < 0.7 * b1.prefill_gpu_s_per_request);
 }
 
 TEST_CASE("training stacks scale the matrix throughput against Megatron-Core, the wrong stack for an accelerator is refused") {

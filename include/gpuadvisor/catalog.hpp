@@ -28,6 +28,9 @@ struct Efficiency {
   // One small all-reduce among an instance's accelerators as serving engines
   // run it (decode, prefill), us; 0: by link (10 on NVLink/NeuronLink, 40 on PCIe).
   double all_reduce_latency_us = 0;
+  // Neuron decode: device time per sequence in flight per layer, us; 0: the
+  // prior (kNeuronSequenceLayerS on Neuron, none on GPUs).
+  double sequence_layer_us = 0;
   std::string source;                                // where the values come from
 };
 
@@ -52,6 +55,9 @@ struct Accelerator {
   std::optional<double> link_gb_per_s;  // per accelerator, as the vendor states it
   std::vector<std::string> link_sources;
   std::string software;  // "cuda" or "neuron"
+  // The accelerator whose silicon this one is (H200 is an H100 die with more
+  // memory): calibration fits one compute fraction for both. Empty: its own.
+  std::string same_silicon_as;
   std::string note;
   Efficiency efficiency;
 

@@ -17,6 +17,13 @@ double intra_node_gb_per_s(const Accelerator& acc);
 // the catalog's all_reduce_latency_us, else 10 us over NVLink/NeuronLink and
 // 4x that over PCIe.
 double serving_all_reduce_latency_s(const Accelerator& acc);
+// The same over `ranks` ranks. On Neuron the collectives run as rings over the
+// NeuronCores (Neuron runtime: intra-node Ring/KangaRing, one hop per step), so
+// the latency grows with the ranks: the catalog's figure is the latency at
+// kNeuronLatencyReferenceRanks and scales as (ranks - 1) / 7. NVLink/NVSwitch
+// and PCIe GPUs keep one latency (NCCL's low-latency one-shot kernels).
+double serving_all_reduce_latency_s(const Accelerator& acc, int ranks);
+inline constexpr int kNeuronLatencyReferenceRanks = 8;
 
 // Achievable bandwidth (GB/s) that one collective group gets between
 // instances when `members_per_node` of its ranks sit on each instance: NCCL

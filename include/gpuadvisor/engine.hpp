@@ -33,6 +33,12 @@ struct EngineProfile {
   double launch_s_per_layer = 0;
   PrefillScheduling prefill = PrefillScheduling::chunked;
   int prefill_chunk_tokens = 2048;  // token budget of one chunked step
+  // Compiled prefill graphs: the share of the accelerator's compute fraction
+  // a prefill reaches at any prompt length (0: the GPU ramp with width and tokens).
+  double prefill_compute_factor = 0;
+  // Separate prefills: the decode steps over which arriving prompts gather
+  // into one prefill pass (TGI's max_waiting_tokens); 0: one prompt per pass.
+  int prefill_batching_steps = 0;
   // Memory the engine leaves unallocated: a share of the whole memory (vLLM's
   // gpu_memory_utilization) or of what is left after the weights (TensorRT-LLM's
   // free_gpu_memory_fraction).
@@ -42,6 +48,10 @@ struct EngineProfile {
   // Weight-only int8/int4 decode: vector operations per weight not hidden
   // behind the memory stream (unpack, convert, scale).
   double dequant_ops_per_weight = 0;
+  // Pre-Marlin weight-only kernels (GPTQ "cuda-old", AutoGPTQ) unpack the
+  // weights again for every sequence of the batch: the dequantisation grows
+  // with the batch instead of once per step.
+  bool dequant_per_sequence = false;
   bool continuous_batching = true;
   std::vector<WeightFormat> weights;      // formats it serves
   std::vector<WeightFormat> weight_only;  // of those, the ones it also runs dequantised where the accelerator lacks their math

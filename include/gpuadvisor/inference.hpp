@@ -28,6 +28,14 @@ inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequence
 inline constexpr double kDecodeKernelsPerLayer = 8;
 inline constexpr double kKernelMinS = 3e-6;
 inline constexpr double kMoeRoutingPerLayerS = 28e-6;
+// Neuron decode: each sequence in flight costs the device a time per layer,
+// whatever its context (transformers-neuronx without a server: TPOT grows
+// from 6.5 ms at batch 1 to 10.45 ms at batch 8 on inf2.48xlarge, about 16 us
+// per sequence per layer; docs/research/decode-overheads.md). This is the
+// prior; calibration fits each Neuron chip's figure (efficiency.sequence_layer_us).
+inline constexpr double kNeuronSequenceLayerS = 20e-6;
+// The fitted figure, else the prior, on Neuron; 0 on GPUs, s.
+double decode_sequence_layer_s(const Accelerator& acc);
 // Runtime reserve of a serving replica per accelerator: the training reserve's
 // fixed part, the share the engine leaves free (of the whole memory or of what
 // the weights leave) and, on CUDA, its graph pool (data/engines.json).
@@ -81,6 +89,7 @@ struct DecodeStep {
   double compute_s = 0;          // FLOPs / achievable compute
   double kernel_floor_s = 0;     // GPUs: layers x kernels per layer x the shortest kernel (a lower bound on the step)
   double moe_routing_s = 0;      // GPUs: MoE layers x the routing kernels' fixed time
+  double sequence_s = 0;         // Neuron: sequences x layers x decode_sequence_layer_s
   double dequant_s = 0;          // weight-only int8/int4: unpacking and scaling on the vector units
   bool dequant_unknown = false;  // weight-only, but the accelerator's vector FLOP/s are not published (not counted)
   double tensor_parallel_s = 0;  // per-layer all-reduces
@@ -113,6 +122,12 @@ struct InferenceEstimate {
   double tokens_per_second_per_user = 0;   // 1 / tpot
   bool fits() const { return max_batch >= 1; }
 };
+
+// Prompts a separate-prefill engine runs in one prefill pass at `batch`
+// sequences in flight: those arriving over its prefill_batching_steps decode
+// steps (batch x steps / generated tokens), within its prefill token budget
+// and the batch; 1 for chunked engines and engines that prefill one at a time.
+int prompts_per_prefill(const EngineProfile& engine, const InferenceWorkload& w, int batch);
 
 // The achieved decode step and latencies of `batch` sequences in flight.
 void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch);
