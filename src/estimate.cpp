@@ -130,7 +130,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   // Attention products run in 16-bit even under an fp8/fp4 recipe.
   const Precision attention_p = attention_precision(acc, e.precision);
   const double attention_peak = acc.tflops(attention_p).value_or(0) * 1e12;
-  const double attention_s = flops.attention * stage_tokens / (attention_peak * max_compute_fraction(acc, attention_p));
+  const double executed_share = w.flash_attention ? kCausalExecutedShare : 1.0;  // fused kernels skip the masked half
+  const double attention_s = flops.attention * executed_share * stage_tokens / (attention_peak * max_compute_fraction(acc, attention_p));
   // The training stack's throughput against the reference stack (framework.hpp).
   const double mb_compute_s = (matmul_s + attention_s) / framework_for(acc, w.framework).compute_factor(e.precision);
   e.compute_efficiency = flops.hardware * stage_tokens / peak / mb_compute_s;

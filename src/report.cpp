@@ -892,9 +892,11 @@ std::string explain_estimate(const EstimateContext& ctx) {
                      " (MoE experts: w = expert ffn/tp, n = their share of the tokens)\n",
                      max_compute_fraction(a, e.precision), a.name, to_string(e.precision), m.hidden / l.tp, l.micro_batch * w.seq_len / l.cp);
   out += fmt::format("  compute/step = micro-batches {} x tokens/mb / (tp x pp) x [matrix FLOPs/token / (peak {} TFLOPS x eff)"
-                     " + attention FLOPs/token / ({} peak {} TFLOPS x {:.3f})] / framework factor {:.2f} ({}) = {:.3f} s"
+                     " + attention FLOPs/token x {} / ({} peak {} TFLOPS x {:.3f})] / framework factor {:.2f} ({}) = {:.3f} s"
                      " (overall {:.3f} of the {} peak)\n",
-                     e.micro_batches, a.tflops(e.precision).value_or(0), to_string(attention_p), a.tflops(attention_p).value_or(0),
+                     e.micro_batches, a.tflops(e.precision).value_or(0),
+                     w.flash_attention ? "0.5 executed (causal, fused kernel)" : "1 (full matrix, no fused kernel)", to_string(attention_p),
+                     a.tflops(attention_p).value_or(0),
                      max_compute_fraction(a, attention_p), e.framework ? e.framework->compute_factor(e.precision) : 1.0,
                      e.framework ? e.framework->name : "megatron", e.step.compute_s, e.compute_efficiency, to_string(e.precision));
   const double rebuilt = l.recompute_share(double(m.layers) / l.pp);

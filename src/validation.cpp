@@ -223,6 +223,10 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
         if (!t) r.fail("lora_targets", "expected attention or attention+mlp");
         w.lora_targets = *t;
       }
+      if (j.contains("flash_attention")) {
+        if (!j["flash_attention"].is_boolean()) r.fail("flash_attention", "expected true or false (false: the stack computed the full attention matrix)");
+        w.flash_attention = j["flash_attention"].get<bool>();
+      }
       c.framework = r.text(j, "framework", false);
       if (!c.framework.empty()) {
         w.framework = find_framework(c.framework);

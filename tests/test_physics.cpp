@@ -169,7 +169,8 @@ TEST_CASE("fp8 step: matrices at fp8, attention at bf16, elementwise work at mem
   const double tokens = 4096;
   const double matmul_s = (f.hardware - f.attention) * tokens /
                           (1979e12 * max_compute_fraction(h100, Precision::fp8) * 4096 / (4096 + 256) * 4096 / (4096 + 256));
-  const double attention_s = f.attention * tokens / (989.5e12 * max_compute_fraction(h100, Precision::bf16));
+  // A fused (flash) kernel executes half of the causal score/value FLOPs the convention counts.
+  const double attention_s = f.attention * kCausalExecutedShare * tokens / (989.5e12 * max_compute_fraction(h100, Precision::bf16));
   CHECK(e.step.compute_s == Approx(matmul_s + attention_s));
   // 4 passes over the 131,584 bytes per token each of the 32 layers stores,
   // fp8 casts of the matrix inputs (6 bytes x (2 x 4096 + 4096 + 11008) per
@@ -181,6 +182,14 @@ TEST_CASE("fp8 step: matrices at fp8, attention at bf16, elementwise work at mem
   // Full recompute: 6 passes, and one more forward of attention.
   CHECK(activation_traffic_per_stored_byte(Recompute::full) == 6);
   CHECK(training_flops_per_token(m, w, Recompute::full).attention == 4 * 2147483648.0);
+  // Without a fused kernel (2021-era Megatron) the whole matrix is computed: twice the attention time.
+  TrainingWorkload unfused = w;
+  unfused.flash_attention = false;
+  Layout full{1, 1, 8, 1, 1, 1, Recompute::full};  // stored scores need the recompute to fit
+  const TrainingEstimate with_flash = estimate_training(m, w, c, full);
+  const TrainingEstimate without = estimate_training(m, unfused, c, full);
+  const double attention_full_s = training_flops_per_token(m, w, Recompute::full).attention * tokens / (989.5e12 * max_compute_fraction(h100, Precision::bf16));
+  CHECK(without.step.compute_s - with_flash.step.compute_s == Approx(attention_full_s * (1 - kCausalExecutedShare)));
 }
 
 TEST_CASE("tensor-parallel all-reduces overlap the matrix multiplies, so only a slow link shows them") {

@@ -69,7 +69,7 @@ TEST_CASE("accuracy on the bundled cases, in sample: median <= 8%, p90 <= 30%, e
   const ErrorSummary& all = summary.front();
   CHECK(all.group == "all");
   CHECK(all.cases >= 120);
-  // Achieved: median 7.4% (tasks 6.6 / 13.1 / 8.8%), p90 25.3%, over 127
+  // Achieved: median 7.0% (tasks 6.2 / 8.8 / 8.1%), p90 26.0%, over 127
   // cases; the engines issue asks the in-sample median to stay <= 8%.
   CHECK(all.median_abs <= 0.08);
   CHECK(all.p90_abs <= 0.30);
@@ -85,7 +85,7 @@ TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 12.5
   const auto held_out = summarise(loso.held_out);
   REQUIRE(!held_out.empty());
   CHECK(held_out.front().cases >= 120);
-  // Achieved: median 12.3%, p90 30.7%, pretraining 9.1%, inference 13.6%
+  // Achieved: median 11.9%, p90 26.7%, pretraining 9.4%, inference 13.6%
   // (the engines issue's targets are 10%, 35% and 12%: the p90 is met). The
   // pretraining median rose from 8.1% when Neuron's time to first token began
   // to fit Trainium's compute fraction through the compiled-prefill factor:

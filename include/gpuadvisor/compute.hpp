@@ -38,6 +38,11 @@ double compute_efficiency(const Accelerator& acc, Precision p, double width, dou
 // (tgale96/grouped_gemm#37, docs/research/moe-kernels.md), while Mixtral's
 // 14,336-wide experts run near dense efficiency (MoE Parallel Folding).
 inline constexpr double kHalfEfficiencyExpertWidth = 1024;
+// Causal attention under a fused kernel (FlashAttention and cuDNN's fused
+// attention skip the tiles above the diagonal) executes about half the score
+// and value FLOPs that the 12 L H Q T convention counts; prefill's 2 L w P^2
+// is already halved. Without a fused kernel the full matrix is computed.
+inline constexpr double kCausalExecutedShare = 0.5;
 double expert_compute_efficiency(const Accelerator& acc, Precision p, double expert_width, double tokens_per_expert);
 // The large-matrix limit max_fraction(acc, precision): the catalog's figure for
 // the precision (fp16 and bf16 stand in for each other), else 0.5.

@@ -4,7 +4,7 @@
 # predicted: TTFT 146 ms, 42 ms per output token at 51% utilisation
 # predicted: $2,680/month on-demand
 # predicted: 47.1 GB of 47.2 GB per accelerator at the capacity batch
-# error band: +-33% (p90 |error|, median 14%, typically optimistic: faster than measured, out of sample over 62 published inference (all accelerators) cases; no published inference case on L40S)
+# error band: +-37% (p90 |error|, median 14%, no lean, out of sample over 62 published inference (all accelerators) cases; no published inference case on L40S)
 # command: gpuadvisor recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e --emit slurm --emit-dir OUT
 # The serve command for the sized replica (vLLM V1 (0.8 and later), default server settings); the other engines are equivalents.
 vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size 1 --pipeline-parallel-size 1 --max-num-seqs 149 --gpu-memory-utilization 0.9 --max-model-len 1280 --port 8000
