@@ -33,10 +33,13 @@ inline constexpr double kHalfEfficiencyTokens = 256;
 double compute_efficiency(const Accelerator& acc, Precision p, double width, double tokens);
 // MoE experts run as one grouped GEMM over many small matrices: tiles that do
 // not fill, per-expert scheduling and skew. Their width factor halves at an
-// expert width of 2048 instead of 256: a grouped GEMM at Qwen3-30B-A3B's expert
-// shape (768 wide, 4096 rows per expert) reaches 11-16% of H100's bf16 peak
-// (tgale96/grouped_gemm#37, docs/research/moe-kernels.md), while Mixtral's
-// 14,336-wide experts run near dense efficiency (MoE Parallel Folding).
+// expert width of 1024 instead of 256 (0.43 at Qwen3-30B-A3B's 768, 0.74 at
+// gpt-oss's 2880, 0.93 at Mixtral's 14,336, which runs near dense efficiency,
+// MoE Parallel Folding). The kernel benchmark alone would put it higher: a
+// grouped GEMM at Qwen3-30B-A3B's shape reaches 11-16% of H100's bf16 peak
+// (tgale96/grouped_gemm#37, docs/research/moe-kernels.md); 1536 and 2048 were
+// tried and moved DeepSeek-V3 and gpt-oss-20b training further off than they
+// moved Qwen3-30B-A3B on, so the rest of that case's gap is not the width.
 inline constexpr double kHalfEfficiencyExpertWidth = 1024;
 // Causal attention under a fused kernel (FlashAttention and cuDNN's fused
 // attention skip the tiles above the diagonal) executes about half the score
