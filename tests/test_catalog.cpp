@@ -123,6 +123,8 @@ TEST_CASE("malformed catalogs are refused naming file, entry and field") {
       {"bad_unknown_precision.json", {"'fp7'", "unknown precision"}},
       {"bad_vector_tflops.json", {"'TestGPU' vector_tflops", "'fp32'"}},
       {"bad_nvlink_domain.json", {"'test.8x'", "'nvlink_domain_accelerators'", "not a whole number of instances of 8"}},
+      {"bad_same_silicon.json", {"accelerators[0] 'TestGPU'", "'same_silicon_as'", "'NoSuchSilicon' is not another accelerator"}},
+      {"bad_sequence_layer_us.json", {"'TestGPU' efficiency", "'sequence_layer_us'", "at most 1000 us"}},
       {"bad_empty.json", {"empty"}},
       {"bad_truncated.json", {"not valid JSON"}},
       {"bad_not_object.json", {"JSON object"}},

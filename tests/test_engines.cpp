@@ -85,6 +85,19 @@ TEST_CASE("an engines file with a bad field is refused with the engine and field
   refused(R"("weights": ["bf16"])", R"("weights": [])", "weights");
   refused(R"("free_fraction_of": "total")", R"("free_fraction_of": "most")", "free_fraction_of");
   refused(R"({"step_overhead_ms": "S"})", R"({"step_overhead_ms": "T"})", "sources");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "prefill_compute_factor": 2)", "prefill_compute_factor");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "prefill_batching_steps": -3)", "prefill_batching_steps");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "dequant_per_sequence": "yes")", "dequant_per_sequence");
+  {
+    std::string text = good;
+    const std::string batching = R"("continuous_batching": true)";
+    text.replace(text.find(batching), batching.size(),
+                 batching + R"(, "prefill_compute_factor": 0.33, "prefill_batching_steps": 20, "dequant_per_sequence": true)");
+    const EngineProfile e = read_engines("f", bad(text)).front();
+    CHECK(e.prefill_compute_factor == 0.33);
+    CHECK(e.prefill_batching_steps == 20);
+    CHECK(e.dequant_per_sequence);
+  }
   CHECK_THROWS_WITH(read_engines("f", bad(good + "," + good)), Catch::Contains("duplicate engine"));
   CHECK_THROWS_AS(read_engines("f", "{"), InputError);
 }

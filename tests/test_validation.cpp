@@ -139,6 +139,10 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   // The training stack and the serving engine a case names must be known profiles.
   CHECK(fails_with(one_case(R"(, "measured": 100, "framework": "jax")"), "case X1: field 'framework': 'jax' is not one of megatron"));
   CHECK_NOTHROW(read_cases("cases.json", one_case(R"(, "measured": 100, "framework": "fsdp")")));
+  // A stack from before fused attention says so; anything but a boolean is refused.
+  CHECK_FALSE(read_cases("cases.json", one_case(R"(, "measured": 100, "flash_attention": false)")).front().training.flash_attention);
+  CHECK(read_cases("cases.json", one_case(R"(, "measured": 100)")).front().training.flash_attention);
+  CHECK(fails_with(one_case(R"(, "measured": 100, "flash_attention": "no")"), "case X1: field 'flash_attention': expected true or false"));
   const std::string serving = R"({"cases": [{"id": "S1", "task": "inference", "model": "llama-3-8b", "system": "g5.xlarge", "precision": "bf16",
     "prompt_tokens": 128, "output_tokens": 128, "batch": 1, "metric": "tpot_s", "measured": 0.03, "source": "t", "source_key": "T", "engine": )";
   CHECK(fails_with(serving + R"("vllm-9"}]})", "case S1: field 'engine': 'vllm-9' is not one of vllm"));

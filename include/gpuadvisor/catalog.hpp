@@ -55,8 +55,9 @@ struct Accelerator {
   std::optional<double> link_gb_per_s;  // per accelerator, as the vendor states it
   std::vector<std::string> link_sources;
   std::string software;  // "cuda" or "neuron"
-  // The accelerator whose silicon this one is (H200 is an H100 die with more
-  // memory): calibration fits one compute fraction for both. Empty: its own.
+  // The accelerator whose silicon this one is (A100-40GB is the A100-80GB's
+  // die with less memory): calibration fits one compute fraction for both.
+  // Empty: its own.
   std::string same_silicon_as;
   std::string note;
   Efficiency efficiency;
