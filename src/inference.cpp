@@ -104,8 +104,9 @@ double DecodeStep::total_s() const { return std::max(accelerator_s(), launch_s) 
 std::string DecodeStep::bound() const {
   const double memory = weights_read_s + kv_read_s, comm = tensor_parallel_s + pipeline_p2p_s;
   if (launch_s > accelerator_s() || host_s > accelerator_s()) return "engine host overhead";
-  const double kernels = kernel_floor_s + moe_routing_s + sequence_s;
-  if (comm > std::max({memory, compute_s, dequant_s, kernels})) return "communication";
+  const double kernels = kernel_floor_s + moe_routing_s;
+  if (comm > std::max({memory, compute_s, dequant_s, kernels, sequence_s})) return "communication";
+  if (sequence_s > std::max({memory, compute_s, kernels})) return "per-sequence work";
   if (kernels > std::max(memory, compute_s)) return "kernel latency";
   if (dequant_s > std::max(memory, compute_s)) return "dequantisation";
   return memory >= compute_s ? "memory bandwidth" : "compute";

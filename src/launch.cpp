@@ -1,6 +1,7 @@
 #include "gpuadvisor/launch.hpp"
 
 #include "gpuadvisor/engine.hpp"
+#include "gpuadvisor/neuron.hpp"
 
 #include <fmt/format.h>
 
@@ -253,10 +254,12 @@ std::string quantisation_flags(const ServingLaunch& s, const char* quant, const 
 }
 
 // vLLM on CUDA, or with the Neuron plugin (vllm-neuron) on Inferentia/Trainium,
-// where the GPU memory fraction does not apply.
+// where the GPU memory fraction does not apply and the tensor-parallel size
+// counts NeuronCores (2 per Inferentia2/Trainium chip, 4 logical per Trainium2).
 std::string vllm_command(const ServingLaunch& s, const LaunchContext& c) {
+  const int tp_ranks = s.layout.tp * std::max(1, neuron_cores_per_chip(*s.accelerator));
   return fmt::format("vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {}{} --max-num-seqs {}{} --max-model-len {}{} --port 8000",
-                     c.model_id, s.layout.tp, s.layout.pp, s.layout.pp > 1 ? " --distributed-executor-backend ray" : "", s.max_batch,
+                     c.model_id, tp_ranks, s.layout.pp, s.layout.pp > 1 ? " --distributed-executor-backend ray" : "", s.max_batch,
                      is_neuron(*s.accelerator) ? "" : " --gpu-memory-utilization 0.9", s.max_model_len,
                      quantisation_flags(s, "--quantization", "--kv-cache-dtype"));
 }

@@ -5,6 +5,7 @@
 #include "gpuadvisor/accuracy.hpp"
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
+#include "gpuadvisor/neuron.hpp"
 #include "gpuadvisor/report.hpp"
 #include "report_detail.hpp"
 
@@ -387,6 +388,13 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                        kDecodeKernelsPerLayer, kKernelMinS * 1e6, kMoeRoutingPerLayerS * 1e6);
   if (e.step.sequence_s > 0)
     out += fmt::format("  per-sequence = sequences x layers / pp x {:.1f} us (Neuron, fitted per chip)\n", decode_sequence_layer_s(a) * 1e6);
+  if (e.step.tensor_parallel_s > 0) {
+    const int ranks = e.layout.tp * std::max(1, neuron_cores_per_chip(a));
+    out += fmt::format("  all-reduces = 2 x layers x (latency {:.1f} us over {} ranks + 2(r-1)/r x batch x hidden x 2 bytes / {:.0f} GB/s){}\n",
+                       serving_all_reduce_latency_s(a, ranks) * 1e6, ranks, intra_node_gb_per_s(a),
+                       a.software == "neuron" ? fmt::format("; Neuron rings: {:.1f} us at 8 cores x (r - 1) / 7", serving_all_reduce_latency_s(a) * 1e6)
+                                              : std::string());
+  }
   out += fmt::format("  step = max(accelerator, kernel launches {:.2f} ms) + engine host time {:.2f} ms ({:.2f} ms per step + {:.3f} ms per sequence) = {:.2f} ms\n",
                      e.step.launch_s * 1e3, e.step.host_s * 1e3, engine.step_overhead_s * 1e3, engine.sequence_overhead_s * 1e3,
                      e.step.total_s() * 1e3);
@@ -394,8 +402,13 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
     out += fmt::format("  dequantise = quantised weights / tp x {} operations / vector FP32 {} TFLOPS{}\n", engine.dequant_ops_per_weight,
                        a.vector_fp32_tflops ? fmt::format("{}", *a.vector_fp32_tflops) : "unknown",
                        e.step.dequant_unknown ? " (not counted)" : "");
-  out += fmt::format("  prefill = (2 N_matmul P + 2 L w P^2) / (tp x peak x efficiency) = {:.1f} ms alone; {:.1f} ms of replica time under load\n",
-                     e.prefill_s * 1e3, e.prefill_gpu_s_per_request * 1e3);
+  out += fmt::format("  prefill = max((2 N_matmul P + 2 L w P^2) / (tp x peak x efficiency), weights / (tp x bandwidth)) + 2 L all-reduces of"
+                     " P x hidden x 2 bytes = {:.1f} ms alone; {:.1f} ms of replica time under load{}\n",
+                     e.prefill_s * 1e3, e.prefill_gpu_s_per_request * 1e3,
+                     engine.prefill_compute_factor > 0
+                         ? fmt::format(" (compiled graphs: efficiency = {:.3f} x {:.2f}, no ramp)", max_compute_fraction(a, e.precision.compute),
+                                       engine.prefill_compute_factor)
+                         : std::string(" (efficiency ramps with width and tokens, methodology §Efficiency)"));
   out += fmt::format("  replica requests/s = 1 / (prefill {:.1f} ms + samples {} x {:.0f} tokens x step / batch) = {:.3f}\n",
                      e.prefill_gpu_s_per_request * 1e3, w.samples, w.generated_tokens_per_sequence(), e.requests_per_second);
   out += fmt::format("  TPOT = step / (1 - prefill share {:.2f}) = {:.2f} ms; TTFT = prefill + one step = {:.1f} ms\n", e.prefill_share,

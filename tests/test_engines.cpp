@@ -321,7 +321,11 @@ TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the 
   CHECK(nlohmann::json::parse(r.out)["framework"] == "fsdp");
   r = run("estimate --instance p5.48xlarge --params 8B --task pretrain --tokens 10B --framework fsdp --precision fp8 --explain");
   CHECK(r.out.find("framework factor 0.89 (fsdp)") != std::string::npos);
-  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --engine VLLM");
+  // Names are matched case aside; a misspelling gets the nearest names.
+  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --engine VLLM --format json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["engine"]["name"] == "vllm");
+  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --engine VLM");
   CHECK(r.code == 2);
   CHECK(r.err.find("did you mean: vllm") != std::string::npos);
   r = run("recommend --params 13B --task lora --framework neuron --format json");

@@ -144,6 +144,13 @@ TEST_CASE("cli: --emit writes launch files whose nodes and layout are the recomm
   CHECK(dep["spec"]["replicas"].as<int>() == pick["replicas"].get<int>());
   CHECK(dep["spec"]["template"]["spec"]["containers"][0]["command"][2].as<std::string>().find(
             "--tensor-parallel-size " + std::to_string(pick["layout"]["tp"].get<int>())) != std::string::npos);
+  // On Inferentia the tensor-parallel size counts NeuronCores: one Inferentia2 chip is 2 cores.
+  auto n = run("recommend --model llama-3-8b --task inference --family inf2 --format json --emit k8s --emit-dir " + dir);
+  REQUIRE(n.code == 0);
+  const auto npick = nlohmann::json::parse(n.out)["recommendation"];
+  CHECK(npick["instance"].get<std::string>().rfind("inf2.", 0) == 0);
+  CHECK(YAML::LoadFile(dir + "/deployment.yaml")["spec"]["template"]["spec"]["containers"][0]["command"][2].as<std::string>().find(
+            "--tensor-parallel-size " + std::to_string(2 * npick["layout"]["tp"].get<int>())) != std::string::npos);
   CHECK(run("recommend --params 7B --task lora --emit nomad").code == 2);
   CHECK(run("recommend --params 7B --task lora --emit slurm --rank 999 --emit-dir " + dir).code == 2);
   std::filesystem::remove_all(dir);

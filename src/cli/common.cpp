@@ -306,11 +306,16 @@ int parse_length(const std::string& text, const char* flag, bool binary_k) {
 }  // namespace
 
 namespace {
+// Profile names (engines, training stacks) are lower case; --engine VLLM is vllm.
+std::string lower_case(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
 // "; did you mean: vllm, tgi, hf?": the nearest of `names` to `given`, case
 // aside, as --model lists them.
-std::string did_you_mean(std::string given, const std::vector<std::string>& names) {
-  for (char& ch : given) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return fmt::format("; did you mean: {}?", fmt::join(nearest_names(given, names), ", "));
+std::string did_you_mean(const std::string& given, const std::vector<std::string>& names) {
+  return fmt::format("; did you mean: {}?", fmt::join(nearest_names(lower_case(given), names), ", "));
 }
 }  // namespace
 
@@ -339,7 +344,7 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   r.lora_targets = *t;
   r.flash_attention = !o.no_flash_attention;
   if (!o.framework.empty()) {
-    r.framework = find_framework(o.framework);
+    r.framework = find_framework(lower_case(o.framework));
     if (!r.framework)
       throw InputError(fmt::format("--framework: '{}' is not one of {}{}", o.framework, framework_names(), did_you_mean(o.framework, names_of(framework_profiles()))));
   }
@@ -409,7 +414,7 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     r.verifier = named_model(o.verifier_model, "--verifier-model");
   }
   if (!o.engine.empty()) {
-    r.engine = find_engine(o.engine);
+    r.engine = find_engine(lower_case(o.engine));
     if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}{}", o.engine, engine_names(), did_you_mean(o.engine, names_of(engine_profiles()))));
   }
   InferenceWorkload w = make_inference_workload(r);
