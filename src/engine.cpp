@@ -65,6 +65,26 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   }
   if (!j.contains("continuous_batching") || !j["continuous_batching"].is_boolean()) r.fail("continuous_batching", "expected true or false");
   e.continuous_batching = j["continuous_batching"].get<bool>();
+  if (j.contains("reserves_full_kv")) {
+    if (!j["reserves_full_kv"].is_boolean()) r.fail("reserves_full_kv", "expected true or false");
+    e.reserves_full_kv = j["reserves_full_kv"].get<bool>();
+  }
+  if (j.contains("max_sequences")) {
+    const json& m = j["max_sequences"];
+    if (!m.is_object()) r.fail("max_sequences", "expected {\"default\": N, \"large\": N, \"large_from_gib\": GiB, \"large_excludes\": [names]}");
+    e.max_sequences = static_cast<int>(r.number(m, "default", 1, 1 << 20));
+    if (m.contains("large")) {
+      e.max_sequences_large = static_cast<int>(r.number(m, "large", 1, 1 << 20));
+      e.large_from_gib = r.number(m, "large_from_gib", 1, 1e5);
+    }
+    if (m.contains("large_excludes")) {
+      if (!m["large_excludes"].is_array()) r.fail("max_sequences", "large_excludes: expected a list of accelerator names");
+      for (const auto& x : m["large_excludes"]) {
+        if (!x.is_string()) r.fail("max_sequences", "large_excludes: expected a list of accelerator names");
+        e.large_excludes.push_back(x.get<std::string>());
+      }
+    }
+  }
   auto formats = [&](const char* key, std::vector<WeightFormat>& out) {
     if (!j.contains(key) || !j[key].is_array()) r.fail(key, "expected a list of weight formats");
     for (const auto& w : j[key]) {
@@ -117,6 +137,14 @@ std::string engine_names() { return joined_names(engine_profiles()); }
 const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* chosen) {
   if (chosen) return *chosen;
   return *find_engine(acc.software == "neuron" ? kDefaultNeuronEngine : kDefaultCudaEngine);
+}
+
+int engine_max_sequences(const EngineProfile& e, const Accelerator& acc, int fallback) {
+  if (e.max_sequences <= 0) return fallback;
+  const bool excluded = std::any_of(e.large_excludes.begin(), e.large_excludes.end(),
+                                    [&](const std::string& x) { return acc.name.find(x) != std::string::npos; });
+  if (e.max_sequences_large > 0 && acc.memory_usable_gib >= e.large_from_gib && !excluded) return e.max_sequences_large;
+  return e.max_sequences;
 }
 
 std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights) {

@@ -46,6 +46,16 @@ double decode_sequence_layer_s(const Accelerator& acc) {
   return acc.efficiency.sequence_layer_us > 0 ? acc.efficiency.sequence_layer_us * 1e-6 : kNeuronSequenceLayerS;
 }
 
+double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w) {
+  const double generated = w.generated_tokens_per_sequence();
+  return w.prompt_tokens + (engine.reserves_full_kv ? generated : generated / 2);
+}
+
+int decode_slots(const Accelerator& acc, const InferenceWorkload& w, int batch) {
+  if (acc.software != "neuron" || !w.compiled_batch) return batch;
+  return std::max(batch, *w.compiled_batch);
+}
+
 double bytes_per_weight(WeightFormat f) {
   switch (f) {
     case WeightFormat::bf16: return 2;
@@ -162,7 +172,8 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   const Accelerator& acc = *c.accelerator;
   const EngineProfile& engine = engine_for(acc, w.engine);
   DecodeStep s;
-  const double stage_batch = std::ceil(double(batch) / l.pp);  // sequences per pipeline micro-batch
+  // Sequences per pipeline micro-batch as the device computes them (with Neuron's padded slots).
+  const double stage_batch = std::ceil(double(decode_slots(acc, w, batch)) / l.pp);
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
   // Weights read once per step by each stage; an MoE layer reads only the experts its tokens touch.
   double weight_bytes = inference_weight_bytes(m, w.weights);
@@ -199,7 +210,7 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
     s.kernel_floor_s = double(m.layers) / l.pp * kDecodeKernelsPerLayer * kKernelMinS;
     if (m.is_moe()) s.moe_routing_s = double(m.moe_layers()) / l.pp * kMoeRoutingPerLayerS;
   }
-  s.sequence_s = stage_batch * m.layers / l.pp * decode_sequence_layer_s(acc);
+  s.sequence_s = std::ceil(double(batch) / l.pp) * m.layers / l.pp * decode_sequence_layer_s(acc);
   // The engine's host work: kernel launches overlap the step (each stage
   // launches its layers); scheduling and per-sequence work run in series.
   s.launch_s = double(m.layers) / l.pp * engine.launch_s_per_layer;
@@ -254,8 +265,8 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   e.prefill_gpu_s_per_request = prefill_s_per_request(m, w, c, e, batch);
   e.step = decode_step(m, w, c, e.layout, e.precision, batch);
   const double t = e.step.total_s();
-  const double context = w.prompt_tokens + w.generated_tokens_per_sequence() / 2;
-  e.memory.kv_cache_gb = batch * m.attended_tokens(context) * kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / kGb;
+  const double context = kv_tokens_held(*e.engine, w);
+  e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * m.attended_tokens(context) * kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / kGb;
   // Replica time per request: its batched prefill plus its share of decode
   // steps (every step advances `batch` sequences by one token).
   const double per_request_s = e.prefill_gpu_s_per_request + w.samples * w.generated_tokens_per_sequence() * t / batch;
@@ -288,13 +299,13 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   mem.weights_gb = (inference_weight_bytes(m, w.weights) + (w.verifier ? inference_weight_bytes(*w.verifier, w.weights) : 0)) /
                    l.accelerators() / kGb;
   mem.reserve_gb = serving_reserve_gb(acc, engine, mem.weights_gb);
-  const int batch_cap = w.concurrency.value_or(kMaxServingBatch);
+  const int batch_cap = w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch));
   const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;
   mem.workspace_gb = (engine.prefill_chunk_tokens * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
                       double(batch_cap) * m.vocab / l.tp * 4) / kGb;
   const double free_gb = mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb;
   const double kv_gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp) / l.pp / kGb;
-  const double context = m.attended_tokens(w.prompt_tokens + w.generated_tokens_per_sequence() / 2);  // cached per sequence
+  const double context = m.attended_tokens(kv_tokens_held(engine, w));  // cached (or reserved) per sequence
   const double longest_tokens = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
   const double longest = m.attended_tokens(longest_tokens);
   auto say = [&](std::string s) {
@@ -315,6 +326,18 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   }
   e.max_batch = static_cast<int>(std::min<double>(batch_cap, std::floor(free_gb / (kv_gb_per_token * context))));
   e.max_batch = std::max(e.max_batch, 1);
+  // Neuron with a compiled batch: its slots hold KV whether filled or not, and no more sequences run.
+  const bool compiled = acc.software == "neuron" && w.compiled_batch;
+  if (compiled) {
+    const int slots = *w.compiled_batch;
+    if (slots > e.max_batch) {
+      say(fmt::format("the decode graph compiled for batch {} needs {:.1f} GB of KV cache per accelerator; {} sequences fit", slots,
+                      slots * context * kv_gb_per_token, e.max_batch));
+      e.max_batch = 0;
+      return e;
+    }
+    e.max_batch = slots;
+  }
   const ServingPrecision& p = e.precision;
   e.prefill_s = prefill(m, w, c, l, p, w.prompt_tokens, w.prompt_tokens).total_s();
   e.prefill_p95_s = prefill(m, w, c, l, p, w.prompt_tokens_p95, w.prompt_tokens_p95).total_s();
@@ -325,7 +348,9 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
     return (!w.max_tpot_s || e.tpot_s <= *w.max_tpot_s) && (!w.max_ttft_s || ttft_checked <= *w.max_ttft_s);
   };
   if (fixed_batch) {
-    if (*fixed_batch > e.max_batch)
+    if (compiled && *fixed_batch > e.max_batch)
+      say(fmt::format("batch {} exceeds the {} sequences the decode graph was compiled for", *fixed_batch, e.max_batch));
+    else if (*fixed_batch > e.max_batch)
       say(fmt::format("batch {} needs {:.1f} GB of KV cache per accelerator; {} sequences fit", *fixed_batch,
                       *fixed_batch * context * kv_gb_per_token, e.max_batch));
     else if (!meets(*fixed_batch))

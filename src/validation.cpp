@@ -191,6 +191,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
       if (kv == "fp8") q.kv_cache = Precision::fp8;
       else if (!kv.empty() && kv != "bf16" && kv != "fp16") r.fail("kv_cache", "expected bf16 or fp8");
       q.concurrency = r.integer(j, "concurrency", 1, 1000000);
+      q.compiled_batch = r.integer(j, "compiled_batch", 1, 4096);
       c.engine = r.text(j, "engine", false);
       c.engine_version = r.text(j, "engine_version", false);
       if (!c.engine.empty()) {

@@ -132,6 +132,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
                                         "(prompt + generated tokens, one forward pass each)",
                                         w.verifier->name, w.samples));
   w.concurrency = r.concurrency;
+  w.compiled_batch = r.compiled_batch;
   w.prompt_tokens = r.prompt_tokens.value_or(kDefaultPromptTokens);
   if (!r.prompt_tokens) w.assumptions.push_back(fmt::format("{:.0f} prompt tokens per request (default; set --prompt-tokens)", w.prompt_tokens));
   w.output_tokens = r.output_tokens.value_or(kDefaultOutputTokens);
@@ -152,6 +153,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   check(w.prompt_tokens_p95, 1, 10'000'000, "--prompt-tokens-p95");
   check(w.output_tokens_p95, 1, 10'000'000, "--output-tokens-p95");
   if (w.concurrency) check(*w.concurrency, 1, 1'000'000, "--concurrency");
+  if (w.compiled_batch) check(*w.compiled_batch, 1, 4096, "--compiled-batch");
   if (r.requests_per_second && r.output_tokens_per_day)
     throw InputError("give only one of --requests-per-second and --tokens-per-day");
   if (r.requests_per_second) w.requests_per_second = *r.requests_per_second;

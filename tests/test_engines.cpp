@@ -88,6 +88,11 @@ TEST_CASE("an engines file with a bad field is refused with the engine and field
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "prefill_compute_factor": 2)", "prefill_compute_factor");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "prefill_batching_steps": -3)", "prefill_batching_steps");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "dequant_per_sequence": "yes")", "dequant_per_sequence");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "reserves_full_kv": 1)", "reserves_full_kv");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "max_sequences": 256)", "max_sequences");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "max_sequences": {"default": 0})", "default");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "max_sequences": {"default": 256, "large": 1024})", "large_from_gib");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "max_sequences": {"default": 256, "large_excludes": "A100"})", "max_sequences");
   {
     std::string text = good;
     const std::string batching = R"("continuous_batching": true)";
@@ -295,6 +300,89 @@ TEST_CASE("the fit stays inside each parameter's bounds and is pulled toward its
   CHECK(fitted[0].after >= mem.lower);
   CHECK(fitted[0].after <= mem.upper);
   CHECK(fitted[0].after > 0.7);
+}
+
+TEST_CASE("vLLM runs at most 256 sequences, 1024 on GPUs of 70 GiB and more except A100 (its max_num_seqs defaults)") {
+  const EngineProfile& vllm = *find_engine("vllm");
+  auto seqs = [&](const char* acc) { return engine_max_sequences(vllm, *cat().find_accelerator(acc), kMaxServingBatch); };
+  CHECK(seqs("H100-SXM") == 1024);
+  CHECK(seqs("H200") == 1024);
+  CHECK(seqs("A100-80GB") == 256);  // excluded by name (vLLM PR #17885)
+  CHECK(seqs("L40S") == 256);       // 48 GB
+  CHECK(seqs("A10G") == 256);
+  CHECK(engine_max_sequences(*find_engine("sglang"), *cat().find_accelerator("L40S"), kMaxServingBatch) == kMaxServingBatch);
+  // Llama-3-8B on one A100-80GB: the KV cache holds well over 256 sequences of 192 tokens; the scheduler runs 256.
+  InferenceWorkload w = workload("vllm");
+  std::string problem;
+  const InferenceEstimate e = estimate_inference(*find_model_preset("llama-3-8b"), w, cluster("p4de.24xlarge"), ServingLayout{1, 1}, std::nullopt, &problem);
+  CHECK(e.max_batch == 256);
+  w.concurrency = 400;  // --concurrency overrides the engine's default
+  CHECK(estimate_inference(*find_model_preset("llama-3-8b"), w, cluster("p4de.24xlarge"), ServingLayout{1, 1}, std::nullopt, &problem).max_batch == 400);
+}
+
+TEST_CASE("TensorRT-LLM reserves each request's whole KV at admission: prompt + all output tokens per sequence") {
+  const EngineProfile& trt = *find_engine("trtllm");
+  CHECK(trt.reserves_full_kv);
+  CHECK_FALSE(find_engine("vllm")->reserves_full_kv);
+  InferenceWorkload w = workload("trtllm");
+  w.prompt_tokens = 1000;
+  w.output_tokens = 1000;
+  CHECK(kv_tokens_held(trt, w) == 2000);
+  CHECK(kv_tokens_held(*find_engine("vllm"), w) == 1500);
+  // Llama-3-70B bf16 on two A100-80GB (TP2): the batch is what the free memory holds at 2000 tokens a sequence.
+  const ModelSpec& m = *find_model_preset("llama-3-70b");
+  std::string problem;
+  const InferenceEstimate e = estimate_inference(m, w, cluster("p4de.24xlarge"), ServingLayout{2, 1}, std::nullopt, &problem);
+  const double free_gb = e.memory.capacity_gb - e.memory.weights_gb - e.memory.workspace_gb - e.memory.reserve_gb;
+  const double kv_gb = 2.0 * 80 * (8 / 2) * 128 * 2 / 1e9;  // bytes per token per rank: 2 x layers x kv heads/tp x head_dim x 2
+  CHECK(e.max_batch == static_cast<int>(std::floor(free_gb / (kv_gb * 2000))));
+}
+
+TEST_CASE("Neuron runs the whole compiled batch every step: padded slots read KV and route to experts, sequences cost host and per-sequence time") {
+  InferenceWorkload w = workload("neuron");
+  w.prompt_tokens = 1500;
+  w.output_tokens = 250;
+  const InferenceEstimate plain = at_batch("llama-3-8b", "inf2.48xlarge", w, 1, 4);
+  w.compiled_batch = 32;
+  const InferenceEstimate padded = at_batch("llama-3-8b", "inf2.48xlarge", w, 1, 4);
+  CHECK(decode_slots(*cat().find_accelerator("Inferentia2"), w, 1) == 32);
+  CHECK(decode_slots(*cat().find_accelerator("Inferentia2"), w, 40) == 40);
+  CHECK(decode_slots(*cat().find_accelerator("H100-SXM"), w, 1) == 1);  // GPUs ignore it
+  CHECK(padded.step.kv_read_s == Approx(32 * plain.step.kv_read_s));
+  CHECK(padded.step.weights_read_s == Approx(plain.step.weights_read_s));  // dense: the weights are read once either way
+  CHECK(padded.step.sequence_s == Approx(plain.step.sequence_s));          // one sequence in flight
+  CHECK(padded.step.host_s == Approx(plain.step.host_s));
+  CHECK(padded.memory.kv_cache_gb == Approx(32 * plain.memory.kv_cache_gb));  // every slot holds its KV
+  // MoE: the padded tokens are routed too, so a step reads the experts 32 tokens touch (128 experts, top-8).
+  const ModelSpec& moe = *find_model_preset("qwen3-30b-a3b");
+  std::string problem;
+  const InferenceEstimate moe_padded = estimate_inference(moe, w, cluster("inf2.48xlarge"), ServingLayout{4, 1}, 1, &problem);
+  w.compiled_batch.reset();
+  const InferenceEstimate moe_plain = estimate_inference(moe, w, cluster("inf2.48xlarge"), ServingLayout{4, 1}, 1, &problem);
+  const double expert_bytes = moe.expert_mlp_params() * 2.0 * moe.moe_layers();
+  const double touched_32 = 128 * (1 - std::pow(1 - 8.0 / 128, 32)), touched_1 = 8;
+  const double bw = cat().find_accelerator("Inferentia2")->memory_bandwidth_gb_per_s * cat().find_accelerator("Inferentia2")->efficiency.memory_bandwidth_fraction * 1e9;
+  CHECK(moe_padded.step.weights_read_s - moe_plain.step.weights_read_s == Approx((touched_32 - touched_1) * expert_bytes / 4 / bw).epsilon(1e-6));
+  // More sequences than slots is refused; a compiled batch whose KV does not fit is too.
+  w.compiled_batch = 4;
+  estimate_inference(*find_model_preset("llama-3-8b"), w, cluster("inf2.48xlarge"), ServingLayout{4, 1}, 8, &problem);
+  CHECK(problem.find("exceeds the 4 sequences the decode graph was compiled for") != std::string::npos);
+  w.compiled_batch = 4096;
+  const InferenceEstimate too_big = estimate_inference(*find_model_preset("llama-3-8b"), w, cluster("inf2.xlarge"), ServingLayout{1, 1}, std::nullopt, &problem);
+  CHECK_FALSE(too_big.fits());
+  CHECK(problem.find("compiled for batch 4096") != std::string::npos);
+}
+
+TEST_CASE("cli: --compiled-batch on Neuron, its refusals") {
+  Run r = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --tp 4 --batch 1 --compiled-batch 32 --format json");
+  REQUIRE(r.code == 0);
+  Run plain = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --tp 4 --batch 1 --format json");
+  REQUIRE(plain.code == 0);
+  const double kv = nlohmann::json::parse(r.out)["inference"]["decode_step"]["kv_read_s"].get<double>();
+  CHECK(kv == Approx(32 * nlohmann::json::parse(plain.out)["inference"]["decode_step"]["kv_read_s"].get<double>()));
+  CHECK(run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --compiled-batch 0").code == 2);
+  CHECK(run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --compiled-batch x").code == 2);
+  CHECK(run("estimate --instance trn1.32xlarge --model llama-3-8b --compiled-batch 8").code == 2);  // a serving flag on training
 }
 
 TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the JSON") {

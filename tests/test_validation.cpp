@@ -80,21 +80,19 @@ TEST_CASE("accuracy on the bundled cases, in sample: median <= 8%, p90 <= 30%, e
     if (r.c->usable) CHECK((r.predicted.has_value() || !r.problem.empty()));
 }
 
-TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 12.5%, p90 <= 35%, pretraining median <= 9.5%, inference <= 14%") {
+TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 10%, p90 <= 35%, pretraining median <= 9%, inference <= 12%") {
   const LeaveOneSourceOut loso = leave_one_source_out(bundled(), validation_catalog());
   const auto held_out = summarise(loso.held_out);
   REQUIRE(!held_out.empty());
-  CHECK(held_out.front().cases >= 120);
-  // Achieved: median 11.9%, p90 26.7%, pretraining 9.4%, inference 13.6%
-  // (the engines issue's targets are 10%, 35% and 12%: the p90 is met). The
-  // pretraining median rose from 8.1% when Neuron's time to first token began
-  // to fit Trainium's compute fraction through the compiled-prefill factor:
-  // without NEURON-TRAIN, trn1's fraction comes from two prefill cases.
-  CHECK(held_out.front().median_abs <= 0.125);
+  CHECK(held_out.front().cases >= 150);
+  // The engines issue's targets. Achieved: median 9.6%, p90 28.5%,
+  // pretraining 8.7%, inference 10.5% over 151 cases (over the 128 cases
+  // before the TRTLLM-017 rows: docs/validation.md).
+  CHECK(held_out.front().median_abs <= 0.10);
   CHECK(held_out.front().p90_abs <= 0.35);
   for (const auto& s : held_out) {
-    if (s.group == "task: pretrain") CHECK(s.median_abs <= 0.095);
-    if (s.group == "task: inference") CHECK(s.median_abs <= 0.14);
+    if (s.group == "task: pretrain") CHECK(s.median_abs <= 0.09);
+    if (s.group == "task: inference") CHECK(s.median_abs <= 0.12);
   }
   // The fit with every source reproduces its cases better than the fits without.
   CHECK(summarise(loso.in_sample).front().median_abs < held_out.front().median_abs);

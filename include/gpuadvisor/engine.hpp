@@ -53,6 +53,20 @@ struct EngineProfile {
   // with the batch instead of once per step.
   bool dequant_per_sequence = false;
   bool continuous_batching = true;
+  // Admission reserves each request's whole KV (prompt + every output token)
+  // before it starts, so no running request is ever paused (TensorRT-LLM's
+  // default GUARANTEED_NO_EVICT); false: the KV actually held, on average
+  // prompt + half the output (vLLM and SGLang admit on what is cached and
+  // preempt if memory runs out).
+  bool reserves_full_kv = false;
+  // Sequences the scheduler runs at once by default (vLLM's max_num_seqs):
+  // `max_sequences`, or `max_sequences_large` on accelerators with at least
+  // `large_from_gib` of memory whose name contains none of `large_excludes`
+  // (vLLM keeps A100 at the small default). 0: kMaxServingBatch.
+  int max_sequences = 0;
+  int max_sequences_large = 0;
+  double large_from_gib = 0;
+  std::vector<std::string> large_excludes;
   std::vector<WeightFormat> weights;      // formats it serves
   std::vector<WeightFormat> weight_only;  // of those, the ones it also runs dequantised where the accelerator lacks their math
   std::vector<std::string> notes;     // each field's source, as "field: source"
@@ -73,6 +87,10 @@ std::string engine_names();
 const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* chosen);
 inline constexpr std::string_view kDefaultCudaEngine = "vllm";
 inline constexpr std::string_view kDefaultNeuronEngine = "neuron";
+
+// The most sequences the engine runs at once on this accelerator by default
+// (EngineProfile::max_sequences), else `fallback`.
+int engine_max_sequences(const EngineProfile& e, const Accelerator& acc, int fallback);
 
 // Why this engine cannot serve these weights on this accelerator, or empty.
 std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights);

@@ -36,6 +36,15 @@ inline constexpr double kMoeRoutingPerLayerS = 28e-6;
 inline constexpr double kNeuronSequenceLayerS = 20e-6;
 // The fitted figure, else the prior, on Neuron; 0 on GPUs, s.
 double decode_sequence_layer_s(const Accelerator& acc);
+// KV-cache tokens one sequence holds in memory: prompt + half its generated
+// tokens on average over its life, or prompt + all of them where the engine
+// reserves a request's whole KV at admission (EngineProfile::reserves_full_kv).
+double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w);
+// Neuron compiles its decode graph for a fixed batch and every step computes
+// all of the graph's slots, filled or not (padding): the slots a step runs for
+// `batch` sequences in flight are the compiled batch where one is set and
+// larger (InferenceWorkload::compiled_batch), else the batch. GPUs: the batch.
+int decode_slots(const Accelerator& acc, const InferenceWorkload& w, int batch);
 // Runtime reserve of a serving replica per accelerator: the training reserve's
 // fixed part, the share the engine leaves free (of the whole memory or of what
 // the weights leave) and, on CUDA, its graph pool (data/engines.json).

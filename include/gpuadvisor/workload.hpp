@@ -98,6 +98,10 @@ struct InferenceWorkload {
   int samples = 1;                  // best-of-N / self-consistency sequences per request
   std::optional<double> requests_per_second;  // the load; empty: size one replica
   std::optional<int> concurrency;   // most sequences in flight per replica
+  // Neuron: the batch the decode graph was compiled for. Every step runs all
+  // its slots, filled or not (docs/methodology.md §Decode step); empty: the
+  // batch in flight. GPUs ignore it.
+  std::optional<int> compiled_batch;
   std::optional<double> max_ttft_s; // time to first token
   std::optional<double> max_tpot_s; // time per output token (applied to the mean)
   WeightFormat weights = WeightFormat::bf16;
@@ -130,6 +134,7 @@ struct InferenceRequest {
   std::optional<double> requests_per_second;
   std::optional<double> output_tokens_per_day;
   std::optional<int> concurrency;
+  std::optional<int> compiled_batch;  // --compiled-batch
   std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;
   WeightFormat weights = WeightFormat::bf16;
   Precision kv_cache = Precision::bf16;

@@ -187,6 +187,9 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   cmd->add_option("--target-utilisation", o.target_utilisation,
                   "Most a replica may be busy: 80% (default; headroom for bursts and queueing), 0.6")->group(g);
   cmd->add_option("--concurrency", o.concurrency, "Most sequences in flight per replica (default: what fits, up to 1024)")->group(g);
+  cmd->add_option("--compiled-batch", o.compiled_batch,
+                  "Inferentia/Trainium: the batch the decode graph is compiled for; every step computes all its slots "
+                  "(default: the batch in flight; GPUs ignore it)")->group(g);
   cmd->add_option("--max-ttft", o.max_ttft, "Time to first token target: 500ms, 2s (online default 2s)")->group(g);
   cmd->add_option("--max-tpot", o.max_tpot, "Time per output token target: 50ms (online default 200ms)")->group(g);
   cmd->add_option("--min-tokens-per-second-per-user", o.min_tokens_per_second_per_user, "Alternative to --max-tpot: 20 means 50ms")->group(g);
@@ -395,6 +398,8 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
   r.output_tokens_per_day = count(o.tokens_per_day, "--tokens-per-day");
   if (!o.target_utilisation.empty()) r.target_utilisation = parse_fraction(o.target_utilisation, "--target-utilisation", 0.05, 1);
   if (!o.concurrency.empty()) r.concurrency = static_cast<int>(std::min<long long>(parse_positive_integer(o.concurrency, "--concurrency"), 1LL << 30));
+  if (!o.compiled_batch.empty())
+    r.compiled_batch = static_cast<int>(std::min<long long>(parse_positive_integer(o.compiled_batch, "--compiled-batch"), 1LL << 30));
   if (!o.max_ttft.empty()) r.max_ttft_s = parse_latency_s(o.max_ttft, "--max-ttft");
   if (!o.max_tpot.empty()) r.max_tpot_s = parse_latency_s(o.max_tpot, "--max-tpot");
   if (!o.min_tokens_per_second_per_user.empty())
@@ -572,7 +577,7 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
                                                    "--resume", "--no-overheads"};
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
-                                                   "--concurrency", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user",
+                                                   "--concurrency", "--compiled-batch", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user",
                                                    "--weights", "--kv-cache", "--mode", "--target-utilisation",
                                                    "--verifier-model", "--engine"};
   static constexpr const char* kRlOnly[] = {"--algorithm", "--prompts-per-step", "--samples-per-prompt", "--response-tokens",
