@@ -285,6 +285,12 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
                       {"prefill_s", sig6(e.prefill_s)},
                       {"prefill_share", sig6(e.prefill_share)},
                       {"test_time_multiplier", sig6(w.test_time_multiplier())},
+                      {"at_load", w.requests_per_second ? ordered_json{{"batch", row.at_load.batch},
+                                                                      {"ttft_s", sig6(row.at_load.ttft_s)},
+                                                                      {"tpot_s", sig6(row.at_load.tpot_s)},
+                                                                      {"latency_s", sig6(row.at_load.latency_s)},
+                                                                      {"tokens_per_second_per_user", sig6(row.at_load.tokens_per_second_per_user)}}
+                                                        : ordered_json(nullptr)},
                       {"decode_step", {{"weights_read_s", sig6(e.step.weights_read_s)}, {"kv_read_s", sig6(e.step.kv_read_s)},
                                        {"compute_s", sig6(e.step.compute_s)},
                                        {"dequant_s", e.step.dequant_unknown ? ordered_json(nullptr) : ordered_json(sig6(e.step.dequant_s))},
@@ -325,7 +331,8 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add("memory", "total", num(m.total_gb(), 2), "GB");
   add("memory", "capacity", num(m.capacity_gb, 2), e.fits() ? "GB (fits)" : "GB (DOES NOT FIT)");
   add("memory", "max batch", integer(e.max_batch), "sequences");
-  add("decode", "batch", integer(e.batch), "sequences in flight");
+  add("decode", "batch", integer(e.batch),
+      w.requests_per_second ? "sequences in flight at capacity (the most that meets the targets)" : "sequences in flight");
   add("decode", "weights read", latency_cell(e.step.weights_read_s), "per step");
   add("decode", "KV read", latency_cell(e.step.kv_read_s), "per step");
   add("decode", "compute", latency_cell(e.step.compute_s), "per step");
@@ -342,10 +349,22 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   if (e.step.launch_s > 0) add("decode", "kernel launches", latency_cell(e.step.launch_s), "per step, overlapped with the accelerator");
   add("decode", "engine host time", latency_cell(e.step.host_s), "per step, in series (scheduling, per-sequence work)");
   add("decode", "step", latency_cell(e.step.total_s()), e.step.bound() + "-bound");
-  add("latency", "time to first token", latency_cell(e.ttft_s), "mean prompt, no queueing");
-  add("latency", "time per output token", latency_cell(e.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", e.prefill_share * 100));
-  add("latency", "request latency", latency_cell(e.latency_s), "TTFT + generated tokens x TPOT");
-  add("throughput", "tokens/s per user", num(e.tokens_per_second_per_user, 1), "");
+  // With a load, these are the replica's capacity point; the rows "at load" follow.
+  const std::string latency = w.requests_per_second ? "at capacity" : "latency";
+  add(latency, "time to first token", latency_cell(e.ttft_s), "mean prompt, no queueing");
+  add(latency, "time per output token", latency_cell(e.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", e.prefill_share * 100));
+  add(latency, "request latency", latency_cell(e.latency_s), "TTFT + generated tokens x TPOT");
+  // With a load, what a user sees: the batch the load keeps in flight (Little's law), as recommend reports it.
+  if (w.requests_per_second) {
+    const InferenceEstimate& a = row.at_load;
+    const std::string per_replica = fmt::format("{:.3g} requests/s per replica", *w.requests_per_second / row.replicas);
+    add("at load", "sequences in flight", integer(a.batch), "at " + per_replica + " (Little's law)");
+    add("at load", "time to first token", latency_cell(a.ttft_s), "mean prompt, no queueing");
+    add("at load", "time per output token", latency_cell(a.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", a.prefill_share * 100));
+    add("at load", "request latency", latency_cell(a.latency_s), "TTFT + generated tokens x TPOT");
+    add("at load", "tokens/s per user", num(a.tokens_per_second_per_user, 1), "");
+  }
+  add("throughput", "tokens/s per user", num(e.tokens_per_second_per_user, 1), w.requests_per_second ? "at capacity" : "");
   add("throughput", "output tokens/s per replica", num(e.output_tokens_per_second, 0), "generated, all samples");
   add("throughput", "requests/s per replica", num(e.requests_per_second, 3), "");
   add("service", "replicas", integer(row.replicas), w.requests_per_second ? fmt::format("for {:.3g} requests/s", *w.requests_per_second) : "no load given");

@@ -383,6 +383,35 @@ TEST_CASE("cli: --compiled-batch on Neuron, its refusals") {
   CHECK(run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --compiled-batch 0").code == 2);
   CHECK(run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --compiled-batch x").code == 2);
   CHECK(run("estimate --instance trn1.32xlarge --model llama-3-8b --compiled-batch 8").code == 2);  // a serving flag on training
+  r = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --tp 4 --batch 32 --compiled-batch 16");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--batch 32 exceeds --compiled-batch 16") != std::string::npos);
+  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --compiled-batch 16");
+  CHECK(r.code == 0);
+  CHECK(r.err.find("--compiled-batch applies to Inferentia and Trainium") != std::string::npos);
+}
+
+TEST_CASE("estimate with a load reports what users see at it, as recommend does (at_load beside the capacity point)") {
+  const std::string service = "--model llama-3-70b --task inference --requests-per-second 20 --prompt-tokens 2000 --output-tokens 300 "
+                              "--max-tpot 50ms --format json";
+  Run est = run("estimate --instance p5.48xlarge --tp 8 " + service);
+  REQUIRE(est.code == 0);
+  const auto e = nlohmann::json::parse(est.out)["inference"];
+  REQUIRE(e["at_load"].is_object());
+  CHECK(e["at_load"]["batch"].get<int>() < e["batch"].get<int>());     // fewer in flight than the capacity batch
+  CHECK(e["at_load"]["tpot_s"].get<double>() < e["tpot_s"].get<double>());
+  CHECK(e["tpot_s"].get<double>() <= 0.05 + 1e-9);                       // the capacity point meets the target
+  Run rec = run("recommend --family p5 " + service);
+  REQUIRE(rec.code == 0);
+  const auto pick = nlohmann::json::parse(rec.out)["recommendation"];
+  REQUIRE(pick["instance"] == "p5.48xlarge");
+  REQUIRE(pick["layout"]["tp"] == 8);
+  CHECK(pick["batch_at_load"] == e["at_load"]["batch"]);
+  CHECK(pick["tpot_s"].get<double>() == Approx(e["at_load"]["tpot_s"].get<double>()));
+  // Without a load there is no operating point to report.
+  Run one = run("estimate --instance p5.48xlarge --tp 8 --model llama-3-70b --task inference --format json");
+  REQUIRE(one.code == 0);
+  CHECK(nlohmann::json::parse(one.out)["inference"]["at_load"].is_null());
 }
 
 TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the JSON") {

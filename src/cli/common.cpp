@@ -188,8 +188,9 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
                   "Most a replica may be busy: 80% (default; headroom for bursts and queueing), 0.6")->group(g);
   cmd->add_option("--concurrency", o.concurrency, "Most sequences in flight per replica (default: what fits, up to 1024)")->group(g);
   cmd->add_option("--compiled-batch", o.compiled_batch,
-                  "Inferentia/Trainium: the batch the decode graph is compiled for; every step computes all its slots "
-                  "(default: the batch in flight; GPUs ignore it)")->group(g);
+                  "Inferentia/Trainium: the batch the decode graph is compiled for; every step reads the KV, runs the matrices "
+                  "and routes the experts of all its slots, filled or not, while per-sequence and host time follow the sequences in "
+                  "flight (default: the batch in flight; GPUs ignore it)")->group(g);
   cmd->add_option("--max-ttft", o.max_ttft, "Time to first token target: 500ms, 2s (online default 2s)")->group(g);
   cmd->add_option("--max-tpot", o.max_tpot, "Time per output token target: 50ms (online default 200ms)")->group(g);
   cmd->add_option("--min-tokens-per-second-per-user", o.min_tokens_per_second_per_user, "Alternative to --max-tpot: 20 means 50ms")->group(g);

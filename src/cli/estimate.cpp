@@ -229,6 +229,11 @@ class EstimateCommand : public Command {
         throw InputError(fmt::format("{}: must be at least 1 (leave it out to search it)", f));
     log_assumptions(m.assumptions);
     log_assumptions(w.assumptions);
+    if (w.compiled_batch && acc.software != "neuron")
+      spdlog::warn("--compiled-batch applies to Inferentia and Trainium; {} is a GPU, whose graphs are captured for many batch sizes: ignored", acc.name);
+    if (w.compiled_batch && acc.software == "neuron" && eo.batch > *w.compiled_batch)
+      throw InputError(fmt::format("--batch {} exceeds --compiled-batch {}: a Neuron decode graph runs at most the batch it was compiled for",
+                                   eo.batch, *w.compiled_batch));
     const int pp = eo.pp ? eo.pp : 1;
     if (pp > 4096) throw InputError("--pp: at most 4096");
     const Cluster c{&inst, &acc, pp};
