@@ -22,8 +22,9 @@ void size_service(ServingRow& row, const InferenceWorkload& w) {
     row.replicas = row.instances / instances_per_replica * replicas_per_instance;
     row.utilisation = *w.requests_per_second / (row.replicas * e.requests_per_second);
   } else {
+    // The smallest service one can rent: one instance (pp with a pipeline), every replica slot of it deployed.
     row.instances = instances_per_replica;
-    row.replicas = 1;
+    row.replicas = replicas_per_instance;
     row.utilisation = w.target_utilisation;
   }
 }

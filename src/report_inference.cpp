@@ -367,7 +367,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add("throughput", "tokens/s per user", num(e.tokens_per_second_per_user, 1), w.requests_per_second ? "at capacity" : "");
   add("throughput", "output tokens/s per replica", num(e.output_tokens_per_second, 0), "generated, all samples");
   add("throughput", "requests/s per replica", num(e.requests_per_second, 3), "");
-  add("service", "replicas", integer(row.replicas), w.requests_per_second ? fmt::format("for {:.3g} requests/s", *w.requests_per_second) : "no load given");
+  add("service", "replicas", integer(row.replicas), w.requests_per_second ? fmt::format("for {:.3g} requests/s", *w.requests_per_second) : "no load given: every slot of one instance");
   add("service", "instances", integer(row.instances), fmt::format("utilisation {:.0f}%", row.utilisation * 100));
   add("cost", "on-demand per hour", money(od.usd_per_hour), ctx.region);
   add("cost", "on-demand per month", money(od.usd_per_month), "720 h");

@@ -184,7 +184,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
     w.target_utilisation = *r.target_utilisation;
   }
   if (!w.requests_per_second)
-    w.assumptions.push_back(fmt::format("no load given (--requests-per-second or --tokens-per-day): one replica, costs per token at {:.0f}% "
+    w.assumptions.push_back(fmt::format("no load given (--requests-per-second or --tokens-per-day): one instance with every replica slot it holds, costs per token at {:.0f}% "
                                         "utilisation (--target-utilisation)", w.target_utilisation * 100));
   else
     w.assumptions.push_back(fmt::format("replicas run at most {:.0f}% busy (--target-utilisation): headroom for bursts and queueing",

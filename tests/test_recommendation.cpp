@@ -182,13 +182,16 @@ TEST_CASE("pre-training picks meet the deadline and say how to buy the capacity"
     if (row.count > 1) CHECK(row.instance->efa_supported);
 }
 
-TEST_CASE("serving: one replica without a load, the target utilisation with one") {
+TEST_CASE("serving: one instance with its replica slots filled without a load, the target utilisation with one") {
   const ModelSpec& m7 = model_from_param_count(7e9);
   RecommendRequest r;
   ServingRecommendation none = recommend_inference(m7, make_inference_workload({}), cat(), r);
   REQUIRE(none.pick);
   CHECK(*none.pick->ranked_usd_per_hour * kHoursPerMonth < 1500);
-  for (const auto& row : none.rows) CHECK(row.replicas == 1);
+  for (const auto& row : none.rows) {
+    CHECK(row.instances == row.estimate.layout.pp);
+    CHECK(row.replicas == (row.estimate.layout.pp == 1 ? row.instance->accelerator_count / row.estimate.layout.tp : 1));
+  }
   InferenceRequest q;
   q.requests_per_second = 5;
   const ModelSpec& mixtral = *find_model_preset("mixtral-8x7b");
