@@ -623,3 +623,13 @@ TEST_CASE("cli: the new flags refuse bad values with exit 2 and name the flag") 
     CHECK(r.err.find(flag) != std::string::npos);
   }
 }
+
+TEST_CASE("cli: the parser's own errors carry the tool's prefix and exit 2, in JSON too") {
+  Run r = run("recommend --params 13B --task lora --deadline 3 weeks");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("gpuadvisor: error: The following argument was not expected: weeks") != std::string::npos);
+  CHECK(r.err.find("Run with --help") != std::string::npos);
+  r = run("recommend --nope --format json");
+  CHECK(r.code == 2);
+  CHECK(nlohmann::json::parse(r.out)["error"]["kind"] == "input_error");
+}

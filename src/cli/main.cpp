@@ -108,7 +108,8 @@ int run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     if (!wants_json(argc, argv)) {
-      app.exit(e);
+      // The parser's message under the tool's own prefix, as every other input error.
+      std::cerr << fmt::format("gpuadvisor: error: {}\nRun with --help for more information.\n", e.what());
       return static_cast<int>(ExitCode::input_error);
     }
     throw InputError(e.what());
