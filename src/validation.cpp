@@ -192,6 +192,10 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
       else if (!kv.empty() && kv != "bf16" && kv != "fp16") r.fail("kv_cache", "expected bf16 or fp8");
       q.concurrency = r.integer(j, "concurrency", 1, 1000000);
       q.compiled_batch = r.integer(j, "compiled_batch", 1, 4096);
+      if (j.contains("requests_per_second")) {
+        q.requests_per_second = r.number(j, "requests_per_second", 1e-6, 1e6);
+        if (j.contains("batch")) r.fail("requests_per_second", "a case measured at an offered load has no fixed batch (the load sets it)");
+      }
       c.engine = r.text(j, "engine", false);
       c.engine_version = r.text(j, "engine_version", false);
       if (!c.engine.empty()) {
@@ -308,6 +312,20 @@ CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
       return r;
     }
     const InferenceEstimate* best = &choice.row->estimate;
+    // Measured at an offered load on one replica: the operating point that
+    // load keeps in flight (Little's law), as recommend reports it.
+    ServingRow at_load = *choice.row;
+    if (c.inference.requests_per_second) {
+      at_load.replicas = 1;
+      at_load.utilisation = *c.inference.requests_per_second / best->requests_per_second;
+      if (at_load.utilisation >= 1) {
+        r.problem = fmt::format("saturated under the model: {:.3g} requests/s offered, {:.3g} predicted capacity",
+                                *c.inference.requests_per_second, best->requests_per_second);
+        return r;
+      }
+      operating_point(at_load, c.model, c.inference);
+      best = &at_load.at_load;
+    }
     switch (c.metric) {
       case Metric::output_tokens_per_second: r.predicted = best->output_tokens_per_second; break;
       case Metric::tpot_s: r.predicted = best->tpot_s; break;
