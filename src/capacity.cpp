@@ -37,11 +37,18 @@ std::string block_text(const Instance& inst, int count, const CapacityAdvice& a,
 
 }  // namespace
 
+namespace {
+
+// More instances than one usually starts at once in this family.
+bool scarce(const Instance& inst, int count) { return inst.on_demand_max_instances && count > *inst.on_demand_max_instances; }
+// On-demand and best are the prices that assume instances can be started at will.
+bool at_will(Pricing pricing) { return pricing == Pricing::on_demand || pricing == Pricing::best; }
+
+}  // namespace
+
 CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing) {
   CapacityAdvice a;
-  const bool scarce = inst.on_demand_max_instances && count > *inst.on_demand_max_instances;
-  const bool at_will = pricing == Pricing::on_demand || pricing == Pricing::best;
-  a.beyond_on_demand = at_will && scarce;
+  a.beyond_on_demand = at_will(pricing) && scarce(inst, count);
   if (inst.capacity_blocks && count <= kCapacityBlocksMaxInstances) {
     a.block_days = capacity_block_days(hours);
     a.blocks = (count + kCapacityBlockMaxInstances - 1) / kCapacityBlockMaxInstances;
@@ -52,9 +59,23 @@ CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, st
   if (a.beyond_on_demand)
     a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): buy {}", count, inst.name,
                          *inst.on_demand_max_instances, block_text(inst, count, a, region));
-  else if (scarce && pricing == Pricing::spot)
+  else if (scarce(inst, count) && pricing == Pricing::spot)
     a.note = fmt::format("{} x {} on spot: spot capacity of this family is scarce too (about {} at once is usual); expect partial "
                          "fleets and waits, or buy {}", count, inst.name, *inst.on_demand_max_instances, block_text(inst, count, a, region));
+  return a;
+}
+
+CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing pricing) {
+  CapacityAdvice a;
+  a.beyond_on_demand = at_will(pricing) && scarce(inst, count);
+  const std::string reserve = "an On-Demand Capacity Reservation for them (any duration, billed at the on-demand or Savings Plan rate; "
+                              "a Capacity Block ends after at most 182 days)";
+  if (a.beyond_on_demand)
+    a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): a standing service needs {}", count,
+                         inst.name, *inst.on_demand_max_instances, reserve);
+  else if (scarce(inst, count) && pricing == Pricing::spot)
+    a.note = fmt::format("{} x {} on spot: spot capacity of this family is scarce too (about {} at once is usual); expect reclaimed "
+                         "replicas, or hold {}", count, inst.name, *inst.on_demand_max_instances, reserve);
   return a;
 }
 

@@ -268,7 +268,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
         row.ranked_usd_per_hour = ranked.usd_per_hour;
         row.usd_per_million_output_tokens = ranked.usd_per_million_output_tokens;
         row.usd_per_million_input_tokens = ranked.usd_per_million_input_tokens;
-        row.capacity = capacity_advice(inst, row.instances, kHoursPerMonth, r.region, r.pricing);
+        row.capacity = service_capacity_advice(inst, row.instances, r.pricing);
         if (r.budget_usd && (!ranked.usd_per_month || *ranked.usd_per_month > *r.budget_usd)) {
           constraint_problem = ranked.usd_per_month ? fmt::format("tp {}: ${:.0f} per month is over the ${:.0f} budget", tp, *ranked.usd_per_month, *r.budget_usd)
                                                     : "price unknown, so the budget cannot be checked";

@@ -85,6 +85,13 @@ TEST_CASE("Capacity Blocks: whole days to 14, then whole weeks to 182 days") {
   // A block rate unknown in a region stays unknown.
   CHECK_FALSE(capacity_advice(p5, 4, 100, "us-west-2", Pricing::on_demand).block_cost_usd);
   CHECK_FALSE(capacity_advice(*cat().find_instance("g6e.xlarge"), 64, 100, "us-east-1", Pricing::on_demand).beyond_on_demand);
+  // A standing service is reserved, not bought as a block that ends.
+  const CapacityAdvice service = service_capacity_advice(p5, 5, Pricing::on_demand);
+  CHECK(service.beyond_on_demand);
+  CHECK(service.note.find("On-Demand Capacity Reservation") != std::string::npos);
+  CHECK(service.note.find("Capacity Block of") == std::string::npos);
+  CHECK_FALSE(service.block_days);
+  CHECK(service_capacity_advice(p5, 2, Pricing::on_demand).note.empty());
 }
 
 TEST_CASE("job overheads, by hand") {

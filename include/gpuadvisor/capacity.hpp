@@ -31,5 +31,9 @@ struct CapacityAdvice {
 // For `count` instances for `hours` priced under `pricing` (on-demand and
 // best are the prices that assume instances can be started at will).
 CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing);
+// For a standing service, which runs without an end: the advice is an
+// On-Demand Capacity Reservation (any duration), never a Capacity Block,
+// which ends after 1-182 days.
+CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing pricing);
 
 }  // namespace gpuadvisor
