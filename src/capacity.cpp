@@ -35,10 +35,6 @@ std::string block_text(const Instance& inst, int count, const CapacityAdvice& a,
   return s;
 }
 
-}  // namespace
-
-namespace {
-
 // More instances than one usually starts at once in this family.
 bool scarce(const Instance& inst, int count) { return inst.on_demand_max_instances && count > *inst.on_demand_max_instances; }
 // On-demand and best are the prices that assume instances can be started at will.

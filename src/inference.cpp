@@ -210,6 +210,7 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
     s.kernel_floor_s = double(m.layers) / l.pp * kDecodeKernelsPerLayer * kKernelMinS;
     if (m.is_moe()) s.moe_routing_s = double(m.moe_layers()) / l.pp * kMoeRoutingPerLayerS;
   }
+  // Per-sequence work follows the sequences in flight, not the padded slots.
   s.sequence_s = std::ceil(double(batch) / l.pp) * m.layers / l.pp * decode_sequence_layer_s(acc);
   // The engine's host work: kernel launches overlap the step (each stage
   // launches its layers); scheduling and per-sequence work run in series.

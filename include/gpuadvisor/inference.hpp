@@ -17,7 +17,7 @@ namespace gpuadvisor {
 // Bytes per weight, group scales included (docs/methodology.md §Inference memory).
 inline constexpr double kBytesInt4 = 0.5 + 2.0 / 128 + 0.5 / 128;  // GPTQ/AWQ: fp16 scale + 4-bit zero per 128 weights
 inline constexpr double kBytesFp4 = 0.5 + 1.0 / 16;                 // NVFP4: one fp8 scale per 16 weights
-inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequences in flight (unless --concurrency)
+inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequences in flight (unless --concurrency or the engine's own, max_sequences)
 // Small-batch decode on GPUs is bounded below by its kernels even inside CUDA
 // graphs (docs/research/moe-kernels.md): about 8 kernels per decoder layer of
 // at least 3 us each (B200 decode traces: the smallest kernels take 2.1 us,
