@@ -166,6 +166,17 @@ TEST_CASE("cli: CI gates compare with a baseline and exit 4 past a threshold, af
   const auto cmp = nlohmann::json::parse(rose.out)["comparison"];  // the output is still written
   CHECK(cmp["cost_delta_fraction"].get<double>() == Approx(0.25).epsilon(0.01));
   CHECK(cmp["pick_changed"] == false);
+  CHECK(cmp["time_unit"] == "hours");
+  {
+    const std::string serving_base = base + ".serving";
+    auto sb = run("recommend --model llama-3-8b --task inference --requests-per-second 2 --format json");
+    REQUIRE(sb.code == 0);
+    std::ofstream(serving_base) << sb.out;
+    auto sc = run("recommend --model llama-3-8b --task inference --requests-per-second 2 --format json --compare-to " + serving_base);
+    REQUIRE(sc.code == 0);
+    CHECK(nlohmann::json::parse(sc.out)["comparison"]["time_unit"] == "seconds per output token");
+    std::remove(serving_base.c_str());
+  }
   CHECK(rose.err.find("--fail-if-increase") != std::string::npos);
   CHECK(run("recommend --params 13B --task lora --compare-to " + base + " --fail-if-increase 30%").code == 0);
   auto md = run("recommend --params 13B --task lora --format markdown --compare-to " + base);

@@ -62,6 +62,8 @@ ordered_json comparison(const GateOptions& o, const PickSummary& now) {
     c["cost_delta_fraction"] = nullptr;
   }
   c["time_delta"] = now.time - base.time;
+  // Training picks compare total hours, services their seconds per output token.
+  c["time_unit"] = now.cost_key == "ranked_usd_per_month" ? "seconds per output token" : "hours";
   return c;
 }
 
