@@ -80,6 +80,10 @@ PCIe nodes) are described in `data/validation/systems.json`, an overlay that
 `validate` loads itself.
 Cases too vague to compare are kept with `usable: false` and the reason.
 
+Medians and 90th percentiles interpolate linearly between the closest ranks
+(numpy's default: the median of an even count is the mean of the middle two;
+until 2026-12 they took the nearest rank, the lower middle).
+
 `gpuadvisor validate` runs every usable case through the same code as
 `estimate` (fixed layout flags where published, the rest searched) and reports
 the signed error (predicted − measured) / measured. A case that does not fit in
@@ -184,7 +188,7 @@ to be 72 µs for the Neuron SDK pages and 14 µs for optimum-neuron.
 
 In sample (the fit with every source). The earlier targets (issue #6: median
 ≤ 10%, p90 ≤ 25%) were met on 102 cases with a free fit; the bounded,
-regularised fit over 163 cases gives a median of 7.0% and a p90 of 25.0%, and
+regularised fit over 163 cases gives a median of 7.0% and a p90 of 24.9%, and
 the test asserts 8% and 30%. The largest errors come from what the model does
 not have: fine-grained MoE training (Qwen3-30B-A3B about 2x over-predicted
 even with the grouped-GEMM width factor), MoE serving on Neuron (Qwen3-30B-A3B

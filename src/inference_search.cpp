@@ -10,6 +10,8 @@
 
 namespace gpuadvisor {
 
+bool priced_per_token(const InferenceWorkload& w) { return w.mode == ServingMode::offline && !w.requests_per_second; }
+
 void size_service(ServingRow& row, const InferenceWorkload& w) {
   const InferenceEstimate& e = row.estimate;
   const int per_node = row.instance->accelerator_count;
@@ -81,8 +83,12 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
                                     std::optional<int> tp, std::optional<int> batch) {
   ServingChoice out;
   const Cluster c{&inst, &acc, pp};
-  // Cheapest for the load (fewest instances), then the fastest.
-  auto key = [&](const ServingRow& x) { return std::pair(x.instances, x.at_load.tpot_s); };
+  // Cheapest for the load (fewest instances), then the fastest. An offline
+  // job without a volume is priced per token: the most requests/s one instance serves, then the fastest.
+  auto key = [&](const ServingRow& x) {
+    const double capacity = priced_per_token(w) ? -x.replicas * x.estimate.requests_per_second : 0.0;
+    return std::tuple(x.instances, capacity, x.at_load.tpot_s);
+  };
   for (int size : tp ? std::vector<int>{*tp} : tensor_parallel_sizes(m, inst, acc, pp)) {
     const ServingLayout l{size, pp};
     if (auto lp = serving_layout_problem(m, c, l)) {
@@ -141,19 +147,33 @@ void mark_pareto(std::vector<ServingRow>& rows) {
   }
 }
 
-std::string service_text(const ServingRow& x) {
-  const double month = *x.ranked_usd_per_hour * kHoursPerMonth;
-  return fmt::format("{} x {} ({} replica{}), {:.0f} ms per token, ${}/month", x.instances, x.instance->name, x.replicas,
-                     x.replicas > 1 ? "s" : "", x.at_load.tpot_s * 1e3, format_thousands(month, month < 1000 ? 2 : 0));
+// The cost the pick weighs: the service per hour (for a load, or the smallest
+// service without one); for an offline job without a volume, the cost per
+// million output tokens at the target utilisation, since it is billed for the
+// time its tokens take.
+std::optional<double> ranked_cost(const ServingRow& x, bool per_token) {
+  return per_token ? x.usd_per_million_output_tokens : x.ranked_usd_per_hour;
 }
 
-std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r) {
+std::string service_text(const ServingRow& x, bool per_token) {
+  const double month = *x.ranked_usd_per_hour * kHoursPerMonth;
+  std::string s = fmt::format("{} x {} ({} replica{}), {:.0f} ms per token, ${}/month", x.instances, x.instance->name, x.replicas,
+                              x.replicas > 1 ? "s" : "", x.at_load.tpot_s * 1e3, format_thousands(month, month < 1000 ? 2 : 0));
+  if (per_token && x.usd_per_million_output_tokens) s += fmt::format(", ${:.3g} per million output tokens", *x.usd_per_million_output_tokens);
+  return s;
+}
+
+std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r, const InferenceWorkload& w) {
   const ServingRow &p = *rec.pick, &low = *rec.cheapest;
+  const bool per_token = priced_per_token(w);
+  const std::string per = per_token ? " per output token" : "";
+  const std::string targets = w.max_tpot_s || w.max_ttft_s ? " that meets the latency targets" : "";
   if (p.instance == low.instance && p.estimate.layout.tp == low.estimate.layout.tp && p.estimate.layout.pp == low.estimate.layout.pp)
-    return fmt::format("the cheapest service that meets the latency targets ({}), and no option within {:.0f}% of its cost is faster",
-                       service_text(p), r.cost_slack * 100);
-  return fmt::format("the fastest service within {:.0f}% of the cheapest: {}, {:.0f}% more than the cheapest ({})", r.cost_slack * 100,
-                     service_text(p), (*p.ranked_usd_per_hour / *low.ranked_usd_per_hour - 1) * 100, service_text(low));
+    return fmt::format("the cheapest service{}{} ({}), and no option within {:.0f}% of its cost is faster", per, targets,
+                       service_text(p, per_token), r.cost_slack * 100);
+  return fmt::format("the fastest service within {:.0f}% of the cheapest{}: {}, {:.0f}% more{} than the cheapest ({})", r.cost_slack * 100,
+                     per, service_text(p, per_token), (*ranked_cost(p, per_token) / *ranked_cost(low, per_token) - 1) * 100, per,
+                     service_text(low, per_token));
 }
 
 // cost: the service per month (with or without a load).
@@ -182,12 +202,12 @@ void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
   });
 }
 
-void choose_rows(ServingRecommendation& out, const RecommendRequest& r) {
+void choose_rows(ServingRecommendation& out, const RecommendRequest& r, const InferenceWorkload& w) {
   std::vector<Candidate> c;
   for (const auto& x : out.rows)
-    c.push_back({x.ranked_usd_per_hour, x.at_load.tpot_s, x.instances * x.instance->accelerator_count, x.instance->name});
+    c.push_back({ranked_cost(x, priced_per_token(w)), x.at_load.tpot_s, x.instances * x.instance->accelerator_count, x.instance->name});
   apply_choice(out, choose(c, r.cost_slack, r.all_counts));
-  if (out.pick) out.why = why_text(out, r);
+  if (out.pick) out.why = why_text(out, r, w);
   sort_rows(out.rows, r.sort_by);
 }
 
@@ -299,7 +319,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
   drop_needless_pipelines(out);
   out.options_found = out.rows.size();
   mark_pareto(out.rows);
-  choose_rows(out, r);
+  choose_rows(out, r, w);
   std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
   return out;
 }

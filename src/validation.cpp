@@ -367,9 +367,12 @@ std::vector<CaseResult> run_cases(const std::vector<ValidationCase>& cases, cons
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  // Nearest rank.
-  const size_t k = static_cast<size_t>(std::ceil(q * v.size()));
-  return v[std::clamp<size_t>(k, 1, v.size()) - 1];
+  // Linear between the closest ranks (numpy's default): the median of an even
+  // count is the mean of the middle two.
+  const double pos = std::clamp(q, 0.0, 1.0) * (v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - lo) * (v[hi] - v[lo]);
 }
 
 std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results) {

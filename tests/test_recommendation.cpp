@@ -189,6 +189,32 @@ TEST_CASE("pre-training picks meet the deadline and say how to buy the capacity"
     if (row.count > 1) CHECK(row.instance->efa_supported);
 }
 
+TEST_CASE("serving: an offline job without a volume is weighed per output token, each instance with its slots filled") {
+  const ModelSpec& m = *find_model_preset("llama-3-8b");
+  InferenceRequest q;
+  q.mode = ServingMode::offline;
+  const InferenceWorkload w = make_inference_workload(q);
+  REQUIRE(priced_per_token(w));
+  RecommendRequest r;
+  const ServingRecommendation rec = recommend_inference(m, w, cat(), r);
+  REQUIRE(rec.pick);
+  double cheapest = 1e300;
+  for (const auto& row : rec.rows)
+    if (row.usd_per_million_output_tokens) cheapest = std::min(cheapest, *row.usd_per_million_output_tokens);
+  CHECK(*rec.pick->usd_per_million_output_tokens <= cheapest * (1 + r.cost_slack) + 1e-9);
+  CHECK(rec.why.find("per output token") != std::string::npos);
+  CHECK(rec.why.find("latency targets") == std::string::npos);  // offline has none
+  // On one instance the size that serves the most: eight TP1 replicas on p4de, not one TP8.
+  const Instance& p4de = *cat().find_instance("p4de.24xlarge");
+  const ServingChoice choice = choose_serving_layout(m, w, p4de, cat().accelerator_of(p4de), 1, std::nullopt, std::nullopt);
+  REQUIRE(choice.row);
+  CHECK(choice.row->estimate.layout.tp == 1);
+  CHECK(choice.row->replicas == 8);
+  // Online without a load stays the smallest service by $ per month.
+  InferenceRequest online;
+  CHECK_FALSE(priced_per_token(make_inference_workload(online)));
+}
+
 TEST_CASE("serving: one instance with its replica slots filled without a load, the target utilisation with one") {
   const ModelSpec& m7 = model_from_param_count(7e9);
   RecommendRequest r;

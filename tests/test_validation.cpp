@@ -86,8 +86,8 @@ TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 11.5
   const auto held_out = summarise(loso.held_out);
   REQUIRE(!held_out.empty());
   CHECK(held_out.front().cases >= 160);
-  // Achieved over 163 cases: median 11.0%, p90 29.2%, pretraining 8.9%,
-  // inference 11.5%. The engines issue's targets are 10%, 35% and 12%: the
+  // Achieved over 163 cases: median 11.0%, p90 29.1%, pretraining 8.9%,
+  // inference 11.7%. The engines issue's targets are 10%, 35% and 12%: the
   // p90 and inference are met; the median is not (9.6% without the 12
   // TensorRT-LLM 0.14 online-serving cases, docs/validation.md).
   CHECK(held_out.front().median_abs <= 0.115);
@@ -290,4 +290,15 @@ TEST_CASE("a serving case measured at an offered load is predicted at the operat
   // A fixed batch and an offered load contradict each other.
   CHECK(fails_with(serving(R"(, "requests_per_second": 4, "batch": 8)"), "requests_per_second"));
   CHECK(fails_with(serving(R"(, "requests_per_second": 0)"), "requests_per_second"));
+}
+
+TEST_CASE("percentiles interpolate between the closest ranks: the median of an even count is the mean of the middle two") {
+  CHECK(percentile({4, 1, 3, 2}, 0.5) == Approx(2.5));
+  CHECK(percentile({1, 2, 3}, 0.5) == Approx(2));
+  std::vector<double> ten{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  CHECK(percentile(ten, 0.9) == Approx(9.1));
+  CHECK(percentile(ten, 0.0) == Approx(1));
+  CHECK(percentile(ten, 1.0) == Approx(10));
+  CHECK(percentile({}, 0.5) == 0);
+  CHECK(percentile({0.2, 0.0}, 0.5) == Approx(0.1));  // two cases: not the lower one
 }

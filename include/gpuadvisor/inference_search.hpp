@@ -54,6 +54,12 @@ struct ServingRecommendation {
   std::string best_batch1_option;
 };
 
+// An offline job without a volume (no --requests-per-second or
+// --tokens-per-day) is billed for the time its tokens take: its options are
+// weighed by $ per million output tokens, each instance with its replica slots
+// filled, not by $ per month (docs/methodology.md §The pick).
+bool priced_per_token(const InferenceWorkload& w);
+
 // Replicas and instances for the load at the workload's target utilisation,
 // or one replica without a load (docs/methodology.md §Replicas).
 void size_service(ServingRow& row, const InferenceWorkload& w);

@@ -94,7 +94,8 @@ struct ErrorSummary {
   double p90_abs = 0;
   double median_signed = 0;
 };
-// Nearest-rank percentile (q in [0, 1]); 0 for no values.
+// Percentile (q in [0, 1]), linear between the closest ranks as numpy's
+// default: the median of an even count is the mean of the middle two; 0 for no values.
 double percentile(std::vector<double> v, double q);
 
 // Over usable cases with a prediction: overall (training and serving), then by

@@ -44,8 +44,12 @@ class ValidateCommand : public Command {
     print_table(validation_table(results, all), catalog, "validate", "cases", g);
     if (format == Format::csv) return 0;
     const ResultCounts n = count_results(results);
-    std::cout << fmt::format("\n{} cases, {} usable, {} predicted, {} usable without a prediction (disagreements: listed with the reason).\n\n",
-                             n.total, n.usable, n.predicted, n.disagreements);
+    std::cout << fmt::format("\n{} cases, {} usable, {} predicted, {} usable without a prediction (disagreements: listed with the reason; "
+                             "--all lists the cases kept with usable: false).\n{}\n\n",
+                             n.total, n.usable, n.predicted, n.disagreements,
+                             cases_file.empty() ? "Errors are in sample: the catalog's efficiency figures were fitted to these cases (not the RL steps). What a new "
+                                                  "measurement should expect is out of sample: gpuadvisor calibrate --leave-one-source-out."
+                                                : "These cases were not fitted: their errors are out of sample.");
     print_table(error_summary_table(summary), catalog, "validate", "summary", g);
     const Table stages = rl_stage_table(results);
     if (!stages.rows.empty()) {
