@@ -159,7 +159,7 @@ std::string service_text(const ServingRow& x, bool per_token) {
   const double month = *x.ranked_usd_per_hour * kHoursPerMonth;
   std::string s = fmt::format("{} x {} ({} replica{}), {:.0f} ms per token, ${}/month", x.instances, x.instance->name, x.replicas,
                               x.replicas > 1 ? "s" : "", x.at_load.tpot_s * 1e3, format_thousands(month, month < 1000 ? 2 : 0));
-  if (per_token && x.usd_per_million_output_tokens) s += fmt::format(", ${:.3g} per million output tokens", *x.usd_per_million_output_tokens);
+  if (per_token && x.usd_per_million_output_tokens) s += fmt::format(", ${} per million output tokens", format_price(*x.usd_per_million_output_tokens));
   return s;
 }
 

@@ -159,6 +159,8 @@ double parse_number(std::string_view text, std::string_view what, double min_inc
   return value;
 }
 
+std::string format_price(double v) { return std::fabs(v) < 1000 ? fmt::format("{:.3g}", v) : format_thousands(v, 0); }
+
 std::string format_thousands(double v, int decimals) {
   std::string s = fmt::format("{:.{}f}", std::fabs(v), decimals);
   const size_t dot = s.find('.');

@@ -6,6 +6,7 @@
 #include "gpuadvisor/communication.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/neuron.hpp"
+#include "gpuadvisor/quantity.hpp"
 #include "gpuadvisor/report.hpp"
 #include "report_detail.hpp"
 
@@ -17,13 +18,13 @@ namespace {
 
 Cell latency_cell(double s) {
   if (s < 0.01) return {fmt::format("{:.1f}ms", s * 1e3), sig6(s)};
-  if (s < 10) return {fmt::format("{:.0f}ms", s * 1e3), sig6(s)};
+  if (s < 1) return {fmt::format("{:.0f}ms", s * 1e3), sig6(s)};
   return {fmt::format("{:.1f}s", s), sig6(s)};
 }
 
 Cell per_million(std::optional<double> v) {
   if (!v) return {"unknown", std::monostate{}};
-  return {fmt::format("{:.3g}", *v), sig6(*v)};
+  return {format_price(*v), sig6(*v)};
 }
 
 std::string layout_text(const ServingLayout& l) { return l.pp > 1 ? fmt::format("TP{} PP{}", l.tp, l.pp) : fmt::format("TP{}", l.tp); }
@@ -91,7 +92,7 @@ ordered_json service_json(const ServingRow& r) {
 std::string service_line(const ServingRow& r) {
   const auto& e = r.estimate;
   const std::string per_token =
-      r.usd_per_million_output_tokens ? fmt::format(" (${:.3g} per million output tokens at {:.0f}% utilisation)", *r.usd_per_million_output_tokens,
+      r.usd_per_million_output_tokens ? fmt::format(" (${} per million output tokens at {:.0f}% utilisation)", format_price(*r.usd_per_million_output_tokens),
                                                     r.utilisation * 100)
                                       : "";
   return fmt::format("{} x {} ({}, {} replica{}), TTFT {:.0f} ms, {:.0f} ms per token, {}/month{}", r.instances, r.instance->name,
@@ -327,12 +328,15 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add("memory", "weights", num(m.weights_gb, 2), "GB per accelerator");
   add("memory", "KV cache at the batch", num(m.kv_cache_gb, 2), "GB");
   add("memory", "workspace", num(m.workspace_gb, 2), "GB");
-  add("memory", "runtime reserve (engine free share, CUDA graphs)", num(m.reserve_gb, 2), "GB");
+  add("memory", c.accelerator->software == "cuda" ? "runtime reserve (engine free share, CUDA graphs)" : "runtime reserve (Neuron runtime)",
+      num(m.reserve_gb, 2), "GB");
   add("memory", "total", num(m.total_gb(), 2), "GB");
   add("memory", "capacity", num(m.capacity_gb, 2), e.fits() ? "GB (fits)" : "GB (DOES NOT FIT)");
   add("memory", "max batch", integer(e.max_batch), "sequences");
   add("decode", "batch", integer(e.batch),
-      w.requests_per_second ? "sequences in flight at capacity (the most that meets the targets)" : "sequences in flight");
+      ctx.fixed_batch            ? "sequences in flight (--batch)"
+      : w.requests_per_second    ? "sequences in flight at capacity (the most that meets the targets)"
+                                 : "sequences in flight");
   add("decode", "weights read", latency_cell(e.step.weights_read_s), "per step");
   add("decode", "KV read", latency_cell(e.step.kv_read_s), "per step");
   add("decode", "compute", latency_cell(e.step.compute_s), "per step");

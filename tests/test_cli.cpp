@@ -633,3 +633,22 @@ TEST_CASE("cli: the parser's own errors carry the tool's prefix and exit 2, in J
   CHECK(r.code == 2);
   CHECK(nlohmann::json::parse(r.out)["error"]["kind"] == "input_error");
 }
+
+TEST_CASE("cli: serving figures a person reads: prices without exponents, seconds past one second, a fixed batch labelled as given") {
+  Run r = run("estimate --task inference --instance p5.48xlarge --model llama-3-70b --requests-per-second 0.01");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("e+0") == std::string::npos);
+  {
+    // $ per million output tokens at a trickle of load: thousands, with separators.
+    const size_t at = r.out.find("per million output tokens");
+    REQUIRE(at != std::string::npos);
+    const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+    CHECK(line.find(',') != std::string::npos);
+  }
+  r = run("estimate --task inference --instance p5.48xlarge --model llama-3-70b --requests-per-second 20 --batch 16");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("sequences in flight (--batch)") != std::string::npos);
+  r = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --tp 4");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("runtime reserve (Neuron runtime)") != std::string::npos);
+}

@@ -34,6 +34,10 @@ double parse_number(std::string_view text, std::string_view what, double min_inc
 // Output: "12,345" (decimals after the point as given).
 std::string format_thousands(double v, int decimals = 0);
 
+// A price a person reads: three significant figures below 1,000 ("0.583",
+// "12.7"), whole units with separators above ("5,970"); never exponent notation.
+std::string format_price(double v);
+
 // A duration a person reads: "26 s", "4 min", "11.2 h", "3.5 d", "1.2 y".
 std::string format_duration(double hours);
 

@@ -151,6 +151,7 @@ struct InferenceEstimateContext {
   std::optional<double> on_demand_usd_per_hour;  // per instance
   std::optional<double> spot_usd_per_hour;
   std::string region;
+  bool fixed_batch = false;  // the batch was given (--batch), not searched
 };
 std::string render_inference_estimate(const Catalog& catalog, const InferenceEstimateContext& ctx, const RenderOptions& o);
 std::string explain_inference(const InferenceEstimateContext& ctx);
