@@ -52,9 +52,12 @@ double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w) {
   return w.prompt_tokens + (engine.reserves_full_kv ? generated : generated / 2);
 }
 
+std::optional<int> compiled_batch_on(const Accelerator& acc, const InferenceWorkload& w) {
+  return acc.software == "neuron" ? w.compiled_batch : std::nullopt;
+}
+
 int decode_slots(const Accelerator& acc, const InferenceWorkload& w, int batch) {
-  if (acc.software != "neuron" || !w.compiled_batch) return batch;
-  return std::max(batch, *w.compiled_batch);
+  return std::max(batch, compiled_batch_on(acc, w).value_or(batch));
 }
 
 double bytes_per_weight(WeightFormat f) {
@@ -329,9 +332,9 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   e.max_batch = static_cast<int>(std::min<double>(batch_cap, std::floor(free_gb / (kv_gb_per_token * context))));
   e.max_batch = std::max(e.max_batch, 1);
   // Neuron with a compiled batch: its slots hold KV whether filled or not, and no more sequences run.
-  const bool compiled = acc.software == "neuron" && w.compiled_batch;
+  const std::optional<int> compiled = compiled_batch_on(acc, w);
   if (compiled) {
-    const int slots = *w.compiled_batch;
+    const int slots = *compiled;
     if (slots > e.max_batch) {
       say(fmt::format("the decode graph compiled for batch {} needs {:.1f} GB of KV cache per accelerator; {} sequences fit", slots,
                       slots * context * kv_gb_per_token, e.max_batch));

@@ -45,6 +45,8 @@ double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w);
 // `batch` sequences in flight are the compiled batch where one is set and
 // larger (InferenceWorkload::compiled_batch), else the batch. GPUs: the batch.
 int decode_slots(const Accelerator& acc, const InferenceWorkload& w, int batch);
+// The compiled batch where it applies (a Neuron accelerator and one was set), else empty.
+std::optional<int> compiled_batch_on(const Accelerator& acc, const InferenceWorkload& w);
 // Runtime reserve of a serving replica per accelerator: the training reserve's
 // fixed part, the share the engine leaves free (of the whole memory or of what
 // the weights leave) and, on CUDA, its graph pool (data/engines.json).

@@ -231,7 +231,7 @@ class EstimateCommand : public Command {
     log_assumptions(w.assumptions);
     if (w.compiled_batch && acc.software != "neuron")
       spdlog::warn("--compiled-batch applies to Inferentia and Trainium; {} is a GPU, whose graphs are captured for many batch sizes: ignored", acc.name);
-    if (w.compiled_batch && acc.software == "neuron" && eo.batch > *w.compiled_batch)
+    if (const auto slots = compiled_batch_on(acc, w); slots && eo.batch > *slots)
       throw InputError(fmt::format("--batch {} exceeds --compiled-batch {}: a Neuron decode graph runs at most the batch it was compiled for",
                                    eo.batch, *w.compiled_batch));
     const int pp = eo.pp ? eo.pp : 1;
