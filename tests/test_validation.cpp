@@ -290,6 +290,8 @@ TEST_CASE("a serving case measured at an offered load is predicted at the operat
   // A fixed batch and an offered load contradict each other.
   CHECK(fails_with(serving(R"(, "requests_per_second": 4, "batch": 8)"), "requests_per_second"));
   CHECK(fails_with(serving(R"(, "requests_per_second": 0)"), "requests_per_second"));
+  CHECK(fails_with(serving(R"(, "compiled_batch": 0)"), "compiled_batch"));
+  CHECK(fails_with(serving(R"(, "compiled_batch": 5000)"), "compiled_batch"));
 }
 
 TEST_CASE("percentiles interpolate between the closest ranks: the median of an even count is the mean of the middle two") {
