@@ -62,7 +62,9 @@ std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWork
   if (l.zero_stage >= 2 && l.pp > 1) return "ZeRO stage 2 and 3 cannot be combined with pipeline parallelism (DeepSpeed/Megatron restriction)";
   if (l.ep > 1) {
     if (!m.is_moe()) return "expert parallelism needs a mixture-of-experts model";
-    if (l.dp % l.ep != 0) return fmt::format("ep {} does not divide dp {}", l.ep, l.dp);
+    // Megatron-Core draws the expert ranks from the data- and context-parallel
+    // ranks that hold the same dense weights (its expert rank generator).
+    if ((l.dp * l.cp) % l.ep != 0) return fmt::format("ep {} does not divide dp {} x cp {}", l.ep, l.dp, l.cp);
     if (m.experts % l.ep != 0) return fmt::format("ep {} does not divide the model's {} experts", l.ep, m.experts);
   }
   return std::nullopt;

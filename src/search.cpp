@@ -115,10 +115,11 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
       const int dp = total / (tp * cp * pp);
       if (w.global_batch % dp != 0) continue;
       std::vector<int> eps{1};
-      if (m.is_moe()) eps = powers_of_two_dividing(std::min(dp, m.experts), dp);
+      // Expert ranks come from the data- and context-parallel ranks (Megatron-Core).
+      if (m.is_moe()) eps = powers_of_two_dividing(std::min(dp * cp, m.experts), dp * cp);
       for (int ep : eps) {
         if (fixed.ep && ep != *fixed.ep) continue;
-        if (m.is_moe() && (dp % ep != 0 || m.experts % ep != 0)) continue;
+        if (m.is_moe() && ((dp * cp) % ep != 0 || m.experts % ep != 0)) continue;
         std::vector<int> zeros = pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
         std::vector<int> vps = pp > 1 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
         if (fixed.vp) vps = {*fixed.vp};

@@ -300,3 +300,20 @@ TEST_CASE("invalid layouts are explained") {
   CHECK(layout_problem(m, w, c, Layout{1, 1, 8, 1, 0, 3, Recompute::none})->find("not divisible") != std::string::npos);
   CHECK(layout_problem(m, w, c, Layout{1, 1, 8, 2, 0, 1, Recompute::none})->find("mixture-of-experts") != std::string::npos);
 }
+
+TEST_CASE("expert ranks come from the data- and context-parallel ranks") {
+  // NeMo 25.02's Mixtral-8x22B on 256 B200s: TP2 PP4 CP8, so dp 4, with EP8
+  // drawn from the 32 ranks of dp x cp (Megatron-Core's expert rank generator).
+  const ModelSpec& m = *find_model_preset("mixtral-8x22b");
+  TrainingWorkload w = workload(Task::pretrain, 65536, 64);
+  const Instance& p6 = *cat().find_instance("p6-b200.48xlarge");
+  Cluster c{&p6, &cat().accelerator_of(p6), 32};
+  Layout l{2, 4, 4, 8, 1, 1, Recompute::none};
+  l.cp = 8;
+  CHECK_FALSE(layout_problem(m, w, c, l).has_value());
+  // Without context parallelism the 8 expert ranks need 8 data-parallel ones.
+  Cluster small{&p6, &cat().accelerator_of(p6), 4};
+  const auto problem = layout_problem(m, w, small, Layout{2, 4, 4, 8, 1, 1, Recompute::none});
+  REQUIRE(problem.has_value());
+  CHECK(problem->find("ep 8 does not divide dp 4 x cp 1") != std::string::npos);
+}

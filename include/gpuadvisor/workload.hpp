@@ -158,7 +158,7 @@ struct Layout {
   int tp = 1;  // tensor parallel (inside one instance)
   int pp = 1;  // pipeline stages
   int dp = 1;  // data-parallel replicas
-  int ep = 1;  // expert parallel (MoE), a divisor of dp
+  int ep = 1;  // expert parallel (MoE), a divisor of dp x cp
   int zero_stage = 0;
   int micro_batch = 1;  // sequences per micro-batch
   Recompute recompute = Recompute::none;
