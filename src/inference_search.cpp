@@ -105,11 +105,15 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
       operating_point(row, m, w);
     }
     if (!row.estimate.fits() || !problem.empty()) {
+      // When no size meets the targets, the one closest is still returned
+      // (with a fixed --tp, that size), with the targets it misses.
+      const bool shown = tp || row.estimate.fits();
+      if (out.row && out.problem.empty()) continue;
       out.problem = tp ? problem : fmt::format("tp {}: {}", size, problem);
-      if (tp) out.row = row;
+      if (shown && (!out.row || key(row) < key(*out.row))) out.row = row;
       continue;
     }
-    if (!out.row || key(row) < key(*out.row)) {
+    if (!out.row || !out.problem.empty() || key(row) < key(*out.row)) {
       out.row = row;
       out.problem.clear();
     }

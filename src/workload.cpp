@@ -167,11 +167,11 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   if (w.mode == ServingMode::online) {
     if (!w.max_ttft_s) {
       w.max_ttft_s = kDefaultMaxTtftS;
-      w.assumptions.push_back("time to first token at most 2 s (default online target, as MLPerf's Llama-2-70B server scenario; set --max-ttft)");
+      w.assumptions.push_back("time to first token at most 450 ms (default online target for chat, as MLPerf Inference's Llama-2-70B interactive scenario; set --max-ttft)");
     }
     if (!w.max_tpot_s) {
       w.max_tpot_s = kDefaultMaxTpotS;
-      w.assumptions.push_back("time per output token at most 200 ms (default online target, as MLPerf's Llama-2-70B server scenario; set --max-tpot)");
+      w.assumptions.push_back("time per output token at most 40 ms, 25 tokens/s per user (default online target for chat, as MLPerf Inference's Llama-2-70B interactive scenario; its server scenario allows 200 ms; set --max-tpot)");
     }
   }
   if (w.max_tpot_s) w.assumptions.push_back("the time-per-output-token target applies to the mean: the model has no queueing, so it has no percentiles");

@@ -210,6 +210,18 @@ TEST_CASE("cli: estimate JSON keys that scripts rely on") {
   CHECK(pp3.err.find("--pp 3 does not divide the 8 accelerators") != std::string::npos);
 }
 
+TEST_CASE("cli: estimate at a fixed batch that misses a latency target shows the estimate, names the target and exits 3") {
+  // One A10G prefills 1024 tokens of an 8B model in about 0.6 s: past the
+  // 450 ms chat default, inside a 2 s target.
+  Run r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1");
+  CHECK(r.code == 3);
+  CHECK(r.out.find("time per output token") != std::string::npos);
+  CHECK(r.err.find("at batch 1 the time to first token is") != std::string::npos);
+  CHECK(r.err.find("(target 450 ms)") != std::string::npos);
+  CHECK(r.err.find("time per output token is") == std::string::npos);  // met, so not named
+  CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --max-ttft 2s").code == 0);
+}
+
 TEST_CASE("cli: estimate --task inference JSON keys that scripts rely on") {
   Run r = run("estimate --task inference --instance p5.48xlarge --model llama-3-70b --weights fp8 --requests-per-second 4 --format json");
   REQUIRE(r.code == 0);
@@ -223,7 +235,7 @@ TEST_CASE("cli: estimate --task inference JSON keys that scripts rely on") {
   CHECK(j["precision"]["compute"] == "fp8");
   CHECK(j["workload"]["task"] == "inference");
   CHECK(j["software"] == "CUDA");
-  Run neuron = run("estimate --task inference --instance inf2.xlarge --model llama-2-7b --format json");
+  Run neuron = run("estimate --task inference --instance inf2.xlarge --model llama-2-7b --mode offline --format json");
   REQUIRE(neuron.code == 0);
   CHECK(nlohmann::json::parse(neuron.out)["software"] == "Neuron SDK");
 }

@@ -374,9 +374,9 @@ TEST_CASE("Neuron runs the whole compiled batch every step: padded slots read KV
 }
 
 TEST_CASE("cli: --compiled-batch on Neuron, its refusals") {
-  Run r = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --tp 4 --batch 1 --compiled-batch 32 --format json");
+  Run r = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --tp 4 --batch 1 --compiled-batch 32 --mode offline --format json");
   REQUIRE(r.code == 0);
-  Run plain = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --tp 4 --batch 1 --format json");
+  Run plain = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --tp 4 --batch 1 --mode offline --format json");
   REQUIRE(plain.code == 0);
   const double kv = nlohmann::json::parse(r.out)["inference"]["decode_step"]["kv_read_s"].get<double>();
   CHECK(kv == Approx(32 * nlohmann::json::parse(plain.out)["inference"]["decode_step"]["kv_read_s"].get<double>()));
@@ -386,7 +386,7 @@ TEST_CASE("cli: --compiled-batch on Neuron, its refusals") {
   r = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --tp 4 --batch 32 --compiled-batch 16");
   CHECK(r.code == 2);
   CHECK(r.err.find("--batch 32 exceeds --compiled-batch 16") != std::string::npos);
-  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --compiled-batch 16");
+  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --compiled-batch 16 --mode offline");
   CHECK(r.code == 0);
   CHECK(r.err.find("--compiled-batch applies to Inferentia and Trainium") != std::string::npos);
 }
@@ -415,7 +415,7 @@ TEST_CASE("estimate with a load reports what users see at it, as recommend does 
 }
 
 TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the JSON") {
-  Run r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine sglang --format json");
+  Run r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine sglang --mode offline --format json");
   REQUIRE(r.code == 0);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["engine"]["name"] == "sglang");
@@ -439,7 +439,7 @@ TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the 
   r = run("estimate --instance p5.48xlarge --params 8B --task pretrain --tokens 10B --framework fsdp --precision fp8 --explain");
   CHECK(r.out.find("framework factor 0.89 (fsdp)") != std::string::npos);
   // Names are matched case aside; a misspelling gets the nearest names.
-  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --engine VLLM --format json");
+  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --engine VLLM --mode offline --format json");
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["engine"]["name"] == "vllm");
   r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --engine VLM");

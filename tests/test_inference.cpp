@@ -146,8 +146,12 @@ TEST_CASE("max batch is what the free memory holds at mean occupancy (hand-compu
 TEST_CASE("sizing guidance comes out of the physics") {
   RecommendRequest r;
   r.top = 100;
+  // Memory decides these, not latency: MLPerf's server-scenario targets.
+  InferenceRequest server;
+  server.max_ttft_s = 2.0;
+  server.max_tpot_s = 0.2;
   SECTION("7B in bf16 fits one A10G (g5.xlarge) and one Inferentia2 (inf2.xlarge)") {
-    InferenceWorkload w = make_inference_workload({});
+    InferenceWorkload w = make_inference_workload(server);
     auto rec = recommend_inference(model("llama-2-7b"), w, cat(), r);
     bool g5 = false, inf2 = false;
     for (const auto& row : rec.rows) {
@@ -158,7 +162,7 @@ TEST_CASE("sizing guidance comes out of the physics") {
     CHECK(inf2);
   }
   SECTION("13B in bf16 does not fit 24 GB; the int8 alternative is offered") {
-    InferenceWorkload w = make_inference_workload({});
+    InferenceWorkload w = make_inference_workload(server);
     r.families = {"g5"};
     auto rec = recommend_inference(model("llama-2-13b"), w, cat(), r);
     // One A10G cannot hold it, and without EFA a replica is not pipelined
@@ -170,7 +174,7 @@ TEST_CASE("sizing guidance comes out of the physics") {
         noted = true;
     CHECK(noted);
     for (const auto& row : rec.rows) CHECK(row.instance->accelerator_count > 1);
-    InferenceRequest q;
+    InferenceRequest q = server;
     q.weights = WeightFormat::int8;
     auto rec8 = recommend_inference(model("llama-2-13b"), make_inference_workload(q), cat(), r);
     bool one = false;
@@ -263,8 +267,9 @@ TEST_CASE("inference workload defaults and errors") {
   InferenceWorkload w = make_inference_workload({});
   CHECK(w.prompt_tokens == kDefaultPromptTokens);
   CHECK(w.output_tokens == kDefaultOutputTokens);
-  CHECK(*w.max_tpot_s == kDefaultMaxTpotS);
-  CHECK(*w.max_ttft_s == kDefaultMaxTtftS);
+  // MLPerf Inference v5.0's interactive (chat) scenario: 450 ms and 40 ms.
+  CHECK(*w.max_tpot_s == Approx(0.040));
+  CHECK(*w.max_ttft_s == Approx(0.450));
   CHECK_FALSE(make_inference_workload(InferenceRequest{.mode = ServingMode::offline}).max_tpot_s);
   InferenceRequest r;
   r.output_tokens_per_day = 86400.0 * 256 * 2;  // 2 requests per second of 256 output tokens

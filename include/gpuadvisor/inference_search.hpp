@@ -73,10 +73,11 @@ void operating_point(ServingRow& row, const ModelSpec& m, const InferenceWorkloa
 // stack pads heads); only the whole instance when pipelined (pp > 1).
 std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst, const Accelerator& acc, int pp = 1);
 
-// One instance type's serving layout: with `tp`, that size (returned even when
-// it misses the targets, with `problem` set); otherwise the size cheapest for
-// the load (most capacity per instance without one) among those that meet the
-// targets, or the fastest single replica without one. The row is sized for the load.
+// One instance type's serving layout: with `tp`, that size; otherwise the size
+// cheapest for the load (most capacity per instance without one) among those
+// that meet the targets. When none meets them, the closest that fits in memory
+// is returned with `problem` saying which targets it misses (estimate shows it
+// and exits 3). The row is sized for the load.
 struct ServingChoice {
   std::optional<ServingRow> row;
   std::string problem;  // why the returned row (or no row) misses

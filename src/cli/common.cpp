@@ -191,8 +191,8 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
                   "Inferentia/Trainium: the batch the decode graph is compiled for; every step reads the KV, runs the matrices "
                   "and routes the experts of all its slots, filled or not, while per-sequence and host time follow the sequences in "
                   "flight (default: the batch in flight; GPUs ignore it)")->group(g);
-  cmd->add_option("--max-ttft", o.max_ttft, "Time to first token target: 500ms, 2s (online default 2s)")->group(g);
-  cmd->add_option("--max-tpot", o.max_tpot, "Time per output token target: 50ms (online default 200ms)")->group(g);
+  cmd->add_option("--max-ttft", o.max_ttft, "Time to first token target: 500ms, 2s (online default 450ms, MLPerf's interactive chat scenario)")->group(g);
+  cmd->add_option("--max-tpot", o.max_tpot, "Time per output token target: 50ms (online default 40ms, MLPerf's interactive chat scenario)")->group(g);
   cmd->add_option("--min-tokens-per-second-per-user", o.min_tokens_per_second_per_user, "Alternative to --max-tpot: 20 means 50ms")->group(g);
   cmd->add_option("--weights", o.weights, "Weight format: bf16 | fp8 | int8 | int4 | fp4 (default: the checkpoint's own, e.g. fp4 for gpt-oss; else bf16)")->group(g);
   cmd->add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16 | fp8 (default bf16)")->group(g);

@@ -30,7 +30,7 @@ class EstimateCommand : public Command {
         "Examples:\n"
         "  gpuadvisor estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain --precision fp8 --explain\n"
         "  gpuadvisor estimate --instance p4d.24xlarge --params 13B --task lora --tokens 1M\n"
-        "  gpuadvisor estimate --task inference --instance inf2.xlarge --model llama-2-7b --explain\n"
+        "  gpuadvisor estimate --task inference --instance inf2.xlarge --model llama-2-7b --max-ttft 1s --explain\n"
         "  gpuadvisor estimate --task rl --instance p5.48xlarge --model qwen2.5-7b --response-tokens 4096 --steps 500");
     add_model_options(app, mo);
     add_workload_options(app, wo);
@@ -259,7 +259,7 @@ class EstimateCommand : public Command {
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);
     if (choice.problem.empty()) emit_serving_files(emit, g, m, w, row, "on-demand", eo.region);
     if (!choice.problem.empty()) {
-      spdlog::error("{}", choice.problem);
+      spdlog::error("{} (the targets: --max-ttft, --max-tpot; --mode offline has none)", choice.problem);
       return static_cast<int>(ExitCode::nothing_fits);
     }
     return 0;
