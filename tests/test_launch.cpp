@@ -183,6 +183,29 @@ TEST_CASE("cli: CI gates compare with a baseline and exit 4 past a threshold, af
   CHECK(md.out.find("| base |") != std::string::npos);
   CHECK(run("recommend --params 13B --task lora --fail-if-over 5").code == 4);
   CHECK(run("recommend --params 13B --task lora --fail-if-over 1000").code == 0);
+  {
+    // A script that keeps only the JSON still sees which gate failed and why.
+    auto over = run("recommend --params 13B --task lora --fail-if-over 5 --format json");
+    CHECK(over.code == 4);
+    const auto gates = nlohmann::json::parse(over.out)["gates"];
+    REQUIRE(gates.size() == 1);
+    CHECK(gates[0]["gate"] == "fail_if_over");
+    CHECK(gates[0]["limit_usd"].get<double>() == 5.0);
+    CHECK(gates[0]["passed"] == false);
+    CHECK(gates[0]["cost_usd"].get<double>() > 5.0);
+    CHECK(gates[0]["message"].get<std::string>().find("over the $5.00 limit") != std::string::npos);
+    const auto rose_gates = nlohmann::json::parse(rose.out)["gates"];
+    REQUIRE(rose_gates.size() == 1);
+    CHECK(rose_gates[0]["gate"] == "fail_if_increase");
+    CHECK(rose_gates[0]["cost_delta_fraction"].get<double>() == Approx(0.25).epsilon(0.01));
+    CHECK(rose_gates[0]["passed"] == false);
+    auto none = run("recommend --params 13B --task lora --format json");
+    REQUIRE(none.code == 0);
+    CHECK(nlohmann::json::parse(none.out)["gates"].empty());
+    auto within = run("cost --model llama-3-8b --task lora --tokens 10M --family g6e --fail-if-over 1M --format json");
+    REQUIRE(within.code == 0);
+    CHECK(nlohmann::json::parse(within.out)["gates"][0]["passed"] == true);
+  }
   CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --fail-if-over 20k").code == 4);
   CHECK(run("recommend --params 13B --task lora --fail-if-increase 10%").code == 2);  // needs --compare-to
   CHECK(run("recommend --params 13B --task lora --compare-to /nonexistent.json").code == 2);

@@ -118,8 +118,14 @@ void add_gate_options(CLI::App* cmd, GateOptions& o);
 nlohmann::ordered_json comparison(const GateOptions& o, const PickSummary& now);
 // Prints the comparison for people (table: one line; markdown: a short diff).
 void print_comparison(const nlohmann::ordered_json& cmp, Format f);
-// 4 when a threshold is crossed (with the reason on stderr), else 0.
-int gate_exit(const GateOptions& o, const PickSummary& now, const nlohmann::ordered_json& cmp);
+// The JSON `gates`: each threshold given (--fail-if-over, --fail-if-increase)
+// with its limit, the value it was checked against and whether it passed; an
+// empty list without them.
+nlohmann::ordered_json gate_results(const GateOptions& o, const PickSummary& now, const nlohmann::ordered_json& cmp);
+// The document's JSON tail: `comparison` and `gates` added to a command's extra fields.
+std::string with_gates(const std::string& extra, const nlohmann::ordered_json& cmp, const nlohmann::ordered_json& gates);
+// 4 when a gate failed (each with its reason on stderr), else 0.
+int gate_exit(const nlohmann::ordered_json& gates);
 
 // ---------------------------------------------------------------------------
 // Option groups several commands share

@@ -177,7 +177,7 @@ class CostCommand : public Command {
     spdlog::info("no model given: the instances alone are priced; expected interruption costs need the model's checkpoint size");
     print_reservation(result, r, catalog, g);
     const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd"};
-    return gate_exit(go, now, comparison(go, now));
+    return gate_exit(gate_results(go, now, comparison(go, now)));
   }
 
   int print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
@@ -185,14 +185,10 @@ class CostCommand : public Command {
     const RecommendRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd"};
     const auto cmp = comparison(go, now);
+    const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
     print_comparison(cmp, format);
-    std::string extra;
-    if (format == Format::json) {
-      auto j = nlohmann::ordered_json::parse(recommendation_json_extra(result, ctx));
-      j["comparison"] = cmp;
-      extra = j.dump();
-    }
+    const std::string extra = format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string();
     print_table(cost_table(result, ctx), catalog, "cost", "options", g, extra);
     write_chart(co.chart, recommendation_chart(result, ctx));
     if (format == Format::table || format == Format::markdown)
@@ -204,7 +200,7 @@ class CostCommand : public Command {
                                "term.\n",
                                ctx.request->region, prices_note(catalog), to_string(ctx.request->overheads.storage),
                                ctx.request->restart_s / 60);
-    return gate_exit(go, now, cmp);
+    return gate_exit(gates);
   }
 
   void print_reservation(const Recommendation& result, const RecommendRequest& r, const Catalog& catalog, const GlobalOptions& g) const {

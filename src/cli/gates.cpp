@@ -88,25 +88,44 @@ void print_comparison(const ordered_json& cmp, Format f) {
                            n["count"].get<int>(), n["instance"].get<std::string>(), delta);
 }
 
-int gate_exit(const GateOptions& o, const PickSummary& now, const ordered_json& cmp) {
+ordered_json gate_results(const GateOptions& o, const PickSummary& now, const ordered_json& cmp) {
+  ordered_json gates = ordered_json::array();
+  auto money = [](std::optional<double> v) { return v ? ordered_json(round_cents(*v)) : ordered_json(nullptr); };
   if (!o.fail_if_over.empty()) {
     const double limit = parse_usd(o.fail_if_over, "--fail-if-over");
-    if (!now.cost_usd || *now.cost_usd > limit) {
-      spdlog::error("--fail-if-over: the pick costs {}, over the ${} limit", now.cost_usd ? "$" + format_thousands(*now.cost_usd, 2) : "an unknown amount",
-                    format_thousands(limit, 2));
-      return static_cast<int>(ExitCode::gate_failed);
-    }
+    const bool passed = now.cost_usd && *now.cost_usd <= limit;
+    gates.push_back({{"gate", "fail_if_over"}, {"limit_usd", round_cents(limit)}, {"cost_usd", money(now.cost_usd)}, {"passed", passed},
+                     {"message", passed ? std::string() : fmt::format("--fail-if-over: the pick costs {}, over the ${} limit",
+                                                                    now.cost_usd ? "$" + format_thousands(*now.cost_usd, 2) : "an unknown amount",
+                                                                    format_thousands(limit, 2))}});
   }
   if (!o.fail_if_increase.empty()) {
     const double limit = parse_percent(o.fail_if_increase, "--fail-if-increase");
     const auto& f = cmp["cost_delta_fraction"];
-    if (f.is_null() || f.get<double>() > limit) {
-      spdlog::error("--fail-if-increase: the pick's cost rose {} over {}, above the {:.1f}% limit",
-                    f.is_null() ? "by an unknown amount" : fmt::format("{:.1f}%", f.get<double>() * 100), o.compare_to, limit * 100);
-      return static_cast<int>(ExitCode::gate_failed);
-    }
+    const bool passed = !f.is_null() && f.get<double>() <= limit;
+    gates.push_back({{"gate", "fail_if_increase"}, {"limit_fraction", limit}, {"cost_delta_fraction", f}, {"passed", passed},
+                     {"message", passed ? std::string() : fmt::format("--fail-if-increase: the pick's cost rose {} over {}, above the {:.1f}% limit",
+                                                                    f.is_null() ? "by an unknown amount" : fmt::format("{:.1f}%", f.get<double>() * 100),
+                                                                    o.compare_to, limit * 100)}});
   }
-  return 0;
+  return gates;
+}
+
+std::string with_gates(const std::string& extra, const ordered_json& cmp, const ordered_json& gates) {
+  ordered_json j = ordered_json::parse(extra);
+  j["comparison"] = cmp;
+  j["gates"] = gates;
+  return j.dump();
+}
+
+int gate_exit(const ordered_json& gates) {
+  int code = 0;
+  for (const auto& g : gates)
+    if (!g["passed"].get<bool>()) {
+      spdlog::error("{}", g["message"].get<std::string>());
+      code = static_cast<int>(ExitCode::gate_failed);
+    }
+  return code;
 }
 
 }  // namespace gpuadvisor::cli

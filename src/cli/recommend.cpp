@@ -72,12 +72,6 @@ class RecommendCommand : public Command {
     return eo.rank == 0 ? *pick : rows[eo.rank - 1];
   }
 
-  static std::string with_comparison(const std::string& extra, const nlohmann::ordered_json& cmp) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(extra);
-    j["comparison"] = cmp;
-    return j.dump();
-  }
-
   // A training job, or with `rl` an RL post-training run (the rows carry its steps).
   int run_training(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g,
                    const RlWorkload* rl = nullptr) {
@@ -102,10 +96,11 @@ class RecommendCommand : public Command {
     const RecommendRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd"};
     const auto cmp = comparison(go, now);
+    const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
     print_comparison(cmp, format);
     print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
-                format == Format::json ? with_comparison(recommendation_json_extra(result, ctx), cmp) : std::string());
+                format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string());
     write_chart(ro.chart, recommendation_chart(result, ctx));
     if (format == Format::table || format == Format::markdown) {
       std::cout << fmt::format("\n{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
@@ -137,7 +132,7 @@ class RecommendCommand : public Command {
       const Cluster c{row.instance, &catalog.accelerator_of(*row.instance), row.count};
       emit_training_files(eo, g, m, w, c, row.estimate, row.ranked_cost_usd, row.ranked_pricing, r.region);
     }
-    return gate_exit(go, now, cmp);
+    return gate_exit(gates);
   }
 
   int run_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g) {
@@ -173,10 +168,11 @@ class RecommendCommand : public Command {
                           pick.ranked_usd_per_hour ? std::optional<double>(*pick.ranked_usd_per_hour * kHoursPerMonth) : std::nullopt,
                           pick.at_load.tpot_s, "ranked_usd_per_month"};
     const auto cmp = comparison(go, now);
+    const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
     print_comparison(cmp, format);
     print_table(inference_table(result, ctx), catalog, "recommend", "options", g,
-                format == Format::json ? with_comparison(inference_json_extra(result, ctx), cmp) : std::string());
+                format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
     write_chart(ro.chart, inference_chart(result, ctx));
     if (format == Format::table || format == Format::markdown) {
       std::cout << fmt::format("\n{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is per visible "
@@ -200,7 +196,7 @@ class RecommendCommand : public Command {
     }
     if (!eo.target.empty())
       emit_serving_files(eo, g, m, w, emitted(result.pick, result.rows), std::string(to_string(r.pricing)), r.region);
-    return gate_exit(go, now, cmp);
+    return gate_exit(gates);
   }
 };
 
