@@ -72,7 +72,6 @@ const Accelerator& Catalog::accelerator_of(const Instance& instance) const {
   return *a;
 }
 
-namespace {
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -84,7 +83,6 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   }
   return prev[b.size()];
 }
-}  // namespace
 
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates, size_t limit) {
   std::vector<std::pair<size_t, std::string>> scored;

@@ -154,8 +154,9 @@ double parse_memory_gb(std::string_view text, std::string_view what) {
 double parse_number(std::string_view text, std::string_view what, double min_inclusive, double max_inclusive) {
   auto [value, unit] = split_number(text, what);
   if (!unit.empty()) throw InputError(fmt::format("{}: '{}' is not a plain number", what, trim(text)));
+  if (min_inclusive > 0 && min_inclusive < 1e-6 && value <= 0) throw InputError(fmt::format("{}: {:g} must be greater than 0", what, value));
   if (value < min_inclusive || value > max_inclusive)
-    throw InputError(fmt::format("{}: {} is outside [{}, {}]", what, value, min_inclusive, max_inclusive));
+    throw InputError(fmt::format("{}: {:g} is outside [{:g}, {:g}]", what, value, min_inclusive, max_inclusive));
   return value;
 }
 

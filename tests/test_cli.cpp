@@ -222,6 +222,23 @@ TEST_CASE("cli: estimate at a fixed batch that misses a latency target shows the
   CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --max-ttft 2s").code == 0);
 }
 
+TEST_CASE("cli: a misspelt flag gets the nearest flag of its command") {
+  Run r = run("recommend --parms 7B");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--parms: did you mean --params?") != std::string::npos);
+  r = run("prices fetch --regoin us-east-1");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--regoin: did you mean --region?") != std::string::npos);
+  r = run("recommend --xyzzy 3");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("did you mean") == std::string::npos);  // nothing close: no guess
+  r = run("recommend --parms 7B --format json");
+  CHECK(nlohmann::json::parse(r.out)["error"]["message"].get<std::string>().find("did you mean --params?") != std::string::npos);
+  r = run("recommend --model llama-3-8b --task inference --requests-per-second 0");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--requests-per-second: 0 must be greater than 0") != std::string::npos);
+}
+
 TEST_CASE("cli: estimate --task inference JSON keys that scripts rely on") {
   Run r = run("estimate --task inference --instance p5.48xlarge --model llama-3-70b --weights fp8 --requests-per-second 4 --format json");
   REQUIRE(r.code == 0);

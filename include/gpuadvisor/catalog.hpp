@@ -166,6 +166,8 @@ struct Catalog {
   std::vector<std::string> nearest_instance_names(std::string_view name, size_t limit = 3) const;
 };
 
+// Levenshtein distance: single-character insertions, deletions, substitutions.
+size_t edit_distance(std::string_view a, std::string_view b);
 // Up to `limit` of `candidates` closest to `name` by edit distance.
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates, size_t limit = 3);
 

@@ -3,11 +3,13 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "cli.hpp"
+#include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/errors.hpp"
 
 using namespace gpuadvisor;
@@ -23,6 +25,30 @@ bool wants_json(int argc, char** argv) {
     if (a == "--format=json" || (a == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json")) return true;
   }
   return false;
+}
+
+// "; --parms: did you mean --params?" for each flag on the command line that
+// the chosen command does not have and that is close to one it has.
+std::string flag_suggestions(CLI::App& app, int argc, char** argv) {
+  CLI::App* cmd = &app;
+  for (int i = 1; i < argc; ++i)
+    for (CLI::App* s : cmd->get_subcommands([](CLI::App*) { return true; }))
+      if (s->get_name() == argv[i]) cmd = s;
+  std::vector<std::string> names;
+  for (const CLI::App* a : {static_cast<const CLI::App*>(&app), static_cast<const CLI::App*>(cmd)})
+    for (const CLI::Option* o : a->get_options())
+      for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+  std::string out;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--", 0) != 0 || a.size() < 3) continue;
+    const std::string flag = a.substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), flag) != names.end()) continue;
+    const auto near = gpuadvisor::nearest_names(flag, names, 1);
+    if (!near.empty() && gpuadvisor::edit_distance(flag, near.front()) <= std::max<size_t>(2, flag.size() / 4))
+      out += fmt::format("; {}: did you mean {}?", flag, near.front());
+  }
+  return out;
 }
 
 // The command's name as the JSON documents give it ("recommend", "prices import").
@@ -107,12 +133,13 @@ int run(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    const std::string message = e.what() + flag_suggestions(app, argc, argv);
     if (!wants_json(argc, argv)) {
       // The parser's message under the tool's own prefix, as every other input error.
-      std::cerr << fmt::format("gpuadvisor: error: {}\nRun with --help for more information.\n", e.what());
+      std::cerr << fmt::format("gpuadvisor: error: {}\nRun with --help for more information.\n", message);
       return static_cast<int>(ExitCode::input_error);
     }
-    throw InputError(e.what());
+    throw InputError(message);
   }
 
   refuse_empty_values(&app);
