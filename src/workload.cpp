@@ -74,7 +74,8 @@ TrainingWorkload make_workload(const WorkloadRequest& r, const ModelSpec& model)
     w.tokens = *r.tokens;
   } else if (pretraining) {
     w.tokens = kChinchillaTokensPerParam * model.total_params();
-    w.assumptions.push_back(fmt::format("{:.3g}B training tokens: 20 tokens per parameter (Chinchilla, Hoffmann et al. 2022)", w.tokens / 1e9));
+    const std::string tokens = w.tokens >= 1e12 ? fmt::format("{:.3g}T", w.tokens / 1e12) : fmt::format("{:.3g}B", w.tokens / 1e9);
+    w.assumptions.push_back(fmt::format("{} training tokens: 20 tokens per parameter (Chinchilla, Hoffmann et al. 2022)", tokens));
   } else {
     w.tokens = kDefaultFinetuneTokens;
     w.assumptions.push_back("100M fine-tuning tokens per epoch (default dataset size; set --tokens)");

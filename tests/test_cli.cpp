@@ -222,6 +222,14 @@ TEST_CASE("cli: estimate at a fixed batch that misses a latency target shows the
   CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --max-ttft 2s").code == 0);
 }
 
+TEST_CASE("cli: the Chinchilla token default is written in T past a trillion") {
+  Run r = run("estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain");
+  CHECK(r.err.find("1.41T training tokens: 20 tokens per parameter") != std::string::npos);
+  CHECK(r.err.find("e+03B") == std::string::npos);
+  r = run("estimate --instance p5.48xlarge --model llama-3-8b --task pretrain");
+  CHECK(r.err.find("161B training tokens") != std::string::npos);
+}
+
 TEST_CASE("cli: a misspelt flag gets the nearest flag of its command") {
   Run r = run("recommend --parms 7B");
   CHECK(r.code == 2);
