@@ -222,6 +222,16 @@ TEST_CASE("cli: estimate at a fixed batch that misses a latency target shows the
   CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --max-ttft 2s").code == 0);
 }
 
+TEST_CASE("cli: a serving pick that runs its weights weight-only says so") {
+  // A100 has no fp8 tensor cores: fp8 weights are dequantised for bf16 math.
+  Run r = run("recommend --model llama-3-8b --task inference --weights fp8 --family p4d");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("weights: fp8 in memory, dequantised to bf16 for the math") != std::string::npos);
+  r = run("recommend --model llama-3-8b --task inference --weights fp8 --family p5");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("dequantised") == std::string::npos);  // H100 runs fp8 math
+}
+
 TEST_CASE("cli: the Chinchilla token default is written in T past a trillion") {
   Run r = run("estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain");
   CHECK(r.err.find("1.41T training tokens: 20 tokens per parameter") != std::string::npos);
