@@ -105,6 +105,12 @@ std::string service_line(const ServingRow& r) {
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
+  if (const double r = ctx.workload->reasoning_tokens; r > 0) {
+    const auto& load = rec.pick->at_load;
+    out += fmt::format("  first visible token: after about {} (TTFT, then {:.0f} hidden reasoning tokens at {:.0f} ms each)\n",
+                       [](double t) { return t < 1 ? fmt::format("{:.0f} ms", t * 1e3) : fmt::format("{:.1f} s", t); }(load.ttft_s + r * load.tpot_s),
+                       r, load.tpot_s * 1e3);
+  }
   if (const auto& p = rec.pick->estimate.precision; p.weight_only)
     out += fmt::format("  weights: {} in memory, dequantised to {} for the math (weight-only kernels; {} has no {} matrix path the engine uses; "
                        "methodology §Precision)\n",

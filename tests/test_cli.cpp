@@ -222,6 +222,16 @@ TEST_CASE("cli: estimate at a fixed batch that misses a latency target shows the
   CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --max-ttft 2s").code == 0);
 }
 
+TEST_CASE("cli: with hidden reasoning tokens the pick says when the first visible token comes") {
+  Run r = run("recommend --model llama-3-8b --task inference --reasoning-tokens 2000 --family p5");
+  REQUIRE(r.code == 0);
+  const auto at = r.out.find("first visible token: after about ");
+  REQUIRE(at != std::string::npos);
+  // TTFT plus 2000 steps of tens of milliseconds: seconds, not milliseconds.
+  CHECK(r.out.find(" s (TTFT, then 2000 hidden reasoning tokens", at) != std::string::npos);
+  CHECK(run("recommend --model llama-3-8b --task inference --family p5").out.find("first visible token") == std::string::npos);
+}
+
 TEST_CASE("cli: a serving pick that runs its weights weight-only says so") {
   // A100 has no fp8 tensor cores: fp8 weights are dequantised for bf16 math.
   Run r = run("recommend --model llama-3-8b --task inference --weights fp8 --family p4d");
