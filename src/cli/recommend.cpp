@@ -104,7 +104,8 @@ class RecommendCommand : public Command {
     write_chart(ro.chart, recommendation_chart(result, ctx));
     if (format == Format::table || format == Format::markdown) {
       std::cout << fmt::format("\n{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
-                               "USD; SPOT assumes no interruptions (`gpuadvisor cost` adds them).\n",
+                               "USD; SPOT assumes no interruptions (`gpuadvisor cost` adds them). MEM is the need per accelerator with a "
+                               "reserve of 1 GB + 5% for the runtime, communication buffers and fragmentation already in it, so 100% still fits.\n",
                                result.options_found, std::min<size_t>(result.rows.size(), r.top),
                                r.all_counts ? "every count" : "one per instance type; --all-counts for every count",
                                r.sort_by == SortBy::recommended ? "pick first" : fmt::format("by {}", to_string(r.sort_by)),
