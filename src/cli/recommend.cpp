@@ -16,6 +16,14 @@ namespace gpuadvisor::cli {
 
 namespace {
 
+// How the default order reads: the rule that chooses the pick, applied to the
+// rows, each instance type's row being that type's own pick.
+std::string recommended_order_text(const RecommendRequest& r) {
+  return fmt::format("as the pick is chosen: within {:.0f}% of the cheapest row's cost fastest first, then the rest cheapest first; each type's row is "
+                     "its own pick by that rule",
+                     r.cost_slack * 100);
+}
+
 class RecommendCommand : public Command {
  public:
   explicit RecommendCommand(CLI::App& parent) {
@@ -108,7 +116,7 @@ class RecommendCommand : public Command {
                                "reserve of 1 GB + 5% for the runtime, communication buffers and fragmentation already in it, so 100% still fits.\n",
                                result.options_found, std::min<size_t>(result.rows.size(), r.top),
                                r.all_counts ? "every count" : "one per instance type; --all-counts for every count",
-                               r.sort_by == SortBy::recommended ? "pick first" : fmt::format("by {}", to_string(r.sort_by)),
+                               r.sort_by == SortBy::recommended ? recommended_order_text(r) : fmt::format("by {}", to_string(r.sort_by)),
                                to_string(r.pricing), r.region, prices_note(catalog));
       if (rl)
         std::cout << "STEP S = GEN S + SCORE S (forward passes: policy and reference log-probabilities, critic, reward model) + TRAIN S + "
@@ -179,7 +187,7 @@ class RecommendCommand : public Command {
       std::cout << fmt::format("\n{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is per visible "
                                "output token at {}.\n",
                                result.options_found, std::min<size_t>(result.rows.size(), r.top),
-                               r.sort_by == SortBy::recommended ? "pick first" : fmt::format("by {}", to_string(r.sort_by)),
+                               r.sort_by == SortBy::recommended ? recommended_order_text(r) : fmt::format("by {}", to_string(r.sort_by)),
                                to_string(r.pricing), r.region, prices_note(catalog),
                                w.requests_per_second ? "the given load" : fmt::format("{:.0f}% utilisation", w.target_utilisation * 100));
       std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
