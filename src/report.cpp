@@ -691,6 +691,11 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
                                                       : accuracy_line(rec.pick->instance->accelerator_name, to_string(ctx.workload->task),
                                                                       stack_of(*rec.pick)));
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
+  if (rec.pick->capacity.beyond_on_demand)
+    out += rec.on_demand_pick ? fmt::format("  on demand: {} (about {} is the most one usually starts at once)\n", option_line(*rec.on_demand_pick),
+                                            *rec.pick->instance->on_demand_max_instances)
+                              : fmt::format("  on demand: about {} x {} is the most one usually starts at once, and that misses the constraints\n",
+                                            *rec.pick->instance->on_demand_max_instances, rec.pick->instance->name);
   auto alternative = [&](const RecommendRow& x) {
     return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);
   };
@@ -719,10 +724,11 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
   if (rec.pick) {
     j["recommendation"] = option_json(*rec.pick, *ctx.workload);
     j["recommendation"]["why"] = rec.why;
-    j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload)}, {"fastest", option_json(*rec.fastest, *ctx.workload)}};
+    j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload)}, {"fastest", option_json(*rec.fastest, *ctx.workload)},
+                         {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload) : ordered_json(nullptr)}};
   } else {
     j["recommendation"] = nullptr;
-    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}};
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"on_demand", nullptr}};
   }
   ordered_json details = ordered_json::array();
   int rank = 0;

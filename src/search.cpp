@@ -399,7 +399,15 @@ void sort_rows(std::vector<RecommendRow>& rows, SortBy sort_by) {
 // the requested order.
 void choose_rows(Recommendation& out, const RecommendRequest& r) {
   const std::vector<Candidate> c = candidates(out.rows);
-  apply_choice(out, choose(c, r.cost_slack, r.all_counts));
+  const Choice ch = choose(c, r.cost_slack, r.all_counts);
+  if (ch.pick && out.rows[*ch.pick].capacity.beyond_on_demand) {
+    // The pick's own type at the counts one can usually start on demand.
+    std::vector<Candidate> startable = c;
+    for (size_t i = 0; i < c.size(); ++i)
+      if (out.rows[i].capacity.beyond_on_demand || out.rows[i].instance != out.rows[*ch.pick].instance) startable[i].cost.reset();
+    if (const auto i = pick(startable, r.cost_slack)) out.on_demand_pick = out.rows[*i];
+  }
+  apply_choice(out, ch);
   if (out.pick) out.why = why_text(out, r);
   sort_rows(out.rows, r.sort_by);
 }

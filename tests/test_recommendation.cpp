@@ -184,6 +184,28 @@ TEST_CASE("pre-training picks meet the deadline and say how to buy the capacity"
   CHECK(rec.pick->estimate.total_hours <= 30 * 24);
   CHECK(rec.pick->capacity.beyond_on_demand);
   CHECK_FALSE(rec.pick->capacity.note.empty());
+  // The two instances of its type one can start on demand take months: no
+  // on-demand alternative meets the deadline.
+  CHECK_FALSE(rec.on_demand_pick);
+  // 7B on 300B tokens in two weeks: the pick needs a block, but the same type
+  // at the count one can start on demand also meets the deadline.
+  const ModelSpec& m7 = *find_model_preset("llama-2-7b");
+  RecommendRequest two_weeks;
+  two_weeks.deadline_hours = 14 * 24;
+  Recommendation seven = recommend(m7, workload(m7, Task::pretrain, 300e9), cat(), two_weeks);
+  REQUIRE(seven.pick);
+  REQUIRE(seven.pick->capacity.beyond_on_demand);
+  REQUIRE(seven.on_demand_pick);
+  CHECK(seven.on_demand_pick->instance == seven.pick->instance);
+  CHECK_FALSE(seven.on_demand_pick->capacity.beyond_on_demand);
+  CHECK(seven.on_demand_pick->count <= *seven.pick->instance->on_demand_max_instances);
+  CHECK(seven.on_demand_pick->estimate.total_hours <= 14 * 24);
+  // A pick that one can start on demand has no such line.
+  RecommendRequest small;
+  Recommendation lora = recommend(model13b(), workload(model13b(), Task::lora), cat(), small);
+  REQUIRE(lora.pick);
+  CHECK_FALSE(lora.pick->capacity.beyond_on_demand);
+  CHECK_FALSE(lora.on_demand_pick);
   // A job spans instances only over EFA.
   for (const auto& row : rec.rows)
     if (row.count > 1) CHECK(row.instance->efa_supported);

@@ -115,6 +115,10 @@ struct Recommendation {
   // The recommended option and the alternatives, over every count
   // (empty when no option has a known price).
   std::optional<RecommendRow> pick, cheapest, fastest;
+  // When the pick needs more instances than one usually starts on demand: the
+  // same rule over its type at the counts one can start (empty when none meets
+  // the constraints).
+  std::optional<RecommendRow> on_demand_pick;
   std::string why;                       // why the pick, in one sentence
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   long layouts_evaluated = 0;
