@@ -453,7 +453,7 @@ ordered_json assumptions_json(const ModelSpec& m, const TrainingWorkload& w) {
 namespace {
 Cell break_even_cell(const RecommendRow& r) {
   if (r.break_even_monthly_interruption) return pct(*r.break_even_monthly_interruption);
-  if (r.spot_expected_cost_usd && r.on_demand_expected_cost_usd) return {"never", std::monostate{}};
+  if (r.spot_expected_cost_usd && r.on_demand_expected_cost_usd) return {"spot always", std::monostate{}};
   return {"unknown", std::monostate{}};
 }
 }  // namespace

@@ -242,6 +242,13 @@ TEST_CASE("cli: a serving pick that runs its weights weight-only says so") {
   CHECK(r.out.find("dequantised") == std::string::npos);  // H100 runs fp8 math
 }
 
+TEST_CASE("cli: a spot run that stays cheaper at any interruption rate reads 'spot always', not 'never'") {
+  Run r = run("cost --model llama-3-70b --task pretrain --tokens 200B --family p5");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("spot always") != std::string::npos);
+  CHECK(r.out.find(" never\n") == std::string::npos);
+}
+
 TEST_CASE("cli: the Chinchilla token default is written in T past a trillion") {
   Run r = run("estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain");
   CHECK(r.err.find("1.41T training tokens: 20 tokens per parameter") != std::string::npos);

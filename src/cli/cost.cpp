@@ -194,7 +194,7 @@ class CostCommand : public Command {
     if (format == Format::table || format == Format::markdown)
       std::cout << fmt::format("\nUSD, {} {}; times and costs include job overheads. Spot expected cost includes reclaims at "
                                "the Spot Advisor bucket's upper edge and hardware failures, checkpoints to {} every Daly-optimal interval "
-                               "and {:.0f} min restarts; BREAK-EVEN is the monthly interruption rate above which on-demand is cheaper. "
+                               "and {:.0f} min restarts; BREAK-EVEN is the monthly interruption rate above which on-demand is cheaper ('spot always': at no rate). "
                                "Commitment columns (--wide) price the job's hours at the commitment rate and assume the rest of the term "
                                "is used by other work; a commitment for this job alone costs the committed monthly spend for the whole "
                                "term.\n",
