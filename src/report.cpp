@@ -62,6 +62,7 @@ Cell num(double v, int decimals) { return {thousands(v, decimals), sig6(v)}; }
 Cell integer(long long v) { return {thousands(double(v), 0), v}; }
 Cell text(std::string s) { return {s, s}; }
 Cell pct(double fraction) { return {fmt::format("{:.0f}%", fraction * 100), sig6(fraction)}; }
+Cell pick_cell(bool is_pick) { return {is_pick ? "yes" : "", is_pick}; }
 
 ordered_json to_json(const Value& v) {
   return std::visit(
@@ -628,7 +629,8 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                {"break_even_monthly_interruption", "BREAK-EVEN", true, true},
                {"setup_hours", "SETUP", true, true},
                {"capacity", "CAPACITY", false, true},
-               {"pareto", "PARETO", false, true}};
+               {"pareto", "PARETO", false, true},
+               {"pick", "PICK", false, true}};
   const int top = ctx.request->top;
   int rank = 0;
   for (const auto& r : rec.rows) {
@@ -643,7 +645,7 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                       r.spot_interruption_bucket.empty() ? Cell{"unknown", std::monostate{}} : text(r.spot_interruption_bucket),
                       money(r.spot_expected_cost_usd), break_even_cell(r), hours_cell(e.setup.hours()),
                       text(r.capacity.beyond_on_demand ? "capacity block/reservation" : "on demand"),
-                      {r.pareto ? "yes" : "", r.pareto}});
+                      {r.pareto ? "yes" : "", r.pareto}, pick_cell(rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count)});
   }
   return t;
 }

@@ -19,6 +19,7 @@ Cell num(double v, int decimals);
 Cell integer(long long v);
 Cell text(std::string s);
 Cell pct(double fraction);
+Cell pick_cell(bool is_pick);                   // "yes" / "" (a bool for programs)
 Cell hours_cell(double hours);
 ordered_json envelope(const Catalog& catalog, std::string_view command);
 ordered_json model_json(const ModelSpec& m);

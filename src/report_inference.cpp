@@ -150,7 +150,8 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
                {"usd_per_million_output_tokens", "$/M OUT", true},
                {"usd_per_million_input_tokens", "$/M IN", true, true},
                {"software", "SOFTWARE", false, true},
-               {"pareto", "PARETO", false, true}};
+               {"pareto", "PARETO", false, true},
+               {"pick", "PICK", false, true}};
   int rank = 0;
   for (const auto& r : rec.rows) {
     if (rank >= ctx.request->top) break;
@@ -164,7 +165,9 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
                       money(month(r.ranked_usd_per_hour)), rate(r.on_demand_usd_per_hour), money(month(r.on_demand_usd_per_hour)),
                       money(month(r.spot_usd_per_hour)), per_million(r.usd_per_million_output_tokens),
                       per_million(r.usd_per_million_input_tokens), text(software_text(*r.accelerator)),
-                      {r.pareto ? "yes" : "", r.pareto}});
+                      {r.pareto ? "yes" : "", r.pareto},
+                      pick_cell(rec.pick && r.instance == rec.pick->instance && e.layout.tp == rec.pick->estimate.layout.tp &&
+                                e.layout.pp == rec.pick->estimate.layout.pp && r.instances == rec.pick->instances)});
   }
   return t;
 }

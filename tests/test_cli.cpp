@@ -242,6 +242,24 @@ TEST_CASE("cli: a serving pick that runs its weights weight-only says so") {
   CHECK(r.out.find("dequantised") == std::string::npos);  // H100 runs fp8 math
 }
 
+TEST_CASE("cli: CSV and JSON rows mark the pick, whatever the order") {
+  for (const std::string cmd : {"recommend --params 13B --task lora --sort-by cost --top 100", "recommend --params 7B --task inference --sort-by time --top 100"}) {
+    Run j = run(cmd + " --format json");
+    REQUIRE(j.code == 0);
+    const auto doc = nlohmann::json::parse(j.out);
+    int picks = 0;
+    for (const auto& row : doc["options"])
+      if (row["pick"].get<bool>()) {
+        ++picks;
+        CHECK(row["instance"] == doc["recommendation"]["instance"]);
+      }
+    CHECK(picks == 1);
+    Run csv = run(cmd + " --format csv");
+    REQUIRE(csv.code == 0);
+    CHECK(csv.out.substr(0, csv.out.find('\n')).find(",pick") != std::string::npos);
+  }
+}
+
 TEST_CASE("cli: a spot run that stays cheaper at any interruption rate reads 'spot always', not 'never'") {
   Run r = run("cost --model llama-3-70b --task pretrain --tokens 200B --family p5");
   REQUIRE(r.code == 0);
