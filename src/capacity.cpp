@@ -25,12 +25,13 @@ std::string block_text(const Instance& inst, int count, const CapacityAdvice& a,
                        kCapacityBlocksMaxInstances);
   if (!a.block_days) return "a reservation (the run is longer than the 182 days a Capacity Block lasts)";
   std::string s = fmt::format("{} Capacity Block{} of {} day{}", a.blocks, a.blocks > 1 ? "s" : "", *a.block_days, *a.block_days > 1 ? "s" : "");
+  const char* margin = "a block ends at a fixed time: leave the error band's margin";
   if (a.block_cost_usd) {
     const RegionPrices* rp = inst.prices_in(region);
-    s += fmt::format(" (about ${} at ${:.2f}/h, a rate of {}; block rates move with demand, check the console)",
-                     format_thousands(*a.block_cost_usd), *rp->capacity_block.usd_per_hour, rp->capacity_block.as_of);
+    s += fmt::format(" (about ${} at ${:.2f}/h, a rate of {}; block rates move with demand, check the console; {})",
+                     format_thousands(*a.block_cost_usd), *rp->capacity_block.usd_per_hour, rp->capacity_block.as_of, margin);
   } else {
-    s += " (rate unknown here: see the Capacity Blocks console)";
+    s += fmt::format(" (rate unknown here: see the Capacity Blocks console; {})", margin);
   }
   return s;
 }

@@ -41,8 +41,15 @@ double sig6(double v) {
   // silent wrong answer: a non-finite result is a bug, reported as one (exit 1).
   if (!std::isfinite(v)) throw std::runtime_error("a computed value is not finite (NaN or infinity)");
   if (v == 0) return 0;
-  const double scale = std::pow(10.0, 5 - std::floor(std::log10(std::fabs(v))));
-  return std::round(v * scale) / scale;
+  // Scale by an exact power of ten on the side that keeps it exact: dividing
+  // by 1e-5 would print 13015899999.999998 for 1.30159e10.
+  const int exponent = 5 - static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  if (exponent >= 0) {
+    const double scale = std::pow(10.0, exponent);
+    return std::round(v * scale) / scale;
+  }
+  const double unit = std::pow(10.0, -exponent);
+  return std::round(v / unit) * unit;
 }
 
 std::string thousands(double v, int decimals) { return format_thousands(v, decimals); }
@@ -696,7 +703,8 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
   if (rec.pick->capacity.beyond_on_demand)
     out += rec.on_demand_pick ? fmt::format("  on demand: {} (about {} is the most one usually starts at once)\n", option_line(*rec.on_demand_pick),
                                             *rec.pick->instance->on_demand_max_instances)
-                              : fmt::format("  on demand: about {} x {} is the most one usually starts at once, and that misses the constraints\n",
+                              : fmt::format("  on demand: about {} x {} is the most one usually starts at once, and no option that small "
+                                            "fits or meets the constraints\n",
                                             *rec.pick->instance->on_demand_max_instances, rec.pick->instance->name);
   auto alternative = [&](const RecommendRow& x) {
     return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);

@@ -220,6 +220,10 @@ TEST_CASE("cli: estimate at a fixed batch that misses a latency target shows the
   CHECK(r.err.find("(target 450 ms)") != std::string::npos);
   CHECK(r.err.find("time per output token is") == std::string::npos);  // met, so not named
   CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --max-ttft 2s").code == 0);
+  // With a load the table sizes a service that cannot meet the targets: it says so first.
+  r = run("estimate --task inference --instance g6.xlarge --model llama-3-8b --requests-per-second 2");
+  CHECK(r.code == 3);
+  CHECK(r.out.rfind("MISSES ITS LATENCY TARGETS (", 0) == 0);
 }
 
 TEST_CASE("cli: with hidden reasoning tokens the pick says when the first visible token comes") {

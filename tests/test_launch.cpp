@@ -208,6 +208,23 @@ TEST_CASE("cli: CI gates compare with a baseline and exit 4 past a threshold, af
   }
   CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --fail-if-over 20k").code == 4);
   CHECK(run("recommend --params 13B --task lora --fail-if-increase 10%").code == 2);  // needs --compare-to
+  {
+    // The same request against its own baseline has not risen, to the cent.
+    std::ofstream(base + ".same") << run("recommend --params 13B --task lora --format json").out;
+    auto same = run("recommend --params 13B --task lora --format json --compare-to " + base + ".same --fail-if-increase 0%");
+    CHECK(same.code == 0);
+    CHECK(nlohmann::json::parse(same.out)["comparison"]["cost_delta_fraction"].get<double>() == 0.0);
+    // A service is not compared with a training job.
+    auto kinds = run("recommend --params 7B --task inference --compare-to " + base + ".same");
+    CHECK(kinds.code == 2);
+    CHECK(kinds.err.find("a different kind of request") != std::string::npos);
+    // A bare fraction is ambiguous: 5% or 0.05%?
+    auto bare = run("recommend --params 13B --task lora --compare-to " + base + ".same --fail-if-increase 0.05");
+    CHECK(bare.code == 2);
+    CHECK(bare.err.find("is ambiguous: write 5% for a fraction of 0.05") != std::string::npos);
+    CHECK(run("recommend --params 13B --task lora --compare-to " + base + ".same --fail-if-increase 5").code == 0);
+    std::remove((base + ".same").c_str());
+  }
   CHECK(run("recommend --params 13B --task lora --compare-to /nonexistent.json").code == 2);
   std::remove(base.c_str());
 }

@@ -254,6 +254,10 @@ class EstimateCommand : public Command {
     }
     InferenceEstimateContext ctx{&m, &w, &c, &row, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot),
                                  eo.region, eo.batch > 0};
+    if (!choice.problem.empty() && (format == Format::table || format == Format::markdown))
+      std::cout << fmt::format("MISSES ITS LATENCY TARGETS ({}): the figures below are for the closest batch, and the service they size "
+                               "does not meet them.\n\n",
+                               choice.problem);
     print_document(render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);

@@ -20,6 +20,11 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
   if (!doc.is_object() || !doc.contains("recommendation") || !doc["recommendation"].is_object())
     throw InputError(fmt::format("{}: no 'recommendation' (give an earlier --format json output of the same command)", path));
   const auto& r = doc["recommendation"];
+  // A service's month and a job's total are not comparable.
+  if (!r.contains("costs") || !r["costs"].is_object() || !r["costs"].contains(cost_key))
+    throw InputError(fmt::format("{}: a different kind of request (it has no '{}': compare a training job with a training job, a service "
+                                 "with a service)",
+                                 path, cost_key));
   PickSummary p;
   p.instance = r.value("instance", "");
   p.count = r.value("count", 0);
@@ -35,8 +40,13 @@ ordered_json summary_json(const PickSummary& p) {
 
 double parse_percent(const std::string& text, const char* flag) {
   std::string t = text;
-  if (!t.empty() && t.back() == '%') t.pop_back();
-  return parse_number(t, flag, 0, 1e6) / 100;
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  const double v = parse_number(t, flag, 0, 1e6);
+  // A bare 0.05 could mean 5% (a fraction, as --cost-slack reads it) or 0.05%.
+  if (!percent && v > 0 && v < 1)
+    throw InputError(fmt::format("{}: '{}' is ambiguous: write {:g}% for a fraction of {:g}, or {:g}% for {:g} percent", flag, text, v * 100, v, v, v));
+  return v / 100;
 }
 
 }  // namespace
@@ -52,18 +62,22 @@ ordered_json comparison(const GateOptions& o, const PickSummary& now) {
   if (!o.fail_if_increase.empty() && o.compare_to.empty()) throw InputError("--fail-if-increase needs --compare-to BASE.json");
   if (o.compare_to.empty()) return nullptr;
   const PickSummary base = base_pick(o.compare_to, now.cost_key);
-  ordered_json c{{"base_file", o.compare_to}, {"pick_changed", base.instance != now.instance || base.count != now.count},
-                 {"base", summary_json(base)}, {"current", summary_json(now)}};
-  if (base.cost_usd && now.cost_usd) {
-    c["cost_delta_usd"] = round_cents(*now.cost_usd - *base.cost_usd);
-    c["cost_delta_fraction"] = *base.cost_usd > 0 ? ordered_json((*now.cost_usd - *base.cost_usd) / *base.cost_usd) : ordered_json(nullptr);
+  // The baseline holds cents: compare like with like, or an unchanged pick
+  // would read as a rise of a hundredth of a cent.
+  PickSummary current = now;
+  if (current.cost_usd) current.cost_usd = round_cents(*current.cost_usd);
+  ordered_json c{{"base_file", o.compare_to}, {"pick_changed", base.instance != current.instance || base.count != current.count},
+                 {"base", summary_json(base)}, {"current", summary_json(current)}};
+  if (base.cost_usd && current.cost_usd) {
+    c["cost_delta_usd"] = round_cents(*current.cost_usd - *base.cost_usd);
+    c["cost_delta_fraction"] = *base.cost_usd > 0 ? ordered_json((*current.cost_usd - *base.cost_usd) / *base.cost_usd) : ordered_json(nullptr);
   } else {
     c["cost_delta_usd"] = nullptr;
     c["cost_delta_fraction"] = nullptr;
   }
-  c["time_delta"] = now.time - base.time;
+  c["time_delta"] = current.time - base.time;
   // Training picks compare total hours, services their seconds per output token.
-  c["time_unit"] = now.cost_key == "ranked_usd_per_month" ? "seconds per output token" : "hours";
+  c["time_unit"] = current.cost_key == "ranked_usd_per_month" ? "seconds per output token" : "hours";
   return c;
 }
 
