@@ -185,13 +185,17 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   if (r.target_utilisation) {
     check(*r.target_utilisation, 0.05, 1, "--target-utilisation");
     w.target_utilisation = *r.target_utilisation;
+  } else if (w.mode == ServingMode::offline) {
+    w.target_utilisation = 1.0;  // a batch queue has no bursts to absorb and no latency to keep
   }
   if (!w.requests_per_second)
     w.assumptions.push_back(fmt::format("no load given (--requests-per-second or --tokens-per-day): one instance with every replica slot it holds, costs per token at {:.0f}% "
                                         "utilisation (--target-utilisation)", w.target_utilisation * 100));
   else
-    w.assumptions.push_back(fmt::format("replicas run at most {:.0f}% busy (--target-utilisation): headroom for bursts and queueing",
-                                        w.target_utilisation * 100));
+    w.assumptions.push_back(w.mode == ServingMode::offline && !r.target_utilisation
+                                ? std::string("offline: replicas run fully busy (a batch queue has no bursts to absorb; --target-utilisation sets headroom)")
+                                : fmt::format("replicas run at most {:.0f}% busy (--target-utilisation): headroom for bursts and queueing",
+                                              w.target_utilisation * 100));
   return w;
 }
 

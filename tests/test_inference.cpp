@@ -271,6 +271,10 @@ TEST_CASE("inference workload defaults and errors") {
   CHECK(*w.max_tpot_s == Approx(0.040));
   CHECK(*w.max_ttft_s == Approx(0.450));
   CHECK_FALSE(make_inference_workload(InferenceRequest{.mode = ServingMode::offline}).max_tpot_s);
+  // A batch queue runs its replicas fully busy; a live service keeps 20% headroom.
+  CHECK(w.target_utilisation == Approx(0.8));
+  CHECK(make_inference_workload(InferenceRequest{.mode = ServingMode::offline}).target_utilisation == Approx(1.0));
+  CHECK(make_inference_workload(InferenceRequest{.mode = ServingMode::offline, .target_utilisation = 0.9}).target_utilisation == Approx(0.9));
   InferenceRequest r;
   r.output_tokens_per_day = 86400.0 * 256 * 2;  // 2 requests per second of 256 output tokens
   CHECK(*make_inference_workload(r).requests_per_second == Approx(2));
