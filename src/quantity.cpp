@@ -154,10 +154,14 @@ double parse_memory_gb(std::string_view text, std::string_view what) {
 double parse_number(std::string_view text, std::string_view what, double min_inclusive, double max_inclusive) {
   auto [value, unit] = split_number(text, what);
   if (!unit.empty()) throw InputError(fmt::format("{}: '{}' is not a plain number", what, trim(text)));
-  if (min_inclusive > 0 && min_inclusive < 1e-6 && value <= 0) throw InputError(fmt::format("{}: {:g} must be greater than 0", what, value));
-  if (value < min_inclusive || value > max_inclusive)
-    throw InputError(fmt::format("{}: {:g} is outside [{:g}, {:g}]", what, value, min_inclusive, max_inclusive));
+  check_range(value, what, min_inclusive, max_inclusive);
   return value;
+}
+
+void check_range(double value, std::string_view what, double min_inclusive, double max_inclusive) {
+  if (value >= min_inclusive && value <= max_inclusive) return;
+  if (min_inclusive > 0 && min_inclusive < 1e-6 && value <= 0) throw InputError(fmt::format("{}: {:g} must be greater than 0", what, value));
+  throw InputError(fmt::format("{}: {:g} is outside [{:g}, {:g}]", what, value, min_inclusive, max_inclusive));
 }
 
 std::string format_price(double v) { return std::fabs(v) < 1000 ? fmt::format("{:.3g}", v) : format_thousands(v, 0); }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/quantity.hpp"
 
 namespace gpuadvisor {
 
@@ -140,11 +141,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   if (!r.output_tokens) w.assumptions.push_back(fmt::format("{:.0f} output tokens per request (default; set --output-tokens)", w.output_tokens));
   w.prompt_tokens_p95 = r.prompt_tokens_p95.value_or(w.prompt_tokens);
   w.output_tokens_p95 = r.output_tokens_p95.value_or(w.output_tokens);
-  auto check = [](double v, double lo, double hi, std::string_view flag) {
-    if (v >= lo && v <= hi) return;
-    if (lo > 0 && lo < 1e-6 && v <= 0) throw InputError(fmt::format("{}: {:g} must be greater than 0", flag, v));
-    throw InputError(fmt::format("{}: {:g} is outside [{:g}, {:g}]", flag, v, lo, hi));
-  };
+  auto check = [](double v, double lo, double hi, std::string_view flag) { check_range(v, flag, lo, hi); };
   check(w.prompt_tokens, 1, 10'000'000, "--prompt-tokens");
   check(w.output_tokens, 1, 10'000'000, "--output-tokens");
   check(w.reasoning_tokens, 0, 10'000'000, "--reasoning-tokens");

@@ -27,6 +27,10 @@ double parse_usd(std::string_view text, std::string_view what);
 // "80", "80GB", "80GiB", "0.5TB". A bare number is GB (10^9 bytes). Returns GB.
 double parse_memory_gb(std::string_view text, std::string_view what);
 
+// Throws InputError naming `what` unless min <= value <= max; a lower bound
+// just above 0 reads "must be greater than 0" for 0 and below.
+void check_range(double value, std::string_view what, double min_inclusive, double max_inclusive);
+
 // A plain finite number with optional bounds, for ratios and rates.
 double parse_number(std::string_view text, std::string_view what, double min_inclusive,
                     double max_inclusive);

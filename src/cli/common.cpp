@@ -185,7 +185,7 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   cmd->add_option("--requests-per-second", o.requests_per_second, "The load, requests per second (sets the replicas)")->group(g);
   cmd->add_option("--tokens-per-day", o.tokens_per_day, "The load as visible output tokens per day: 2B, 500M")->group(g);
   cmd->add_option("--target-utilisation", o.target_utilisation,
-                  "Most a replica may be busy: 80% (default; headroom for bursts and queueing), 0.6")->group(g);
+                  "Most a replica may be busy: 80% (default online: headroom for bursts and queueing; 100% offline), 0.6")->group(g);
   cmd->add_option("--concurrency", o.concurrency, "Most sequences in flight per replica (default: what fits, up to the engine's limit: vLLM 256, or 1024 on 70 GiB+ GPUs except A100; 1024 otherwise)")->group(g);
   cmd->add_option("--compiled-batch", o.compiled_batch,
                   "Inferentia/Trainium: the batch the decode graph is compiled for; every step reads the KV, runs the matrices "
