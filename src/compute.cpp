@@ -1,5 +1,7 @@
 #include "gpuadvisor/compute.hpp"
 
+#include <algorithm>
+
 namespace gpuadvisor {
 
 double matmul_params_per_token(const ModelSpec& m) {
@@ -51,6 +53,21 @@ double compute_efficiency(const Accelerator& acc, Precision p, double width, dou
 double expert_compute_efficiency(const Accelerator& acc, Precision p, double expert_width, double tokens_per_expert) {
   return max_compute_fraction(acc, p) * expert_width / (expert_width + kHalfEfficiencyExpertWidth) * tokens_per_expert /
          (tokens_per_expert + kHalfEfficiencyTokens);
+}
+
+double routed_expert_share(const ModelSpec& m) {
+  if (!m.is_moe()) return 0;
+  const double expert_params_per_token = double(m.moe_layers()) * m.active_experts * m.expert_mlp_params();
+  return std::min(1.0, expert_params_per_token / matmul_params_per_token(m));
+}
+
+double matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, double dense_eff, int tp,
+                      double tokens_per_expert) {
+  const double peak = acc.tflops(p).value_or(0) * 1e12;
+  const double share = routed_expert_share(m);
+  if (share <= 0) return matmul_flops / (peak * dense_eff);
+  const double expert_eff = expert_compute_efficiency(acc, p, double(m.expert_ffn) / tp, tokens_per_expert);
+  return matmul_flops / peak * ((1 - share) / dense_eff + share / expert_eff);
 }
 
 Precision attention_precision(const Accelerator& acc, Precision matmul) {

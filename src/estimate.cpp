@@ -122,13 +122,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   // of the tokens the EP group gathers (mb_tokens x ep x k / E).
   const double matmul_flops = flops.hardware - flops.attention;
   const double dense_eff = compute_efficiency(acc, e.precision, double(m.hidden) / l.tp, rank_tokens);
-  double expert_share = 0, expert_eff = dense_eff;
-  if (m.is_moe()) {
-    const double expert_params_per_token = double(m.moe_layers()) * m.active_experts * m.expert_mlp_params();
-    expert_share = std::min(1.0, expert_params_per_token / matmul_params_per_token(m));
-    expert_eff = expert_compute_efficiency(acc, e.precision, double(m.expert_ffn) / l.tp, rank_tokens * l.ep * m.active_experts / m.experts);
-  }
-  const double matmul_s = matmul_flops * stage_tokens / peak * ((1 - expert_share) / dense_eff + expert_share / expert_eff);
+  const double tokens_per_expert = m.is_moe() ? rank_tokens * l.ep * m.active_experts / m.experts : 0;
+  const double matmul_s = matmul_seconds(m, acc, e.precision, matmul_flops * stage_tokens, dense_eff, l.tp, tokens_per_expert);
   // Attention products run in 16-bit even under an fp8/fp4 recipe.
   const Precision attention_p = attention_precision(acc, e.precision);
   const double attention_peak = acc.tflops(attention_p).value_or(0) * 1e12;

@@ -160,7 +160,14 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   const EngineProfile& engine = engine_for(acc, w.engine);
   const double eff = engine.prefill_compute_factor > 0 ? max_compute_fraction(acc, p.compute) * engine.prefill_compute_factor
                                                        : compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, batched_tokens);
-  out.compute_s = flops / (l.tp * acc.tflops(p.compute).value_or(0) * 1e12 * eff);
+  // On GPUs routed experts see k/E of the batched tokens each, as in training
+  // (matmul_seconds); a compiled graph's flat share covers its experts too.
+  const double matmul_flops = tokens * 2 * matmul_params_per_token(m);
+  const double peak = acc.tflops(p.compute).value_or(0) * 1e12;
+  const double matmul_s = engine.prefill_compute_factor > 0
+                              ? matmul_flops / (peak * eff)
+                              : matmul_seconds(m, acc, p.compute, matmul_flops, eff, l.tp, batched_tokens * m.active_experts / std::max(1, m.experts));
+  out.compute_s = (matmul_s + (flops - matmul_flops) / (peak * eff)) / l.tp;
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
   out.weights_read_s = inference_weight_bytes(m, w.weights) / l.tp / bw * std::min(1.0, tokens / batched_tokens);
   const double act = tokens * m.hidden * kActivationBytes;
@@ -201,10 +208,14 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
     else s.dequant_unknown = true;
   }
   s.kv_read_s = stage_batch * m.attended_tokens(context) * kv_per_token / bw;
-  const double flops = stage_batch * (2 * matmul_params_per_token(m) + 4.0 * m.layers * m.query_width() * m.attended_tokens(context));
-  // Decode matrices have few rows: no token-count factor (the memory term covers that regime).
-  s.compute_s = flops / l.tp / (acc.tflops(p.compute).value_or(0) * 1e12 * max_compute_fraction(acc, p.compute) *
-                                double(m.hidden) / l.tp / (double(m.hidden) / l.tp + kHalfEfficiencyWidth));
+  const double matmul_flops = stage_batch * 2 * matmul_params_per_token(m);
+  const double attention_flops = stage_batch * 4.0 * m.layers * m.query_width() * m.attended_tokens(context);
+  // Decode matrices have few rows: no token-count factor, dense or expert
+  // (the memory term covers that regime); routed experts keep their narrower
+  // width's factor (matmul_seconds with unbounded rows).
+  const double dense_eff = max_compute_fraction(acc, p.compute) * double(m.hidden) / l.tp / (double(m.hidden) / l.tp + kHalfEfficiencyWidth);
+  s.compute_s = (matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.tp, kUnboundedRows) +
+                 attention_flops / (acc.tflops(p.compute).value_or(0) * 1e12 * dense_eff)) / l.tp;
   s.tensor_parallel_s = 2.0 * m.layers * decode_all_reduce_s(stage_batch * m.hidden * kActivationBytes, l.tp, acc);
   if (l.pp > 1)
     s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_batch * m.hidden * kActivationBytes /

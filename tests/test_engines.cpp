@@ -494,3 +494,44 @@ TEST_CASE("expert matrices run as a grouped GEMM: the width factor halves at 102
   CHECK(expert_compute_efficiency(h100, Precision::bf16, 768, 4096) < compute_efficiency(h100, Precision::bf16, 768, 4096));
   CHECK(expert_compute_efficiency(h100, Precision::bf16, 14336, 4096) > 0.9 * compute_efficiency(h100, Precision::bf16, 14336, 4096));
 }
+
+TEST_CASE("MoE matrices split into dense and routed-expert time (a toy MoE, hand-computed)") {
+  ModelSpec m;
+  m.name = "toy-moe";
+  m.layers = 2, m.hidden = 1024, m.heads = 8, m.kv_heads = 8, m.head_dim = 128, m.ffn = 1024, m.vocab = 1000;
+  m.tied_embeddings = true, m.experts = 8, m.active_experts = 2, m.expert_ffn = 1024;
+  // Per token: attention 2 x (2*1024*8*128 + 2*1024*8*128) = 8,388,608; tied
+  // embeddings 1,024,000; norms 2*1024*2 + 1024 = 5,120; experts 2 layers x 2 x
+  // 3*1024*1024 = 12,582,912; routers 2 x 1024*8 = 16,384. Matrix weights: all
+  // but the norms = 22,011,904, of which the routed experts are 57.2%.
+  CHECK(matmul_params_per_token(m) == Approx(22011904.0));
+  const double share = 12582912.0 / 22011904.0;
+  CHECK(routed_expert_share(m) == Approx(share));
+  const Accelerator& h100 = *cat().find_accelerator("H100-SXM");
+  const double peak = *h100.tflops(Precision::bf16) * 1e12, f = max_compute_fraction(h100, Precision::bf16);
+  // Prefill or training: 256 tokens per expert, 1024-wide experts (half width factor, half token factor).
+  CHECK(matmul_seconds(m, h100, Precision::bf16, 1e12, 0.5, 1, 256) == Approx(1e12 / peak * ((1 - share) / 0.5 + share / (f * 0.5 * 0.5))));
+  // Decode: no token-count factor, the width factor only.
+  CHECK(matmul_seconds(m, h100, Precision::bf16, 1e12, 0.5, 1, kUnboundedRows) == Approx(1e12 / peak * ((1 - share) / 0.5 + share / (f * 0.5))));
+  // Tensor parallelism narrows each expert: 512 wide at tp 2.
+  CHECK(matmul_seconds(m, h100, Precision::bf16, 1e12, 0.5, 2, kUnboundedRows) ==
+        Approx(1e12 / peak * ((1 - share) / 0.5 + share / (f * 512.0 / 1536.0))));
+  // A dense model is all dense matrices.
+  CHECK(routed_expert_share(*find_model_preset("llama-3-8b")) == 0);
+  CHECK(matmul_seconds(*find_model_preset("llama-3-8b"), h100, Precision::bf16, 1e12, 0.5, 1, 256) == Approx(1e12 / (peak * 0.5)));
+}
+
+TEST_CASE("MoE prefill runs its experts as a grouped GEMM (Qwen3-30B-A3B on H100)") {
+  // Qwen3-30B-A3B's 128 experts see 8/128 of a prompt's tokens each: its
+  // prefill takes longer than the same FLOPs at dense efficiency would.
+  const ModelSpec& moe = *find_model_preset("qwen3-30b-a3b");
+  InferenceWorkload w = workload("vllm");
+  w.prompt_tokens = 2048;
+  const InferenceEstimate e = at_batch("qwen3-30b-a3b", "p5.48xlarge", w, 1);
+  const double ttft = static_batch_ttft_s(moe, w, cluster("p5.48xlarge"), e, 1);
+  const Accelerator& h100 = *cat().find_accelerator("H100-SXM");
+  const double dense_eff = compute_efficiency(h100, Precision::bf16, moe.hidden, 2048);
+  const double matmul_dense_s = 2048 * 2 * matmul_params_per_token(moe) / (*h100.tflops(Precision::bf16) * 1e12 * dense_eff);
+  CHECK(ttft > 1.5 * matmul_dense_s);
+  CHECK(matmul_seconds(moe, h100, Precision::bf16, 2048 * 2 * matmul_params_per_token(moe), dense_eff, 1, 2048 * 8 / 128.0) > 1.5 * matmul_dense_s);
+}

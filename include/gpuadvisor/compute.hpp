@@ -47,6 +47,16 @@ inline constexpr double kHalfEfficiencyExpertWidth = 1024;
 // is already halved. Without a fused kernel the full matrix is computed.
 inline constexpr double kCausalExecutedShare = 0.5;
 double expert_compute_efficiency(const Accelerator& acc, Precision p, double expert_width, double tokens_per_expert);
+// The share of a token's matrix-multiply weights (matmul_params_per_token)
+// that are routed experts: 0 for a dense model.
+double routed_expert_share(const ModelSpec& m);
+// Seconds per token-share of `matmul_flops` split between dense matrices at
+// `dense_eff` and routed experts at expert_compute_efficiency (expert_ffn / tp
+// wide, `tokens_per_expert` rows): flops / peak x ((1 - share) / dense_eff + share / expert_eff).
+// Training, prefill and decode all run their MoE layers through it.
+inline constexpr double kUnboundedRows = 1e300;  // decode: no token-count factor
+double matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, double dense_eff, int tp,
+                      double tokens_per_expert);
 // The large-matrix limit max_fraction(acc, precision): the catalog's figure for
 // the precision (fp16 and bf16 stand in for each other), else 0.5.
 double max_compute_fraction(const Accelerator& acc, Precision p);
