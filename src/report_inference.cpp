@@ -446,6 +446,10 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                          ? fmt::format(" (compiled graphs: efficiency = {:.3f} x {:.2f}, no ramp)", max_compute_fraction(a, e.precision.compute),
                                        engine.prefill_compute_factor)
                          : std::string(" (efficiency ramps with width and tokens, methodology §Efficiency)"));
+  if (m.is_moe())
+    out += fmt::format("  MoE matrices: {:.0f}% of the matrix weights a token uses are routed experts ({} wide / tp): prefill runs them as a grouped GEMM "
+                       "of tokens x {}/{} rows each, decode at their width factor only (methodology §Prefill, §Decode step)\n",
+                       routed_expert_share(m) * 100, m.expert_ffn, m.active_experts, m.experts);
   out += fmt::format("  replica requests/s = 1 / (prefill {:.1f} ms + samples {} x {:.0f} tokens x step / batch) = {:.3f}\n",
                      e.prefill_gpu_s_per_request * 1e3, w.samples, w.generated_tokens_per_sequence(), e.requests_per_second);
   out += fmt::format("  TPOT = step / (1 - prefill share {:.2f}) = {:.2f} ms; TTFT = prefill + one step = {:.1f} ms\n", e.prefill_share,

@@ -535,3 +535,12 @@ TEST_CASE("MoE prefill runs its experts as a grouped GEMM (Qwen3-30B-A3B on H100
   CHECK(ttft > 1.5 * matmul_dense_s);
   CHECK(matmul_seconds(moe, h100, Precision::bf16, 2048 * 2 * matmul_params_per_token(moe), dense_eff, 1, 2048 * 8 / 128.0) > 1.5 * matmul_dense_s);
 }
+
+TEST_CASE("estimate --explain says how an MoE model's expert matrices are timed") {
+  const Run r = run("-q estimate --task inference --model qwen3-30b-a3b --instance p5.4xlarge --explain");
+  REQUIRE(r.code == 0);
+  // 48 layers x 8 experts x 3 x 2048 x 768 = 1.81B of its ~3.0B matrix weights per token.
+  CHECK(r.out.find("MoE matrices: 60% of the matrix weights a token uses are routed experts (768 wide / tp)") != std::string::npos);
+  CHECK(r.out.find("tokens x 8/128 rows each") != std::string::npos);
+  CHECK(run("-q estimate --task inference --model llama-3-8b --instance p5.4xlarge --explain").out.find("MoE matrices") == std::string::npos);
+}
