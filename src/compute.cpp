@@ -46,13 +46,16 @@ double max_compute_fraction(const Accelerator& acc, Precision p) {
   return 0.5;
 }
 
-double compute_efficiency(const Accelerator& acc, Precision p, double width, double tokens) {
-  return max_compute_fraction(acc, p) * width / (width + kHalfEfficiencyWidth) * tokens / (tokens + kHalfEfficiencyTokens);
+namespace {
+double token_factor(std::optional<double> tokens) { return tokens ? *tokens / (*tokens + kHalfEfficiencyTokens) : 1.0; }
+}  // namespace
+
+double compute_efficiency(const Accelerator& acc, Precision p, double width, std::optional<double> tokens) {
+  return max_compute_fraction(acc, p) * width / (width + kHalfEfficiencyWidth) * token_factor(tokens);
 }
 
-double expert_compute_efficiency(const Accelerator& acc, Precision p, double expert_width, double tokens_per_expert) {
-  return max_compute_fraction(acc, p) * expert_width / (expert_width + kHalfEfficiencyExpertWidth) * tokens_per_expert /
-         (tokens_per_expert + kHalfEfficiencyTokens);
+double expert_compute_efficiency(const Accelerator& acc, Precision p, double expert_width, std::optional<double> tokens_per_expert) {
+  return max_compute_fraction(acc, p) * expert_width / (expert_width + kHalfEfficiencyExpertWidth) * token_factor(tokens_per_expert);
 }
 
 double routed_expert_share(const ModelSpec& m) {
@@ -62,7 +65,7 @@ double routed_expert_share(const ModelSpec& m) {
 }
 
 double matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, double dense_eff, int tp,
-                      double tokens_per_expert) {
+                      std::optional<double> tokens_per_expert) {
   const double peak = acc.tflops(p).value_or(0) * 1e12;
   const double share = routed_expert_share(m);
   if (share <= 0) return matmul_flops / (peak * dense_eff);

@@ -212,10 +212,10 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   const double attention_flops = stage_batch * 4.0 * m.layers * m.query_width() * m.attended_tokens(context);
   // Decode matrices have few rows: no token-count factor, dense or expert
   // (the memory term covers that regime); routed experts keep their narrower
-  // width's factor (matmul_seconds with unbounded rows).
-  const double dense_eff = max_compute_fraction(acc, p.compute) * double(m.hidden) / l.tp / (double(m.hidden) / l.tp + kHalfEfficiencyWidth);
-  s.compute_s = (matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.tp, kUnboundedRows) +
-                 attention_flops / (acc.tflops(p.compute).value_or(0) * 1e12 * dense_eff)) / l.tp;
+  // width's factor (no row count).
+  const double dense_eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, std::nullopt);
+  const double peak = acc.tflops(p.compute).value_or(0) * 1e12;
+  s.compute_s = (matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.tp, std::nullopt) + attention_flops / (peak * dense_eff)) / l.tp;
   s.tensor_parallel_s = 2.0 * m.layers * decode_all_reduce_s(stage_batch * m.hidden * kActivationBytes, l.tp, acc);
   if (l.pp > 1)
     s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_batch * m.hidden * kActivationBytes /

@@ -512,9 +512,9 @@ TEST_CASE("MoE matrices split into dense and routed-expert time (a toy MoE, hand
   // Prefill or training: 256 tokens per expert, 1024-wide experts (half width factor, half token factor).
   CHECK(matmul_seconds(m, h100, Precision::bf16, 1e12, 0.5, 1, 256) == Approx(1e12 / peak * ((1 - share) / 0.5 + share / (f * 0.5 * 0.5))));
   // Decode: no token-count factor, the width factor only.
-  CHECK(matmul_seconds(m, h100, Precision::bf16, 1e12, 0.5, 1, kUnboundedRows) == Approx(1e12 / peak * ((1 - share) / 0.5 + share / (f * 0.5))));
+  CHECK(matmul_seconds(m, h100, Precision::bf16, 1e12, 0.5, 1, std::nullopt) == Approx(1e12 / peak * ((1 - share) / 0.5 + share / (f * 0.5))));
   // Tensor parallelism narrows each expert: 512 wide at tp 2.
-  CHECK(matmul_seconds(m, h100, Precision::bf16, 1e12, 0.5, 2, kUnboundedRows) ==
+  CHECK(matmul_seconds(m, h100, Precision::bf16, 1e12, 0.5, 2, std::nullopt) ==
         Approx(1e12 / peak * ((1 - share) / 0.5 + share / (f * 512.0 / 1536.0))));
   // A dense model is all dense matrices.
   CHECK(routed_expert_share(*find_model_preset("llama-3-8b")) == 0);

@@ -1,5 +1,7 @@
 // Floating-point work and the achievable fraction of peak (docs/methodology.md §Compute).
 #pragma once
+#include <optional>
+
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/model.hpp"
 #include "gpuadvisor/workload.hpp"
@@ -28,9 +30,11 @@ FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkloa
 // Achievable fraction of the dense peak for a matrix of inner width `width`
 // (hidden / tp) and `tokens` rows per micro-batch:
 //   max_fraction(acc, precision) * width / (width + 256) * tokens / (tokens + 256).
+// Without `tokens` (decode: few rows, the memory term covers that regime)
+// only the width factor applies.
 inline constexpr double kHalfEfficiencyWidth = 256;
 inline constexpr double kHalfEfficiencyTokens = 256;
-double compute_efficiency(const Accelerator& acc, Precision p, double width, double tokens);
+double compute_efficiency(const Accelerator& acc, Precision p, double width, std::optional<double> tokens);
 // MoE experts run as one grouped GEMM over many small matrices: tiles that do
 // not fill, per-expert scheduling and skew. Their width factor halves at an
 // expert width of 1024 instead of 256 (0.43 at Qwen3-30B-A3B's 768, 0.74 at
@@ -46,17 +50,17 @@ inline constexpr double kHalfEfficiencyExpertWidth = 1024;
 // and value FLOPs that the 12 L H Q T convention counts; prefill's 2 L w P^2
 // is already halved. Without a fused kernel the full matrix is computed.
 inline constexpr double kCausalExecutedShare = 0.5;
-double expert_compute_efficiency(const Accelerator& acc, Precision p, double expert_width, double tokens_per_expert);
+double expert_compute_efficiency(const Accelerator& acc, Precision p, double expert_width, std::optional<double> tokens_per_expert);
 // The share of a token's matrix-multiply weights (matmul_params_per_token)
 // that are routed experts: 0 for a dense model.
 double routed_expert_share(const ModelSpec& m);
 // Seconds per token-share of `matmul_flops` split between dense matrices at
 // `dense_eff` and routed experts at expert_compute_efficiency (expert_ffn / tp
-// wide, `tokens_per_expert` rows): flops / peak x ((1 - share) / dense_eff + share / expert_eff).
+// wide, `tokens_per_expert` rows; decode passes none: width factor only):
+//   flops / peak x ((1 - share) / dense_eff + share / expert_eff).
 // Training, prefill and decode all run their MoE layers through it.
-inline constexpr double kUnboundedRows = 1e300;  // decode: no token-count factor
 double matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, double dense_eff, int tp,
-                      double tokens_per_expert);
+                      std::optional<double> tokens_per_expert);
 // The large-matrix limit max_fraction(acc, precision): the catalog's figure for
 // the precision (fp16 and bf16 stand in for each other), else 0.5.
 double max_compute_fraction(const Accelerator& acc, Precision p);
