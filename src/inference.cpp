@@ -52,6 +52,13 @@ double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w) {
   return w.prompt_tokens + (engine.reserves_full_kv ? generated : generated / 2);
 }
 
+// Tokens of KV a sequence of `tokens` keeps, averaged over the layers: the
+// local layers' window alone, or their full length where the engine keeps
+// every layer at full context (EngineProfile::full_length_local_kv).
+double kv_cached_tokens(const ModelSpec& m, const EngineProfile& engine, double tokens) {
+  return engine.full_length_local_kv ? tokens : m.attended_tokens(tokens);
+}
+
 std::optional<int> compiled_batch_on(const Accelerator& acc, const InferenceWorkload& w) {
   return acc.software == "neuron" ? w.compiled_batch : std::nullopt;
 }
@@ -282,7 +289,7 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   e.step = decode_step(m, w, c, e.layout, e.precision, batch);
   const double t = e.step.total_s();
   const double context = kv_tokens_held(*e.engine, w);
-  e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * m.attended_tokens(context) * kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / kGb;
+  e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * kv_cached_tokens(m, *e.engine, context) * kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / kGb;
   // Replica time per request: its batched prefill plus its share of decode
   // steps (every step advances `batch` sequences by one token).
   const double per_request_s = e.prefill_gpu_s_per_request + w.samples * w.generated_tokens_per_sequence() * t / batch;
@@ -337,9 +344,9 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
                       double(batch_cap) * m.vocab / l.tp * 4) / kGb;
   const double free_gb = mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb;
   const double kv_gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp) / l.pp / kGb;
-  const double context = m.attended_tokens(kv_tokens_held(engine, w));  // cached (or reserved) per sequence
+  const double context = kv_cached_tokens(m, engine, kv_tokens_held(engine, w));  // cached (or reserved) per sequence
   const double longest_tokens = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
-  const double longest = m.attended_tokens(longest_tokens);
+  const double longest = kv_cached_tokens(m, engine, longest_tokens);
   auto say = [&](std::string s) {
     if (problem) *problem = std::move(s);
   };

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuadvisor/catalog.hpp"
+#include "gpuadvisor/engine.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/inference.hpp"
@@ -302,4 +303,25 @@ TEST_CASE("fp8 and fp4 weights are not served on V100 (no kernels below compute 
   CHECK_FALSE(serving_accelerator_problem(*cat().find_accelerator("H100-SXM"), w));
   r.weights = WeightFormat::int8;
   CHECK_FALSE(serving_accelerator_problem(*cat().find_accelerator("V100-32GB"), make_inference_workload(r)));
+}
+
+TEST_CASE("TensorRT-LLM keeps gpt-oss's sliding-window layers at full length in the KV cache; vLLM keeps the window (hand-computed)") {
+  const ModelSpec& m = model("gpt-oss-20b");  // 24 layers, 12 of them a 128-token window; 8 KV heads of 64
+  Cluster c = cluster("p6-b200.48xlarge");
+  auto kv_gb_at_batch_100 = [&](const char* engine) {
+    InferenceRequest r;
+    r.mode = ServingMode::offline;
+    r.prompt_tokens = 1024;
+    r.output_tokens = 8192;
+    r.weights = WeightFormat::fp4;
+    r.kv_cache = Precision::fp8;
+    r.engine = find_engine(engine);
+    return estimate_inference(m, make_inference_workload(r), c, ServingLayout{1, 1}, 100, nullptr).memory.kv_cache_gb;
+  };
+  const double per_token_all_layers = 2.0 * 24 * 8 * 64 * 1;  // bytes, fp8
+  // trtllm: the whole prompt + output reserved at admission, every layer at full length.
+  CHECK(kv_gb_at_batch_100("trtllm") == Approx(100 * (1024 + 8192) * per_token_all_layers / 1e9));
+  // vLLM: prompt + half the output held on average; the local layers hold 128 tokens.
+  const double attended = (12 * (1024 + 4096.0) + 12 * 128.0) / 24;
+  CHECK(kv_gb_at_batch_100("vllm") == Approx(100 * attended * per_token_all_layers / 1e9));
 }

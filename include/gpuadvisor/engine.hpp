@@ -59,6 +59,12 @@ struct EngineProfile {
   // prompt + half the output (vLLM and SGLang admit on what is cached and
   // preempt if memory runs out).
   bool reserves_full_kv = false;
+  // The KV cache keeps sliding-window (and chunked) layers at full length:
+  // every layer in one full-context pool, the window applied only as a mask
+  // (TensorRT-LLM's PyTorch backend unless max_attention_window is set by
+  // hand). Decode still reads only the window; false: those layers cache the
+  // window alone (vLLM's hybrid allocator, SGLang's SWA pool).
+  bool full_length_local_kv = false;
   // Sequences the scheduler runs at once by default (vLLM's max_num_seqs):
   // `max_sequences`, or `max_sequences_large` on accelerators with at least
   // `large_from_gib` of memory whose name contains none of `large_excludes`
