@@ -45,9 +45,12 @@ const Table& table() {
     for (const auto& g : j.at("groups")) {
       AccuracyBand b;
       const std::string acc = g.at("accelerator"), task = g.at("task");
-      // Serving groups by engine are stored as "inference/<engine>".
+      // Serving groups by engine are stored as "inference/<engine>", MoE models' as "<task>/moe".
       const auto slash = task.find('/');
-      const std::string shown = slash == std::string::npos ? task : task.substr(0, slash) + " with " + task.substr(slash + 1);
+      const std::string variant = slash == std::string::npos ? "" : task.substr(slash + 1);
+      const std::string shown = variant.empty()       ? task
+                                : variant == kMoeVariant ? task.substr(0, slash) + ", MoE models"
+                                                         : task.substr(0, slash) + " with " + variant;
       b.group = acc == "*" ? shown + " (all accelerators)" : acc + " " + shown;
       b.cases = g.at("cases");
       b.median_abs_error = g.at("median_abs_error");
@@ -75,6 +78,7 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
     std::vector<std::string> tasks{task};
     const std::string& variant = r.c->is_inference() ? r.c->engine : r.c->framework;
     if (!variant.empty() && !r.c->is_rl()) tasks.push_back(task + "/" + variant);
+    if (r.c->model.is_moe() && !r.c->is_rl()) tasks.push_back(task + "/" + kMoeVariant);  // MoE models, every engine and stack
     for (const std::string& t : tasks)
       for (const std::string& acc : {r.accelerator, std::string("*")}) {
         groups[{acc, t}].abs.push_back(std::fabs(r.error));
@@ -93,8 +97,25 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
   return j.dump(1) + "\n";
 }
 
-std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task, std::string_view engine) {
+std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task, std::string_view engine, bool moe) {
   const auto& g = table().groups;
+  if (moe) {
+    // MoE predictions carry the MoE cases' band: on the accelerator, else every accelerator's.
+    const std::string moe_task = std::string(task) + "/" + kMoeVariant;
+    auto own = g.find({std::string(accelerator), moe_task});
+    if (own != g.end() && own->second.cases >= kMinAccuracyCases) return own->second;
+    const int n = own == g.end() ? 0 : own->second.cases;
+    const std::string few = fmt::format("{} published MoE {} case{} on {}", n == 0 ? "no" : fmt::format("only {}", n), task, n == 1 ? "" : "s", accelerator);
+    auto all = g.find({"*", moe_task});
+    if (all != g.end() && all->second.cases >= kMinAccuracyCases) {
+      AccuracyBand b = all->second;
+      b.note = few + ": every accelerator's MoE cases";
+      return b;
+    }
+    auto b = accuracy_band(accelerator, task, engine);
+    if (b) b->note = few + (b->note.empty() ? ": dense and MoE pooled" : "; dense and MoE pooled, " + b->note);
+    return b;
+  }
   if (!engine.empty()) {
     auto own = g.find({std::string(accelerator), std::string(task) + "/" + std::string(engine)});
     if (own != g.end() && own->second.cases >= kMinAccuracyCases) return own->second;
@@ -118,8 +139,8 @@ std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::str
   return b;
 }
 
-std::string accuracy_line(std::string_view accelerator, std::string_view task, std::string_view engine) {
-  auto b = accuracy_band(accelerator, accuracy_task(task), engine);
+std::string accuracy_line(std::string_view accelerator, std::string_view task, std::string_view engine, bool moe) {
+  auto b = accuracy_band(accelerator, accuracy_task(task), engine, moe);
   return b ? accuracy_text(*b) : "unknown (no published cases for this task)";
 }
 

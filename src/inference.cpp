@@ -115,8 +115,10 @@ double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
   return 2.0 * m.layers * heads_per_rank * m.head_dim * kv_bytes(kv);
 }
 
+// Kernels run one after another in the step's graph: each one's fixed time
+// (kernel_floor_s) adds to the byte and FLOP time of the kernels themselves.
 double DecodeStep::accelerator_s() const {
-  return std::max({weights_read_s + kv_read_s, compute_s, kernel_floor_s}) + moe_routing_s + sequence_s + dequant_s + tensor_parallel_s +
+  return std::max(weights_read_s + kv_read_s, compute_s) + kernel_floor_s + moe_routing_s + sequence_s + dequant_s + tensor_parallel_s +
          pipeline_p2p_s;
 }
 

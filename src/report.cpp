@@ -437,8 +437,8 @@ ordered_json workload_json(const TrainingWorkload& w) {
   return j;
 }
 
-ordered_json accuracy_json(std::string_view accelerator, std::string_view task, std::string_view engine) {
-  auto b = accuracy_band(accelerator, accuracy_task(task), engine);
+ordered_json accuracy_json(std::string_view accelerator, std::string_view task, std::string_view engine, bool moe) {
+  auto b = accuracy_band(accelerator, accuracy_task(task), engine, moe);
   if (!b) return nullptr;
   return {{"group", b->group}, {"cases", b->cases}, {"median_abs_error", sig6(b->median_abs_error)},
           {"p90_abs_error", sig6(b->p90_abs_error)}, {"median_signed_error", sig6(b->median_signed_error)}, {"out_of_sample", true},
@@ -662,7 +662,7 @@ namespace {
 // The training stack a row's accuracy band is grouped by.
 std::string stack_of(const RecommendRow& r) { return r.estimate.framework ? r.estimate.framework->name : std::string(); }
 
-ordered_json option_json(const RecommendRow& r, const TrainingWorkload& w) {
+ordered_json option_json(const RecommendRow& r, const TrainingWorkload& w, const ModelSpec& m) {
   const std::string task(to_string(w.task));
   const auto& e = r.estimate;
   return {{"instance", r.instance->name},
@@ -680,7 +680,7 @@ ordered_json option_json(const RecommendRow& r, const TrainingWorkload& w) {
                      {"spot_expected_usd", money_json(r.spot_expected_cost_usd)}}},
           {"capacity", capacity_json(r.capacity)},
           {"accuracy", r.rl ? accuracy_json(r.instance->accelerator_name, "rl")
-                            : accuracy_json(r.instance->accelerator_name, task, stack_of(r))},
+                            : accuracy_json(r.instance->accelerator_name, task, stack_of(r), m.is_moe())},
           {"rl", r.rl ? rl_json(*r.rl) : ordered_json(nullptr)}};
 }
 
@@ -698,7 +698,7 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", option_line(*rec.pick), rec.why);
   out += fmt::format("  accuracy: {}\n", rec.pick->rl ? accuracy_line(rec.pick->instance->accelerator_name, "rl")
                                                       : accuracy_line(rec.pick->instance->accelerator_name, to_string(ctx.workload->task),
-                                                                      stack_of(*rec.pick)));
+                                                                      stack_of(*rec.pick), ctx.model->is_moe()));
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   if (rec.pick->capacity.beyond_on_demand)
     out += rec.on_demand_pick ? fmt::format("  on demand: {} (about {} is the most one usually starts at once)\n", option_line(*rec.on_demand_pick),
@@ -732,10 +732,10 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
     for (const auto& a : ctx.rl->assumptions) j["assumptions"].push_back(a);
   j["options_found"] = rec.options_found;
   if (rec.pick) {
-    j["recommendation"] = option_json(*rec.pick, *ctx.workload);
+    j["recommendation"] = option_json(*rec.pick, *ctx.workload, *ctx.model);
     j["recommendation"]["why"] = rec.why;
-    j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload)}, {"fastest", option_json(*rec.fastest, *ctx.workload)},
-                         {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload) : ordered_json(nullptr)}};
+    j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload, *ctx.model)}, {"fastest", option_json(*rec.fastest, *ctx.workload, *ctx.model)},
+                         {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)}};
   } else {
     j["recommendation"] = nullptr;
     j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"on_demand", nullptr}};
@@ -825,7 +825,8 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
                        {"compute_efficiency", sig6(e.compute_efficiency)}};
     j["mfu"] = sig6(e.mfu);
     j["framework"] = e.framework ? e.framework->name : std::string();
-    j["accuracy"] = accuracy_json(c.accelerator->name, to_string(ctx.workload->task), framework_for(*c.accelerator, ctx.workload->framework).name);
+    j["accuracy"] = accuracy_json(c.accelerator->name, to_string(ctx.workload->task), framework_for(*c.accelerator, ctx.workload->framework).name,
+                                 ctx.model->is_moe());
     auto m2 = [](std::optional<double> v) { return v ? ordered_json(round_cents(*v)) : ordered_json(nullptr); };
     j["cost"] = {{"on_demand_usd_per_hour_per_instance", ctx.on_demand_usd_per_hour ? ordered_json(*ctx.on_demand_usd_per_hour) : ordered_json(nullptr)},
                  {"spot_usd_per_hour_per_instance", ctx.spot_usd_per_hour ? ordered_json(*ctx.spot_usd_per_hour) : ordered_json(nullptr)},
@@ -887,7 +888,7 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
   wide.wide = true;
   return render_table(t, catalog, "estimate", "items", wide) +
          fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, to_string(ctx.workload->task),
-                                                     framework_for(*c.accelerator, ctx.workload->framework).name));
+                                                     framework_for(*c.accelerator, ctx.workload->framework).name, ctx.model->is_moe()));
 }
 
 std::string explain_estimate(const EstimateContext& ctx) {

@@ -31,7 +31,7 @@ ordered_json layout_json(const Layout& l);
 ordered_json workload_json(const TrainingWorkload& w);
 // The error band of predictions on `accelerator` for `task` (accuracy.hpp):
 // {group, cases, median_abs_error, p90_abs_error, out_of_sample, note}, or null.
-ordered_json accuracy_json(std::string_view accelerator, std::string_view task, std::string_view engine = {});
+ordered_json accuracy_json(std::string_view accelerator, std::string_view task, std::string_view engine = {}, bool moe = false);
 // --task rl (src/report_rl.cpp)
 ordered_json rl_json(const RlEstimate& e);              // the step's stages, pools and layouts
 ordered_json rl_workload_json(const RlWorkload& w);

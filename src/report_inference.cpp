@@ -68,7 +68,7 @@ std::optional<double> per_month(std::optional<double> usd_per_hour) {
   return usd_per_hour ? std::optional<double>(*usd_per_hour * kHoursPerMonth) : std::nullopt;
 }
 
-ordered_json service_json(const ServingRow& r) {
+ordered_json service_json(const ServingRow& r, const ModelSpec& m) {
   const auto& e = r.estimate;
   return {{"instance", r.instance->name},
           {"count", r.instances},
@@ -86,7 +86,7 @@ ordered_json service_json(const ServingRow& r) {
                      {"spot_usd_per_month", money_json(per_month(r.spot_usd_per_hour))},
                      {"usd_per_million_output_tokens", r.usd_per_million_output_tokens ? ordered_json(sig6(*r.usd_per_million_output_tokens)) : ordered_json(nullptr)}}},
           {"capacity", capacity_json(r.capacity)},
-          {"accuracy", accuracy_json(r.instance->accelerator_name, "inference", e.engine->name)}};
+          {"accuracy", accuracy_json(r.instance->accelerator_name, "inference", e.engine->name, m.is_moe())}};
 }
 
 std::string service_line(const ServingRow& r) {
@@ -115,7 +115,7 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
     out += fmt::format("  weights: {} in memory, dequantised to {} for the math (weight-only kernels; {} has no {} matrix path the engine uses; "
                        "methodology §Precision)\n",
                        to_string(ctx.workload->weights), to_string(p.compute), rec.pick->accelerator->name, to_string(ctx.workload->weights));
-  out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name, "inference", rec.pick->estimate.engine->name));
+  out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name, "inference", rec.pick->estimate.engine->name, ctx.model->is_moe()));
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   auto alternative = [&](const ServingRow& x) {
     const bool same = x.instance == rec.pick->instance && x.estimate.layout.tp == rec.pick->estimate.layout.tp &&
@@ -244,9 +244,9 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
   j["assumptions"] = assumptions_json(*ctx.model, *ctx.workload);
   j["options_found"] = rec.options_found;
   if (rec.pick) {
-    j["recommendation"] = service_json(*rec.pick);
+    j["recommendation"] = service_json(*rec.pick, *ctx.model);
     j["recommendation"]["why"] = rec.why;
-    j["alternatives"] = {{"cheapest", service_json(*rec.cheapest)}, {"fastest", service_json(*rec.fastest)}};
+    j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)}, {"fastest", service_json(*rec.fastest, *ctx.model)}};
   } else {
     j["recommendation"] = nullptr;
     j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}};
@@ -280,7 +280,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
     j["precision"] = {{"weights", std::string(to_string(w.weights))}, {"compute", std::string(to_string(e.precision.compute))},
                       {"weight_only", e.precision.weight_only}, {"kv_cache", std::string(to_string(w.kv_cache))}};
     j["fits"] = e.fits();
-    j["accuracy"] = accuracy_json(c.accelerator->name, "inference", e.engine->name);
+    j["accuracy"] = accuracy_json(c.accelerator->name, "inference", e.engine->name, ctx.model->is_moe());
     j["memory"] = {{"per_accelerator_gb", sig6(m.total_gb())}, {"capacity_gb", sig6(m.capacity_gb)}, {"weights_gb", sig6(m.weights_gb)},
                    {"kv_cache_gb", sig6(m.kv_cache_gb)}, {"workspace_gb", sig6(m.workspace_gb)}, {"reserve_gb", sig6(m.reserve_gb)}};
     j["inference"] = {{"ttft_s", sig6(e.ttft_s)},
@@ -354,7 +354,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add("decode", "KV read", latency_cell(e.step.kv_read_s), "per step");
   add("decode", "compute", latency_cell(e.step.compute_s), "per step");
   if (e.step.kernel_floor_s > 0)
-    add("decode", "kernel floor", latency_cell(e.step.kernel_floor_s), "per step, the least the kernels take (bounds weights + KV and compute)");
+    add("decode", "kernels' fixed time", latency_cell(e.step.kernel_floor_s), "per step, in series: launch gap, ramp-up and tail of each kernel");
   if (e.step.moe_routing_s > 0) add("decode", "MoE routing", latency_cell(e.step.moe_routing_s), "per step, router and permute kernels");
   if (e.step.sequence_s > 0) add("decode", "per-sequence work", latency_cell(e.step.sequence_s), "per step, Neuron: each sequence's attention per layer");
   if (e.step.dequant_unknown)
@@ -393,7 +393,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add("cost", "per million input tokens", per_million(od.usd_per_million_input_tokens), "USD, the same bill per prompt token");
   RenderOptions wide = o;
   wide.wide = true;
-  return render_table(t, catalog, "estimate", "items", wide) + fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, "inference", e.engine->name));
+  return render_table(t, catalog, "estimate", "items", wide) + fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, "inference", e.engine->name, ctx.model->is_moe()));
 }
 
 std::string explain_inference(const InferenceEstimateContext& ctx) {
@@ -412,8 +412,8 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                      e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb, e.max_batch);
   const EngineProfile& engine = *e.engine;
   out += fmt::format("  engine: {} ({})\n", engine.name, engine.title);
-  out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}, "
-                     "kernel floor {:.2f} ms) + MoE routing {:.2f} ms + per-sequence {:.2f} ms + dequantise {:.2f} ms + all-reduces {:.2f} ms + "
+  out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "
+                     "+ kernels' fixed time {:.2f} ms + MoE routing {:.2f} ms + per-sequence {:.2f} ms + dequantise {:.2f} ms + all-reduces {:.2f} ms + "
                      "pipeline {:.2f} ms "
                      "= {:.2f} ms on the accelerator\n",
                      e.batch, e.step.weights_read_s * 1e3, e.step.kv_read_s * 1e3, a.memory_bandwidth_gb_per_s,
@@ -421,7 +421,7 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                      to_string(e.precision.compute), e.step.kernel_floor_s * 1e3, e.step.moe_routing_s * 1e3, e.step.sequence_s * 1e3, e.step.dequant_s * 1e3,
                      e.step.tensor_parallel_s * 1e3, e.step.pipeline_p2p_s * 1e3, e.step.accelerator_s() * 1e3);
   if (e.step.kernel_floor_s > 0)
-    out += fmt::format("  kernel floor = layers / pp x {:.0f} kernels x {:.0f} us; MoE routing = MoE layers / pp x {:.0f} us (GPUs)\n",
+    out += fmt::format("  kernels' fixed time = layers / pp x {:.0f} kernels x {:.0f} us, in series; MoE routing = MoE layers / pp x {:.0f} us (GPUs)\n",
                        kDecodeKernelsPerLayer, kKernelMinS * 1e6, kMoeRoutingPerLayerS * 1e6);
   if (e.step.sequence_s > 0)
     out += fmt::format("  per-sequence = sequences x layers / pp x {:.1f} us (Neuron, fitted per chip)\n", decode_sequence_layer_s(a) * 1e6);

@@ -467,17 +467,19 @@ TEST_CASE("error bands by accelerator and engine (serving) or stack (training), 
   CHECK(accuracy_line("A10G", "inference", "tgi-1").find("A10G inference with tgi-1") != std::string::npos);
 }
 
-TEST_CASE("MoE decode on GPUs: routing per MoE layer and the kernel floor (gpt-oss-120b at batch 1, hand-computed)") {
+TEST_CASE("MoE decode on GPUs: routing per MoE layer and the kernels' fixed time in series (gpt-oss-120b at batch 1, hand-computed)") {
   const ModelSpec& m = *find_model_preset("gpt-oss-120b");
   REQUIRE(m.moe_layers() == 36);
   const InferenceEstimate e = at_batch("gpt-oss-120b", "p5.48xlarge", workload("sglang", WeightFormat::bf16), 1, 8);
   CHECK(e.step.moe_routing_s == Approx(36 * 28e-6));
   CHECK(e.step.kernel_floor_s == Approx(36 * 8 * 3e-6));
-  // Tiny per-rank weight reads: the kernel floor binds, not the memory stream.
+  // Tiny per-rank weight reads: the kernels' fixed time dominates; it adds to
+  // the memory stream, which the kernels run between.
   CHECK(e.step.kernel_floor_s > e.step.weights_read_s + e.step.kv_read_s);
   CHECK(e.step.bound() == "kernel latency");
   CHECK(e.step.accelerator_s() ==
-        Approx(e.step.kernel_floor_s + e.step.moe_routing_s + e.step.dequant_s + e.step.tensor_parallel_s + e.step.pipeline_p2p_s));
+        Approx(std::max(e.step.weights_read_s + e.step.kv_read_s, e.step.compute_s) + e.step.kernel_floor_s + e.step.moe_routing_s +
+               e.step.dequant_s + e.step.tensor_parallel_s + e.step.pipeline_p2p_s));
   // The published 3.41 ms per token (SGLang, 8 x H100, bf16; docs/validation.md J18) within 20%.
   CHECK(e.step.total_s() == Approx(3.41e-3).epsilon(0.20));
   // A dense model has no routing; Neuron gets neither term (GPU measurements).
@@ -543,4 +545,21 @@ TEST_CASE("estimate --explain says how an MoE model's expert matrices are timed"
   CHECK(r.out.find("MoE matrices: 60% of the matrix weights a token uses are routed experts (768 wide / tp)") != std::string::npos);
   CHECK(r.out.find("tokens x 8/128 rows each") != std::string::npos);
   CHECK(run("-q estimate --task inference --model llama-3-8b --instance p5.4xlarge --explain").out.find("MoE matrices") == std::string::npos);
+}
+
+TEST_CASE("MoE predictions carry the MoE cases' error band, dense ones their accelerator's") {
+  const auto dense = accuracy_band("B200", "inference", "trtllm");
+  const auto moe = accuracy_band("B200", "inference", "trtllm", true);
+  REQUIRE(dense);
+  REQUIRE(moe);
+  CHECK(moe->group == "B200 inference, MoE models");
+  CHECK(moe->cases >= kMinAccuracyCases);
+  CHECK(moe->note.empty());
+  CHECK(moe->p90_abs_error > dense->p90_abs_error);  // the MoE rows are the band's widest
+  // An accelerator without enough MoE cases: every accelerator's MoE cases, said in the note.
+  const auto h200 = accuracy_band("H200", "inference", "trtllm", true);
+  REQUIRE(h200);
+  CHECK(h200->group == "inference, MoE models (all accelerators)");
+  CHECK(h200->note.find("no published MoE inference cases on H200") != std::string::npos);
+  CHECK(accuracy_line("B200", "inference", "trtllm", true).find("B200 inference, MoE models") != std::string::npos);
 }

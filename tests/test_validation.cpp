@@ -63,18 +63,16 @@ TEST_CASE("the bundled validation set covers tasks, accelerators and scales") {
   CHECK(single_node > 20);
 }
 
-TEST_CASE("accuracy on the bundled cases, in sample: median <= 8.5%, p90 <= 30%, every task group's median <= 15%") {
+TEST_CASE("accuracy on the bundled cases, in sample: median <= 8%, p90 <= 30%, every task group's median <= 15%") {
   const auto results = run_cases(bundled(), validation_catalog());
   const auto summary = summarise(results);
   REQUIRE(!summary.empty());
   const ErrorSummary& all = summary.front();
   CHECK(all.group == "all");
   CHECK(all.cases >= 120);
-  // Achieved: median 8.3%, p90 26.9%, over 203 cases. The engines issue asks
-  // the in-sample median to stay <= 8%: it was 7.2% over the 177 cases before
-  // the 26 TensorRT-LLM 1.x rows (TRTLLM-1X), kept whatever they score, whose
-  // fine-grained MoE decode the model over-predicts (docs/validation.md).
-  CHECK(all.median_abs <= 0.085);
+  // Achieved: median 7.6%, p90 28.6%, over 217 cases (the engines issue asks
+  // the in-sample median to stay <= 8%).
+  CHECK(all.median_abs <= 0.08);
   CHECK(all.p90_abs <= 0.30);
   for (const auto& s : summary)
     if (s.group.rfind("task: ", 0) == 0 && s.group != "task: rl") CHECK(s.median_abs <= 0.15);
@@ -83,35 +81,38 @@ TEST_CASE("accuracy on the bundled cases, in sample: median <= 8.5%, p90 <= 30%,
     if (r.c->usable) CHECK((r.predicted.has_value() || !r.problem.empty()));
 }
 
-TEST_CASE("the cases bundled before TRTLLM-1X keep their out-of-sample accuracy: median <= 11%") {
+TEST_CASE("the cases bundled before the fine-grained MoE serving sources meet the engines issue's targets out of sample") {
   // The 177 cases the engines issue was measured on: 11.2% before MoE prefill
-  // ran its experts as a grouped GEMM, 10.5% after.
+  // ran its experts as a grouped GEMM, 10.5% after, 9.4% (inference 9.4%)
+  // with the decode kernels' fixed time in series. TRTLLM-1X (26 cases) and
+  // SGLCB (27, 14 usable) came later and are kept whatever they score.
   std::vector<ValidationCase> earlier;
   for (const auto& c : bundled())
-    if (c.source_key != "TRTLLM-1X") earlier.push_back(c);
-  REQUIRE(earlier.size() == bundled().size() - 26);
+    if (c.source_key != "TRTLLM-1X" && c.source_key != "SGLCB") earlier.push_back(c);
+  REQUIRE(earlier.size() == bundled().size() - 26 - 27);
   const auto held_out = summarise(leave_one_source_out(earlier, validation_catalog()).held_out);
   REQUIRE(!held_out.empty());
-  CHECK(held_out.front().median_abs <= 0.11);
+  CHECK(held_out.front().median_abs <= 0.10);
+  CHECK(held_out.front().p90_abs <= 0.35);
+  for (const auto& s : held_out)
+    if (s.group == "task: inference") CHECK(s.median_abs <= 0.12);
 }
 
-TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 12.5%, p90 <= 35%, pretraining median <= 10.5%, inference <= 13.5%") {
+TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 12%, p90 <= 35%, pretraining median <= 10%, inference <= 13%") {
   const LeaveOneSourceOut loso = leave_one_source_out(bundled(), validation_catalog());
   const auto held_out = summarise(loso.held_out);
   REQUIRE(!held_out.empty());
-  CHECK(held_out.front().cases >= 203);
-  // Achieved over 203 cases: median 11.8%, p90 33.3%, pretraining 10.2%,
-  // inference 13.0%. The engines issue's targets are 10%, 35% and 12%: the p90
-  // is met, the median and inference are not (docs/validation.md). The 26
-  // TensorRT-LLM 1.x rows (TRTLLM-1X), taken by a rule fixed before scoring,
-  // score 22% out of sample: fine-grained MoE decode at high batch runs 30-100%
-  // slower than predicted, and their B200 rows pull B200's shared bandwidth
-  // fraction down (pretraining was 9.7% before them).
-  CHECK(held_out.front().median_abs <= 0.125);
+  CHECK(held_out.front().cases >= 217);
+  // Achieved over 217 cases: median 11.4%, p90 34.0%, pretraining 9.7%,
+  // inference 12.5%. The engines issue's targets are 10%, 35% and 12%: the p90
+  // is met, the median and inference are not (docs/validation.md). The two
+  // sources of fine-grained MoE serving on Blackwell, taken by rules fixed
+  // before scoring, score 21% (TRTLLM-1X) and 25% (SGLCB) out of sample.
+  CHECK(held_out.front().median_abs <= 0.12);
   CHECK(held_out.front().p90_abs <= 0.35);
   for (const auto& s : held_out) {
-    if (s.group == "task: pretrain") CHECK(s.median_abs <= 0.105);
-    if (s.group == "task: inference") CHECK(s.median_abs <= 0.135);
+    if (s.group == "task: pretrain") CHECK(s.median_abs <= 0.10);
+    if (s.group == "task: inference") CHECK(s.median_abs <= 0.13);
   }
   // The fit with every source reproduces its cases better than the fits without.
   CHECK(summarise(loso.in_sample).front().median_abs < held_out.front().median_abs);

@@ -1,6 +1,6 @@
 // The error band every prediction carries (docs/validation.md §Accuracy
 // bands): the out-of-sample |error| of the published cases of its group
-// (accelerator x task), each case predicted by the fit made without its own
+// (accelerator x task, by engine or stack, and MoE models apart), each case predicted by the fit made without its own
 // source. Precomputed into data/validation/accuracy.json by
 // `gpuadvisor calibrate --leave-one-source-out --write-accuracy`; a test
 // checks it matches the cases and the physics.
@@ -16,6 +16,8 @@ namespace gpuadvisor {
 
 // A group with fewer cases than this says so and uses its task's band.
 inline constexpr int kMinAccuracyCases = 3;
+// The group suffix of MoE models' cases: "inference/moe", "pretrain/moe".
+inline constexpr const char* kMoeVariant = "moe";
 
 struct AccuracyBand {
   std::string group;  // "H100-SXM pretrain", or "pretrain, all accelerators"
@@ -32,11 +34,13 @@ std::string accuracy_task(std::string_view task);
 // The band for predictions on `accelerator` for `task` (an accuracy_task
 // name), from the embedded table; nullopt when the task has no cases at all.
 // With a serving `engine`: the accelerator x engine group when it has enough
-// cases, else the accelerator's (engines pooled, said in the note).
-std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task, std::string_view engine = {});
+// cases, else the accelerator's (engines pooled, said in the note). For an
+// MoE model (`moe`): the MoE cases' band on the accelerator, else every
+// accelerator's MoE cases, else the band above with the pooling said.
+std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task, std::string_view engine = {}, bool moe = false);
 
 // The band as one line for reports, or "unknown (...)" when the task has no cases.
-std::string accuracy_line(std::string_view accelerator, std::string_view task, std::string_view engine = {});
+std::string accuracy_line(std::string_view accelerator, std::string_view task, std::string_view engine = {}, bool moe = false);
 
 // The table's JSON text: per accelerator x task and per task, out of sample
 // (RL cases, never fitted, as they are).

@@ -18,10 +18,11 @@ namespace gpuadvisor {
 inline constexpr double kBytesInt4 = 0.5 + 2.0 / 128 + 0.5 / 128;  // GPTQ/AWQ: fp16 scale + 4-bit zero per 128 weights
 inline constexpr double kBytesFp4 = 0.5 + 1.0 / 16;                 // NVFP4: one fp8 scale per 16 weights
 inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequences in flight (unless --concurrency or the engine's own, max_sequences)
-// Small-batch decode on GPUs is bounded below by its kernels even inside CUDA
-// graphs (docs/research/moe-kernels.md): about 8 kernels per decoder layer of
-// at least 3 us each (B200 decode traces: the smallest kernels take 2.1 us,
-// small GEMMs 4-9 us), and each MoE layer's routing (router top-k, align and
+// Decode kernels run one after another even inside CUDA graphs
+// (docs/research/moe-kernels.md): about 8 kernels per decoder layer, each with
+// about 3 us of fixed time (launch gap, ramp-up and tail) on top of its bytes
+// and FLOPs (B200 decode traces: the smallest kernels take 2.1 us, small GEMMs
+// 4-9 us), in series with the weight and KV streaming; each MoE layer's routing (router top-k, align and
 // permute, finalize) adds 28 us above its weight reads (vLLM/SGLang fused-MoE
 // benchmarks captured in CUDA graphs: 29.5 us on H100 with 2.3 us of weights,
 // 31.7 us on H200 with 3.9 us).
@@ -98,7 +99,7 @@ struct DecodeStep {
   double weights_read_s = 0;     // weight bytes / achievable bandwidth
   double kv_read_s = 0;          // KV bytes / achievable bandwidth
   double compute_s = 0;          // FLOPs / achievable compute
-  double kernel_floor_s = 0;     // GPUs: layers x kernels per layer x the shortest kernel (a lower bound on the step)
+  double kernel_floor_s = 0;     // GPUs: layers x kernels per layer x each kernel's fixed time, in series with the bytes and FLOPs
   double moe_routing_s = 0;      // GPUs: MoE layers x the routing kernels' fixed time
   double sequence_s = 0;         // Neuron: sequences x layers x decode_sequence_layer_s
   double dequant_s = 0;          // weight-only int8/int4: unpacking and scaling on the vector units
@@ -107,7 +108,7 @@ struct DecodeStep {
   double pipeline_p2p_s = 0;
   double launch_s = 0;           // the engine's kernel launches, overlapped with the work above
   double host_s = 0;             // the engine's host time per step in series (scheduling, per-sequence work)
-  double accelerator_s() const;  // max(memory, compute) + dequantisation + communication
+  double accelerator_s() const;  // max(memory, compute) + kernels' fixed time + MoE routing + dequantisation + communication
   double total_s() const;        // max(accelerator, launch) + host
   std::string bound() const;     // "memory bandwidth", "compute", "communication"
 };

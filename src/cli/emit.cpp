@@ -69,7 +69,7 @@ void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const Mod
                   format_duration(e.setup.hours()), e.mfu * 100),
       fmt::format("{} {}", cost_usd ? "$" + format_thousands(*cost_usd, *cost_usd < 1000 ? 2 : 0) : "cost unknown", pricing),
       fmt::format("{:.1f} GB of {:.1f} GB per accelerator", e.memory.total_gb(), e.memory.capacity_gb)};
-  ctx.error_band = accuracy_line(c.accelerator->name, to_string(w.task), framework_for(*c.accelerator, w.framework).name);
+  ctx.error_band = accuracy_line(c.accelerator->name, to_string(w.task), framework_for(*c.accelerator, w.framework).name, m.is_moe());
   TrainingLaunch t{&m, &w, c.instance, c.accelerator, c.count, e.layout, e.precision};
   write_files(o, emit_training(t, ctx, target));
 }
@@ -89,7 +89,7 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
                                            : "cost unknown",
                    fmt::format("{:.1f} GB of {:.1f} GB per accelerator at the capacity batch", row.estimate.memory.total_gb(),
                                row.estimate.memory.capacity_gb)};
-  ctx.error_band = accuracy_line(row.instance->accelerator_name, "inference", row.estimate.engine->name);
+  ctx.error_band = accuracy_line(row.instance->accelerator_name, "inference", row.estimate.engine->name, m.is_moe());
   ServingLaunch s{&m, &w, row.instance, row.accelerator, row.estimate.layout, row.replicas, row.instances, row.estimate.batch,
                   static_cast<int>(w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens)};
   write_files(o, emit_serving(s, ctx, target));
