@@ -79,6 +79,11 @@ Precision attention_precision(const Accelerator& acc, Precision matmul) {
   return matmul;
 }
 
+Precision serving_attention_precision(const Accelerator& acc, Precision matmul, Precision kv_cache) {
+  if (kv_cache == Precision::fp8 && acc.tflops(Precision::fp8)) return Precision::fp8;
+  return attention_precision(acc, matmul);
+}
+
 std::optional<Precision> effective_precision(const Accelerator& acc, Precision requested) {
   if (acc.tflops(requested)) return requested;
   if (requested == Precision::bf16 && acc.tflops(Precision::fp16)) return Precision::fp16;

@@ -167,8 +167,11 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   // Compiled prefill graphs (prefill_compute_factor) run at a flat share of the
   // compute fraction; GPU kernels ramp with width and tokens.
   const EngineProfile& engine = engine_for(acc, w.engine);
-  const double eff = engine.prefill_compute_factor > 0 ? max_compute_fraction(acc, p.compute) * engine.prefill_compute_factor
-                                                       : compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, batched_tokens);
+  auto efficiency = [&](Precision at) {
+    return engine.prefill_compute_factor > 0 ? max_compute_fraction(acc, at) * engine.prefill_compute_factor
+                                             : compute_efficiency(acc, at, double(m.hidden) / l.tp, batched_tokens);
+  };
+  const double eff = efficiency(p.compute);
   // On GPUs routed experts see k/E of the batched tokens each, as in training
   // (matmul_seconds); a compiled graph's flat share covers its experts too.
   const double matmul_flops = tokens * 2 * matmul_params_per_token(m);
@@ -176,7 +179,9 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   const double matmul_s = engine.prefill_compute_factor > 0
                               ? matmul_flops / (peak * eff)
                               : matmul_seconds(m, acc, p.compute, matmul_flops, eff, l.tp, batched_tokens * m.active_experts / std::max(1, m.experts));
-  out.compute_s = (matmul_s + (flops - matmul_flops) / (peak * eff)) / l.tp;
+  const Precision attention_p = serving_attention_precision(acc, p.compute, w.kv_cache);
+  const double attention_s = (flops - matmul_flops) / (acc.tflops(attention_p).value_or(0) * 1e12 * efficiency(attention_p));
+  out.compute_s = (matmul_s + attention_s) / l.tp;
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
   out.weights_read_s = inference_weight_bytes(m, w.weights) / l.tp / bw * std::min(1.0, tokens / batched_tokens);
   const double act = tokens * m.hidden * kActivationBytes;
@@ -223,8 +228,10 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // (the memory term covers that regime); routed experts keep their narrower
   // width's factor (no row count).
   const double dense_eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, std::nullopt);
-  const double peak = acc.tflops(p.compute).value_or(0) * 1e12;
-  s.compute_s = (matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.tp, std::nullopt) + attention_flops / (peak * dense_eff)) / l.tp;
+  const Precision attention_p = serving_attention_precision(acc, p.compute, w.kv_cache);
+  const double attention_s = attention_flops / (acc.tflops(attention_p).value_or(0) * 1e12 *
+                                                compute_efficiency(acc, attention_p, double(m.hidden) / l.tp, std::nullopt));
+  s.compute_s = (matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.tp, std::nullopt) + attention_s) / l.tp;
   s.tensor_parallel_s = 2.0 * m.layers * decode_all_reduce_s(stage_batch * m.hidden * kActivationBytes, l.tp, acc);
   if (l.pp > 1)
     s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_batch * m.hidden * kActivationBytes /

@@ -440,8 +440,9 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                        a.vector_fp32_tflops ? fmt::format("{}", *a.vector_fp32_tflops) : "unknown",
                        e.step.dequant_unknown ? " (not counted)" : "");
   out += fmt::format("  prefill = max((2 N_matmul P + 2 L w P^2) / (tp x peak x efficiency), weights / (tp x bandwidth)) + 2 L all-reduces of"
-                     " P x hidden x 2 bytes = {:.1f} ms alone; {:.1f} ms of replica time under load{}\n",
+                     " P x hidden x 2 bytes = {:.1f} ms alone; {:.1f} ms of replica time under load; attention at {}{}\n",
                      e.prefill_s * 1e3, e.prefill_gpu_s_per_request * 1e3,
+                     to_string(serving_attention_precision(a, e.precision.compute, w.kv_cache)),
                      engine.prefill_compute_factor > 0
                          ? fmt::format(" (compiled graphs: efficiency = {:.3f} x {:.2f}, no ramp)", max_compute_fraction(a, e.precision.compute),
                                        engine.prefill_compute_factor)

@@ -327,3 +327,31 @@ TEST_CASE("TensorRT-LLM keeps gpt-oss's sliding-window layers at full length in 
   const double attended = (12 * (1024 + 4096.0) + 12 * 128.0) / 24;
   CHECK(kv_gb_at_batch_100("vllm") == Approx(100 * attended * per_token_all_layers / 1e9));
 }
+
+TEST_CASE("serving attention runs at fp8 with an fp8 KV cache, else 16-bit, whatever the matrices run at") {
+  const Accelerator& b200 = *cat().find_accelerator("B200");
+  const Accelerator& a10g = *cat().find_accelerator("A10G");
+  CHECK(serving_attention_precision(b200, Precision::fp4, Precision::fp8) == Precision::fp8);
+  CHECK(serving_attention_precision(b200, Precision::fp4, Precision::bf16) == Precision::bf16);
+  CHECK(serving_attention_precision(a10g, Precision::bf16, Precision::fp8) == Precision::bf16);  // no fp8 math on Ampere
+  // Decode at batch 32, 8k context, on B200 with fp4 weights: the attention
+  // share of the compute runs at fp8 or bf16 peak, never fp4's.
+  const ModelSpec& m = model("llama-3-70b");
+  Cluster c = cluster("p6-b200.48xlarge");
+  auto compute_at = [&](Precision kv) {
+    InferenceRequest r;
+    r.mode = ServingMode::offline;
+    r.prompt_tokens = 8192;
+    r.output_tokens = 2;
+    r.weights = WeightFormat::fp4;
+    r.kv_cache = kv;
+    r.engine = find_engine("trtllm");
+    return estimate_inference(m, make_inference_workload(r), c, ServingLayout{1, 1}, 32, nullptr).step.compute_s;
+  };
+  const double matmul_s = matmul_seconds(m, b200, Precision::fp4, 32 * 2 * matmul_params_per_token(m),
+                                         compute_efficiency(b200, Precision::fp4, 8192, std::nullopt), 1, std::nullopt);
+  const double attention_flops = 32 * 4.0 * 80 * 8192 * 8193;  // 80 layers, 64 x 128 query width, 8192 + 1 tokens attended
+  auto attention_s = [&](Precision p) { return attention_flops / (*b200.tflops(p) * 1e12 * compute_efficiency(b200, p, 8192, std::nullopt)); };
+  CHECK(compute_at(Precision::fp8) == Approx(matmul_s + attention_s(Precision::fp8)));
+  CHECK(compute_at(Precision::bf16) == Approx(matmul_s + attention_s(Precision::bf16)));
+}

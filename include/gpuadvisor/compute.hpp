@@ -71,6 +71,12 @@ double max_compute_fraction(const Accelerator& acc, Precision p);
 // precision's max_compute_fraction.
 Precision attention_precision(const Accelerator& acc, Precision matmul);
 
+// Serving attention's precision: fp8 when the KV cache is fp8 and the
+// accelerator has fp8 math (vLLM's FlashAttention 3 backend then runs
+// attention in fp8 with the queries quantised too; TensorRT-LLM's FP8 FMHA),
+// else 16-bit as attention_precision, whatever the matrices run at.
+Precision serving_attention_precision(const Accelerator& acc, Precision matmul, Precision kv_cache);
+
 // The precision the accelerator runs `requested` at: the same, or fp16 for a
 // bf16 request on an accelerator without bf16 (T4, V100); nullopt if unsupported.
 std::optional<Precision> effective_precision(const Accelerator& acc, Precision requested);
