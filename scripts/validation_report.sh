@@ -30,10 +30,10 @@ hardware figures: each case names its serving engine or training stack
 bounded and pulled toward physical priors (§Fitted parameters). Of the engines
 issue's targets (out of sample: median ≤ 10%, p90 ≤ 35%, inference median
 ≤ 12%; in sample ≤ 8%) the p90 and the in-sample median are met over the
-217 bundled cases: the pooled median is 11.4%, inference 12.2%, in sample
-7.5%. Over the 177 cases bundled before the two sources of fine-grained MoE
+217 bundled cases: the pooled median is 11.4%, inference 12.4%, in sample
+7.3%. Over the 177 cases bundled before the two sources of fine-grained MoE
 serving on Blackwell (TRTLLM-1X and SGLCB) every target holds: 9.4%, p90
-28.8%, inference 9.3%, in sample 6.7%. Six sets of cases came in 2026-12, each
+28.8%, inference 9.1%, in sample 6.6%. Six sets of cases came in 2026-12, each
 by a rule fixed before it was scored, and each kept whatever it scored:
 - SGLCB (14 usable cases, 13 kept unusable): SGLang's own cookbook
   (sgl-project/sgl-cookbook, SGLang 0.5.6, bench_serving output): every
@@ -98,7 +98,7 @@ by a rule fixed before it was scored, and each kept whatever it scored:
   They ran 10-30% slower per token than predicted (out of sample 22%) until
   the decode kernels' fixed time (8 kernels x 3 µs per layer) was added to
   the memory time instead of standing as a floor under it (methodology
-  §Decode step): out of sample 7.9%.
+  §Decode step): out of sample 7.7%.
 - NEMO, completed (6 cases): the rows of NeMo 24.07's performance summary
   that the NEMO cases had left out (GPT3-5B, GPT3-175B on 512 GPUs,
   Llama-2-70B pre-training, SFT and LoRA, Nemotron-4-340B). Out of sample
@@ -250,8 +250,8 @@ to be 72 µs for the Neuron SDK pages and 14 µs for optimum-neuron.
 
 In sample (the fit with every source). The earlier targets (issue #6: median
 ≤ 10%, p90 ≤ 25%) were met on 102 cases with a free fit; the bounded,
-regularised fit over 217 cases gives a median of 7.5% and a p90 of 29.0%
-(6.7% and 26.4% over the 177 cases before TRTLLM-1X and SGLCB), and the test
+regularised fit over 217 cases gives a median of 7.3% and a p90 of 28.6%
+(6.6% and 26.4% over the 177 cases before TRTLLM-1X and SGLCB), and the test
 asserts 8.5% and 30%. The largest errors come from what the model does not
 have: fine-grained MoE decode at hundreds of sequences (TensorRT-LLM 1.x on B200 and
 GB200: GPT-OSS-20B and Qwen3-30B-A3B 13-78% over-predicted; a token-count

@@ -100,17 +100,28 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
 std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::string_view task, std::string_view engine, bool moe) {
   const auto& g = table().groups;
   if (moe) {
-    // MoE predictions carry the MoE cases' band: on the accelerator, else every accelerator's.
-    const std::string moe_task = std::string(task) + "/" + kMoeVariant;
-    auto own = g.find({std::string(accelerator), moe_task});
-    if (own != g.end() && own->second.cases >= kMinAccuracyCases) return own->second;
-    const int n = own == g.end() ? 0 : own->second.cases;
+    // MoE predictions carry the MoE cases' band: on the accelerator, else every
+    // accelerator's. Fine-tuning has no MoE cases of its own: it takes the MoE
+    // pre-training cases' band (the same training physics), and says so.
+    auto moe_group = [&](const std::string& t, const std::string& acc) {
+      auto it = g.find({acc, t + "/" + kMoeVariant});
+      return it == g.end() ? std::optional<AccuracyBand>() : std::optional<AccuracyBand>(it->second);
+    };
+    const std::string own_task(task);
+    const auto own = moe_group(own_task, std::string(accelerator));
+    if (own && own->cases >= kMinAccuracyCases) return own;
+    const int n = own ? own->cases : 0;
     const std::string few = fmt::format("{} published MoE {} case{} on {}", n == 0 ? "no" : fmt::format("only {}", n), task, n == 1 ? "" : "s", accelerator);
-    auto all = g.find({"*", moe_task});
-    if (all != g.end() && all->second.cases >= kMinAccuracyCases) {
-      AccuracyBand b = all->second;
-      b.note = few + ": every accelerator's MoE cases";
-      return b;
+    if (auto all = moe_group(own_task, "*"); all && all->cases >= kMinAccuracyCases) {
+      all->note = few + ": every accelerator's MoE cases";
+      return all;
+    }
+    if (task == "fine-tuning") {
+      for (const std::string acc : {std::string(accelerator), std::string("*")})
+        if (auto pre = moe_group("pretrain", acc); pre && pre->cases >= kMinAccuracyCases) {
+          pre->note = "no published MoE fine-tuning cases: the MoE pre-training cases' band";
+          return pre;
+        }
     }
     auto b = accuracy_band(accelerator, task, engine);
     if (b) b->note = few + (b->note.empty() ? ": dense and MoE pooled" : "; dense and MoE pooled, " + b->note);

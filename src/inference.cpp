@@ -118,14 +118,14 @@ double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
 // Kernels run one after another in the step's graph: each one's fixed time
 // (kernel_floor_s) adds to the byte and FLOP time of the kernels themselves.
 double DecodeStep::accelerator_s() const {
-  return std::max(weights_read_s + kv_read_s, compute_s) + kernel_floor_s + moe_routing_s + sequence_s + dequant_s + tensor_parallel_s +
+  return std::max(weights_read_s + kv_read_s + moe_permute_s, compute_s) + kernel_floor_s + moe_routing_s + sequence_s + dequant_s + tensor_parallel_s +
          pipeline_p2p_s;
 }
 
 double DecodeStep::total_s() const { return std::max(accelerator_s(), launch_s) + host_s; }
 
 std::string DecodeStep::bound() const {
-  const double memory = weights_read_s + kv_read_s, comm = tensor_parallel_s + pipeline_p2p_s;
+  const double memory = weights_read_s + kv_read_s + moe_permute_s, comm = tensor_parallel_s + pipeline_p2p_s;
   if (launch_s > accelerator_s() || host_s > accelerator_s()) return "engine host overhead";
   const double kernels = kernel_floor_s + moe_routing_s;
   if (comm > std::max({memory, compute_s, dequant_s, kernels, sequence_s})) return "communication";
@@ -222,6 +222,11 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
     else s.dequant_unknown = true;
   }
   s.kv_read_s = stage_batch * m.attended_tokens(context) * kv_per_token / bw;
+  // MoE dispatch reads each token's activations and writes k copies; combine
+  // reads the k expert outputs and writes their sum: (2k + 2) x hidden x 2 bytes
+  // per token and MoE layer (every TP rank holds the full hidden).
+  if (m.is_moe())
+    s.moe_permute_s = double(m.moe_layers()) / l.pp * stage_batch * (2.0 * m.active_experts + 2) * m.hidden * kActivationBytes / bw;
   const double matmul_flops = stage_batch * 2 * matmul_params_per_token(m);
   const double attention_flops = stage_batch * 4.0 * m.layers * m.query_width() * m.attended_tokens(context);
   // Decode matrices have few rows: no token-count factor, dense or expert

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <tuple>
 
@@ -230,6 +231,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
     const auto od = hourly_rate(inst, r.region, Pricing::on_demand);
     const auto spot = hourly_rate(inst, r.region, Pricing::spot);
     std::string memory_problem, target_problem, constraint_problem;
+    double target_problem_tpot_s = std::numeric_limits<double>::infinity();  // the layout the rejection names: the fastest
     // "; --weights int8 fits on one instance" when a lighter format would.
     auto lighter_fit = [&](const Instance& i, const Accelerator& a) -> std::string {
       for (auto q = lighter(w.weights); q; q = lighter(*q)) {
@@ -268,8 +270,12 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
           out.best_batch1_option = fmt::format("{} with tp {}{}", inst.name, tp, pp > 1 ? fmt::format(" x pp {}", pp) : "");
         }
         if (!problem.empty()) {
-          // Targets missed: more stages would only add latency.
-          target_problem = fmt::format("tp {}{}: {}", tp, pp > 1 ? fmt::format(" pp {}", pp) : "", problem);
+          // Targets missed: more stages would only add latency. The instance's
+          // rejection names its fastest layout at batch 1.
+          if (batch1.tpot_s < target_problem_tpot_s) {
+            target_problem_tpot_s = batch1.tpot_s;
+            target_problem = fmt::format("tp {}{}: {}", tp, pp > 1 ? fmt::format(" pp {}", pp) : "", problem);
+          }
           break;
         }
         ServingRow row;

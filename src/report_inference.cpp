@@ -310,7 +310,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
                                        {"dequant_s", e.step.dequant_unknown ? ordered_json(nullptr) : ordered_json(sig6(e.step.dequant_s))},
                                        {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
                                        {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)}, {"kernel_floor_s", sig6(e.step.kernel_floor_s)},
-                                       {"moe_routing_s", sig6(e.step.moe_routing_s)}, {"sequence_s", sig6(e.step.sequence_s)},
+                                       {"moe_routing_s", sig6(e.step.moe_routing_s)}, {"moe_permute_s", sig6(e.step.moe_permute_s)}, {"sequence_s", sig6(e.step.sequence_s)},
                                        {"launch_s", sig6(e.step.launch_s)},
                                        {"engine_host_s", sig6(e.step.host_s)}, {"step_s", sig6(e.step.total_s())},
                                        {"bound", e.step.bound()}}}};
@@ -356,6 +356,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   if (e.step.kernel_floor_s > 0)
     add("decode", "kernels' fixed time", latency_cell(e.step.kernel_floor_s), "per step, in series: launch gap, ramp-up and tail of each kernel");
   if (e.step.moe_routing_s > 0) add("decode", "MoE routing", latency_cell(e.step.moe_routing_s), "per step, router and permute kernels");
+  if (e.step.moe_permute_s > 0) add("decode", "MoE permute", latency_cell(e.step.moe_permute_s), "per step, dispatch and combine copies (memory)");
   if (e.step.sequence_s > 0) add("decode", "per-sequence work", latency_cell(e.step.sequence_s), "per step, Neuron: each sequence's attention per layer");
   if (e.step.dequant_unknown)
     add("decode", "dequantise weights", Cell{"unknown", std::monostate{}}, "no vector FLOP/s in the catalog for " + c.accelerator->name + "; not counted");
@@ -412,11 +413,13 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                      e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb, e.max_batch);
   const EngineProfile& engine = *e.engine;
   out += fmt::format("  engine: {} ({})\n", engine.name, engine.title);
-  out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "
+  out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms{} at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "
                      "+ kernels' fixed time {:.2f} ms + MoE routing {:.2f} ms + per-sequence {:.2f} ms + dequantise {:.2f} ms + all-reduces {:.2f} ms + "
                      "pipeline {:.2f} ms "
                      "= {:.2f} ms on the accelerator\n",
-                     e.batch, e.step.weights_read_s * 1e3, e.step.kv_read_s * 1e3, a.memory_bandwidth_gb_per_s,
+                     e.batch, e.step.weights_read_s * 1e3, e.step.kv_read_s * 1e3,
+                     e.step.moe_permute_s > 0 ? fmt::format(" + MoE permute {:.2f} ms", e.step.moe_permute_s * 1e3) : std::string(),
+                     a.memory_bandwidth_gb_per_s,
                      a.efficiency.memory_bandwidth_fraction, e.step.compute_s * 1e3, a.tflops(e.precision.compute).value_or(0),
                      to_string(e.precision.compute), e.step.kernel_floor_s * 1e3, e.step.moe_routing_s * 1e3, e.step.sequence_s * 1e3, e.step.dequant_s * 1e3,
                      e.step.tensor_parallel_s * 1e3, e.step.pipeline_p2p_s * 1e3, e.step.accelerator_s() * 1e3);

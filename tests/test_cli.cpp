@@ -158,6 +158,23 @@ TEST_CASE("cli: bad input exits 2 with one clear line") {
   }
 }
 
+TEST_CASE("cli: a misspelt --task gets the nearest tasks") {
+  Run r = run("recommend --params 13B --task lroa");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("did you mean: lora") != std::string::npos);
+}
+
+TEST_CASE("cli: when no option meets a latency target, each instance's rejection names its fastest layout, as the summary does") {
+  Run r = run("recommend --model gpt-oss-120b --task inference --max-tpot 2ms -q");
+  CHECK(r.code == 3);
+  const auto summary = r.err.find("the fastest option, ");
+  REQUIRE(summary != std::string::npos);
+  const std::string option = r.err.substr(summary + 20, r.err.find(", reaches", summary) - summary - 20);  // "p6-b300.48xlarge with tp 1"
+  const std::string instance = option.substr(0, option.find(" with "));
+  const std::string tp = option.substr(option.find(" with ") + 6);
+  CHECK(r.err.find("  " + instance + ": " + tp + ": ") != std::string::npos);
+}
+
 TEST_CASE("cli: nothing fits exits 3 and says why") {
   Run r = run("recommend --model llama-3.1-405b --task pretrain --family g4dn --max-instances 1");
   CHECK(r.code == 3);

@@ -355,3 +355,16 @@ TEST_CASE("serving attention runs at fp8 with an fp8 KV cache, else 16-bit, what
   CHECK(compute_at(Precision::fp8) == Approx(matmul_s + attention_s(Precision::fp8)));
   CHECK(compute_at(Precision::bf16) == Approx(matmul_s + attention_s(Precision::bf16)));
 }
+
+TEST_CASE("MoE decode reads and writes the dispatch and combine copies of the activations (gpt-oss-20b, hand-computed)") {
+  const ModelSpec& m = model("gpt-oss-20b");  // 24 MoE layers, hidden 2880, top-4
+  Cluster c = cluster("p6-b200.48xlarge");
+  InferenceRequest r;
+  r.mode = ServingMode::offline;
+  r.weights = WeightFormat::fp4;
+  const InferenceEstimate e = estimate_inference(m, make_inference_workload(r), c, ServingLayout{1, 1}, 100, nullptr);
+  const double bw = 8000e9 * c.accelerator->efficiency.memory_bandwidth_fraction;
+  CHECK(e.step.moe_permute_s == Approx(24 * 100 * (2 * 4 + 2) * 2880 * 2 / bw));
+  CHECK(e.step.accelerator_s() >= e.step.weights_read_s + e.step.kv_read_s + e.step.moe_permute_s);
+  CHECK(estimate_inference(model("llama-3-8b"), make_inference_workload(r), c, ServingLayout{1, 1}, 100, nullptr).step.moe_permute_s == 0);
+}

@@ -101,6 +101,7 @@ struct DecodeStep {
   double compute_s = 0;          // FLOPs / achievable compute
   double kernel_floor_s = 0;     // GPUs: layers x kernels per layer x each kernel's fixed time, in series with the bytes and FLOPs
   double moe_routing_s = 0;      // GPUs: MoE layers x the routing kernels' fixed time
+  double moe_permute_s = 0;      // MoE: dispatch and combine copies of the activations (memory traffic)
   double sequence_s = 0;         // Neuron: sequences x layers x decode_sequence_layer_s
   double dequant_s = 0;          // weight-only int8/int4: unpacking and scaling on the vector units
   bool dequant_unknown = false;  // weight-only, but the accelerator's vector FLOP/s are not published (not counted)
@@ -108,7 +109,7 @@ struct DecodeStep {
   double pipeline_p2p_s = 0;
   double launch_s = 0;           // the engine's kernel launches, overlapped with the work above
   double host_s = 0;             // the engine's host time per step in series (scheduling, per-sequence work)
-  double accelerator_s() const;  // max(memory, compute) + kernels' fixed time + MoE routing + dequantisation + communication
+  double accelerator_s() const;  // max(weights + KV + MoE permute, compute) + kernels' fixed time + MoE routing + dequantisation + communication
   double total_s() const;        // max(accelerator, launch) + host
   std::string bound() const;     // "memory bandwidth", "compute", "communication"
 };

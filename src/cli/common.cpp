@@ -327,7 +327,9 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   WorkloadRequest r;
   const std::string task_text = o.task.empty() ? "pretrain" : o.task;
   auto task = task_from_string(task_text);
-  if (!task) throw InputError(fmt::format("--task: '{}' is not one of pretrain, finetune, lora, qlora, inference, rl", o.task));
+  if (!task)
+    throw InputError(fmt::format("--task: '{}' is not one of pretrain, finetune, lora, qlora, inference, rl{}", o.task,
+                                 did_you_mean(o.task, {"pretrain", "finetune", "lora", "qlora", "inference", "rl"})));
   if (o.task.empty()) warn("no --task given: pre-training assumed (--task pretrain | finetune | lora | qlora | inference | rl)");
   r.task = *task;
   if (!o.tokens.empty()) {
