@@ -102,6 +102,18 @@ std::string service_line(const ServingRow& r) {
 
 }  // namespace
 
+// A pick sized close to its time-per-token target may miss it by the
+// prediction's own error: when its band leans optimistic and the p90 error
+// would cross the target, say what target keeps the service inside it.
+std::string margin_text(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
+  if (!w.max_tpot_s) return "";
+  const auto band = accuracy_band(pick.instance->accelerator_name, "inference", pick.estimate.engine->name, moe);
+  if (!band || band->median_signed_error < 0.05 || pick.at_load.tpot_s * (1 + band->p90_abs_error) <= *w.max_tpot_s) return "";
+  return fmt::format("  margin: {:.0f} ms per token against the {:.0f} ms target, and the band above leans optimistic: "
+                     "--max-tpot {:.0f}ms keeps the target at its p90 error\n",
+                     pick.at_load.tpot_s * 1e3, *w.max_tpot_s * 1e3, *w.max_tpot_s / (1 + band->p90_abs_error) * 1e3);
+}
+
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
@@ -116,6 +128,7 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
                        "methodology §Precision)\n",
                        to_string(ctx.workload->weights), to_string(p.compute), rec.pick->accelerator->name, to_string(ctx.workload->weights));
   out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name, "inference", rec.pick->estimate.engine->name, ctx.model->is_moe()));
+  out += margin_text(*rec.pick, *ctx.workload, ctx.model->is_moe());
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   auto alternative = [&](const ServingRow& x) {
     const bool same = x.instance == rec.pick->instance && x.estimate.layout.tp == rec.pick->estimate.layout.tp &&

@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "cli_run.hpp"
+#include "gpuadvisor/accuracy.hpp"
+#include <fmt/format.h>
 
 using cli_test::Run;
 using cli_test::run;
@@ -156,6 +158,17 @@ TEST_CASE("cli: bad input exits 2 with one clear line") {
     CHECK(r.out.empty());
     CHECK_FALSE(r.err.empty());
   }
+}
+
+TEST_CASE("cli: a serving pick whose optimistic band could carry it past the time-per-token target says what target keeps it") {
+  Run r = run("recommend --model qwen3-30b-a3b --task inference --requests-per-second 10 --prompt-tokens 1000 --output-tokens 500 -q");
+  REQUIRE(r.code == 0);
+  const auto band = gpuadvisor::accuracy_band("H100-SXM", "inference", "vllm", true);
+  REQUIRE(band);
+  REQUIRE(band->median_signed_error > 0.05);
+  CHECK(r.out.find(fmt::format("--max-tpot {:.0f}ms keeps the target", 40 / (1 + band->p90_abs_error))) != std::string::npos);
+  // A dense pick whose band leans pessimistic has no such line.
+  CHECK(run("recommend --params 7B --task inference -q").out.find("margin:") == std::string::npos);
 }
 
 TEST_CASE("cli: a misspelt --task gets the nearest tasks") {
