@@ -291,6 +291,15 @@ the sources do not give.
 The trend is in the matrix time itself: GPT3-175B on B200 runs faster than its
 predicted compute alone.
 
+Tried in 2026-12 against the fine-grained MoE serving rows and rejected:
+decode's KV bytes read at a lower efficiency than the weights (one factor for
+every accelerator: 1.25x made the pooled median 12.9%, 2x 15.1%); TensorRT-LLM's
+sliding-window layers read at full length as well as held at full length
+(GPT-OSS-20B's six rows within 10%, but GPT-OSS-120B 13-21% too slow, and
+XQA and the trtllm-gen kernels skip the tiles outside the window); four
+activation-quantisation kernels per layer for fp8 and fp4 matrices (nm-vllm's
+fp8 profile; 11.6% against 11.4% without).
+
 PROSE
 "$g" -q validate --format markdown | sed -n '/^| GROUP/,/^RL post-training cases/p' | grep -v '^RL post-training cases'
 cat <<'PROSE'
