@@ -70,7 +70,7 @@ TEST_CASE("accuracy on the bundled cases, in sample: median <= 8%, p90 <= 30%, e
   const ErrorSummary& all = summary.front();
   CHECK(all.group == "all");
   CHECK(all.cases >= 120);
-  // Achieved: median 7.3%, p90 28.6%, over 217 cases (the engines issue asks
+  // Achieved: median 7.5%, p90 28.6%, over 217 cases (the engines issue asks
   // the in-sample median to stay <= 8%).
   CHECK(all.median_abs <= 0.08);
   CHECK(all.p90_abs <= 0.30);
@@ -83,7 +83,7 @@ TEST_CASE("accuracy on the bundled cases, in sample: median <= 8%, p90 <= 30%, e
 
 TEST_CASE("the cases bundled before the fine-grained MoE serving sources meet the engines issue's targets out of sample") {
   // The 177 cases the engines issue was measured on: 11.2% before MoE prefill
-  // ran its experts as a grouped GEMM, 10.5% after, 9.4% (inference 9.1%)
+  // ran its experts as a grouped GEMM, 10.5% after, 9.6% (inference 9.0%)
   // with the decode kernels' fixed time in series. TRTLLM-1X (26 cases) and
   // SGLCB (27, 14 usable) came later and are kept whatever they score.
   std::vector<ValidationCase> earlier;
@@ -98,21 +98,21 @@ TEST_CASE("the cases bundled before the fine-grained MoE serving sources meet th
     if (s.group == "task: inference") CHECK(s.median_abs <= 0.12);
 }
 
-TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 12%, p90 <= 35%, pretraining median <= 10%, inference <= 13%") {
+TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 11%, p90 <= 35%, pretraining median <= 10%, inference <= 12%") {
   const LeaveOneSourceOut loso = leave_one_source_out(bundled(), validation_catalog());
   const auto held_out = summarise(loso.held_out);
   REQUIRE(!held_out.empty());
   CHECK(held_out.front().cases >= 217);
-  // Achieved over 217 cases: median 11.4%, p90 32.6%, pretraining 9.8%,
-  // inference 12.4%. The engines issue's targets are 10%, 35% and 12%: the p90
-  // is met, the median and inference are not (docs/validation.md). The two
+  // Achieved over 217 cases: median 10.5%, p90 33.0%, pretraining 9.8%,
+  // inference 11.9%. The engines issue's targets are 10%, 35% and 12%: the p90
+  // and inference are met, the median is not (docs/validation.md). The two
   // sources of fine-grained MoE serving on Blackwell, taken by rules fixed
-  // before scoring, score 21% (TRTLLM-1X) and 26% (SGLCB) out of sample.
-  CHECK(held_out.front().median_abs <= 0.12);
+  // before scoring, score 20% (TRTLLM-1X) and 25% (SGLCB) out of sample.
+  CHECK(held_out.front().median_abs <= 0.11);
   CHECK(held_out.front().p90_abs <= 0.35);
   for (const auto& s : held_out) {
     if (s.group == "task: pretrain") CHECK(s.median_abs <= 0.10);
-    if (s.group == "task: inference") CHECK(s.median_abs <= 0.13);
+    if (s.group == "task: inference") CHECK(s.median_abs <= 0.12);
   }
   // The fit with every source reproduces its cases better than the fits without.
   CHECK(summarise(loso.in_sample).front().median_abs < held_out.front().median_abs);

@@ -19,14 +19,16 @@ inline constexpr double kBytesInt4 = 0.5 + 2.0 / 128 + 0.5 / 128;  // GPTQ/AWQ: 
 inline constexpr double kBytesFp4 = 0.5 + 1.0 / 16;                 // NVFP4: one fp8 scale per 16 weights
 inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequences in flight (unless --concurrency or the engine's own, max_sequences)
 // Decode kernels run one after another even inside CUDA graphs
-// (docs/research/moe-kernels.md): about 8 kernels per decoder layer, each with
-// about 3 us of fixed time (launch gap, ramp-up and tail) on top of its bytes
-// and FLOPs (B200 decode traces: the smallest kernels take 2.1 us, small GEMMs
-// 4-9 us), in series with the weight and KV streaming; each MoE layer's routing (router top-k, align and
+// (docs/research/moe-kernels.md §2.1): 9 kernels per decoder layer (fused-add
+// RMSNorm, QKV, RoPE with the KV write, attention, O-proj, fused-add RMSNorm,
+// gate-up, SiLU-and-mul, down; the research's 8-10), each with about 3 us of
+// fixed time (launch gap, ramp-up and tail) on top of its bytes and FLOPs
+// (B200 decode traces: the smallest kernels take 2.1 us, small GEMMs 4-9 us),
+// in series with the weight and KV streaming; each MoE layer's routing (router top-k, align and
 // permute, finalize) adds 28 us above its weight reads (vLLM/SGLang fused-MoE
 // benchmarks captured in CUDA graphs: 29.5 us on H100 with 2.3 us of weights,
 // 31.7 us on H200 with 3.9 us).
-inline constexpr double kDecodeKernelsPerLayer = 8;
+inline constexpr double kDecodeKernelsPerLayer = 9;
 inline constexpr double kKernelMinS = 3e-6;
 inline constexpr double kMoeRoutingPerLayerS = 28e-6;
 // Neuron decode: each sequence in flight costs the device a time per layer,
