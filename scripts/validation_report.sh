@@ -62,16 +62,17 @@ by a rule fixed before it was scored, and each kept whatever it scored:
   GB200), at 1000/1000, 1024/8192 and 8192/1024. Left out: the DEP columns
   (attention data parallel with expert parallel, which the model does not
   have), RTX 6000 Pro (not on EC2), the GPT-OSS Hopper columns (labelled FP8,
-  with no FP8 GPT-OSS checkpoint listed). Out of sample 22%. Llama-3.3-70B is
-  within 0-22% (a trend: long outputs up to 40% faster predicted than
-  measured on B200, long prompts 17-22% slower). The fine-grained MoE rows are
+  with no FP8 GPT-OSS checkpoint listed). Out of sample 22% when they came,
+  20% now. Llama-3.3-70B is within 0-25% (a trend: long outputs up to 25%
+  faster predicted than measured on B200, long prompts 13-22% slower). The
+  fine-grained MoE rows are
   over-predicted by 13-106% (GPT-OSS-20B 1024/8192 worst) before the one
   sourced mechanism found for them: TensorRT-LLM's PyTorch backend keeps
   every layer in one full-length KV pool unless max_attention_window is set
   by hand, so GPT-OSS's sliding-window layers take full-length KV memory
   (methodology §Memory per accelerator). That halves the sequences that fit
-  at 9216 tokens and brings GPT-OSS-120B from 92%, 19% to 29%, 4% out of
-  sample (1024/8192, 8192/1024); GPT-OSS-20B stays 29-88% over: its decode
+  at 9216 tokens and brings GPT-OSS-120B from 92%, 19% to 22%, 3% out of
+  sample (1024/8192, 8192/1024); GPT-OSS-20B stays 27-74% over: its decode
   reads would have to be about twice the window-skipping kernels' bytes to
   match, and no source says so. The fit lowers B200's and GB200's bandwidth
   fraction (0.79 to 0.69) to absorb part of the rest, which moves B200
@@ -254,7 +255,7 @@ regularised fit over 217 cases gives a median of 7.5% and a p90 of 28.6%
 (6.4% and 26.3% over the 177 cases before TRTLLM-1X and SGLCB), and the test
 asserts 8.5% and 30%. The largest errors come from what the model does not
 have: fine-grained MoE decode at hundreds of sequences (TensorRT-LLM 1.x on B200 and
-GB200: GPT-OSS-20B and Qwen3-30B-A3B 13-78% over-predicted; a token-count
+GB200: GPT-OSS-20B and Qwen3-30B-A3B 9-74% over-predicted; a token-count
 factor for the experts in decode, as prefill now has, fixed the 1000/1000 rows
 but made batch-1 decode 2.5-3x too slow and the pooled median 13-15%; running
 attention and the matrices in series instead of under one roofline made it
