@@ -52,9 +52,6 @@ double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w) {
   return w.prompt_tokens + (engine.reserves_full_kv ? generated : generated / 2);
 }
 
-// Tokens of KV a sequence of `tokens` keeps, averaged over the layers: the
-// local layers' window alone, or their full length where the engine keeps
-// every layer at full context (EngineProfile::full_length_local_kv).
 double kv_cached_tokens(const ModelSpec& m, const EngineProfile& engine, double tokens) {
   return engine.full_length_local_kv ? tokens : m.attended_tokens(tokens);
 }

@@ -419,9 +419,17 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
   std::string out = "How these numbers were computed (docs/methodology.md §Inference):\n";
   out += fmt::format("  weights = {:.4g} params ({:.4g} embeddings at 2 bytes, the rest at {:.4g} bytes) / (tp {} x pp {}) = {:.2f} GB\n",
                      m.total_params(), m.embedding_params(), bytes_per_weight(w.weights), l.tp, l.pp, e.memory.weights_gb);
-  out += fmt::format("  KV per token per rank = {} = {:.0f} bytes; per sequence at mean occupancy (prompt + generated/2 = {:.0f} tokens)\n",
+  const double held = kv_tokens_held(*e.engine, w);
+  out += fmt::format("  KV per token per rank = {} = {:.0f} bytes; per sequence {} = {:.0f} tokens{}\n",
                      m.uses_mla() ? "layers x (kv_lora_rank + rope_dim) x bytes" : "2 x layers x ceil(kv_heads/tp) x head_dim x bytes",
-                     kv_cache_bytes_per_token(m, w.kv_cache, l.tp), w.prompt_tokens + w.generated_tokens_per_sequence() / 2);
+                     kv_cache_bytes_per_token(m, w.kv_cache, l.tp),
+                     e.engine->reserves_full_kv ? "reserved at admission (prompt + every generated token)" : "at mean occupancy (prompt + generated/2)",
+                     held,
+                     m.sliding_layers == 0 ? std::string()
+                     : e.engine->full_length_local_kv
+                         ? fmt::format(", the {} local layers held at full length by the engine", m.sliding_layers)
+                         : fmt::format(", {:.0f} averaged over the layers ({} local layers hold at most {} tokens)",
+                                       kv_cached_tokens(m, *e.engine, held), m.sliding_layers, m.sliding_window));
   out += fmt::format("  max batch = (capacity {:.1f} - weights - workspace {:.2f} - reserve {:.2f}) / KV per sequence = {}\n",
                      e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb, e.max_batch);
   const EngineProfile& engine = *e.engine;

@@ -548,6 +548,16 @@ TEST_CASE("estimate --explain says how an MoE model's expert matrices are timed"
   CHECK(run("-q estimate --task inference --model llama-3-8b --instance p5.4xlarge --explain").out.find("MoE matrices") == std::string::npos);
 }
 
+TEST_CASE("estimate --explain gives the KV tokens a sequence holds as the engine holds them") {
+  const std::string args = "-q estimate --task inference --mode offline --model gpt-oss-20b --instance p6-b200.48xlarge --tp 1 "
+                           "--prompt-tokens 1024 --output-tokens 8192 --explain --engine ";
+  // TensorRT-LLM: the whole request reserved, the sliding-window layers at full length.
+  CHECK(run(args + "trtllm").out.find("reserved at admission (prompt + every generated token) = 9216 tokens, the 12 local layers held at full "
+                                       "length by the engine") != std::string::npos);
+  // vLLM: mean occupancy, (12 x 5120 + 12 x 128) / 24 = 2624 tokens over the layers.
+  CHECK(run(args + "vllm").out.find("at mean occupancy (prompt + generated/2) = 5120 tokens, 2624 averaged over the layers") != std::string::npos);
+}
+
 TEST_CASE("MoE predictions carry the MoE cases' error band, dense ones their accelerator's") {
   const auto dense = accuracy_band("B200", "inference", "trtllm");
   const auto moe = accuracy_band("B200", "inference", "trtllm", true);

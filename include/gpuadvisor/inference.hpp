@@ -43,6 +43,10 @@ double decode_sequence_layer_s(const Accelerator& acc);
 // tokens on average over its life, or prompt + all of them where the engine
 // reserves a request's whole KV at admission (EngineProfile::reserves_full_kv).
 double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w);
+// Tokens of KV a sequence of `tokens` keeps, averaged over the layers: the
+// local (sliding-window, chunked) layers' window alone, or their full length
+// where the engine keeps every layer at full context (full_length_local_kv).
+double kv_cached_tokens(const ModelSpec& m, const EngineProfile& engine, double tokens);
 // Neuron compiles its decode graph for a fixed batch and every step computes
 // all of the graph's slots, filled or not (padding): the slots a step runs for
 // `batch` sequences in flight are the compiled batch where one is set and
