@@ -30,7 +30,7 @@ hardware figures: each case names its serving engine or training stack
 bounded and pulled toward physical priors (§Fitted parameters). Of the engines
 issue's targets (out of sample: median ≤ 10%, p90 ≤ 35%, inference median
 ≤ 12%; in sample ≤ 8%) the p90, the inference median and the in-sample
-median are met over the 217 bundled cases: p90 33.0%, inference 11.9%, in
+median are met over the 217 bundled cases: p90 31.3%, inference 11.9%, in
 sample 7.5%; the pooled median is 10.5%. Over the 177 cases bundled before
 the two sources of fine-grained MoE serving on Blackwell (TRTLLM-1X and
 SGLCB) every target holds: 9.6%, p90 28.8%, inference 9.0%, in sample 6.4%. Six sets of cases came in 2026-12, each
@@ -51,7 +51,8 @@ by a rule fixed before it was scored, and each kept whatever it scored:
   all-reduces), while gpt-oss-120b, whose MoE runs as one fused kernel on
   Blackwell, takes 64 µs. The kernels per MoE layer differ by model and MoE
   backend (docs/research/moe-kernels.md: 18-25), which the model does not
-  count; the fit raises B200's all-reduce latency (10 to 19 µs) to absorb
+  count beyond multi-head latent attention's 4 more (DeepSeek: 13 kernels a
+  layer against 9); the fit raises B200's all-reduce latency (10 to 18 µs) to absorb
   part of it, which makes gpt-oss at batch 1 on B200 (SGLANG-BLOG) slower
   than measured.
 - TRTLLM-1X (26 cases): TensorRT-LLM's current throughput tables
@@ -251,7 +252,7 @@ to be 72 µs for the Neuron SDK pages and 14 µs for optimum-neuron.
 
 In sample (the fit with every source). The earlier targets (issue #6: median
 ≤ 10%, p90 ≤ 25%) were met on 102 cases with a free fit; the bounded,
-regularised fit over 217 cases gives a median of 7.5% and a p90 of 28.6%
+regularised fit over 217 cases gives a median of 7.5% and a p90 of 28.3%
 (6.4% and 26.3% over the 177 cases before TRTLLM-1X and SGLCB), and the test
 asserts 8.5% and 30%. The largest errors come from what the model does not
 have: fine-grained MoE decode at hundreds of sequences (TensorRT-LLM 1.x on B200 and

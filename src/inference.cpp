@@ -112,6 +112,8 @@ double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
   return 2.0 * m.layers * heads_per_rank * m.head_dim * kv_bytes(kv);
 }
 
+double decode_kernels_per_layer(const ModelSpec& m) { return kDecodeKernelsPerLayer + (m.uses_mla() ? kMlaExtraDecodeKernels : 0); }
+
 // Kernels run one after another in the step's graph: each one's fixed time
 // (kernel_floor_s) adds to the byte and FLOP time of the kernels themselves.
 double DecodeStep::accelerator_s() const {
@@ -238,9 +240,9 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   if (l.pp > 1)
     s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_batch * m.hidden * kActivationBytes /
                                                                    (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
-  // GPUs: the kernels' own floor, and MoE routing (kDecodeKernelsPerLayer, kMoeRoutingPerLayerS).
+  // GPUs: the kernels' own floor, and MoE routing (decode_kernels_per_layer, kMoeRoutingPerLayerS).
   if (acc.software == "cuda") {
-    s.kernel_floor_s = double(m.layers) / l.pp * kDecodeKernelsPerLayer * kKernelMinS;
+    s.kernel_floor_s = double(m.layers) / l.pp * decode_kernels_per_layer(m) * kKernelMinS;
     if (m.is_moe()) s.moe_routing_s = double(m.moe_layers()) / l.pp * kMoeRoutingPerLayerS;
   }
   // Per-sequence work follows the sequences in flight, not the padded slots.

@@ -446,7 +446,7 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                      e.step.tensor_parallel_s * 1e3, e.step.pipeline_p2p_s * 1e3, e.step.accelerator_s() * 1e3);
   if (e.step.kernel_floor_s > 0)
     out += fmt::format("  kernels' fixed time = layers / pp x {:.0f} kernels x {:.0f} us, in series; MoE routing = MoE layers / pp x {:.0f} us (GPUs)\n",
-                       kDecodeKernelsPerLayer, kKernelMinS * 1e6, kMoeRoutingPerLayerS * 1e6);
+                       decode_kernels_per_layer(m), kKernelMinS * 1e6, kMoeRoutingPerLayerS * 1e6);
   if (e.step.sequence_s > 0)
     out += fmt::format("  per-sequence = sequences x layers / pp x {:.1f} us (Neuron, fitted per chip)\n", decode_sequence_layer_s(a) * 1e6);
   if (e.step.tensor_parallel_s > 0) {

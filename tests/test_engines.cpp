@@ -488,6 +488,16 @@ TEST_CASE("MoE decode on GPUs: routing per MoE layer and the kernels' fixed time
   CHECK(at_batch("llama-3-8b", "inf2.xlarge", workload("neuron"), 1).step.kernel_floor_s == 0);
 }
 
+TEST_CASE("multi-head latent attention runs 4 more decode kernels per layer (DeepSeek-V3 at batch 1 on 8 B200, hand-computed)") {
+  const ModelSpec& m = *find_model_preset("deepseek-v3");
+  REQUIRE(m.uses_mla());
+  CHECK(decode_kernels_per_layer(m) == 13);
+  CHECK(decode_kernels_per_layer(*find_model_preset("llama-3-70b")) == 9);
+  const InferenceEstimate e = at_batch("deepseek-v3", "p6-b200.48xlarge", workload("sglang", WeightFormat::fp8), 1, 8);
+  CHECK(e.step.kernel_floor_s == Approx(61 * 13 * 3e-6));
+  CHECK(e.step.moe_routing_s == Approx(58 * 28e-6));  // first_k_dense_replace = 3
+}
+
 TEST_CASE("expert matrices run as a grouped GEMM: the width factor halves at 1024") {
   const Accelerator& h100 = *cat().find_accelerator("H100-SXM");
   const double f = max_compute_fraction(h100, Precision::bf16);

@@ -70,7 +70,7 @@ TEST_CASE("accuracy on the bundled cases, in sample: median <= 8%, p90 <= 30%, e
   const ErrorSummary& all = summary.front();
   CHECK(all.group == "all");
   CHECK(all.cases >= 120);
-  // Achieved: median 7.5%, p90 28.6%, over 217 cases (the engines issue asks
+  // Achieved: median 7.5%, p90 28.3%, over 217 cases (the engines issue asks
   // the in-sample median to stay <= 8%).
   CHECK(all.median_abs <= 0.08);
   CHECK(all.p90_abs <= 0.30);
@@ -103,7 +103,7 @@ TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 11%,
   const auto held_out = summarise(loso.held_out);
   REQUIRE(!held_out.empty());
   CHECK(held_out.front().cases >= 217);
-  // Achieved over 217 cases: median 10.5%, p90 33.0%, pretraining 9.8%,
+  // Achieved over 217 cases: median 10.5%, p90 31.3%, pretraining 9.8%,
   // inference 11.9%. The engines issue's targets are 10%, 35% and 12%: the p90
   // and inference are met, the median is not (docs/validation.md). The two
   // sources of fine-grained MoE serving on Blackwell, taken by rules fixed

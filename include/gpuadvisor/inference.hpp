@@ -29,6 +29,13 @@ inline constexpr int kMaxServingBatch = 1024;     // scheduler limit on sequence
 // benchmarks captured in CUDA graphs: 29.5 us on H100 with 2.3 us of weights,
 // 31.7 us on H200 with 3.9 us).
 inline constexpr double kDecodeKernelsPerLayer = 9;
+// Multi-head latent attention (DeepSeek-V2/V3) runs 4 more kernels in series
+// per decode layer than a QKV projection does: the q_a RMSNorm (the kv_a one
+// overlaps on a second stream), the q_b projection and the two absorbed
+// batched products (q_nope x W_kc before attention, the output x W_vc after),
+// as SGLang's DeepseekV2AttentionMLA.forward_absorb_prepare/_core issue them
+// (docs/research/moe-kernels.md §2.1).
+inline constexpr double kMlaExtraDecodeKernels = 4;
 inline constexpr double kKernelMinS = 3e-6;
 inline constexpr double kMoeRoutingPerLayerS = 28e-6;
 // Neuron decode: each sequence in flight costs the device a time per layer,
@@ -37,6 +44,9 @@ inline constexpr double kMoeRoutingPerLayerS = 28e-6;
 // per sequence per layer; docs/research/decode-overheads.md). This is the
 // prior; calibration fits each Neuron chip's figure (efficiency.sequence_layer_us).
 inline constexpr double kNeuronSequenceLayerS = 20e-6;
+// Kernels one decode layer runs in series on a GPU: kDecodeKernelsPerLayer,
+// plus kMlaExtraDecodeKernels for multi-head latent attention.
+double decode_kernels_per_layer(const ModelSpec& m);
 // The fitted figure, else the prior, on Neuron; 0 on GPUs, s.
 double decode_sequence_layer_s(const Accelerator& acc);
 // KV-cache tokens one sequence holds in memory: prompt + half its generated
