@@ -60,13 +60,23 @@ std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWork
       return fmt::format("an interleaved schedule needs the micro-batches ({}) to be a multiple of pp {}", l.micro_batches(w.global_batch), l.pp);
   }
   if (l.zero_stage >= 2 && l.pp > 1) return "ZeRO stage 2 and 3 cannot be combined with pipeline parallelism (DeepSpeed/Megatron restriction)";
-  if (l.ep > 1) {
-    if (!m.is_moe()) return "expert parallelism needs a mixture-of-experts model";
-    // Megatron-Core draws the expert ranks from the data- and context-parallel
-    // ranks that hold the same dense weights (its expert rank generator).
-    if ((l.dp * l.cp) % l.ep != 0) return fmt::format("ep {} does not divide dp {} x cp {}", l.ep, l.dp, l.cp);
-    if (m.experts % l.ep != 0) return fmt::format("ep {} does not divide the model's {} experts", l.ep, m.experts);
-  }
+  return expert_layout_problem(m, l);
+}
+
+std::optional<std::string> expert_layout_problem(const ModelSpec& m, const Layout& l) {
+  if (l.etp < 0 || l.tp % l.expert_tp() != 0) return fmt::format("etp {} does not divide tp {}", l.etp, l.tp);
+  if (l.ep == 1 && !l.experts_folded()) return std::nullopt;
+  if (!m.is_moe()) return "expert parallelism needs a mixture-of-experts model";
+  // Megatron-Core draws the expert ranks from the data- and context-parallel
+  // ranks that hold the same dense weights (its expert rank generator); with
+  // parallel folding (etp below tp) from the tensor-, context- and
+  // data-parallel ranks together.
+  if (!l.experts_folded() && (l.dp * l.cp) % l.ep != 0)
+    return fmt::format("ep {} does not divide dp {} x cp {}{}", l.ep, l.dp, l.cp,
+                       l.tp > 1 ? " (with the experts whole on each rank, etp 1, ep may divide tp x dp x cp)" : "");
+  if ((l.tp * l.dp * l.cp) % (l.ep * l.expert_tp()) != 0)
+    return fmt::format("ep {} x etp {} does not divide tp {} x dp {} x cp {}", l.ep, l.expert_tp(), l.tp, l.dp, l.cp);
+  if (m.experts % l.ep != 0) return fmt::format("ep {} does not divide the model's {} experts", l.ep, m.experts);
   return std::nullopt;
 }
 
@@ -118,12 +128,14 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const double rank_tokens = mb_tokens / l.cp;
   const double stage_tokens = rank_tokens / (l.tp * l.pp);  // token-shares of the model one rank computes
   // Matrix multiplies at the requested precision: the dense ones at width
-  // hidden / tp; routed experts at expert_ffn / tp, each seeing only its share
-  // of the tokens the EP group gathers (mb_tokens x ep x k / E).
+  // hidden / tp; routed experts at expert_ffn / etp, each seeing only its share
+  // of the tokens the EP group gathers (mb_tokens x ep x k / E, the tp ranks'
+  // sequence-parallel shares: x etp / tp). The FLOPs per rank are the same
+  // either way: every rank of a stage holds 1 / (tp x dp x cp) of the expert work.
   const double matmul_flops = flops.hardware - flops.attention;
   const double dense_eff = compute_efficiency(acc, e.precision, double(m.hidden) / l.tp, rank_tokens);
-  const double tokens_per_expert = m.is_moe() ? rank_tokens * l.ep * m.active_experts / m.experts : 0;
-  const double matmul_s = matmul_seconds(m, acc, e.precision, matmul_flops * stage_tokens, dense_eff, l.tp, tokens_per_expert);
+  const double tokens_per_expert = m.is_moe() ? rank_tokens * l.ep * l.expert_tp() / l.tp * m.active_experts / m.experts : 0;
+  const double matmul_s = matmul_seconds(m, acc, e.precision, matmul_flops * stage_tokens, dense_eff, l.expert_tp(), tokens_per_expert);
   // Attention products run in 16-bit even under an fp8/fp4 recipe.
   const Precision attention_p = attention_precision(acc, e.precision);
   const double attention_peak = acc.tflops(attention_p).value_or(0) * 1e12;
@@ -150,7 +162,10 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const int domain = inst.nvlink_domain();
   const bool cp_crosses_nodes = l.tp * l.cp > domain;
   const bool dp_crosses_nodes = l.tp * l.cp * l.dp > domain;  // the gradient group is dp x cp
-  const bool ep_crosses_nodes = l.tp * l.cp * l.ep > domain;
+  // The EP group spans tp x cp x ep ranks, or with folding ep x etp adjacent ranks.
+  const int ep_span = l.experts_folded() ? l.ep * l.expert_tp() : l.tp * l.cp * l.ep;
+  const bool ep_crosses_nodes = ep_span > domain;
+  const double inter_ep = l.experts_folded() ? inter_node_gb_per_s(inst, acc, std::max(1, per_node / l.expert_tp())) : inter_dp;
   const bool pp_crosses_nodes = l.tp * l.cp * l.dp < c.accelerators() && l.tp * l.cp * l.dp >= domain;
   const double layers_per_stage = std::ceil(double(m.layers) / l.pp);
 
@@ -182,7 +197,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   if (m.is_moe() && l.ep > 1) {
     const double moe_layers_stage = std::ceil(double(m.moe_layers()) / l.pp);
     const double bytes = 2.0 * m.hidden * rank_tokens * m.active_experts / l.tp;
-    ep_mb_s = moe_layers_stage * 4 * all_to_all_s(bytes, l.ep, ep_crosses_nodes ? inter_dp : intra,
+    ep_mb_s = moe_layers_stage * 4 * all_to_all_s(bytes, l.ep, ep_crosses_nodes ? inter_ep : intra,
                                                  ep_crosses_nodes ? kCollectiveLatencyInterS : kCollectiveLatencyIntraS);
   }
   // Pipeline: one activation send forward and one gradient send backward.

@@ -65,7 +65,7 @@ std::string recompute_name(const Layout& l) {
 
 Env layout_env(const TrainingLaunch& t) {
   const Layout& l = t.layout;
-  return {{"TP", std::to_string(l.tp)},          {"PP", std::to_string(l.pp)},
+  Env env{{"TP", std::to_string(l.tp)},          {"PP", std::to_string(l.pp)},
           {"VP", std::to_string(l.vp)},          {"CP", std::to_string(l.cp)},
           {"EP", std::to_string(l.ep)},          {"DP", std::to_string(l.dp)},
           {"ZERO_STAGE", std::to_string(l.zero_stage)}, {"MICRO_BATCH", std::to_string(l.micro_batch)},
@@ -73,6 +73,8 @@ Env layout_env(const TrainingLaunch& t) {
           {"SEQ_LEN", std::to_string(t.workload->seq_len)}, {"RECOMPUTE", recompute_name(l)},
           {"RECOMPUTE_LAYERS", std::to_string(l.recompute_layers)}, {"PRECISION", std::string(to_string(t.precision))},
           {"NNODES", std::to_string(t.count)},  {"GPUS_PER_NODE", std::to_string(t.instance->accelerator_count)}};
+  if (t.model->is_moe()) env.insert(env.begin() + 5, {"ETP", std::to_string(l.expert_tp())});
+  return env;
 }
 
 // ---------------------------------------------------------------------------
@@ -85,6 +87,7 @@ std::string megatron_args(const TrainingLaunch& t, const LaunchContext& c) {
   s += fmt::format("--tensor-model-parallel-size {}\n--pipeline-model-parallel-size {}\n", l.tp, l.pp);
   if (l.vp > 1) s += fmt::format("--virtual-pipeline-model-parallel-size {}\n", l.vp);
   s += fmt::format("--context-parallel-size {}\n--expert-model-parallel-size {}\n", l.cp, l.ep);
+  if (l.experts_folded()) s += fmt::format("--expert-tensor-parallel-size {}\n", l.expert_tp());
   s += fmt::format("--micro-batch-size {}\n--global-batch-size {}\n--seq-length {}\n", l.micro_batch, t.workload->global_batch, t.workload->seq_len);
   if (l.tp > 1) s += "--sequence-parallel\n";
   // ZeRO-1/2: the distributed optimizer; ZeRO-3 shards the weights too (FSDP2 in Megatron-Core).
@@ -113,6 +116,7 @@ std::string torchtitan_toml(const TrainingLaunch& t, const LaunchContext& c) {
   s += fmt::format("[parallelism]\ndata_parallel_replicate_degree = {}\ndata_parallel_shard_degree = {}\ntensor_parallel_degree = {}\n"
                    "pipeline_parallel_degree = {}\ncontext_parallel_degree = {}\nexpert_parallel_degree = {}\n",
                    shard ? 1 : l.dp, shard ? l.dp : 1, l.tp, l.pp, l.cp, l.ep);
+  if (t.model->is_moe()) s += fmt::format("expert_tensor_parallel_degree = {}\n", l.expert_tp());
   if (l.pp > 1)
     s += fmt::format("pipeline_parallel_microbatch_size = {}\npipeline_parallel_schedule = \"{}\"\n", l.micro_batch,
                      l.vp > 1 ? "Interleaved1F1B" : "1F1B");

@@ -45,7 +45,7 @@ double activation_bytes_per_token_per_layer(const ModelSpec& m, const TrainingWo
 LocalParameters local_parameters(const ModelSpec& m, const Layout& l) {
   const double experts = m.expert_params_total();
   const double model_parallel = double(l.tp) * l.pp;
-  return {(m.total_params() - experts) / model_parallel, experts / (model_parallel * l.ep)};
+  return {(m.total_params() - experts) / model_parallel, experts / (double(l.expert_tp()) * l.pp * l.ep)};
 }
 
 MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, const Accelerator& acc) {
@@ -58,8 +58,9 @@ MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, c
   const LocalParameters local = local_parameters(m, l);
   const double model_parallel = double(l.tp) * l.pp;
   const double dense_shard = local.dense, expert_shard = local.experts;
-  // ZeRO shards over the ranks holding the same weights: dp x cp (experts over dp x cp / ep).
-  const double dp_dense = double(l.dp) * l.cp, dp_expert = std::max(1.0, double(l.dp) * l.cp / l.ep);
+  // ZeRO shards over the ranks holding the same weights: dp x cp (experts over
+  // their own data-parallel group, dp x cp / ep, or tp x dp x cp / (ep x etp) folded).
+  const double dp_dense = double(l.dp) * l.cp, dp_expert = l.expert_dp();
   auto sharded = [&](double bytes_per_param, bool shard) {
     return shard ? dense_shard * bytes_per_param / dp_dense + expert_shard * bytes_per_param / dp_expert
                  : (dense_shard + expert_shard) * bytes_per_param;

@@ -384,6 +384,7 @@ std::string layout_text(const Layout& l) {
   s += fmt::format(" PP{} DP{}", l.pp, l.dp);
   if (l.vp > 1) s += fmt::format(" VP{}", l.vp);
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
+  if (l.experts_folded()) s += fmt::format(" ETP{}", l.expert_tp());
   s += fmt::format(" Z{} mb{}", l.zero_stage, l.micro_batch);
   if (l.recompute == Recompute::selective) s += " src";
   if (l.recompute == Recompute::full) s += l.recompute_layers > 0 ? fmt::format(" rc{}", l.recompute_layers) : " rc";
@@ -446,7 +447,7 @@ ordered_json accuracy_json(std::string_view accelerator, std::string_view task, 
 }
 
 ordered_json layout_json(const Layout& l) {
-  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"vp", l.vp}, {"cp", l.cp}, {"recompute_layers", l.recompute_layers}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
+  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"etp", l.expert_tp()}, {"vp", l.vp}, {"cp", l.cp}, {"recompute_layers", l.recompute_layers}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
           {"recompute", std::string(to_string(l.recompute))}};
 }
 

@@ -49,6 +49,17 @@ std::vector<int> powers_of_two_dividing(int n, int limit) {
   return out;
 }
 
+// Expert-parallel sizes to try: powers of two dividing the ranks the experts
+// are drawn from (dp x cp; folded, tp x dp x cp / etp) and the experts.
+std::vector<int> expert_parallel_sizes(const ModelSpec& m, int tp, int dp, int cp, int etp) {
+  if (!m.is_moe()) return {1};
+  const int ranks = etp == tp ? dp * cp : tp * dp * cp / etp;
+  std::vector<int> out;
+  for (int ep : powers_of_two_dividing(ranks, ranks))
+    if (m.experts % ep == 0) out.push_back(ep);
+  return out;
+}
+
 std::vector<int> divisors(int n, int limit) {
   std::vector<int> out;
   for (int v = 1; v <= n && v <= limit; ++v)
@@ -76,7 +87,7 @@ bool faster(const TrainingEstimate& a, const TrainingEstimate& b) {
   if (ta != tb) return ta < tb;
   // Deterministic tie-break: the simpler layout.
   auto key = [](const Layout& l) {
-    return std::tuple(l.tp, l.cp, l.pp, l.vp, l.ep, l.zero_stage, -l.micro_batch, static_cast<int>(l.recompute), l.recompute_layers);
+    return std::tuple(l.tp, l.cp, l.pp, l.vp, l.ep, -l.expert_tp(), l.zero_stage, -l.micro_batch, static_cast<int>(l.recompute), l.recompute_layers);
   };
   return key(a.layout) < key(b.layout);
 }
@@ -94,6 +105,7 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
   }
   const int per_node = c.instance->accelerator_count;
   const int total = c.accelerators();
+  std::string expert_problem;  // why a fixed ep fits no (tp, dp, cp, etp), for the message
   std::vector<Recompute> recomputes = {Recompute::none, Recompute::full};
   if (!w.flash_attention) recomputes = {Recompute::none, Recompute::selective, Recompute::full};
   if (fixed.recompute) recomputes = {*fixed.recompute};
@@ -114,12 +126,19 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
       if (fixed.pp && pp != *fixed.pp) continue;
       const int dp = total / (tp * cp * pp);
       if (w.global_batch % dp != 0) continue;
-      std::vector<int> eps{1};
-      // Expert ranks come from the data- and context-parallel ranks (Megatron-Core).
-      if (m.is_moe()) eps = powers_of_two_dividing(std::min(dp * cp, m.experts), dp * cp);
-      for (int ep : eps) {
-        if (fixed.ep && ep != *fixed.ep) continue;
-        if (m.is_moe() && ((dp * cp) % ep != 0 || m.experts % ep != 0)) continue;
+      // Expert ranks come from the data- and context-parallel ranks
+      // (Megatron-Core); folded (etp 1), from the tensor-parallel ranks too.
+      std::vector<int> etps{tp};
+      if (m.is_moe() && tp > 1) etps.push_back(1);
+      if (fixed.etp) etps = {*fixed.etp > 0 ? *fixed.etp : tp};
+      for (int etp : etps)
+      for (int ep : fixed.ep ? std::vector<int>{*fixed.ep} : expert_parallel_sizes(m, tp, dp, cp, etp)) {
+        Layout probe{tp, pp, dp, ep, 0, 1, Recompute::none, 1, cp};
+        probe.etp = etp;
+        if (auto p = expert_layout_problem(m, probe)) {
+          if (expert_problem.empty()) expert_problem = *p;
+          continue;
+        }
         std::vector<int> zeros = pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
         std::vector<int> vps = pp > 1 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
         if (fixed.vp) vps = {*fixed.vp};
@@ -127,6 +146,7 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
         // Smallest memory need of this (tp, pp, ep): most sharding, full recompute, the smallest micro-batch allowed.
         {
           Layout lean{tp, pp, dp, ep, zeros.back(), fixed.micro_batch.value_or(1), recomputes.back(), 1, cp};
+          lean.etp = etp;
           if (w.global_batch % dp == 0) out.smallest_need_gb = std::min(out.smallest_need_gb, training_memory(m, w, lean, *c.accelerator).total_gb());
         }
         for (int mb : micro_batches) {
@@ -137,6 +157,7 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
             // lowest stage that fits (docs/methodology.md §Search).
             for (int z : zeros) {
               Layout l{tp, pp, dp, ep, z, mb, rc, 1, cp};
+              l.etp = etp;
               if (rc == Recompute::full && fixed.recompute_layers) l.recompute_layers = *fixed.recompute_layers;
               if (layout_problem(m, w, c, l)) continue;
               ++out.layouts_evaluated;
@@ -162,7 +183,8 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
   }
   if (out.smallest_need_gb > 1e299) {
     out.smallest_need_gb = 0;
-    out.problem = "no valid layout (the batch or heads do not divide over the accelerators)";
+    out.problem = expert_problem.empty() ? "no valid layout (the batch or heads do not divide over the accelerators)"
+                                         : "no valid layout: " + expert_problem;
   } else if (!out.best && out.smallest_need_gb <= out.capacity_gb) {
     out.problem = "no valid layout with the fixed values: the global batch, micro-batch, heads or layers do not divide over them";
   } else if (!out.best) {

@@ -244,6 +244,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
         if (auto v = r.integer(l, "tp", 1, 4096)) c.layout.tp = *v;
         if (auto v = r.integer(l, "pp", 1, 4096)) c.layout.pp = *v;
         if (auto v = r.integer(l, "ep", 1, 4096)) c.layout.ep = *v;
+        if (auto v = r.integer(l, "etp", 1, 4096)) c.layout.etp = *v;
         if (auto v = r.integer(l, "vp", 1, 4096)) c.layout.vp = *v;
         if (auto v = r.integer(l, "cp", 1, 4096)) c.layout.cp = *v;
         if (auto v = r.integer(l, "recompute_layers", 1, 100000)) c.layout.recompute_layers = *v;
@@ -256,6 +257,10 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
           c.layout.recompute = *v;
         }
       }
+      // A published run without an expert tensor-parallel size ran at
+      // Megatron-Core's default, --expert-tensor-parallel-size = tp: a folded
+      // run had to set it, and its case says so (etp 1).
+      if (!c.layout.etp) c.layout.etp = 0;
     }
     out.push_back(std::move(c));
   }

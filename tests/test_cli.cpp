@@ -171,6 +171,32 @@ TEST_CASE("cli: a serving pick whose optimistic band could carry it past the tim
   CHECK(run("recommend --params 7B --task inference -q").out.find("margin:") == std::string::npos);
 }
 
+TEST_CASE("cli: --etp folds the experts over the tensor-parallel ranks, shown in the layout, the JSON and the Megatron flags") {
+  const std::string base = "estimate --instance p5.48xlarge --count 32 --model qwen3-235b-a22b --precision fp8 --global-batch 8192 "
+                           "--tp 2 --pp 8 --vp 4 --ep 32 --micro-batch 1";
+  // Without folding, ep 32 does not fit in dp 16: the search folds by itself.
+  Run searched = run(base);
+  CHECK(searched.code == 0);
+  CHECK(searched.out.find("TP2 PP8 DP16 VP4 EP32 ETP1") != std::string::npos);
+  Run j = run(base + " --etp 1 --format json");
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["layout"]["etp"] == 1);
+  CHECK(doc["layout"]["ep"] == 32);
+  // Pinned to the unfolded default, no layout exists.
+  Run pinned = run(base + " --etp 2");
+  CHECK(pinned.code != 0);
+  CHECK(pinned.err.find("ep 32 does not divide dp 16") != std::string::npos);
+  for (const char* bad : {" --etp 3", " --etp -1"}) {
+    Run r = run(base + bad);
+    CHECK(r.code == 2);
+  }
+  CHECK(run(base + " --etp 3").err.find("--etp 3 must divide --tp 2") != std::string::npos);
+  Run inference = run("estimate --task inference --instance p5.48xlarge --model qwen3-235b-a22b --etp 1");
+  CHECK(inference.code == 2);
+  CHECK(inference.err.find("--etp is a training flag") != std::string::npos);
+}
+
 TEST_CASE("cli: a misspelt --task gets the nearest tasks") {
   Run r = run("recommend --params 13B --task lroa");
   CHECK(r.code == 2);

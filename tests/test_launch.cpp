@@ -80,6 +80,9 @@ TEST_CASE("emitted training layouts are the estimate's: ranks, batches and nodes
           CHECK(std::stoi(args["--pipeline-model-parallel-size"]) == l.pp);
           CHECK(std::stoi(args["--context-parallel-size"]) == l.cp);
           CHECK(std::stoi(args["--expert-model-parallel-size"]) == l.ep);
+          // A folded MoE layout sets the experts' own tensor-parallel size; otherwise Megatron's default (tp) holds.
+          CHECK((args.count("--expert-tensor-parallel-size") ? std::stoi(args["--expert-tensor-parallel-size"]) : l.tp) == l.expert_tp());
+          if (m.is_moe()) CHECK(env_int(envs, "ETP") == l.expert_tp());
           CHECK(std::stoi(args["--micro-batch-size"]) == l.micro_batch);
           CHECK(std::stoi(args["--global-batch-size"]) == w.global_batch);
           const auto ds = nlohmann::json::parse(file(files, "deepspeed.json").text);
@@ -91,6 +94,26 @@ TEST_CASE("emitted training layouts are the estimate's: ranks, batches and nodes
           ++checked;
         }
   CHECK(checked > 20);
+}
+
+TEST_CASE("a folded MoE layout is written as Megatron's and torchtitan's expert tensor-parallel size") {
+  LaunchContext ctx;
+  const ModelSpec& m = *find_model_preset("qwen3-235b-a22b");
+  WorkloadRequest req;
+  req.task = Task::pretrain;
+  req.tokens = 1e9;
+  req.global_batch = 1024;
+  const TrainingWorkload w = make_workload(req, m);
+  const Instance& inst = *cat().find_instance("p5.48xlarge");
+  Layout l{2, 8, 16, 32, 1, 1, Recompute::full};
+  l.etp = 1;
+  const TrainingLaunch t{&m, &w, &inst, &cat().accelerator_of(inst), 32, l, Precision::fp8};
+  const auto files = emit_training(t, ctx, LaunchTarget::skypilot);
+  auto args = megatron(file(files, "megatron_args.txt").text);
+  CHECK(args["--expert-model-parallel-size"] == "32");
+  CHECK(args["--expert-tensor-parallel-size"] == "1");
+  CHECK(file(files, "torchtitan.toml").text.find("expert_tensor_parallel_degree = 1\n") != std::string::npos);
+  CHECK(YAML::Load(file(files, "task.yaml").text)["envs"]["ETP"].as<std::string>() == "1");
 }
 
 TEST_CASE("emitted serving files: replicas, tensor-parallel size and the engine command") {

@@ -5,6 +5,7 @@
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/estimate.hpp"
 #include "gpuadvisor/memory.hpp"
+#include "gpuadvisor/search.hpp"
 
 using namespace gpuadvisor;
 
@@ -316,4 +317,54 @@ TEST_CASE("expert ranks come from the data- and context-parallel ranks") {
   const auto problem = layout_problem(m, w, small, Layout{2, 4, 4, 8, 1, 1, Recompute::none});
   REQUIRE(problem.has_value());
   CHECK(problem->find("ep 8 does not divide dp 4 x cp 1") != std::string::npos);
+}
+
+TEST_CASE("MoE parallel folding: expert ranks from the tensor- and data-parallel ranks together, each expert whole (hand-computed)") {
+  // Megatron-Bridge 25.09's Qwen3-235B-A22B on 64 GB200: TP2 PP1 EP64, so dp 32
+  // and ep 64 > dp: the experts are not split over tp (etp 1) and the 64
+  // expert ranks are drawn from tp x dp = 64.
+  const ModelSpec& m = *find_model_preset("qwen3-235b-a22b");
+  TrainingWorkload w = workload(Task::pretrain, 4096, 1024);
+  const Instance& p6 = *cat().find_instance("p6-b200.48xlarge");
+  const Accelerator& b200 = cat().accelerator_of(p6);
+  Cluster c{&p6, &b200, 8};
+  Layout folded{2, 1, 32, 64, 1, 1, Recompute::full};
+  CHECK(layout_problem(m, w, c, folded)->find("ep 64 does not divide dp 32 x cp 1") != std::string::npos);
+  folded.etp = 1;
+  REQUIRE_FALSE(layout_problem(m, w, c, folded).has_value());
+  CHECK(folded.expert_dp() == 1);
+  // Each rank keeps 128 / 64 = 2 whole experts per layer; the dense weights split over tp.
+  const LocalParameters local = local_parameters(m, folded);
+  CHECK(local.experts == Approx(m.expert_params_total() / 64));
+  CHECK(local.dense == Approx((m.total_params() - m.expert_params_total()) / 2));
+  // Against tp-split experts at ep 32: the same expert bytes per rank, wider matrices.
+  Layout split{2, 1, 32, 32, 1, 1, Recompute::full};
+  REQUIRE_FALSE(layout_problem(m, w, c, split).has_value());
+  CHECK(local_parameters(m, split).experts == Approx(m.expert_params_total() / 64));
+  CHECK(split.expert_dp() == 1);
+  // ZeRO shards the experts over their own data-parallel group: tp x dp x cp / (ep x etp).
+  Layout half = folded;
+  half.ep = 32;
+  CHECK(half.expert_dp() == 2);
+  CHECK(training_memory(m, w, half, b200).optimizer_gb ==
+        Approx((local_parameters(m, half).dense * kBytesOptimizer / 32 + local_parameters(m, half).experts * kBytesOptimizer / 2) / 1e9));
+  // etp must divide tp; ep x etp must divide tp x dp x cp; folding needs experts.
+  Layout bad = folded;
+  bad.etp = 3;
+  CHECK(layout_problem(m, w, c, bad)->find("etp 3 does not divide tp 2") != std::string::npos);
+  bad = folded;
+  bad.ep = 128;
+  CHECK(layout_problem(m, w, c, bad)->find("ep 128 x etp 1 does not divide tp 2 x dp 32 x cp 1") != std::string::npos);
+  Layout dense{2, 1, 32, 1, 1, 1, Recompute::none};
+  dense.etp = 1;
+  CHECK(layout_problem(*find_model_preset("llama-3-8b"), w, c, dense)->find("mixture-of-experts") != std::string::npos);
+  // The search reaches the published layout when ep is fixed above dp x cp.
+  LayoutConstraints fixed;
+  fixed.tp = 2;
+  fixed.pp = 1;
+  fixed.ep = 64;
+  const ClusterSearch s = search_cluster(m, w, c, fixed);
+  REQUIRE(s.best);
+  CHECK(s.best->layout.expert_tp() == 1);
+  CHECK(s.best->layout.experts_folded());
 }

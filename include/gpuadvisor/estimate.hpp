@@ -77,6 +77,8 @@ struct TrainingEstimate {
 // Checks that the layout is valid for this cluster and workload; returns an
 // explanation if not (e.g. "tp 3 does not divide 8 GPUs per instance").
 std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);
+// The expert-parallel part of layout_problem: ep, etp against tp, dp, cp and the experts.
+std::optional<std::string> expert_layout_problem(const ModelSpec& m, const Layout& l);
 
 // Memory traffic of the elementwise work (norms, activation functions,
 // residuals, rotary, casts) per byte of activations a layer stores: 4 (written

@@ -23,6 +23,7 @@ inline constexpr int kMinContextParallelTokens = 4096;
 
 struct LayoutConstraints {
   std::optional<int> tp, pp, micro_batch, zero_stage, ep, vp, cp, recompute_layers;
+  std::optional<int> etp;  // expert tensor parallel; 0: the same as tp (experts not folded)
   std::optional<Recompute> recompute;
 };
 

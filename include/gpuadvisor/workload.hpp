@@ -1,6 +1,7 @@
 // The workload: what is trained, on how many tokens, in which precision, and
 // the parallel layout a configuration runs with.
 #pragma once
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -160,15 +161,24 @@ struct Layout {
   int tp = 1;  // tensor parallel (inside one instance)
   int pp = 1;  // pipeline stages
   int dp = 1;  // data-parallel replicas
-  int ep = 1;  // expert parallel (MoE), a divisor of dp x cp
+  int ep = 1;  // expert parallel (MoE): ep x etp divides tp x dp x cp
   int zero_stage = 0;
   int micro_batch = 1;  // sequences per micro-batch
   Recompute recompute = Recompute::none;
   int vp = 1;  // virtual pipeline stages per pipeline rank (interleaved 1F1B); last, so positional initialisers stay valid
   int cp = 1;  // context parallel: each sequence split over cp ranks (ring attention)
   int recompute_layers = 0;  // with full recompute: layers of a stage rebuilt (Megatron's block method); 0 = all
+  // Expert tensor parallel: the ranks one expert's matrices split over; 0 =
+  // tp (experts split like the dense layers, expert ranks drawn from dp x cp).
+  // Below tp, Megatron-Core's MoE parallel folding: the expert-parallel group
+  // is drawn from tp x dp x cp, so ep x etp may exceed dp x cp.
+  int etp = 0;
 
   int accelerators() const { return tp * cp * pp * dp; }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  bool experts_folded() const { return expert_tp() != tp; }
+  // Ranks holding the same expert shard (the experts' data-parallel group).
+  int expert_dp() const { return std::max(1, tp * cp * dp / (ep * expert_tp())); }
   // Share of a stage's layers that full recompute rebuilds (0 without it).
   double recompute_share(double stage_layers) const {
     if (recompute != Recompute::full) return 0;

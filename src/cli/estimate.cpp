@@ -17,7 +17,7 @@ struct EstimateOptions {
   std::string instance, region = "us-east-1";
   std::string checkpoint_storage = "fsx-lustre";
   int count = 1;
-  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, batch = 0, vp = 0, cp = 0, recompute_layers = 0, rollout_instances = 0;
+  int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, etp = 0, batch = 0, vp = 0, cp = 0, recompute_layers = 0, rollout_instances = 0;
   std::string recompute;
   bool explain = false;
 };
@@ -46,6 +46,10 @@ class EstimateCommand : public Command {
     app->add_option("--tp", eo.tp, "Tensor-parallel size (searched if omitted)")->group("Layout");
     app->add_option("--pp", eo.pp, "Pipeline stages (searched if omitted)")->group("Layout");
     app->add_option("--ep", eo.ep, "Expert-parallel size (searched if omitted)")->group("Layout");
+    app->add_option("--etp", eo.etp,
+                    "Expert tensor-parallel size, a divisor of --tp: 1 with --tp above 1 keeps each expert whole and draws the expert ranks from "
+                    "the tensor- and data-parallel ranks together (Megatron-Core MoE parallel folding); default: searched, tp or 1")
+        ->group("Layout");
     app->add_option("--vp", eo.vp, "Virtual pipeline stages per rank, interleaved schedule (searched if omitted)")->group("Layout");
     app->add_option("--cp", eo.cp, "Context-parallel size: each sequence split over this many ranks, ring attention (searched if omitted, for sequences of 8k tokens and more)")
         ->group("Layout");
@@ -68,7 +72,7 @@ class EstimateCommand : public Command {
     if (wo.rl()) return run_rl(m, build_rl_workload(rlo, wo, io, m), catalog, inst, g);
     if (app->count("--rollout-instances")) throw InputError("--rollout-instances applies to --task rl --placement split");
     if (wo.inference()) {
-      for (const char* f : {"--count", "--ep", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--checkpoint-storage"})
+      for (const char* f : {"--count", "--ep", "--etp", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--checkpoint-storage"})
         if (app->count(f))
           throw InputError(fmt::format("{} is a training flag; for inference give --tp, --pp (instances per replica) and --batch; replicas follow from the load", f));
       return run_inference(m, build_inference_workload(io, m), catalog, inst, g);
@@ -91,12 +95,16 @@ class EstimateCommand : public Command {
   }
 
   LayoutConstraints fixed_layout(const TrainingWorkload& w) const {
-    for (int v : {eo.tp, eo.pp, eo.ep, eo.micro_batch, eo.vp, eo.cp})
-      if (v < 0) throw InputError("--tp, --pp, --ep, --vp, --cp and --micro-batch must be positive");
+    for (int v : {eo.tp, eo.pp, eo.ep, eo.etp, eo.micro_batch, eo.vp, eo.cp})
+      if (v < 0) throw InputError("--tp, --pp, --ep, --etp, --vp, --cp and --micro-batch must be positive");
     LayoutConstraints fixed;
     if (eo.tp) fixed.tp = eo.tp;
     if (eo.pp) fixed.pp = eo.pp;
     if (eo.ep) fixed.ep = eo.ep;
+    if (eo.etp) {
+      if (eo.tp && eo.tp % eo.etp != 0) throw InputError(fmt::format("--etp {} must divide --tp {}", eo.etp, eo.tp));
+      fixed.etp = eo.etp;
+    }
     if (eo.vp) fixed.vp = eo.vp;
     if (eo.cp) fixed.cp = eo.cp;
     if (eo.micro_batch) fixed.micro_batch = eo.micro_batch;
@@ -140,6 +148,7 @@ class EstimateCommand : public Command {
       const int dp = c.accelerators() / (*fixed.tp * cp * *fixed.pp);
       Layout l{*fixed.tp, *fixed.pp, std::max(1, dp), fixed.ep.value_or(1), *fixed.zero_stage, *fixed.micro_batch, *fixed.recompute,
                fixed.vp.value_or(1), cp, fixed.recompute_layers.value_or(0)};
+      l.etp = fixed.etp.value_or(0);  // 0: the same as tp
       if (auto problem = layout_problem(m, w, c, l)) throw InputError(*problem);
       return estimate_training(m, w, c, l);
     }
@@ -191,7 +200,7 @@ class EstimateCommand : public Command {
   // One RL step on the given instances: colocated unless --placement split
   // (or --rollout-instances) is given; the layouts are searched.
   int run_rl(const ModelSpec& m, const RlWorkload& w, const Catalog& catalog, const Instance& inst, const GlobalOptions& g) {
-    for (const char* f : {"--tp", "--pp", "--ep", "--vp", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--batch"})
+    for (const char* f : {"--tp", "--pp", "--ep", "--etp", "--vp", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--batch"})
       if (app->count(f)) throw InputError(fmt::format("{}: with --task rl the generation and update layouts are searched", f));
     if (eo.count < 1 || eo.count > 100000) throw InputError("--count: must be in [1, 100000]");
     const Accelerator& acc = catalog.accelerator_of(inst);
