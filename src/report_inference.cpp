@@ -104,14 +104,32 @@ std::string service_line(const ServingRow& r) {
 
 // A pick sized close to its time-per-token target may miss it by the
 // prediction's own error: when its band leans optimistic and the p90 error
-// would cross the target, say what target keeps the service inside it.
-std::string margin_text(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
-  if (!w.max_tpot_s) return "";
+// would cross the target, the target that keeps the service inside it.
+struct TpotMargin {
+  double predicted_tpot_s = 0, max_tpot_s = 0, p90_abs_error = 0;
+  double suggested_max_tpot_s() const { return max_tpot_s / (1 + p90_abs_error); }
+};
+
+std::optional<TpotMargin> tpot_margin(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
+  if (!w.max_tpot_s) return std::nullopt;
   const auto band = accuracy_band(pick.instance->accelerator_name, "inference", pick.estimate.engine->name, moe);
-  if (!band || band->median_signed_error < 0.05 || pick.at_load.tpot_s * (1 + band->p90_abs_error) <= *w.max_tpot_s) return "";
+  if (!band || band->median_signed_error < 0.05 || pick.at_load.tpot_s * (1 + band->p90_abs_error) <= *w.max_tpot_s) return std::nullopt;
+  return TpotMargin{pick.at_load.tpot_s, *w.max_tpot_s, band->p90_abs_error};
+}
+
+std::string margin_text(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
+  const auto m = tpot_margin(pick, w, moe);
+  if (!m) return "";
   return fmt::format("  margin: {:.0f} ms per token against the {:.0f} ms target, and the band above leans optimistic: "
                      "--max-tpot {:.0f}ms keeps the target at its p90 error\n",
-                     pick.at_load.tpot_s * 1e3, *w.max_tpot_s * 1e3, *w.max_tpot_s / (1 + band->p90_abs_error) * 1e3);
+                     m->predicted_tpot_s * 1e3, m->max_tpot_s * 1e3, m->suggested_max_tpot_s() * 1e3);
+}
+
+ordered_json margin_json(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
+  const auto m = tpot_margin(pick, w, moe);
+  if (!m) return nullptr;
+  return {{"predicted_tpot_s", sig6(m->predicted_tpot_s)}, {"max_tpot_s", sig6(m->max_tpot_s)}, {"p90_abs_error", sig6(m->p90_abs_error)},
+          {"suggested_max_tpot_s", sig6(m->suggested_max_tpot_s())}};
 }
 
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
@@ -259,6 +277,7 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
   if (rec.pick) {
     j["recommendation"] = service_json(*rec.pick, *ctx.model);
     j["recommendation"]["why"] = rec.why;
+    j["recommendation"]["tpot_margin"] = margin_json(*rec.pick, *ctx.workload, ctx.model->is_moe());
     j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)}, {"fastest", service_json(*rec.fastest, *ctx.model)}};
   } else {
     j["recommendation"] = nullptr;

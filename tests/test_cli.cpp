@@ -167,8 +167,17 @@ TEST_CASE("cli: a serving pick whose optimistic band could carry it past the tim
   REQUIRE(band);
   REQUIRE(band->median_signed_error > 0.05);
   CHECK(r.out.find(fmt::format("--max-tpot {:.0f}ms keeps the target", 40 / (1 + band->p90_abs_error))) != std::string::npos);
-  // A dense pick whose band leans pessimistic has no such line.
+  // JSON says the same for scripts.
+  Run j = run("recommend --model qwen3-30b-a3b --task inference --requests-per-second 10 --prompt-tokens 1000 --output-tokens 500 -q --format json");
+  REQUIRE(j.code == 0);
+  const auto margin = nlohmann::json::parse(j.out)["recommendation"]["tpot_margin"];
+  REQUIRE(margin.is_object());
+  CHECK(margin["max_tpot_s"].get<double>() == Approx(0.040));
+  CHECK(margin["suggested_max_tpot_s"].get<double>() == Approx(0.040 / (1 + band->p90_abs_error)).epsilon(1e-5));
+  CHECK(margin["predicted_tpot_s"].get<double>() * (1 + margin["p90_abs_error"].get<double>()) > 0.040);
+  // A dense pick whose band leans pessimistic has no such line, and a null margin.
   CHECK(run("recommend --params 7B --task inference -q").out.find("margin:") == std::string::npos);
+  CHECK(nlohmann::json::parse(run("recommend --params 7B --task inference -q --format json").out)["recommendation"]["tpot_margin"].is_null());
 }
 
 TEST_CASE("cli: --etp folds the experts over the tensor-parallel ranks, shown in the layout, the JSON and the Megatron flags") {
