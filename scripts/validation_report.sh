@@ -334,6 +334,13 @@ sliding-window layers read at full length as well as held at full length
 XQA and the trtllm-gen kernels skip the tiles outside the window); four
 activation-quantisation kernels per layer for fp8 and fp4 matrices (nm-vllm's
 fp8 profile; 11.6% against 11.4% without, with 8 kernels per layer then).
+Tried on 2026-12-01 and rejected: a training matrix width from the sharded
+GEMM shapes (the smaller side of each of QKV, output, up and down after tensor
+parallelism, weighted by FLOPs, instead of hidden / tp; pooled 10.5% to 12.0%
+over the 217 cases then, fine-tuning 7.9% to 11.6%); B300 fitted together with
+B200 as one silicon for the compute fractions (Blackwell Ultra has the same
+16-bit and fp8 dense peaks): pooled median unchanged at 13.5%, in sample 8.5%
+to 9.9%.
 
 PROSE
 "$g" -q validate --format markdown | sed -n '/^| GROUP/,/^RL post-training cases/p' | grep -v '^RL post-training cases'
