@@ -66,7 +66,7 @@ std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWork
 std::optional<std::string> expert_layout_problem(const ModelSpec& m, const Layout& l) {
   if (l.etp < 0 || l.tp % l.expert_tp() != 0) return fmt::format("etp {} does not divide tp {}", l.etp, l.tp);
   if (l.ep == 1 && !l.experts_folded()) return std::nullopt;
-  if (!m.is_moe()) return "expert parallelism needs a mixture-of-experts model";
+  if (!m.is_moe()) return l.ep > 1 ? "expert parallelism needs a mixture-of-experts model" : "an expert tensor-parallel size (etp) needs a mixture-of-experts model";
   // Megatron-Core draws the expert ranks from the data- and context-parallel
   // ranks that hold the same dense weights (its expert rank generator); with
   // parallel folding (etp below tp) from the tensor-, context- and

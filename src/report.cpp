@@ -903,11 +903,12 @@ std::string explain_estimate(const EstimateContext& ctx) {
   out += fmt::format("  parameters N = {:.4g} (active {:.4g}); matmul parameters per token = {:.4g}\n", m.total_params(),
                      m.active_params(), matmul_params_per_token(m));
   out += fmt::format("  model FLOPs/token = {} = {:.4g}; with recompute {:.4g}\n",
-                     is_adapter_task(w.task) ? "4N + 6N_adapter + 12 L H Q T" : "6N + 12 L H Q T", e.model_flops_per_token,
+                     is_adapter_task(w.task) ? "4 x matmul parameters + 6N_adapter + 12 L H Q T" : "6 x matmul parameters per token + 12 L H Q T",
+                     e.model_flops_per_token,
                      e.hardware_flops_per_token);
   const Precision attention_p = attention_precision(a, e.precision);
   out += fmt::format("  matrix efficiency = {:.3f} (max for {} {}) x w/(w+256) x n/(n+256), w = hidden/tp = {}, n = mb x seq / cp = {}"
-                     " (MoE experts: w = expert ffn/tp, n = their share of the tokens)\n",
+                     " (MoE experts: w = expert ffn/etp, n = their share of the tokens)\n",
                      max_compute_fraction(a, e.precision), a.name, to_string(e.precision), m.hidden / l.tp, l.micro_batch * w.seq_len / l.cp);
   out += fmt::format("  compute/step = micro-batches {} x tokens/mb / (tp x pp) x [matrix FLOPs/token / (peak {} TFLOPS x eff)"
                      " + attention FLOPs/token x {} / ({} peak {} TFLOPS x {:.3f})] / framework factor {:.2f} ({}) = {:.3f} s"

@@ -107,19 +107,23 @@ std::string service_line(const ServingRow& r) {
 // would cross the target, the target that keeps the service inside it.
 struct TpotMargin {
   double predicted_tpot_s = 0, max_tpot_s = 0, p90_abs_error = 0;
+  bool leans_optimistic = false;  // the band's median error: faster than measured by 5% or more
   double suggested_max_tpot_s() const { return max_tpot_s / (1 + p90_abs_error); }
+  bool exceeds_target_at_p90() const { return predicted_tpot_s * (1 + p90_abs_error) > max_tpot_s; }
 };
 
+// The pick's time per token against its target at the band's p90 error; empty
+// without a target or a band.
 std::optional<TpotMargin> tpot_margin(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
   if (!w.max_tpot_s) return std::nullopt;
   const auto band = accuracy_band(pick.instance->accelerator_name, "inference", pick.estimate.engine->name, moe);
-  if (!band || band->median_signed_error < 0.05 || pick.at_load.tpot_s * (1 + band->p90_abs_error) <= *w.max_tpot_s) return std::nullopt;
-  return TpotMargin{pick.at_load.tpot_s, *w.max_tpot_s, band->p90_abs_error};
+  if (!band) return std::nullopt;
+  return TpotMargin{pick.at_load.tpot_s, *w.max_tpot_s, band->p90_abs_error, band->median_signed_error >= 0.05};
 }
 
 std::string margin_text(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
   const auto m = tpot_margin(pick, w, moe);
-  if (!m) return "";
+  if (!m || !m->leans_optimistic || !m->exceeds_target_at_p90()) return "";
   return fmt::format("  margin: {:.0f} ms per token against the {:.0f} ms target, and the band above leans optimistic: "
                      "--max-tpot {:.0f}ms keeps the target at its p90 error\n",
                      m->predicted_tpot_s * 1e3, m->max_tpot_s * 1e3, m->suggested_max_tpot_s() * 1e3);
@@ -129,6 +133,7 @@ ordered_json margin_json(const ServingRow& pick, const InferenceWorkload& w, boo
   const auto m = tpot_margin(pick, w, moe);
   if (!m) return nullptr;
   return {{"predicted_tpot_s", sig6(m->predicted_tpot_s)}, {"max_tpot_s", sig6(m->max_tpot_s)}, {"p90_abs_error", sig6(m->p90_abs_error)},
+          {"exceeds_target_at_p90", m->exceeds_target_at_p90()}, {"leans_optimistic", m->leans_optimistic},
           {"suggested_max_tpot_s", sig6(m->suggested_max_tpot_s())}};
 }
 

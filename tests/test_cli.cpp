@@ -175,9 +175,18 @@ TEST_CASE("cli: a serving pick whose optimistic band could carry it past the tim
   CHECK(margin["max_tpot_s"].get<double>() == Approx(0.040));
   CHECK(margin["suggested_max_tpot_s"].get<double>() == Approx(0.040 / (1 + band->p90_abs_error)).epsilon(1e-5));
   CHECK(margin["predicted_tpot_s"].get<double>() * (1 + margin["p90_abs_error"].get<double>()) > 0.040);
-  // A dense pick whose band leans pessimistic has no such line, and a null margin.
+  CHECK(margin["exceeds_target_at_p90"] == true);
+  CHECK(margin["leans_optimistic"] == true);
+  // A dense pick whose band does not lean optimistic has no such line; its
+  // JSON margin still gives the p90 check for a CI gate.
   CHECK(run("recommend --params 7B --task inference -q").out.find("margin:") == std::string::npos);
-  CHECK(nlohmann::json::parse(run("recommend --params 7B --task inference -q --format json").out)["recommendation"]["tpot_margin"].is_null());
+  const auto dense = nlohmann::json::parse(run("recommend --params 7B --task inference -q --format json").out)["recommendation"]["tpot_margin"];
+  REQUIRE(dense.is_object());
+  CHECK(dense["leans_optimistic"] == false);
+  CHECK(dense["exceeds_target_at_p90"] ==
+        (dense["predicted_tpot_s"].get<double>() * (1 + dense["p90_abs_error"].get<double>()) > dense["max_tpot_s"].get<double>()));
+  // Offline (no target): null.
+  CHECK(nlohmann::json::parse(run("recommend --params 7B --task inference --mode offline -q --format json").out)["recommendation"]["tpot_margin"].is_null());
 }
 
 TEST_CASE("cli: --etp folds the experts over the tensor-parallel ranks, shown in the layout, the JSON and the Megatron flags") {
@@ -194,7 +203,7 @@ TEST_CASE("cli: --etp folds the experts over the tensor-parallel ranks, shown in
   CHECK(doc["layout"]["ep"] == 32);
   // Pinned to the unfolded default, no layout exists.
   Run pinned = run(base + " --etp 2");
-  CHECK(pinned.code != 0);
+  CHECK(pinned.code == 2);
   CHECK(pinned.err.find("ep 32 does not divide dp 16") != std::string::npos);
   for (const char* bad : {" --etp 3", " --etp -1"}) {
     Run r = run(base + bad);
@@ -204,6 +213,9 @@ TEST_CASE("cli: --etp folds the experts over the tensor-parallel ranks, shown in
   Run inference = run("estimate --task inference --instance p5.48xlarge --model qwen3-235b-a22b --etp 1");
   CHECK(inference.code == 2);
   CHECK(inference.err.find("--etp is a training flag") != std::string::npos);
+  Run dense = run("estimate --instance p5.48xlarge --model llama-3-70b --tp 2 --etp 1");
+  CHECK(dense.code == 2);
+  CHECK(dense.err.find("etp") != std::string::npos);
 }
 
 TEST_CASE("cli: a misspelt --task gets the nearest tasks") {

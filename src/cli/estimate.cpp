@@ -48,7 +48,8 @@ class EstimateCommand : public Command {
     app->add_option("--ep", eo.ep, "Expert-parallel size (searched if omitted)")->group("Layout");
     app->add_option("--etp", eo.etp,
                     "Expert tensor-parallel size, a divisor of --tp: 1 with --tp above 1 keeps each expert whole and draws the expert ranks from "
-                    "the tensor- and data-parallel ranks together (Megatron-Core MoE parallel folding); default: searched, tp or 1")
+                    "the tensor- and data-parallel ranks together (Megatron-Core MoE parallel folding), so --ep may divide tp x dp x cp; "
+                    "with etp = tp, --ep must divide dp x cp; default: searched, tp or 1")
         ->group("Layout");
     app->add_option("--vp", eo.vp, "Virtual pipeline stages per rank, interleaved schedule (searched if omitted)")->group("Layout");
     app->add_option("--cp", eo.cp, "Context-parallel size: each sequence split over this many ranks, ring attention (searched if omitted, for sequences of 8k tokens and more)")
@@ -154,6 +155,8 @@ class EstimateCommand : public Command {
     }
     check_divides(fixed, c);
     ClusterSearch s = search_cluster(m, w, c, fixed);
+    // Fixed expert sizes that no split allows are bad input, not a lack of memory.
+    if (!s.best && s.problem.rfind("no valid layout: ", 0) == 0) throw InputError(fmt::format("{} x {}: {}", c.count, c.instance->name, s.problem));
     if (!s.best) {
       nlohmann::ordered_json details{{"memory_need_gb", s.smallest_need_gb > 0 ? nlohmann::ordered_json(s.smallest_need_gb) : nullptr},
                                      {"capacity_gb", s.capacity_gb}};

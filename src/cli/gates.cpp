@@ -109,8 +109,9 @@ ordered_json gate_results(const GateOptions& o, const PickSummary& now, const or
     const double limit = parse_usd(o.fail_if_over, "--fail-if-over");
     const bool passed = now.cost_usd && *now.cost_usd <= limit;
     gates.push_back({{"gate", "fail_if_over"}, {"limit_usd", round_cents(limit)}, {"cost_usd", money(now.cost_usd)}, {"passed", passed},
-                     {"message", passed ? std::string() : fmt::format("--fail-if-over: the pick costs {}, over the ${} limit",
+                     {"message", passed ? std::string() : fmt::format("--fail-if-over: the pick costs {}{}, over the ${} limit",
                                                                     now.cost_usd ? "$" + format_thousands(*now.cost_usd, 2) : "an unknown amount",
+                                                                    now.cost_key == "ranked_usd_per_month" ? " per month" : "",
                                                                     format_thousands(limit, 2))}});
   }
   if (!o.fail_if_increase.empty()) {
