@@ -25,7 +25,9 @@ std::string block_text(const Instance& inst, int count, const CapacityAdvice& a,
                        kCapacityBlocksMaxInstances);
   if (!a.block_days) return "a reservation (the run is longer than the 182 days a Capacity Block lasts)";
   std::string s = fmt::format("{} Capacity Block{} of {} day{}", a.blocks, a.blocks > 1 ? "s" : "", *a.block_days, *a.block_days > 1 ? "s" : "");
-  const char* margin = "a block ends at a fixed time: leave the error band's margin";
+  const std::string margin =
+      a.margin > 0 ? fmt::format("a block ends at a fixed time: sized to the prediction plus its p90 error, +{:.0f}%", a.margin * 100)
+                   : std::string("a block ends at a fixed time");
   if (a.block_cost_usd) {
     const RegionPrices* rp = inst.prices_in(region);
     s += fmt::format(" (about ${} at ${:.2f}/h, a rate of {}; block rates move with demand, check the console; {})",
@@ -36,6 +38,12 @@ std::string block_text(const Instance& inst, int count, const CapacityAdvice& a,
   return s;
 }
 
+std::string unknown_limit_note(const Instance& inst, int count) {
+  return fmt::format("no on-demand limit is known for {}: {} instances may be more than the account can start at once (check the "
+                     "EC2 quota; {} holds them)",
+                     inst.family, count, inst.capacity_blocks ? "a Capacity Block or a reservation" : "an On-Demand Capacity Reservation");
+}
+
 // More instances than one usually starts at once in this family.
 bool scarce(const Instance& inst, int count) { return inst.on_demand_max_instances && count > *inst.on_demand_max_instances; }
 // On-demand and best are the prices that assume instances can be started at will.
@@ -43,19 +51,23 @@ bool at_will(Pricing pricing) { return pricing == Pricing::on_demand || pricing 
 
 }  // namespace
 
-CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing) {
+CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing, double margin) {
   CapacityAdvice a;
   a.beyond_on_demand = at_will(pricing) && scarce(inst, count);
+  a.margin = margin;
   if (inst.capacity_blocks && count <= kCapacityBlocksMaxInstances) {
-    a.block_days = capacity_block_days(hours);
+    a.block_days = capacity_block_days(hours * (1 + margin));
     a.blocks = (count + kCapacityBlockMaxInstances - 1) / kCapacityBlockMaxInstances;
     const RegionPrices* rp = inst.prices_in(region);
     if (a.block_days && rp && rp->capacity_block.usd_per_hour)
       a.block_cost_usd = *rp->capacity_block.usd_per_hour * count * *a.block_days * 24;
   }
+  a.limit_unknown = !inst.on_demand_max_instances && count > 1;
   if (a.beyond_on_demand)
     a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): buy {}", count, inst.name,
                          *inst.on_demand_max_instances, block_text(inst, count, a, region));
+  else if (a.limit_unknown && at_will(pricing))
+    a.note = unknown_limit_note(inst, count);
   else if (scarce(inst, count) && pricing == Pricing::spot)
     a.note = fmt::format("{} x {} on spot: spot capacity of this family is scarce too (about {} at once is usual); expect partial "
                          "fleets and waits, or buy {}", count, inst.name, *inst.on_demand_max_instances, block_text(inst, count, a, region));
@@ -67,13 +79,21 @@ CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing 
   a.beyond_on_demand = at_will(pricing) && scarce(inst, count);
   const std::string reserve = "an On-Demand Capacity Reservation for them (any duration, billed at the on-demand or Savings Plan rate; "
                               "a Capacity Block ends after at most 182 days)";
+  a.limit_unknown = !inst.on_demand_max_instances && count > 1;
   if (a.beyond_on_demand)
     a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): a standing service needs {}", count,
                          inst.name, *inst.on_demand_max_instances, reserve);
+  else if (a.limit_unknown && at_will(pricing))
+    a.note = unknown_limit_note(inst, count);
   else if (scarce(inst, count) && pricing == Pricing::spot)
     a.note = fmt::format("{} x {} on spot: spot capacity of this family is scarce too (about {} at once is usual); expect reclaimed "
                          "replicas, or hold {}", count, inst.name, *inst.on_demand_max_instances, reserve);
   return a;
+}
+
+std::string CapacityAdvice::column() const {
+  if (beyond_on_demand) return "capacity block/reservation";
+  return limit_unknown ? "on demand, limit unknown" : "on demand";
 }
 
 }  // namespace gpuadvisor

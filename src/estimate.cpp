@@ -41,6 +41,8 @@ std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWork
     return fmt::format("cp {} needs the sequence length ({}) divisible by 2 x cp (two chunks per rank)", l.cp, w.seq_len);
   if (m.heads % l.tp != 0) return fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads);
   if (auto p = neuron_layout_problem(*c.accelerator, m, l.tp, true)) return p;
+  if (l.experts_folded() && c.accelerator->software != "cuda")
+    return "an expert tensor-parallel size below tp (MoE parallel folding) is a Megatron-Core feature: CUDA accelerators only";
   if (l.pp > m.layers) return fmt::format("pp {} exceeds the model's {} layers", l.pp, m.layers);
   if (w.global_batch % (l.dp * l.micro_batch) != 0)
     return fmt::format("global batch {} is not divisible by dp {} x micro-batch {}", w.global_batch, l.dp, l.micro_batch);

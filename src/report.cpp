@@ -401,6 +401,7 @@ ordered_json capacity_json(const CapacityAdvice& a) {
   return {{"beyond_on_demand", a.beyond_on_demand},
           {"capacity_block_days", a.block_days ? ordered_json(*a.block_days) : ordered_json(nullptr)},
           {"capacity_blocks", a.blocks},
+          {"capacity_block_margin", sig6(a.margin)},
           {"capacity_block_usd", money_json(a.block_cost_usd)},
           {"note", a.note.empty() ? ordered_json(nullptr) : ordered_json(a.note)}};
 }
@@ -652,7 +653,7 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                       r.usd_per_million_tokens ? Cell{fmt::format("{:.3g}", *r.usd_per_million_tokens), sig6(*r.usd_per_million_tokens)} : Cell{"unknown", std::monostate{}},
                       r.spot_interruption_bucket.empty() ? Cell{"unknown", std::monostate{}} : text(r.spot_interruption_bucket),
                       money(r.spot_expected_cost_usd), break_even_cell(r), hours_cell(e.setup.hours()),
-                      text(r.capacity.beyond_on_demand ? "capacity block/reservation" : "on demand"),
+                      text(r.capacity.column()),
                       {r.pareto ? "yes" : "", r.pareto}, pick_cell(rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count)});
   }
   return t;

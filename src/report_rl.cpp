@@ -107,7 +107,7 @@ Table rl_recommendation_table(const Recommendation& rec, const RecommendContext&
                       text(rl_placement_text(e)), num(e.generation.seconds, 1), num(e.scoring.seconds, 1), num(e.training.seconds, 1),
                       num(e.weight_sync_s, 1), num(e.step_time_s, 1), pct(e.generation_share()), hours_cell(r.estimate.total_hours),
                       money(r.on_demand_cost_usd), money(r.spot_cost_usd), hours_cell(r.estimate.setup.hours()),
-                      text(r.capacity.beyond_on_demand ? "capacity block/reservation" : "on demand"), {r.pareto ? "yes" : "", r.pareto}});
+                      text(r.capacity.column()), {r.pareto ? "yes" : "", r.pareto}});
   }
   return t;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpuadvisor/accuracy.hpp"
 #include "gpuadvisor/compute.hpp"
 #include "gpuadvisor/framework.hpp"
 #include "gpuadvisor/quantity.hpp"
@@ -129,7 +130,7 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
       // Expert ranks come from the data- and context-parallel ranks
       // (Megatron-Core); folded (etp 1), from the tensor-parallel ranks too.
       std::vector<int> etps{tp};
-      if (m.is_moe() && tp > 1) etps.push_back(1);
+      if (m.is_moe() && tp > 1 && c.accelerator->software == "cuda") etps.push_back(1);  // a Megatron-Core feature
       if (fixed.etp) etps = {*fixed.etp > 0 ? *fixed.etp : tp};
       for (int etp : etps)
       for (int ep : fixed.ep ? std::vector<int>{*fixed.ep} : expert_parallel_sizes(m, tp, dp, cp, etp)) {
@@ -272,6 +273,11 @@ void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWo
 
 void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
   price_hours(row, r);
+  // A block ends at a fixed time: cover the prediction's p90 error (its group's band).
+  const auto band = row.rl ? accuracy_band(row.instance->accelerator_name, "rl")
+                           : accuracy_band(row.instance->accelerator_name, accuracy_task(to_string(w.task)),
+                                           row.estimate.framework ? row.estimate.framework->name : std::string(), m.is_moe());
+  row.capacity = capacity_advice(*row.instance, row.count, row.estimate.total_hours, r.region, r.pricing, band ? band->p90_abs_error : 0);
   price_interruptions(row, m, w, r);
   rank_cost(row, r.pricing);
   if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);

@@ -85,6 +85,19 @@ TEST_CASE("Capacity Blocks: whole days to 14, then whole weeks to 182 days") {
   // A block rate unknown in a region stays unknown.
   CHECK_FALSE(capacity_advice(p5, 4, 100, "us-west-2", Pricing::on_demand).block_cost_usd);
   CHECK_FALSE(capacity_advice(*cat().find_instance("g6e.xlarge"), 64, 100, "us-east-1", Pricing::on_demand).beyond_on_demand);
+  // A block ends at a fixed time: it covers the prediction's p90 error.
+  // 100 h x 1.45 = 145 h: 7 days, not 5.
+  const CapacityAdvice covered = capacity_advice(p5, 4, 100, "us-east-1", Pricing::on_demand, 0.45);
+  CHECK(*covered.block_days == 7);
+  CHECK(*covered.block_cost_usd == Approx(39.33 * 4 * 7 * 24));
+  CHECK(covered.note.find("sized to the prediction plus its p90 error, +45%") != std::string::npos);
+  // A family with no known on-demand limit says so rather than "on demand".
+  const CapacityAdvice unknown = capacity_advice(*cat().find_instance("trn1.32xlarge"), 64, 100, "us-east-1", Pricing::on_demand);
+  CHECK(unknown.limit_unknown);
+  CHECK(unknown.column() == "on demand, limit unknown");
+  CHECK(unknown.note.find("no on-demand limit is known for trn1") != std::string::npos);
+  CHECK(capacity_advice(*cat().find_instance("g6e.xlarge"), 1, 100, "us-east-1", Pricing::on_demand).column() == "on demand");
+  CHECK(a.column() == "capacity block/reservation");
   // A standing service is reserved, not bought as a block that ends.
   const CapacityAdvice service = service_capacity_advice(p5, 5, Pricing::on_demand);
   CHECK(service.beyond_on_demand);

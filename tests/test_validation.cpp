@@ -63,7 +63,7 @@ TEST_CASE("the bundled validation set covers tasks, accelerators and scales") {
   CHECK(single_node > 20);
 }
 
-TEST_CASE("accuracy on the bundled cases, in sample: median <= 8%, p90 <= 30%, every task group's median <= 15%") {
+TEST_CASE("accuracy on the bundled cases, in sample: median <= 9%, p90 <= 34%, every task group's median <= 15%") {
   const auto results = run_cases(bundled(), validation_catalog());
   const auto summary = summarise(results);
   REQUIRE(!summary.empty());

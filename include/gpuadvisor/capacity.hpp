@@ -25,12 +25,18 @@ struct CapacityAdvice {
   std::optional<int> block_days;     // a Capacity Block that covers the run
   int blocks = 0;                    // blocks of at most 64 instances
   std::optional<double> block_cost_usd;  // rate x instances x block days x 24, where a rate is known
+  double margin = 0;                 // the block covers hours x (1 + margin): the prediction's p90 error
+  bool limit_unknown = false;        // more than one instance of a family with no known on-demand limit
   std::string note;                  // one sentence for a person; empty when nothing to say
+  // The tables' CAPACITY cell: "capacity block/reservation", "on demand, limit unknown" or "on demand".
+  std::string column() const;
 };
 
 // For `count` instances for `hours` priced under `pricing` (on-demand and
-// best are the prices that assume instances can be started at will).
-CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing);
+// best are the prices that assume instances can be started at will). A
+// Capacity Block ends at a fixed time, so it is sized to hours x (1 +
+// margin), margin the prediction's p90 error (0 for hours the user gave).
+CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing, double margin = 0);
 // For a standing service, which runs without an end: the advice is an
 // On-Demand Capacity Reservation (any duration), never a Capacity Block,
 // which ends after 1-182 days.
