@@ -80,12 +80,25 @@ Env layout_env(const TrainingLaunch& t) {
 // ---------------------------------------------------------------------------
 // Framework flags
 
+// Megatron splits the layers evenly over the pp x vp stages; where they do not
+// divide, the embedding and the loss can each take a layer's place (its
+// account-for flags, as the layout check allows), else the first and last
+// stages must be set by hand.
+std::string pipeline_split_args(int layers, int stages) {
+  if (stages <= 1 || layers % stages == 0) return "";
+  if ((layers + 1) % stages == 0) return "--account-for-loss-in-pipeline-split\n";
+  if ((layers + 2) % stages == 0) return "--account-for-embedding-in-pipeline-split\n--account-for-loss-in-pipeline-split\n";
+  return fmt::format("# {} layers do not divide over {} pipeline stages: set --decoder-first-pipeline-num-layers and "
+                     "--decoder-last-pipeline-num-layers so the rest divide evenly\n", layers, stages);
+}
+
 std::string megatron_args(const TrainingLaunch& t, const LaunchContext& c) {
   const Layout& l = t.layout;
   std::string s = header("#", c);
   s += "# Megatron-LM / NeMo arguments for this layout (append to your pretrain_gpt.py command).\n";
   s += fmt::format("--tensor-model-parallel-size {}\n--pipeline-model-parallel-size {}\n", l.tp, l.pp);
   if (l.vp > 1) s += fmt::format("--virtual-pipeline-model-parallel-size {}\n", l.vp);
+  s += pipeline_split_args(t.model->layers, l.pp * l.vp);
   s += fmt::format("--context-parallel-size {}\n--expert-model-parallel-size {}\n", l.cp, l.ep);
   if (l.experts_folded()) s += fmt::format("--expert-tensor-parallel-size {}\n", l.expert_tp());
   s += fmt::format("--micro-batch-size {}\n--global-batch-size {}\n--seq-length {}\n", l.micro_batch, t.workload->global_batch, t.workload->seq_len);

@@ -112,6 +112,9 @@ TEST_CASE("a folded MoE layout is written as Megatron's and torchtitan's expert 
   auto args = megatron(file(files, "megatron_args.txt").text);
   CHECK(args["--expert-model-parallel-size"] == "32");
   CHECK(args["--expert-tensor-parallel-size"] == "1");
+  // 94 layers over pp 8: the embedding and the loss take the two missing places (96 = 8 x 12).
+  CHECK(args.count("--account-for-embedding-in-pipeline-split"));
+  CHECK(args.count("--account-for-loss-in-pipeline-split"));
   CHECK(file(files, "torchtitan.toml").text.find("expert_tensor_parallel_degree = 1\n") != std::string::npos);
   CHECK(YAML::Load(file(files, "task.yaml").text)["envs"]["ETP"].as<std::string>() == "1");
 }
