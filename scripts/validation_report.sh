@@ -35,7 +35,8 @@ cases: out of sample median 13.8%, p90 41.9%, pre-training 16.6%, inference
 difference: over the 217 cases before them the figures were median 10.5%, p90
 31.3%, inference 11.9%, in sample 7.5%, and over the 177 cases bundled before
 the two sources of fine-grained MoE serving on Blackwell (TRTLLM-1X and
-SGLCB) every target holds: 9.6%, p90 28.8%, inference 9.0%, in sample 6.4%.
+SGLCB) every target holds: 9.6%, p90 27.0%, inference 9.6%, in sample 6.4%
+(each set fitted and held out on its own cases).
 Eight sets of cases came in 2026-12, each by a rule fixed before it was
 scored, and each kept whatever it scored:
 - MBRIDGE additions (P01-P48, 46 usable; docs/research/more-training-cases.md):
@@ -49,11 +50,12 @@ scored, and each kept whatever it scored:
   SGLCB), so leave-one-source-out holds the suite out together, and with it
   every B300 and GB300 case: out of sample 32% median (in sample 16%). Keyed
   by table version instead, the pooled median would be 11.7%. The misses
-  are mechanisms the model lacks: GPT-OSS-120B pre-training runs at half the
-  predicted speed (40-110% optimistic on five systems; the table flags a
-  GPT-OSS regression in its newest container, whose two rows are kept
-  unusable), fine-grained MoE runs 20-35% faster than predicted on NVL72
-  racks and 38-57% slower than predicted on DGX B200 with eight pipeline
+  are mechanisms the model lacks: GPT-OSS-120B pre-training runs slower than
+  predicted by 26-110% on six rows (docs/research/gpt-oss-training.md: no
+  sourced mechanism for more than about 10%; the table flags a GPT-OSS
+  regression in its newest container, whose two rows are kept unusable),
+  fine-grained MoE runs 5-30% faster than predicted on NVL72 racks in sample
+  (20-47% out of sample) and 38-57% slower on DGX B200 with eight pipeline
   stages, and
   Qwen3-235B with expert parallelism across tensor-parallel ranks (Megatron's
   parallel folding, ep 32-64 over tp 2; docs/methodology.md §MoE parallel
