@@ -239,7 +239,7 @@ TEST_CASE("test-time compute multiplies the generated tokens and the cost") {
   CHECK(eb.latency_s > ea.latency_s * 2);  // 5x the tokens per sequence; less prefill interference per token
 }
 
-TEST_CASE("latency targets bind the batch; an impossible target is reported with the best figure") {
+TEST_CASE("latency targets bind the batch, an impossible target is reported with the best figure") {
   const ModelSpec& m = model("llama-3-8b");
   Cluster c = cluster("p5.48xlarge");
   InferenceRequest q;
@@ -307,7 +307,7 @@ TEST_CASE("fp8 and fp4 weights are not served on V100 (no kernels below compute 
   CHECK_FALSE(serving_accelerator_problem(*cat().find_accelerator("V100-32GB"), make_inference_workload(r)));
 }
 
-TEST_CASE("TensorRT-LLM keeps gpt-oss's sliding-window layers at full length in the KV cache; vLLM keeps the window (hand-computed)") {
+TEST_CASE("TensorRT-LLM keeps gpt-oss's sliding-window layers at full length in the KV cache, vLLM keeps the window (hand-computed)") {
   const ModelSpec& m = model("gpt-oss-20b");  // 24 layers, 12 of them a 128-token window; 8 KV heads of 64
   Cluster c = cluster("p6-b200.48xlarge");
   auto kv_gb_at_batch_100 = [&](const char* engine) {

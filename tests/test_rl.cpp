@@ -204,7 +204,7 @@ TEST_CASE("recommend --task rl: a ranked, explained answer with the stages in ev
   for (const auto& r : recommend_rl(model("qwen2.5-7b"), s, cat(), req).rows) CHECK(r.rl->placement == RlPlacement::split);
 }
 
-TEST_CASE("CLI: the issue's command gives a pick; estimate JSON has the rl stages; wrong flags exit 2") {
+TEST_CASE("CLI: the issue's command gives a pick, estimate JSON has the rl stages, wrong flags exit 2") {
   auto r = run("recommend --params 7B --task rl --prompts-per-step 256 --samples-per-prompt 8 --response-tokens 1024");
   CHECK(r.code == 0);
   CHECK(r.out.rfind("Recommended: ", 0) == 0);

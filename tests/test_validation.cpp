@@ -143,7 +143,7 @@ TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 14%,
   CHECK(summarise(loso.in_sample).front().median_abs < held_out.front().median_abs);
 }
 
-TEST_CASE("RL cases: at least 5 published steps with stages; errors reported by stage, step median <= 30%, generation median <= 20%") {
+TEST_CASE("RL cases: at least 5 published steps with stages, errors reported by stage, step median <= 30%, generation median <= 20%") {
   const auto results = run_cases(bundled(), validation_catalog());
   int rl_cases = 0, with_stages = 0;
   for (const auto& r : results) {
@@ -248,7 +248,7 @@ TEST_CASE("calibrate recovers a scaled efficiency and improves the error") {
   CHECK(reloaded.find_accelerator("H100-SXM")->efficiency.compute_max_fraction.at(Precision::fp8) == Approx(fitted[0].after));
 }
 
-TEST_CASE("leave one source out, pooled: every case predicted without its source; the error bands are that table, up to date") {
+TEST_CASE("leave one source out, pooled: every case predicted without its source, the error bands are that table, up to date") {
   const auto cases = bundled();
   const Catalog catalog = validation_catalog();
   const LeaveOneSourceOut l = leave_one_source_out(cases, catalog);
