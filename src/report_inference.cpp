@@ -103,8 +103,8 @@ std::string service_line(const ServingRow& r) {
 }  // namespace
 
 // A pick sized close to its time-per-token target may miss it by the
-// prediction's own error: when its band leans optimistic and the p90 error
-// would cross the target, the target that keeps the service inside it.
+// prediction's own error: the pick's time per token at its band's p90 error
+// against the target, and the target that keeps the service inside it.
 struct TpotMargin {
   double predicted_tpot_s = 0, max_tpot_s = 0, p90_abs_error = 0;
   bool leans_optimistic = false;  // the band's median error: faster than measured by 5% or more

@@ -272,18 +272,17 @@ void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWo
 }  // namespace
 
 void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
-  price_hours(row, r);
   // A block ends at a fixed time: cover the prediction's p90 error (its group's band).
   const auto band = row.rl ? accuracy_band(row.instance->accelerator_name, "rl")
                            : accuracy_band(row.instance->accelerator_name, accuracy_task(to_string(w.task)),
                                            row.estimate.framework ? row.estimate.framework->name : std::string(), m.is_moe());
-  row.capacity = capacity_advice(*row.instance, row.count, row.estimate.total_hours, r.region, r.pricing, band ? band->p90_abs_error : 0);
+  price_hours(row, r, band ? band->p90_abs_error : 0);
   price_interruptions(row, m, w, r);
   rank_cost(row, r.pricing);
   if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
 }
 
-void price_hours(RecommendRow& row, const RecommendRequest& r) {
+void price_hours(RecommendRow& row, const RecommendRequest& r, double block_margin) {
   const Instance& inst = *row.instance;
   const double instance_hours = row.count * billed_hours(row.estimate.total_hours);
   auto job = [&](std::optional<double> rate) { return rate ? std::optional<double>(*rate * instance_hours) : std::nullopt; };
@@ -296,7 +295,7 @@ void price_hours(RecommendRow& row, const RecommendRequest& r) {
   row.savings_1y_cost_usd = job(row.savings_1y_usd_per_hour);
   row.savings_3y_cost_usd = job(row.savings_3y_usd_per_hour);
   rank_cost(row, r.pricing);
-  row.capacity = capacity_advice(inst, row.count, row.estimate.total_hours, r.region, r.pricing);
+  row.capacity = capacity_advice(inst, row.count, row.estimate.total_hours, r.region, r.pricing, block_margin);
 }
 
 namespace {

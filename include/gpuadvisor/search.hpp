@@ -102,8 +102,10 @@ struct RecommendRow {
 // §Cost and ranking, §Interruptions and checkpoints).
 void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r);
 // The same without a model: rates, job costs and capacity for the hours, no
-// interruption figures (they need the checkpoint size).
-void price_hours(RecommendRow& row, const RecommendRequest& r);
+// interruption figures (they need the checkpoint size). A Capacity Block
+// covers the hours x (1 + block_margin): the prediction's p90 error, 0 for
+// hours the user gave.
+void price_hours(RecommendRow& row, const RecommendRequest& r, double block_margin = 0);
 
 struct Rejection {
   std::string instance;
