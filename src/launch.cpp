@@ -73,7 +73,10 @@ Env layout_env(const TrainingLaunch& t) {
           {"SEQ_LEN", std::to_string(t.workload->seq_len)}, {"RECOMPUTE", recompute_name(l)},
           {"RECOMPUTE_LAYERS", std::to_string(l.recompute_layers)}, {"PRECISION", std::string(to_string(t.precision))},
           {"NNODES", std::to_string(t.count)},  {"GPUS_PER_NODE", std::to_string(t.instance->accelerator_count)}};
-  if (t.model->is_moe()) env.insert(env.begin() + 5, {"ETP", std::to_string(l.expert_tp())});
+  if (t.model->is_moe()) {  // beside EP
+    const auto ep = std::find_if(env.begin(), env.end(), [](const auto& kv) { return kv.first == "EP"; });
+    env.insert(ep + 1, {"ETP", std::to_string(l.expert_tp())});
+  }
   return env;
 }
 

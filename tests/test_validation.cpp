@@ -179,6 +179,7 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK(fails_with(one_case(R"(, "measured": 100, "usable": false)"), "field 'reason': an unusable case must say why"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"tp": 0})"), "field 'tp'"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"cp": 0})"), "field 'cp'"));
+  CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"etp": 0})"), "field 'etp'"));
   // The training stack and the serving engine a case names must be known profiles.
   CHECK(fails_with(one_case(R"(, "measured": 100, "framework": "jax")"), "case X1: field 'framework': 'jax' is not one of megatron"));
   CHECK_NOTHROW(read_cases("cases.json", one_case(R"(, "measured": 100, "framework": "fsdp")")));
