@@ -29,14 +29,18 @@ hardware figures: each case names its serving engine or training stack
 (docs/methodology.md §Serving engines, §Training frameworks), and the fit is
 bounded and pulled toward physical priors (§Fitted parameters). Of the engines
 issue's targets (out of sample: median ≤ 10%, p90 ≤ 35%, inference median
-≤ 12%; in sample ≤ 8%) only the inference median is met over the 267 bundled
-cases: out of sample median 13.8%, p90 41.9%, pre-training 16.6%, inference
-11.8%; in sample 8.5%. The 50 cases taken on 2026-12-01 (below) hold the
-difference: over the 217 cases before them the figures were median 10.5%, p90
-31.3%, inference 11.9%, in sample 7.5%, and over the 177 cases bundled before
-the two sources of fine-grained MoE serving on Blackwell (TRTLLM-1X and
-SGLCB) every target holds: 9.6%, p90 27.0%, inference 9.6%, in sample 6.4%
-(each set fitted and held out on its own cases).
+≤ 12%; in sample ≤ 8%) the inference median and the in-sample median are met
+over the 267 bundled cases, the others not: out of sample median 11.8%, p90
+35.1%, pre-training 15.6%, inference 11.7%; in sample 7.8%. The 50 cases
+taken on 2026-12-01 (below) hold the difference: over the 217 cases before
+them every target holds (median 9.3%, p90 34.3%, inference 10.9%, in sample
+7.8%), as over the 177 cases bundled before the two sources of fine-grained
+MoE serving on Blackwell, TRTLLM-1X and SGLCB (9.4%, p90 30.4%, inference
+10.0%, in sample 6.8%; each set fitted and held out on its own cases). Three
+mechanisms of 2026-12-01 (second session) moved the 267 from 13.8%, p90
+41.9%, in sample 8.5%: GB300's own peaks (§Fitted parameters), partial
+pooling of the priors across accelerators (§Fitted parameters) and rings
+across NVL72 racks (docs/methodology.md §Communication).
 Eight sets of cases came in 2026-12, each by a rule fixed before it was
 scored, and each kept whatever it scored:
 - MBRIDGE additions (P01-P48, 46 usable; docs/research/more-training-cases.md):
@@ -48,8 +52,11 @@ scored, and each kept whatever it scored:
   LoRA on GB300, GB200 and H100. They share the source key MBRIDGE with the
   13 earlier rows of the same tables (one project, one benchmark suite, as
   SGLCB), so leave-one-source-out holds the suite out together, and with it
-  every B300 and GB300 case: out of sample 32% median (in sample 16%). Keyed
-  by table version instead, the pooled median would be 11.7%. The misses
+  every B300 and GB300 case: out of sample 20% median (in sample 10%; 32% and
+  16% before the three mechanisms above). Keyed by table version instead
+  (as TensorRT-LLM's versions are), the pooled median would be 10.9%; keyed
+  by project (NeMo, Megatron-Bridge and AutoModel as one; every TensorRT-LLM
+  version as one; both SGLang blogs as one), 11.9%. The misses
   are mechanisms the model lacks: GPT-OSS-120B pre-training runs slower than
   predicted by 26-110% on six rows (docs/research/gpt-oss-training.md: no
   sourced mechanism for more than about 10%; the table flags a GPT-OSS
@@ -65,7 +72,7 @@ scored, and each kept whatever it scored:
 - NXDI-TRN2 (4 usable; docs/research/more-inference-cases.md): the AWS
   Neuron SDK's NxD Inference tutorials on trn2.48xlarge (vLLM on Neuron,
   TP64 at LNC=2, 10,000-token prompts, batch 1): p50 TPOT and TTFT of
-  Llama-3.3-70B and Llama-3.1-405B. Out of sample 85% slow (in sample 47%):
+  Llama-3.3-70B and Llama-3.1-405B. Out of sample 59-96% slow (in sample 46-78%):
   the model's Neuron decode at 16 chips and long context is far slower than
   measured. Two TensorRT-LLM blog posts of 2023 (H200 launch, v0.5.0; Falcon
   on H200, v0.7) are kept unusable as not current engines.
@@ -223,8 +230,13 @@ rank; on Neuron the latency at 8 NeuronCores, growing as (ranks − 1)/7 on its
 rings) and, on Neuron chips, the device time per sequence in flight per decode
 layer (`sequence_layer_us`, from decode cases at batch > 1). Accelerators of
 the same silicon share one compute fraction (the catalog's `same_silicon_as`:
-A100-40GB with A100-80GB, GB200's B200 with HGX B200, V100-16GB with
-V100-32GB). What differs between software stacks is not fitted into them: each case
+A100-40GB with A100-80GB, GB200's B200 with HGX B200, GB300's B300 with
+HGX B300, V100-16GB with V100-32GB). The superchip parts keep their own
+peaks: the B200 of a GB200 and the B300 of a GB300 run at 1,200 and 1,400 W
+against HGX's 1,000 and 1,100 W, 2,500 bf16 and 5,000 fp8 TFLOPS dense
+against 2,250 and 4,500 (Lockwood's B200 and B300 pages: GB300 NVL72 is 360
+PF dense fp8 for training, 5,000 per GPU; Verda's per-GPU table). Until
+2026-12-01 the GB300 rows ran at HGX B300's peaks, 11% low. What differs between software stacks is not fitted into them: each case
 names its serving engine or training stack, whose profile (data/engines.json,
 src/framework.cpp) carries sourced figures (docs/methodology.md §Serving
 engines, §Training frameworks). Global constants are physical counts
@@ -250,10 +262,27 @@ A current engine streams weights at 70–90% of the datasheet bandwidth (gpt-fas
 reaches 1,397 GB/s, 69% of a power-capped A100's; a third-party vLLM run reads
 77% of an A100-40GB's at batch 1, docs/research/serving-engines.md); a fit below half
 means a missing mechanism, so the bound stops it there and the case's error
-shows instead. A parameter with fewer than 2 cases keeps its prior. The fitted
-values are in `data/catalog.json` with source `GPA-FIT` (`scripts/apply_fit.py`
-writes them from `calibrate --from-priors`); the table shows the prior (before)
-and the fit (after).
+shows instead.
+
+**Partial pooling.** The fit runs twice. First every parameter is pulled toward
+the stack-wide prior above; then toward the median of the values the *other*
+accelerators of the same software stack (CUDA, Neuron) reached, each fitted on
+at least 5 cases (fp16 pools with bf16; all-reduce latencies pool only between
+NVSwitch fabrics, since NeuronLink rings and tori and PCIe trees differ by
+device). A parameter that no case measures (fewer than 2) takes that pooled
+median in the fit (listed with 0 cases), so an accelerator whose every case is
+held out, as B300 and GB300 when the Megatron-Bridge suite is, is predicted
+from what the other accelerators of its stack reached, not from a prior of
+0.35 for fp8 that every fitted accelerator exceeds. The product's catalog
+keeps its defaults for parameters no case measures (T4, L4, V100: GPA-DEFAULTS);
+`scripts/apply_fit.py` writes only fitted parameters. This moved the pooled
+out-of-sample median from 13.9% to 11.9% (with GB300's peaks) and the
+fine-tuning median from 10.1% to 5.5%; it is chosen before scoring (5 cases,
+the median), and 3 or 8 cases give 11.5% and 11.6%.
+
+The fitted values are in `data/catalog.json` with source `GPA-FIT`
+(`scripts/apply_fit.py` writes them from `calibrate --from-priors`); the table
+shows the prior (before) and the fit (after).
 
 PROSE
 echo '```'
@@ -286,9 +315,9 @@ to be 72 µs for the Neuron SDK pages and 14 µs for optimum-neuron.
 
 In sample (the fit with every source). The earlier targets (issue #6: median
 ≤ 10%, p90 ≤ 25%) were met on 102 cases with a free fit; the bounded,
-regularised fit over 267 cases gives a median of 8.5% and a p90 of 33.2%
-(7.5% and 28.3% over the 217 before the cases of 2026-12-01; 6.4% and 26.3%
-over the 177 before TRTLLM-1X and SGLCB), and the test asserts 9% and 34%.
+regularised fit over 267 cases gives a median of 7.8% and a p90 of 34.3%
+(7.8% and 28.4% over the 217 before the cases of 2026-12-01; 6.8% and 24.1%
+over the 177 before TRTLLM-1X and SGLCB), and the test asserts 8% and 35%.
 The largest errors come from what the model does not have: GPT-OSS-120B and
 fine-grained MoE pre-training on Blackwell (MBRIDGE additions, above); fine-grained MoE decode at hundreds of sequences (TensorRT-LLM 1.x on B200 and
 GB200: GPT-OSS-20B and Qwen3-30B-A3B 9-74% over-predicted; a token-count
@@ -342,7 +371,12 @@ parallelism, weighted by FLOPs, instead of hidden / tp; pooled 10.5% to 12.0%
 over the 217 cases then, fine-tuning 7.9% to 11.6%); B300 fitted together with
 B200 as one silicon for the compute fractions (Blackwell Ultra has the same
 16-bit and fp8 dense peaks): pooled median unchanged at 13.5%, in sample 8.5%
-to 9.9%.
+to 9.9%. Tried in the second session and rejected: an expert-parallel
+all-to-all across instances limited by each rank's own share of the network
+(every rank sends at once, so the group's share of a ring does not apply):
+pooled 11.8% to 12.4%, NeMo AutoModel's DeepSeek rows 6% to 34% (DeepEP's
+node-limited, deduplicated dispatch sends far less across instances than the
+naive count).
 
 PROSE
 "$g" -q validate --format markdown | sed -n '/^| GROUP/,/^RL post-training cases/p' | grep -v '^RL post-training cases'

@@ -26,6 +26,12 @@ double inter_node_gb_per_s(const Instance& instance, const Accelerator& acc, int
   return share * acc.efficiency.link_fraction;
 }
 
+double ring_across_domains_gb_per_s(const Instance& instance, const Accelerator& acc, int members_per_domain) {
+  const int members = std::clamp(members_per_domain, 1, instance.nvlink_domain());
+  const double share = instance.network_gbps / 8.0 / instance.accelerator_count * members * acc.efficiency.link_fraction;
+  return instance.nvlink_domain() > instance.accelerator_count ? std::min(share, intra_node_gb_per_s(acc)) : share;
+}
+
 double all_reduce_s(double bytes, int ranks, double gb_per_s, double latency_s) {
   if (ranks <= 1 || bytes <= 0) return 0;
   return 2.0 * (ranks - 1) / ranks * bytes / (gb_per_s * 1e9) + 2.0 * (ranks - 1) * latency_s;

@@ -156,18 +156,19 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   // Across instances a group gets its members' share of the network: the
   // tp-strided CP, DP and EP groups have per_node / tp members on each
   // instance; a pipeline send is one accelerator's own share.
-  const int strided_members = std::max(1, per_node / l.tp);
-  const double inter_dp = inter_node_gb_per_s(inst, acc, strided_members);
-  const double inter_p2p = inter_node_gb_per_s(inst, acc, 1);
   // A group leaves NVLink only when it spans more than the NVLink domain (the
-  // instance, or a multi-instance domain such as a GB200 NVL72 rack).
+  // instance, or a multi-instance domain such as a GB200 NVL72 rack); its
+  // rings leave each domain once (ring_across_domains_gb_per_s).
   const int domain = inst.nvlink_domain();
+  const int strided_members = std::max(1, per_node / l.tp);
+  const double inter_dp = ring_across_domains_gb_per_s(inst, acc, std::max(1, domain / l.tp));
+  const double inter_p2p = inter_node_gb_per_s(inst, acc, 1);
   const bool cp_crosses_nodes = l.tp * l.cp > domain;
   const bool dp_crosses_nodes = l.tp * l.cp * l.dp > domain;  // the gradient group is dp x cp
   // The EP group spans tp x cp x ep ranks, or with folding ep x etp adjacent ranks.
   const int ep_span = l.experts_folded() ? l.ep * l.expert_tp() : l.tp * l.cp * l.ep;
   const bool ep_crosses_nodes = ep_span > domain;
-  const double inter_ep = l.experts_folded() ? inter_node_gb_per_s(inst, acc, std::max(1, per_node / l.expert_tp())) : inter_dp;
+  const double inter_ep = inter_node_gb_per_s(inst, acc, std::max(1, per_node / l.expert_tp()));
   const bool pp_crosses_nodes = l.tp * l.cp * l.dp < c.accelerators() && l.tp * l.cp * l.dp >= domain;
   const double layers_per_stage = std::ceil(double(m.layers) / l.pp);
 

@@ -934,8 +934,8 @@ std::string explain_estimate(const EstimateContext& ctx) {
                        " per micro-batch, for the step = {:.3f} s\n",
                        3 + rebuilt, stored_kv_width(m), e.step.context_parallel_s);
   out += fmt::format("  data parallel exposed = max(0, 2(n-1)/n x 2 bytes x trainable params / bw - 2/3 x mb compute), n = dp x cp = {:.3f} s"
-                     " (inter-node {:.1f} GB/s for each tp-strided data-parallel group)\n",
-                     e.step.data_parallel_s, inter_node_gb_per_s(*c.instance, a, std::max(1, c.instance->accelerator_count / l.tp)));
+                     " (across instances {:.1f} GB/s for each tp-strided data-parallel group: its members' share of the NVLink domain's network)\n",
+                     e.step.data_parallel_s, ring_across_domains_gb_per_s(*c.instance, a, std::max(1, c.instance->nvlink_domain() / l.tp)));
   out += fmt::format("  step = {:.3f} s; steps = ceil(tokens x epochs / (global batch x seq)) = {:.0f}; training = {:.2f} h\n",
                      e.step.total_s(), e.steps, e.train_hours);
   const JobOverheads& su = e.setup;

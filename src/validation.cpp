@@ -466,80 +466,123 @@ double& parameter_ref(Accelerator& a, const std::string& name) {
 
 }  // namespace
 
-std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<ValidationCase>& cases) {
-  std::map<std::pair<std::string, std::string>, std::vector<const ValidationCase*>> by_parameter;
-  for (const auto& c : cases)
-    for (const auto& key : parameters_of(c, catalog)) by_parameter[key].push_back(&c);
-  std::vector<FittedParameter> out;
-  for (const auto& [key, list] : by_parameter) {
-    if (static_cast<int>(list.size()) < kMinCasesPerParameter) continue;  // one case would be memorised, not fitted
-    Accelerator* a = const_cast<Accelerator*>(catalog.find_accelerator(key.first));
-    out.push_back({key.first, key.second, parameter_ref(*a, key.second), 0, static_cast<int>(list.size())});
-  }
-  // The loss of the cases on the accelerators of one fit group, plus the
-  // pull toward the parameter's prior.
-  auto loss = [&](const FittedParameter& f) {
-    Accelerator& acc = *const_cast<Accelerator*>(catalog.find_accelerator(f.accelerator));
-    const ParameterPrior prior = parameter_prior(acc, f.parameter);
-    const double x = parameter_ref(acc, f.parameter);
-    double sum = kPriorWeight * std::pow(std::log(x / prior.value) / prior.log_width, 2);
-    for (const auto& c : cases) {
-      const Instance* inst = catalog.find_instance(c.system);
-      if (!c.usable || c.is_rl() || !inst || fit_group(catalog, inst->accelerator_name, f.parameter) != f.accelerator) continue;
-      CaseResult r = predict_case(c, catalog);
-      sum += r.predicted && *r.predicted > 0 ? std::fabs(std::log(*r.predicted / c.measured)) : 3.0;
+namespace {
+
+// Sets a parameter on every accelerator of its fit group.
+void set_parameter(Catalog& catalog, const std::string& group, const std::string& parameter, double x) {
+  for (Accelerator& a : catalog.accelerators)
+    if (fit_group(catalog, a.name, parameter) == group) {
+      parameter_ref(a, parameter) = x;
+      // fp16 and bf16 run at the same tensor rate on the same units: one fraction.
+      if (parameter == "compute_max_fraction.bf16" && a.efficiency.compute_max_fraction.count(Precision::fp16))
+        a.efficiency.compute_max_fraction[Precision::fp16] = x;
     }
-    return sum;
+}
+
+// The loss of the cases on the accelerators of one fit group, plus the pull
+// toward the parameter's prior.
+double fit_loss(Catalog& catalog, const std::vector<ValidationCase>& cases, const FittedParameter& f, const ParameterPrior& prior) {
+  const double x = parameter_ref(*const_cast<Accelerator*>(catalog.find_accelerator(f.accelerator)), f.parameter);
+  double sum = kPriorWeight * std::pow(std::log(x / prior.value) / prior.log_width, 2);
+  for (const auto& c : cases) {
+    const Instance* inst = catalog.find_instance(c.system);
+    if (!c.usable || c.is_rl() || !inst || fit_group(catalog, inst->accelerator_name, f.parameter) != f.accelerator) continue;
+    CaseResult r = predict_case(c, catalog);
+    sum += r.predicted && *r.predicted > 0 ? std::fabs(std::log(*r.predicted / c.measured)) : 3.0;
+  }
+  return sum;
+}
+
+// Golden-section search within the prior's physical bounds; sets and returns
+// the best point seen, rounded.
+double fit_parameter(Catalog& catalog, const std::vector<ValidationCase>& cases, const FittedParameter& f, const ParameterPrior& prior) {
+  auto loss_at = [&](double x) {
+    set_parameter(catalog, f.accelerator, f.parameter, x);
+    return fit_loss(catalog, cases, f, prior);
   };
-  for (int pass = 0; pass < 3; ++pass) {
-    for (auto& f : out) {
-      // Sets the parameter on every accelerator of the group.
-      struct Setter {
-        Catalog& catalog;
-        const FittedParameter& f;
-        Setter& operator=(double x) {
-          for (Accelerator& a : catalog.accelerators)
-            if (fit_group(catalog, a.name, f.parameter) == f.accelerator) {
-              parameter_ref(a, f.parameter) = x;
-              // fp16 and bf16 run at the same tensor rate on the same units: one fraction.
-              if (f.parameter == "compute_max_fraction.bf16" && a.efficiency.compute_max_fraction.count(Precision::fp16))
-                a.efficiency.compute_max_fraction[Precision::fp16] = x;
-            }
-          return *this;
-        }
-      } v{catalog, f};
-      double value = 0;
-      // Golden-section search within the parameter's physical bounds, then keep the best point seen.
-      const double g = (std::sqrt(5.0) - 1) / 2;
-      const ParameterPrior prior = parameter_prior(*catalog.find_accelerator(f.accelerator), f.parameter);
-      double lo = prior.lower, hi = prior.upper;
-      double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
-      v = x1;
-      double f1 = loss(f);
-      v = x2;
-      double f2 = loss(f);
-      for (int i = 0; i < 18; ++i) {
-        if (f1 <= f2) {
-          hi = x2;
-          x2 = x1;
-          f2 = f1;
-          x1 = hi - g * (hi - lo);
-          v = x1;
-          f1 = loss(f);
-        } else {
-          lo = x1;
-          x1 = x2;
-          f1 = f2;
-          x2 = lo + g * (hi - lo);
-          v = x2;
-          f2 = loss(f);
-        }
-      }
-      const double best = f1 <= f2 ? x1 : x2;
-      value = f.parameter == "all_reduce_latency_us" || f.parameter == "sequence_layer_us" ? std::round(best * 10) / 10
-                                                                                           : std::round(best * 1000) / 1000;
-      v = value;
-      f.after = value;
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double lo = prior.lower, hi = prior.upper;
+  double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+  double f1 = loss_at(x1), f2 = loss_at(x2);
+  for (int i = 0; i < 18; ++i) {
+    if (f1 <= f2) {
+      hi = x2, x2 = x1, f2 = f1, x1 = hi - g * (hi - lo), f1 = loss_at(x1);
+    } else {
+      lo = x1, x1 = x2, f1 = f2, x2 = lo + g * (hi - lo), f2 = loss_at(x2);
+    }
+  }
+  const double best = f1 <= f2 ? x1 : x2;
+  const bool latency = f.parameter == "all_reduce_latency_us" || f.parameter == "sequence_layer_us";
+  const double value = latency ? std::round(best * 10) / 10 : std::round(best * 1000) / 1000;
+  set_parameter(catalog, f.accelerator, f.parameter, value);
+  return value;
+}
+
+// fp16 follows bf16 (one tensor rate): pooled under one name.
+std::string pooled_name(const std::string& parameter) {
+  return parameter == "compute_max_fraction.fp16" ? "compute_max_fraction.bf16" : parameter;
+}
+
+}  // namespace
+
+namespace {
+// The median of the values fitted for a parameter on the other fit groups of
+// the group's software stack with at least kMinCasesToPool cases.
+std::optional<double> pooled_value(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& group,
+                                   const std::string& parameter) {
+  const Accelerator& a = *catalog.find_accelerator(group);
+  const bool latency = parameter == "all_reduce_latency_us" || parameter == "sequence_layer_us";
+  std::vector<double> values;
+  for (const auto& f : fitted) {
+    const Accelerator& b = *catalog.find_accelerator(f.accelerator);
+    if (pooled_name(f.parameter) == pooled_name(parameter) && f.accelerator != group && f.cases >= kMinCasesToPool &&
+        b.software == a.software && (!latency || (a.link_kind == "nvswitch" && b.link_kind == "nvswitch")))
+      values.push_back(f.after);
+  }
+  if (values.empty()) return std::nullopt;
+  return percentile(values, 0.5);
+}
+}  // namespace
+
+ParameterPrior pooled_prior(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& group,
+                            const std::string& parameter) {
+  ParameterPrior prior = parameter_prior(*catalog.find_accelerator(group), parameter);
+  if (auto v = pooled_value(catalog, fitted, group, parameter)) prior.value = std::clamp(*v, prior.lower, prior.upper);
+  return prior;
+}
+
+std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<ValidationCase>& cases) {
+  std::map<std::pair<std::string, std::string>, int> case_counts;
+  for (const auto& c : cases)
+    for (const auto& key : parameters_of(c, catalog)) ++case_counts[key];
+  std::vector<FittedParameter> out;
+  for (const auto& [key, n] : case_counts) {
+    if (n < kMinCasesPerParameter) continue;  // one case would be memorised, not fitted
+    Accelerator* a = const_cast<Accelerator*>(catalog.find_accelerator(key.first));
+    out.push_back({key.first, key.second, parameter_ref(*a, key.second), 0, n});
+  }
+  // First toward the stack-wide priors, then toward the values the other
+  // accelerators of the same stack reached (partial pooling).
+  for (int pass = 0; pass < 3; ++pass)
+    for (auto& f : out) f.after = fit_parameter(catalog, cases, f, parameter_prior(*catalog.find_accelerator(f.accelerator), f.parameter));
+  const std::vector<FittedParameter> first = out;
+  for (int pass = 0; pass < 3; ++pass)
+    for (auto& f : out) f.after = fit_parameter(catalog, cases, f, pooled_prior(catalog, first, f.accelerator, f.parameter));
+  // A parameter no case measures takes the pooled value (reported with 0 cases).
+  for (const Accelerator& a : catalog.accelerators) {
+    std::vector<std::string> names{"memory_bandwidth_fraction"};  // latencies: only where measured
+    for (const auto& [p, v] : a.efficiency.compute_max_fraction)
+      if (!(p == Precision::fp16 && a.efficiency.compute_max_fraction.count(Precision::bf16)))
+        names.push_back("compute_max_fraction." + std::string(to_string(p)));
+    for (const auto& name : names) {
+      const std::string group = fit_group(catalog, a.name, name);
+      const bool known = std::any_of(out.begin(), out.end(), [&](const FittedParameter& f) {
+        return f.accelerator == group && pooled_name(f.parameter) == pooled_name(name);
+      });
+      const auto value = known ? std::nullopt : pooled_value(catalog, first, group, name);
+      if (!value) continue;
+      out.push_back({group, name, parameter_ref(*const_cast<Accelerator*>(catalog.find_accelerator(group)), name), *value, 0});
+      set_parameter(catalog, group, name, *value);
     }
   }
   return out;
@@ -616,7 +659,7 @@ std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedP
   std::set<std::string> names;
   for (const auto& f : fitted)
     for (const Accelerator& a : catalog.accelerators)
-      if (fit_group(catalog, a.name, f.parameter) == f.accelerator) names.insert(a.name);
+      if (f.cases > 0 && fit_group(catalog, a.name, f.parameter) == f.accelerator) names.insert(a.name);  // pooled ones keep the catalog's
   for (const auto& name : names) {
     const Accelerator& a = *catalog.find_accelerator(name);
     ordered_json e;

@@ -303,6 +303,31 @@ TEST_CASE("the fit stays inside each parameter's bounds and is pulled toward its
   CHECK(fitted[0].after > 0.7);
 }
 
+TEST_CASE("a parameter's prior is the median fitted on the other accelerators of its stack with at least 5 cases") {
+  const std::vector<FittedParameter> fitted{{"H100-SXM", "compute_max_fraction.fp8", 0.35, 0.50, 10},
+                                            {"B200", "compute_max_fraction.fp8", 0.35, 0.40, 6},
+                                            {"L40S", "compute_max_fraction.fp8", 0.35, 0.46, 5},
+                                            {"H200", "compute_max_fraction.fp8", 0.35, 0.90, 4},       // too few cases to pool
+                                            {"Trainium2", "compute_max_fraction.fp8", 0.35, 0.20, 9},  // another stack
+                                            {"A100-80GB", "compute_max_fraction.bf16", 0.50, 0.68, 28},
+                                            {"H100-SXM", "all_reduce_latency_us", 10, 9, 10},
+                                            {"Trainium2", "all_reduce_latency_us", 10, 5, 7}};
+  CHECK(pooled_prior(cat(), fitted, "B300", "compute_max_fraction.fp8").value == Approx(0.46));      // median of 0.50, 0.40, 0.46
+  CHECK(pooled_prior(cat(), fitted, "H100-SXM", "compute_max_fraction.fp8").value == Approx(0.43));  // itself left out
+  CHECK(pooled_prior(cat(), fitted, "Inferentia2", "compute_max_fraction.fp8").value == Approx(0.20));
+  CHECK(pooled_prior(cat(), fitted, "T4", "compute_max_fraction.fp16").value == Approx(0.68));  // fp16 pools with bf16
+  const ParameterPrior none = pooled_prior(cat(), fitted, "B300", "compute_max_fraction.fp4");
+  CHECK(none.value == kPriorComputeFraction4);
+  CHECK(none.lower == 0.15);
+  CHECK(none.upper == 0.90);
+  // Latencies pool between NVSwitch fabrics only (NeuronLink rings and tori, PCIe trees differ by device).
+  CHECK(pooled_prior(cat(), fitted, "B200", "all_reduce_latency_us").value == Approx(9));
+  CHECK(pooled_prior(cat(), fitted, "Inferentia2", "all_reduce_latency_us").value ==
+        parameter_prior(*cat().find_accelerator("Inferentia2"), "all_reduce_latency_us").value);
+  CHECK(pooled_prior(cat(), fitted, "L40S", "all_reduce_latency_us").value ==
+        parameter_prior(*cat().find_accelerator("L40S"), "all_reduce_latency_us").value);
+}
+
 TEST_CASE("vLLM runs at most 256 sequences, 1024 on GPUs of 70 GiB and more except A100 (its max_num_seqs defaults)") {
   const EngineProfile& vllm = *find_engine("vllm");
   auto seqs = [&](const char* acc) { return engine_max_sequences(vllm, *cat().find_accelerator(acc), kMaxServingBatch); };

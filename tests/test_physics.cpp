@@ -131,6 +131,23 @@ TEST_CASE("collectives") {
   CHECK(inter_node_gb_per_s(p5, cat().accelerator_of(p5), 99) == Approx(280));
   // NVLink 4: 900 GB/s bidirectional -> 450 per direction x 0.7.
   CHECK(intra_node_gb_per_s(cat().accelerator_of(p5)) == Approx(315));
+  // A ring over instances that are each their own NVLink domain: the same share.
+  CHECK(ring_across_domains_gb_per_s(p5, cat().accelerator_of(p5), 8) == Approx(280));
+  CHECK(ring_across_domains_gb_per_s(p5, cat().accelerator_of(p5), 4) == Approx(140));
+}
+
+TEST_CASE("a ring across NVL72 racks gets the share of the rack's network its members hold, at most NVLink's") {
+  Instance tray = *cat().find_instance("p6e-gb200.36xlarge");  // 4 GPUs, 3200 Gbps: 100 GB/s per GPU
+  tray.nvlink_domain_accelerators = 72;
+  const Accelerator& gb200 = cat().accelerator_of(tray);
+  const double nvlink = intra_node_gb_per_s(gb200);  // NVLink 5: 1800 / 2 x 0.7
+  CHECK(nvlink == Approx(630));
+  CHECK(ring_across_domains_gb_per_s(tray, gb200, 36) == Approx(630));  // 36 x 100 x 0.7 = 2520, NVLink-bound
+  CHECK(ring_across_domains_gb_per_s(tray, gb200, 4) == Approx(280));   // 4 x 100 x 0.7
+  CHECK(ring_across_domains_gb_per_s(tray, gb200, 500) == Approx(630));
+  // The instance on its own: its members' share, as inter_node_gb_per_s.
+  tray.nvlink_domain_accelerators = 0;
+  CHECK(ring_across_domains_gb_per_s(tray, gb200, 36) == Approx(inter_node_gb_per_s(tray, gb200, 4)));
 }
 
 TEST_CASE("step time pieces add up and throughput follows") {

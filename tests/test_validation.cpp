@@ -63,19 +63,18 @@ TEST_CASE("the bundled validation set covers tasks, accelerators and scales") {
   CHECK(single_node > 20);
 }
 
-TEST_CASE("accuracy on the bundled cases, in sample: median <= 9%, p90 <= 34%, every task group's median <= 15%") {
+TEST_CASE("accuracy on the bundled cases, in sample: median <= 8%, p90 <= 35%, every task group's median <= 15%") {
   const auto results = run_cases(bundled(), validation_catalog());
   const auto summary = summarise(results);
   REQUIRE(!summary.empty());
   const ErrorSummary& all = summary.front();
   CHECK(all.group == "all");
   CHECK(all.cases >= 120);
-  // Achieved: median 8.5%, p90 33.2%, over 267 cases; 7.5% and 28.3% over the
+  // Achieved: median 7.8%, p90 34.3%, over 267 cases; 7.8% and 28.4% over the
   // 217 before the Megatron-Bridge 25.09-26.06 and NxD Inference Trainium2
-  // cases (the engines issue asks the in-sample median to stay <= 8%; with
-  // them it does not: docs/validation.md).
-  CHECK(all.median_abs <= 0.09);
-  CHECK(all.p90_abs <= 0.34);
+  // cases (the engines issue asks the in-sample median to stay <= 8%).
+  CHECK(all.median_abs <= 0.08);
+  CHECK(all.p90_abs <= 0.35);
   for (const auto& s : summary)
     if (s.group.rfind("task: ", 0) == 0 && s.group != "task: rl") CHECK(s.median_abs <= 0.15);
   // Every usable case gets a prediction or a stated disagreement.
@@ -115,7 +114,8 @@ TEST_CASE("the cases bundled before the fine-grained MoE serving sources meet th
   // The 177 cases the engines issue was measured on: 11.2% before MoE prefill
   // ran its experts as a grouped GEMM, 10.5% after, 9.6% (inference 9.0%)
   // with the decode kernels' fixed time in series; fitted and held out on its
-  // own cases, 9.6%, p90 27.0%, inference 9.6% now. TRTLLM-1X (26 cases),
+  // own cases, 9.6%, p90 27.0%, inference 9.6% before partial pooling of the
+  // priors and GB300's own peaks, 9.4%, p90 30.4%, inference 10.0% after. TRTLLM-1X (26 cases),
   // SGLCB (27, 14 usable) and the 74 cases of 2026-12-01 came later and are
   // kept whatever they score.
   const auto earlier = bundled_without(
@@ -124,21 +124,23 @@ TEST_CASE("the cases bundled before the fine-grained MoE serving sources meet th
   check_held_out(summarise(leave_one_source_out(earlier, validation_catalog()).held_out), {177, 0.10, 0.35, 1, 0.12});
 }
 
-TEST_CASE("the 217 cases bundled before 2026-12-01 out of sample: median <= 11%, p90 <= 35%, pretraining <= 10%, inference <= 12%") {
-  // Achieved: median 10.5%, p90 31.3%, pretraining 9.8%, inference 11.9%.
-  check_held_out(summarise(leave_one_source_out(bundled_without(added_2026_12_01), validation_catalog()).held_out), {217, 0.11, 0.35, 0.10, 0.12});
+TEST_CASE("the 217 cases bundled before 2026-12-01 out of sample meet the engines issue's targets: median <= 10%, p90 <= 35%, inference <= 12%") {
+  // Achieved: median 9.3%, p90 34.3%, pretraining 8.4%, inference 10.9%
+  // (10.5%, 31.3%, 9.8%, 11.9% before partial pooling and GB300's own peaks).
+  check_held_out(summarise(leave_one_source_out(bundled_without(added_2026_12_01), validation_catalog()).held_out), {217, 0.10, 0.35, 0.10, 0.12});
 }
 
-TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 14%, p90 <= 43%, pretraining median <= 17%, inference <= 12%") {
+TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 12%, p90 <= 36%, pretraining median <= 16%, inference <= 12%") {
   const LeaveOneSourceOut loso = leave_one_source_out(bundled(), validation_catalog());
   const auto held_out = summarise(loso.held_out);
-  // Achieved over 267 cases: median 13.8%, p90 41.9%, pretraining 16.6%,
-  // inference 11.8%. The engines issue's targets are 10%, 35% and 12%: only
-  // inference is met (docs/validation.md). The Megatron-Bridge 25.09-26.06
-  // tables (46 usable cases, one source key with the earlier MBRIDGE rows)
-  // hold the suite's B300 and GB300 rows, which no other source has, and
-  // MoE and GPT-OSS pre-training the model misses by 20-110%.
-  check_held_out(held_out, {267, 0.14, 0.43, 0.17, 0.12});
+  // Achieved over 267 cases: median 11.8%, p90 35.1%, pretraining 15.6%,
+  // inference 11.7% (13.8%, 41.9%, 16.6%, 11.8% before partial pooling,
+  // GB300's own peaks and rings across NVL72 racks). The engines issue's
+  // targets are 10%, 35% and 12%: inference is met (docs/validation.md). The
+  // Megatron-Bridge 25.09-26.06 tables (46 usable cases, one source key with
+  // the earlier MBRIDGE rows) hold the suite's B300 and GB300 rows, which no
+  // other source has, and MoE and GPT-OSS pre-training the model misses by 20-110%.
+  check_held_out(held_out, {267, 0.12, 0.36, 0.16, 0.12});
   // The fit with every source reproduces its cases better than the fits without.
   CHECK(summarise(loso.in_sample).front().median_abs < held_out.front().median_abs);
 }
@@ -239,9 +241,18 @@ TEST_CASE("calibrate recovers a scaled efficiency and improves the error") {
   const double before = summarise(run_cases(cases, catalog)).front().median_abs;
   CHECK(before == Approx(0.25).epsilon(0.01));  // 1/0.8 - 1
   auto fitted = calibrate(catalog, cases);
-  REQUIRE(fitted.size() == 1);
+  REQUIRE(!fitted.empty());
+  CHECK(fitted[0].cases == static_cast<int>(cases.size()));
   CHECK(fitted[0].parameter == "compute_max_fraction.fp8");
   CHECK(fitted[0].after < fitted[0].before);
+  // The one fitted group is the only one with enough cases to pool: every other
+  // CUDA accelerator's fp8 fraction (measured by none of these cases) takes its value.
+  for (size_t i = 1; i < fitted.size(); ++i) {
+    CHECK(fitted[i].cases == 0);
+    if (fitted[i].parameter == "compute_max_fraction.fp8") CHECK(fitted[i].after == Approx(fitted[0].after));
+  }
+  CHECK(catalog.find_accelerator("L4")->efficiency.compute_max_fraction.at(Precision::fp8) == Approx(fitted[0].after));
+  CHECK(catalog.find_accelerator("Trainium2")->efficiency.compute_max_fraction.at(Precision::fp8) != Approx(fitted[0].after));  // another stack
   CHECK(summarise(run_cases(cases, catalog)).front().median_abs < 0.05);
   // The overlay it writes loads on the catalog.
   const std::string overlay = efficiency_overlay(catalog, fitted, "test fit");

@@ -31,6 +31,12 @@ inline constexpr int kNeuronLatencyReferenceRanks = 8;
 // of the instance's network (all of it when every accelerator of the instance
 // is in the group), times the link efficiency.
 double inter_node_gb_per_s(const Instance& instance, const Accelerator& acc, int members_per_node = 1);
+// The same for a ring collective (all-reduce, reduce-scatter, all-gather) whose
+// group spans NVLink domains: each ring leaves a domain once, so the group gets
+// its members' share of the whole domain's network (a GB200/GB300 NVL72 rack is
+// 18 instances), at most the NVLink bandwidth its hops inside the domain cross.
+// On an instance that is its own NVLink domain this is inter_node_gb_per_s.
+double ring_across_domains_gb_per_s(const Instance& instance, const Accelerator& acc, int members_per_domain);
 
 // Ring all-reduce of `bytes` per rank over `ranks` ranks: 2 (n-1)/n bytes / bw.
 double all_reduce_s(double bytes, int ranks, double gb_per_s, double latency_s);

@@ -143,6 +143,14 @@ struct ParameterPrior {
 inline constexpr double kPriorWeight = 1.0;
 ParameterPrior parameter_prior(const Accelerator& acc, const std::string& parameter);
 
+// Partial pooling: the prior of a compute or memory fraction is the median of
+// the values fitted for it on the other fit groups of the same software stack
+// with at least kMinCasesToPool cases (fp16 pooled with bf16); the stack-wide
+// prior where there are none. Bounds stay physical.
+inline constexpr int kMinCasesToPool = 5;
+ParameterPrior pooled_prior(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& group,
+                            const std::string& parameter);
+
 // For each source: the median |error| on its cases when fitted without them,
 // when fitted with all cases, and with the priors alone (all fits from the priors).
 struct SourceCheck {
