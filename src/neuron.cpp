@@ -12,6 +12,8 @@ int neuron_cores_per_chip(const Accelerator& acc) {
   return acc.name == "Trainium2" ? 4 : 2;
 }
 
+bool neuron_small_collectives_mesh(const Accelerator& acc) { return acc.software == "neuron" && acc.name == "Trainium2"; }
+
 std::vector<int> neuron_tp_cores(const Accelerator& acc) {
   if (acc.software != "neuron") return {};
   if (acc.name == "Inferentia2") return {1, 2, 4, 8, 12, 24};

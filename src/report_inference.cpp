@@ -477,8 +477,9 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
     const int ranks = e.layout.tp * std::max(1, neuron_cores_per_chip(a));
     out += fmt::format("  all-reduces = 2 x layers x (latency {:.1f} us over {} ranks + 2(r-1)/r x batch x hidden x 2 bytes / {:.0f} GB/s){}\n",
                        serving_all_reduce_latency_s(a, ranks) * 1e6, ranks, intra_node_gb_per_s(a),
-                       a.software == "neuron" ? fmt::format("; Neuron rings: {:.1f} us at 8 cores x (r - 1) / 7", serving_all_reduce_latency_s(a) * 1e6)
-                                              : std::string());
+                       neuron_small_collectives_mesh(a) ? std::string("; Neuron mesh: one routed step at any ranks")
+                       : a.software == "neuron"         ? fmt::format("; Neuron rings: {:.1f} us at 8 cores x (r - 1) / 7", serving_all_reduce_latency_s(a) * 1e6)
+                                                        : std::string());
   }
   out += fmt::format("  step = max(accelerator, kernel launches {:.2f} ms) + engine host time {:.2f} ms ({:.2f} ms per step + {:.3f} ms per sequence) = {:.2f} ms\n",
                      e.step.launch_s * 1e3, e.step.host_s * 1e3, engine.step_overhead_s * 1e3, engine.sequence_overhead_s * 1e3,

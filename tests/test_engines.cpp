@@ -175,9 +175,19 @@ TEST_CASE("Neuron all-reduces run over NeuronCores: one chip's two cores all-red
   CHECK(at_batch("llama-3-8b", "g5.xlarge", workload("vllm"), 1).step.tensor_parallel_s == 0);
 }
 
-TEST_CASE("Neuron rings: the all-reduce latency grows with the NeuronCores, a GPU's does not") {
+TEST_CASE("Neuron rings: the all-reduce latency grows with the NeuronCores, a GPU's does not, nor Trainium2's mesh") {
   const Accelerator& inf2 = *cat().find_accelerator("Inferentia2");
   const Accelerator& h100 = *cat().find_accelerator("H100-SXM");
+  const Accelerator& trn2 = *cat().find_accelerator("Trainium2");
+  const Accelerator& trn1 = *cat().find_accelerator("Trainium");
+  // Trainium2 routes between the chips of its torus: a small all-reduce is one mesh step at 4 or 64 ranks.
+  CHECK(neuron_small_collectives_mesh(trn2));
+  CHECK_FALSE(neuron_small_collectives_mesh(inf2));
+  CHECK_FALSE(neuron_small_collectives_mesh(trn1));
+  CHECK_FALSE(neuron_small_collectives_mesh(h100));
+  CHECK(serving_all_reduce_latency_s(trn2, 64) == Approx(serving_all_reduce_latency_s(trn2)));
+  CHECK(serving_all_reduce_latency_s(trn2, 4) == Approx(serving_all_reduce_latency_s(trn2)));
+  CHECK(serving_all_reduce_latency_s(trn1, 16) == Approx(serving_all_reduce_latency_s(trn1) * 15.0 / 7));
   // (ranks - 1) / (8 - 1) of the 8-rank figure: 24 cores (inf2.48xlarge at TP 12 chips) take 23/7 of it.
   CHECK(serving_all_reduce_latency_s(inf2, 24) == Approx(serving_all_reduce_latency_s(inf2) * 23.0 / 7));
   CHECK(serving_all_reduce_latency_s(inf2, 8) == Approx(serving_all_reduce_latency_s(inf2)));

@@ -15,6 +15,15 @@ namespace gpuadvisor {
 // Trainium, 4 logical cores on Trainium2 at the default LNC=2; 0 for non-Neuron.
 int neuron_cores_per_chip(const Accelerator& acc);
 
+// Whether the Neuron runtime runs a small collective (below 1 MB, as a decode
+// step's all-reduce) as Mesh, in a fixed number of steps whatever the ranks,
+// rather than as a ring whose latency grows by one hop per rank: on
+// Trainium2's 2D torus a rank writes to any other chip through inter-chip
+// routing (Neuron runtime, "Intra-node Collective Communications": Mesh below
+// 1 MB, RDH 1-56 MB, KangaRing above, Ring only as the fallback; per-hop
+// latency 1-2 us). Inferentia2 and Trainium keep the ring.
+bool neuron_small_collectives_mesh(const Accelerator& acc);
+
 // Tensor-parallel sizes, in NeuronCores, that the Neuron stack runs on this
 // accelerator: Trainium {1, 2, 8, 16, 32} (NxD; "1, 2, 8, 16 or a multiple of
 // 32"), Inferentia2 {1, 2, 4, 8, 12, 24} (NxD Inference, transformers-neuronx),
