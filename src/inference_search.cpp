@@ -173,7 +173,11 @@ std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r
   const bool per_token = priced_per_token(w);
   const std::string per = per_token ? " per output token" : "";
   const std::string targets = w.max_tpot_s || w.max_ttft_s ? " that meets the latency targets" : "";
-  if (p.instance == low.instance && p.estimate.layout.tp == low.estimate.layout.tp && p.estimate.layout.pp == low.estimate.layout.pp)
+  const bool same = p.instance == low.instance && p.estimate.layout.tp == low.estimate.layout.tp && p.estimate.layout.pp == low.estimate.layout.pp;
+  if (same && r.cost_slack <= 0)
+    return fmt::format("the cheapest service{}{} ({}){}", per, targets, service_text(p, per_token),
+                       w.mode == ServingMode::offline ? "; offline, so no speed is bought (--cost-slack to trade cost for it)" : "");
+  if (same)
     return fmt::format("the cheapest service{}{} ({}), and no option within {:.0f}% of its cost is faster", per, targets,
                        service_text(p, per_token), r.cost_slack * 100);
   return fmt::format("the fastest service within {:.0f}% of the cheapest{}: {}, {:.0f}% more{} than the cheapest ({})", r.cost_slack * 100,

@@ -189,6 +189,20 @@ TEST_CASE("cli: a serving pick whose optimistic band could carry it past the tim
   CHECK(nlohmann::json::parse(run("recommend --params 7B --task inference --mode offline -q --format json").out)["recommendation"]["tpot_margin"].is_null());
 }
 
+TEST_CASE("cli: an offline service's pick is the cheapest unless --cost-slack buys speed") {
+  const std::string base = "recommend --model gpt-oss-120b --task inference --mode offline --tokens-per-day 2B -q --format json";
+  const auto plain = nlohmann::json::parse(run(base).out);
+  CHECK(plain["request"]["cost_slack"] == 0.0);
+  CHECK(plain["recommendation"]["instance"] == plain["alternatives"]["cheapest"]["instance"]);
+  CHECK(plain["recommendation"]["why"].get<std::string>().find("offline, so no speed is bought") != std::string::npos);
+  const auto slack = nlohmann::json::parse(run(base + " --cost-slack 20%").out);
+  CHECK(slack["request"]["cost_slack"] == Approx(0.2));
+  CHECK(slack["recommendation"]["costs"]["on_demand_usd_per_month"].get<double>() >=
+        plain["recommendation"]["costs"]["on_demand_usd_per_month"].get<double>());
+  // Online keeps the 20% default.
+  CHECK(nlohmann::json::parse(run("recommend --params 7B --task inference -q --format json").out)["request"]["cost_slack"] == Approx(0.2));
+}
+
 TEST_CASE("cli: --etp folds the experts over the tensor-parallel ranks, shown in the layout, the JSON and the Megatron flags") {
   const std::string base = "estimate --instance p5.48xlarge --count 32 --model qwen3-235b-a22b --precision fp8 --global-batch 8192 "
                            "--tp 2 --pp 8 --vp 4 --ep 32 --micro-batch 1";

@@ -53,7 +53,15 @@ class RecommendCommand : public Command {
     check_task_flags(app, wo);
     ModelSpec m = build_model(mo);
     RecommendRequest r = build_request(ro, oo, catalog);
-    if (wo.inference()) return run_inference(m, build_inference_workload(io, m), catalog, r, g);
+    if (wo.inference()) {
+      const InferenceWorkload w = build_inference_workload(io, m);
+      // Offline work has no latency to buy: the pick is the cheapest unless --cost-slack says otherwise.
+      if (w.mode == ServingMode::offline && ro.cost_slack.empty()) {
+        r.cost_slack = 0;
+        spdlog::info("assumption: offline: the pick is the cheapest service, as no latency is worth paying for (--cost-slack 20% to buy speed)");
+      }
+      return run_inference(m, w, catalog, r, g);
+    }
     if (wo.rl()) {
       if (!eo.target.empty()) throw InputError("--emit: launch files for --task rl are not written yet (veRL/NeMo RL configs); use the pick's layout by hand");
       const RlWorkload rl = build_rl_workload(rlo, wo, io, m);
