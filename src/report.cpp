@@ -317,8 +317,10 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
   add("instance", i.name);
   add("family", i.family);
   add("purchase", i.purchase);
-  add("capacity", fmt::format("Capacity Blocks: {}; on demand: {}{}", i.capacity_blocks ? "yes" : "no",
-                              i.on_demand_max_instances ? fmt::format("about {} instances at once", *i.on_demand_max_instances) : "no limit known",
+  const std::string on_demand = i.purchase != "on_demand_and_spot"   ? "not sold"
+                                : i.on_demand_max_instances            ? fmt::format("about {} instances at once", *i.on_demand_max_instances)
+                                                                       : "no limit known";
+  add("capacity", fmt::format("Capacity Blocks: {}; on demand: {}{}", i.capacity_blocks ? "yes" : "no", on_demand,
                               i.capacity_note.empty() ? "" : "; " + i.capacity_note),
       i.capacity_source);
   add("accelerators", fmt::format("{} x {}", i.accelerator_count, a.name), join_sources(i.sources));

@@ -189,6 +189,31 @@ TEST_CASE("cli: a serving pick whose optimistic band could carry it past the tim
   CHECK(nlohmann::json::parse(run("recommend --params 7B --task inference --mode offline -q --format json").out)["recommendation"]["tpot_margin"].is_null());
 }
 
+TEST_CASE("cli: catalog show says a type sold only through Capacity Blocks is not sold on demand") {
+  for (const char* type : {"p6e-gb200.36xlarge", "p5e.48xlarge", "trn2.48xlarge"}) {
+    const Run r = run(std::string("catalog show ") + type);
+    CHECK(r.out.find("on demand: not sold") != std::string::npos);
+    CHECK(r.out.find("available on demand") == std::string::npos);
+    CHECK(r.out.find("instances at once") == std::string::npos);
+  }
+  CHECK(run("catalog show p5.48xlarge").out.find("on demand: about 2 instances at once") != std::string::npos);
+}
+
+TEST_CASE("cli: a family with no price is no pick, exit 3, and a training job is told the fastest unpriced option's time") {
+  const Run t = run("recommend --model llama-3-70b --task pretrain --tokens 1T --family trn2 -q --format json");
+  CHECK(t.code == 3);
+  const auto e = nlohmann::json::parse(t.out)["error"];
+  CHECK(e["kind"] == "nothing_fits");
+  const std::string msg = e["message"];
+  CHECK(msg.find("no known on-demand price") != std::string::npos);
+  CHECK(msg.find("the fastest, unpriced: ") != std::string::npos);
+  CHECK(msg.find("x trn2.48xlarge, ") != std::string::npos);
+  CHECK(msg.find("latency targets") == std::string::npos);  // not a serving job
+  const Run s = run("recommend --model llama-3-8b --task inference --family trn2 -q --format json");
+  CHECK(s.code == 3);
+  CHECK(nlohmann::json::parse(s.out)["error"]["message"].get<std::string>().find("latency targets") != std::string::npos);
+}
+
 TEST_CASE("cli: an offline service's pick is the cheapest unless --cost-slack buys speed") {
   const std::string base = "recommend --model gpt-oss-120b --task inference --mode offline --tokens-per-day 2B -q --format json";
   const auto plain = nlohmann::json::parse(run(base).out);

@@ -196,7 +196,8 @@ OverheadSettings build_overheads(const OverheadOptions& o);
 RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& oo, const Catalog& catalog);
 // Exit 3 when options exist but none has a price under --pricing: there is no pick.
 // `options`: the instance types that can run it (all unpriced), named in the message.
-[[noreturn]] void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& options = {});
+// `fastest`: the fastest unpriced option in words, for a training job.
+[[noreturn]] void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& options = {}, const std::string& fastest = {});
 // The instance types of a result's rows, each once, for that message.
 template <class Rows>
 std::vector<std::string> row_instances(const Rows& rows) {

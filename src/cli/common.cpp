@@ -556,12 +556,15 @@ CheckpointStorage parse_storage(const std::string& text) {
   return *s;
 }
 
-void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& options) {
+void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& options, const std::string& fastest) {
   const bool commitment = r.pricing == Pricing::savings_1y || r.pricing == Pricing::savings_3y;
   if (!options.empty() && r.pricing == Pricing::on_demand)
     throw NothingFitsError(fmt::format("only {} can run it under these constraints, and {} no known on-demand price in {}, so there is "
-                                       "no pick; relax the constraints (e.g. the latency targets) or add a price with --catalog-add",
-                                       fmt::join(options, ", "), options.size() > 1 ? "they have" : "it has", r.region));
+                                       "no pick{}; relax the constraints ({}) or add a price with --catalog-add (docs/catalog.md; "
+                                       "a Capacity Block rate for types sold that way)",
+                                       fmt::join(options, ", "), options.size() > 1 ? "they have" : "it has", r.region,
+                                       fastest.empty() ? "" : fmt::format(" (the fastest, unpriced: {})", fastest),
+                                       fastest.empty() ? "e.g. the latency targets or --family" : "e.g. --family"));
   throw NothingFitsError(fmt::format("no option has a known {} price in {}, so there is no pick{}", to_string(r.pricing), r.region,
                                      commitment ? "; import commitment prices with `gpuadvisor prices import`, or use --pricing on-demand"
                                                 : "; try --pricing on-demand or another --region"));

@@ -10,6 +10,7 @@
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/inference_search.hpp"
 #include "gpuadvisor/inference.hpp"
+#include "gpuadvisor/quantity.hpp"
 #include "gpuadvisor/rl_search.hpp"
 
 namespace gpuadvisor::cli {
@@ -108,7 +109,13 @@ class RecommendCommand : public Command {
                                          format == Format::json ? " under error.cannot_run" : " above"),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_price(r, row_instances(result.rows));
+    if (!result.pick) {
+      std::string fastest;
+      const auto f = std::min_element(result.rows.begin(), result.rows.end(),
+                                      [](const RecommendRow& a, const RecommendRow& b) { return a.estimate.total_hours < b.estimate.total_hours; });
+      if (f != result.rows.end()) fastest = fmt::format("{} x {}, {}", f->count, f->instance->name, format_duration(f->estimate.total_hours));
+      throw_no_price(r, row_instances(result.rows), fastest);
+    }
     const RecommendRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd"};
     const auto cmp = comparison(go, now);
