@@ -63,6 +63,8 @@ CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, st
       a.block_cost_usd = *rp->capacity_block.usd_per_hour * count * *a.block_days * 24;
   }
   a.limit_unknown = !inst.on_demand_max_instances && count > 1;
+  a.on_spot = pricing == Pricing::spot;
+  a.spot_scarce = a.on_spot && scarce(inst, count);
   if (a.beyond_on_demand)
     a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): buy {}", count, inst.name,
                          *inst.on_demand_max_instances, block_text(inst, count, a, region));
@@ -80,6 +82,8 @@ CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing 
   const std::string reserve = "an On-Demand Capacity Reservation for them (any duration, billed at the on-demand or Savings Plan rate; "
                               "a Capacity Block ends after at most 182 days)";
   a.limit_unknown = !inst.on_demand_max_instances && count > 1;
+  a.on_spot = pricing == Pricing::spot;
+  a.spot_scarce = a.on_spot && scarce(inst, count);
   if (a.beyond_on_demand)
     a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): a standing service needs {}", count,
                          inst.name, *inst.on_demand_max_instances, reserve);
@@ -93,6 +97,7 @@ CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing 
 
 std::string CapacityAdvice::column() const {
   if (beyond_on_demand) return "capacity block/reservation";
+  if (on_spot) return spot_scarce ? "spot, scarce" : "spot";
   return limit_unknown ? "on demand, limit unknown" : "on demand";
 }
 

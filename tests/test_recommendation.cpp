@@ -98,6 +98,14 @@ TEST_CASE("Capacity Blocks: whole days to 14, then whole weeks to 182 days") {
   CHECK(unknown.note.find("no on-demand limit is known for trn1") != std::string::npos);
   CHECK(capacity_advice(*cat().find_instance("g6e.xlarge"), 1, 100, "us-east-1", Pricing::on_demand).column() == "on demand");
   CHECK(a.column() == "capacity block/reservation");
+  // On spot the cell says spot, and whether the count is beyond what one usually gets at once.
+  const CapacityAdvice spot = capacity_advice(p5, 64, 100, "us-east-1", Pricing::spot);
+  CHECK(spot.spot_scarce);
+  CHECK_FALSE(spot.beyond_on_demand);
+  CHECK(spot.column() == "spot, scarce");
+  CHECK(spot.note.find("spot capacity of this family is scarce too") != std::string::npos);
+  CHECK(capacity_advice(p5, 1, 100, "us-east-1", Pricing::spot).column() == "spot");
+  CHECK(service_capacity_advice(p5, 8, Pricing::spot).column() == "spot, scarce");
   // A standing service is reserved, not bought as a block that ends.
   const CapacityAdvice service = service_capacity_advice(p5, 5, Pricing::on_demand);
   CHECK(service.beyond_on_demand);

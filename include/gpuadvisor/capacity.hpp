@@ -27,8 +27,11 @@ struct CapacityAdvice {
   std::optional<double> block_cost_usd;  // rate x instances x block days x 24, where a rate is known
   double margin = 0;                 // the block covers hours x (1 + margin): the prediction's p90 error
   bool limit_unknown = false;        // more than one instance of a family with no known on-demand limit
+  bool on_spot = false;              // priced on spot
+  bool spot_scarce = false;          // on spot, more instances than one usually gets at once
   std::string note;                  // one sentence for a person; empty when nothing to say
-  // The tables' CAPACITY cell: "capacity block/reservation", "on demand, limit unknown" or "on demand".
+  // The tables' CAPACITY cell: "capacity block/reservation", "spot, scarce",
+  // "spot", "on demand, limit unknown" or "on demand".
   std::string column() const;
 };
 
