@@ -738,6 +738,12 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
   if (rec.pick) {
     j["recommendation"] = option_json(*rec.pick, *ctx.workload, *ctx.model);
     j["recommendation"]["why"] = rec.why;
+    const auto d = deadline_margin(*rec.pick, *ctx.request);
+    j["recommendation"]["deadline_margin"] =
+        d ? ordered_json{{"deadline_hours", sig6(d->deadline_hours)}, {"predicted_hours", sig6(d->predicted_hours)},
+                         {"p90_abs_error", sig6(d->p90_abs_error)}, {"hours_at_p90", sig6(d->hours_at_p90)},
+                         {"exceeds_deadline_at_p90", d->exceeds_deadline_at_p90}}
+          : ordered_json(nullptr);
     j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload, *ctx.model)}, {"fastest", option_json(*rec.fastest, *ctx.workload, *ctx.model)},
                          {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)}};
   } else {

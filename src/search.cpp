@@ -271,6 +271,17 @@ void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWo
 
 }  // namespace
 
+std::optional<DeadlineMargin> deadline_margin(const RecommendRow& pick, const RecommendRequest& r) {
+  if (!r.deadline_hours) return std::nullopt;
+  DeadlineMargin d;
+  d.deadline_hours = *r.deadline_hours;
+  d.predicted_hours = pick.estimate.total_hours;
+  d.p90_abs_error = pick.capacity.margin;
+  d.hours_at_p90 = d.predicted_hours * (1 + d.p90_abs_error);
+  d.exceeds_deadline_at_p90 = d.hours_at_p90 > d.deadline_hours;
+  return d;
+}
+
 void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
   // A block ends at a fixed time: cover the prediction's p90 error (its group's band).
   const auto band = row.rl ? accuracy_band(row.instance->accelerator_name, "rl")
@@ -385,7 +396,12 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r) {
                     slack_pct, option_text(p), (*p.ranked_cost_usd / *low.ranked_cost_usd - 1) * 100, option_text(low),
                     low.estimate.total_hours / p.estimate.total_hours);
   }
-  if (r.deadline_hours) s += fmt::format("; meets the {} deadline", format_duration(*r.deadline_hours));
+  if (const auto d = deadline_margin(p, r)) {
+    s += fmt::format("; meets the {} deadline", format_duration(d->deadline_hours));
+    if (d->exceeds_deadline_at_p90)
+      s += fmt::format(" at the prediction, not at its p90 error (+{:.0f}%: {}; a later --deadline or a faster pick leaves room)",
+                       d->p90_abs_error * 100, format_duration(d->hours_at_p90));
+  }
   if (r.budget_usd) s += fmt::format("; within the ${} budget", format_thousands(*r.budget_usd));
   return s;
 }

@@ -214,6 +214,23 @@ TEST_CASE("cli: a family with no price is no pick, exit 3, and a training job is
   CHECK(nlohmann::json::parse(s.out)["error"]["message"].get<std::string>().find("latency targets") != std::string::npos);
 }
 
+TEST_CASE("cli: a deadline met only at the prediction, not at its p90 error, is said in the why line and in deadline_margin") {
+  const std::string base = "recommend --model llama-3-70b --task finetune --tokens 200M -q";
+  const auto tight = nlohmann::json::parse(run(base + " --deadline 1h --format json").out)["recommendation"];
+  const auto d = tight["deadline_margin"];
+  REQUIRE(d.is_object());
+  CHECK(d["deadline_hours"] == Approx(1.0));
+  CHECK(d["predicted_hours"].get<double>() <= 1.0);
+  CHECK(d["hours_at_p90"].get<double>() == Approx(d["predicted_hours"].get<double>() * (1 + d["p90_abs_error"].get<double>())).epsilon(1e-4));
+  CHECK(d["exceeds_deadline_at_p90"] == (d["hours_at_p90"].get<double>() > 1.0));
+  CHECK(d["exceeds_deadline_at_p90"] == true);
+  CHECK(tight["why"].get<std::string>().find("not at its p90 error") != std::string::npos);
+  const auto loose = nlohmann::json::parse(run(base + " --deadline 3d --format json").out)["recommendation"];
+  CHECK(loose["deadline_margin"]["exceeds_deadline_at_p90"] == false);
+  CHECK(loose["why"].get<std::string>().find("p90") == std::string::npos);
+  CHECK(nlohmann::json::parse(run(base + " --format json").out)["recommendation"]["deadline_margin"].is_null());
+}
+
 TEST_CASE("cli: an offline service's pick is the cheapest unless --cost-slack buys speed") {
   const std::string base = "recommend --model gpt-oss-120b --task inference --mode offline --tokens-per-day 2B -q --format json";
   const auto plain = nlohmann::json::parse(run(base).out);

@@ -107,6 +107,14 @@ void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w,
 // hours the user gave.
 void price_hours(RecommendRow& row, const RecommendRequest& r, double block_margin = 0);
 
+// A --deadline against the pick's error band: the hours at the prediction
+// plus its p90 error (the band the Capacity Block is sized to; 0 without one).
+struct DeadlineMargin {
+  double deadline_hours = 0, predicted_hours = 0, p90_abs_error = 0, hours_at_p90 = 0;
+  bool exceeds_deadline_at_p90 = false;
+};
+std::optional<DeadlineMargin> deadline_margin(const RecommendRow& pick, const RecommendRequest& r);
+
 struct Rejection {
   std::string instance;
   std::string reason;
