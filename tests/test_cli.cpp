@@ -422,6 +422,9 @@ TEST_CASE("cli: a misspelt flag gets the nearest flag of its command") {
   r = run("recommend --xyzzy 3");
   CHECK(r.code == 2);
   CHECK(r.err.find("did you mean") == std::string::npos);  // nothing close: no guess
+  r = run("recommend --params 7B --task lora --deadline 2 days");  // the shell split the duration
+  CHECK(r.code == 2);
+  CHECK(r.err.find("write a duration as one word: '2days'") != std::string::npos);
   r = run("recommend --parms 7B --format json");
   CHECK(nlohmann::json::parse(r.out)["error"]["message"].get<std::string>().find("did you mean --params?") != std::string::npos);
   r = run("recommend --model llama-3-8b --task inference --requests-per-second 0");

@@ -48,6 +48,14 @@ std::string flag_suggestions(CLI::App& app, int argc, char** argv) {
     if (!near.empty() && gpuadvisor::edit_distance(flag, near.front()) <= std::max<size_t>(2, flag.size() / 4))
       out += fmt::format("; {}: did you mean {}?", flag, near.front());
   }
+  // "--deadline 2 days": a unit word after a number the shell split off.
+  static const std::vector<std::string> units{"s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes", "h", "hr",
+                                              "hrs", "hour", "hours", "d", "day", "days", "w", "week", "weeks", "y", "year", "years"};
+  for (int i = 2; i < argc; ++i)
+    if (std::find(units.begin(), units.end(), std::string(argv[i])) != units.end() && std::string(argv[i - 1]).find_first_not_of("0123456789.") == std::string::npos) {
+      out += fmt::format("; write a duration as one word: '{}{}' (2d, 36h, 90min)", argv[i - 1], argv[i]);
+      break;
+    }
   return out;
 }
 
