@@ -53,7 +53,7 @@ scored, and each kept whatever it scored:
   13 earlier rows of the same tables (one project, one benchmark suite, as
   SGLCB), so leave-one-source-out holds the suite out together, and with it
   every B300 and GB300 case: out of sample 20% median (in sample 10%; 32% and
-  16% before the three mechanisms above). Keyed by table version instead
+  16% before the mechanisms above). Keyed by table version instead
   (as TensorRT-LLM's versions are), the pooled median would be 10.9%; keyed
   by project (NeMo, Megatron-Bridge and AutoModel as one; every TensorRT-LLM
   version as one; both SGLang blogs as one), 11.9%. The misses
