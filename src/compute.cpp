@@ -14,6 +14,10 @@ double attention_forward_flops_per_token(const ModelSpec& m, int seq_len) {
   return 4.0 * m.layers * m.query_width() * m.attended_tokens(seq_len);
 }
 
+double output_layer_training_flops_per_token(const ModelSpec& m, bool adapter_task) {
+  return (adapter_task ? 4.0 : 6.0) * double(m.vocab) * m.hidden;
+}
+
 FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute, double full_share) {
   const double n = matmul_params_per_token(m);
   const double attn_fwd = attention_forward_flops_per_token(m, w.seq_len);

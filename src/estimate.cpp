@@ -134,12 +134,18 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   // of the tokens the EP group gathers (mb_tokens x ep x k / E, the tp ranks'
   // sequence-parallel shares: x etp / tp). The FLOPs per rank are the same
   // either way: every rank of a stage holds 1 / (tp x dp x cp) of the expert work.
+  // Attention products and the output projection run in 16-bit even under an fp8/fp4 recipe.
+  const Precision attention_p = attention_precision(acc, e.precision);
+  const bool low_precision = attention_p != e.precision;
+  const double output_flops = low_precision ? output_layer_training_flops_per_token(m, is_adapter_task(w.task)) : 0;
+  const double output_s = output_flops * stage_tokens /
+                          (acc.tflops(attention_p).value_or(0) * 1e12 * compute_efficiency(acc, attention_p, double(m.hidden) / l.tp, rank_tokens));
   const double matmul_flops = flops.hardware - flops.attention;
   const double dense_eff = compute_efficiency(acc, e.precision, double(m.hidden) / l.tp, rank_tokens);
   const double tokens_per_expert = m.is_moe() ? rank_tokens * l.ep * l.expert_tp() / l.tp * m.active_experts / m.experts : 0;
-  const double matmul_s = matmul_seconds(m, acc, e.precision, matmul_flops * stage_tokens, dense_eff, l.expert_tp(), tokens_per_expert);
-  // Attention products run in 16-bit even under an fp8/fp4 recipe.
-  const Precision attention_p = attention_precision(acc, e.precision);
+  // The output projection moves from the recipe's rate (a dense matrix there) to 16-bit.
+  const double matmul_s = matmul_seconds(m, acc, e.precision, matmul_flops * stage_tokens, dense_eff, l.expert_tp(), tokens_per_expert) -
+                          output_flops * stage_tokens / (peak * dense_eff) + output_s;
   const double attention_peak = acc.tflops(attention_p).value_or(0) * 1e12;
   const double executed_share = w.flash_attention ? kCausalExecutedShare : 1.0;  // fused kernels skip the masked half
   const double attention_s = flops.attention * executed_share * stage_tokens / (attention_peak * max_compute_fraction(acc, attention_p));

@@ -927,6 +927,10 @@ std::string explain_estimate(const EstimateContext& ctx) {
                      a.tflops(attention_p).value_or(0),
                      max_compute_fraction(a, attention_p), e.framework ? e.framework->compute_factor(e.precision) : 1.0,
                      e.framework ? e.framework->name : "megatron", e.step.compute_s, e.compute_efficiency, to_string(e.precision));
+  if (attention_p != e.precision)
+    out += fmt::format("  the output projection ({:.4g} FLOPs/token: {} x vocab x hidden) runs at the {} peak, as the attention products:"
+                       " fp8/fp4 recipes keep it in 16-bit\n",
+                       output_layer_training_flops_per_token(m, is_adapter_task(w.task)), is_adapter_task(w.task) ? 4 : 6, to_string(attention_p));
   const double rebuilt = l.recompute_share(double(m.layers) / l.pp);
   out += fmt::format("  elementwise/step = micro-batches x {:.4g} bytes/token ({:.3g} passes over the stored activations x layers/pp{}"
                      " + 4 passes over fp32 logits / pp) x tokens/mb / (cp x tp) / ({:.0f} GB/s x {:.3f}) = {:.3f} s\n",

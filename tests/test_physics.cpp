@@ -168,7 +168,7 @@ TEST_CASE("step time pieces add up and throughput follows") {
   CHECK(e.total_hours == Approx(std::ceil(1e9 / (1024.0 * 4096)) * e.step.total_s() / 3600));
 }
 
-TEST_CASE("fp8 step: matrices at fp8, attention at bf16, elementwise work at memory speed (hand-computed)") {
+TEST_CASE("fp8 step: matrices at fp8, attention and the output projection at bf16, elementwise work at memory speed (hand-computed)") {
   const ModelSpec& m = *find_model_preset("llama-2-7b");
   TrainingWorkload w = workload(Task::pretrain, 4096, 8);
   w.precision = Precision::fp8;
@@ -185,8 +185,13 @@ TEST_CASE("fp8 step: matrices at fp8, attention at bf16, elementwise work at mem
   CHECK(f.attention == 3 * 2147483648.0);
   CHECK(attention_precision(h100, Precision::fp8) == Precision::bf16);
   const double tokens = 4096;
-  const double matmul_s = (f.hardware - f.attention) * tokens /
-                          (1979e12 * max_compute_fraction(h100, Precision::fp8) * 4096 / (4096 + 256) * 4096 / (4096 + 256));
+  const double ramp = 4096.0 / (4096 + 256) * 4096 / (4096 + 256);
+  // The output projection, 6 x 32,000 x 4,096 FLOPs per token, stays in bf16.
+  const double output_flops = 6.0 * 32000 * 4096;
+  CHECK(output_layer_training_flops_per_token(m, false) == output_flops);
+  CHECK(output_layer_training_flops_per_token(m, true) == 4.0 * 32000 * 4096);  // frozen base: no weight gradients
+  const double matmul_s = (f.hardware - f.attention - output_flops) * tokens / (1979e12 * max_compute_fraction(h100, Precision::fp8) * ramp) +
+                          output_flops * tokens / (989.5e12 * max_compute_fraction(h100, Precision::bf16) * ramp);
   // A fused (flash) kernel executes half of the causal score/value FLOPs the convention counts.
   const double attention_s = f.attention * kCausalExecutedShare * tokens / (989.5e12 * max_compute_fraction(h100, Precision::bf16));
   CHECK(e.step.compute_s == Approx(matmul_s + attention_s));

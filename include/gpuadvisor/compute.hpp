@@ -8,6 +8,13 @@
 
 namespace gpuadvisor {
 
+// The output projection's part of a training token's matrix FLOPs: hidden x
+// vocab weights, 6 FLOPs each (4 for adapter tasks, whose base is frozen).
+// fp8/fp4 recipes keep this layer in 16-bit: Megatron-Core's output layer is
+// its own ColumnParallelLinear, not a Transformer Engine module, and
+// torchtitan's float8 converter skips it (module_filter_fn: fqn != "output").
+double output_layer_training_flops_per_token(const ModelSpec& m, bool adapter_task);
+
 struct FlopsPerToken {
   double model = 0;     // useful work: what MFU counts (no recompute)
   double hardware = 0;  // work actually executed (with recompute)
