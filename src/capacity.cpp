@@ -49,11 +49,20 @@ bool scarce(const Instance& inst, int count) { return inst.on_demand_max_instanc
 // On-demand and best are the prices that assume instances can be started at will.
 bool at_will(Pricing pricing) { return pricing == Pricing::on_demand || pricing == Pricing::best; }
 
+// What every advice knows from the type, the count and the pricing alone.
+CapacityAdvice base_advice(const Instance& inst, int count, Pricing pricing) {
+  CapacityAdvice a;
+  a.beyond_on_demand = at_will(pricing) && scarce(inst, count);
+  a.limit_unknown = !inst.on_demand_max_instances && count > 1;
+  a.on_spot = pricing == Pricing::spot;
+  a.spot_scarce = a.on_spot && scarce(inst, count);
+  return a;
+}
+
 }  // namespace
 
 CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing, double margin) {
-  CapacityAdvice a;
-  a.beyond_on_demand = at_will(pricing) && scarce(inst, count);
+  CapacityAdvice a = base_advice(inst, count, pricing);
   a.margin = margin;
   if (inst.capacity_blocks && count <= kCapacityBlocksMaxInstances) {
     a.block_days = capacity_block_days(hours * (1 + margin));
@@ -62,34 +71,27 @@ CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, st
     if (a.block_days && rp && rp->capacity_block.usd_per_hour)
       a.block_cost_usd = *rp->capacity_block.usd_per_hour * count * *a.block_days * 24;
   }
-  a.limit_unknown = !inst.on_demand_max_instances && count > 1;
-  a.on_spot = pricing == Pricing::spot;
-  a.spot_scarce = a.on_spot && scarce(inst, count);
   if (a.beyond_on_demand)
     a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): buy {}", count, inst.name,
                          *inst.on_demand_max_instances, block_text(inst, count, a, region));
   else if (a.limit_unknown && at_will(pricing))
     a.note = unknown_limit_note(inst, count);
-  else if (scarce(inst, count) && pricing == Pricing::spot)
+  else if (a.spot_scarce)
     a.note = fmt::format("{} x {} on spot: spot capacity of this family is scarce too (about {} at once is usual); expect partial "
                          "fleets and waits, or buy {}", count, inst.name, *inst.on_demand_max_instances, block_text(inst, count, a, region));
   return a;
 }
 
 CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing pricing) {
-  CapacityAdvice a;
-  a.beyond_on_demand = at_will(pricing) && scarce(inst, count);
+  CapacityAdvice a = base_advice(inst, count, pricing);
   const std::string reserve = "an On-Demand Capacity Reservation for them (any duration, billed at the on-demand or Savings Plan rate; "
                               "a Capacity Block ends after at most 182 days)";
-  a.limit_unknown = !inst.on_demand_max_instances && count > 1;
-  a.on_spot = pricing == Pricing::spot;
-  a.spot_scarce = a.on_spot && scarce(inst, count);
   if (a.beyond_on_demand)
     a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): a standing service needs {}", count,
                          inst.name, *inst.on_demand_max_instances, reserve);
   else if (a.limit_unknown && at_will(pricing))
     a.note = unknown_limit_note(inst, count);
-  else if (scarce(inst, count) && pricing == Pricing::spot)
+  else if (a.spot_scarce)
     a.note = fmt::format("{} x {} on spot: spot capacity of this family is scarce too (about {} at once is usual); expect reclaimed "
                          "replicas, or hold {}", count, inst.name, *inst.on_demand_max_instances, reserve);
   return a;

@@ -464,9 +464,8 @@ double& parameter_ref(Accelerator& a, const std::string& name) {
   return m[precision];
 }
 
-}  // namespace
-
-namespace {
+// The two latencies (microseconds, rounded to 0.1) rather than fractions.
+bool is_latency(const std::string& parameter) { return parameter == "all_reduce_latency_us" || parameter == "sequence_layer_us"; }
 
 // Sets a parameter on every accelerator of its fit group.
 void set_parameter(Catalog& catalog, const std::string& group, const std::string& parameter, double x) {
@@ -512,8 +511,7 @@ double fit_parameter(Catalog& catalog, const std::vector<ValidationCase>& cases,
     }
   }
   const double best = f1 <= f2 ? x1 : x2;
-  const bool latency = f.parameter == "all_reduce_latency_us" || f.parameter == "sequence_layer_us";
-  const double value = latency ? std::round(best * 10) / 10 : std::round(best * 1000) / 1000;
+  const double value = is_latency(f.parameter) ? std::round(best * 10) / 10 : std::round(best * 1000) / 1000;
   set_parameter(catalog, f.accelerator, f.parameter, value);
   return value;
 }
@@ -523,15 +521,12 @@ std::string pooled_name(const std::string& parameter) {
   return parameter == "compute_max_fraction.fp16" ? "compute_max_fraction.bf16" : parameter;
 }
 
-}  // namespace
-
-namespace {
 // The median of the values fitted for a parameter on the other fit groups of
 // the group's software stack with at least kMinCasesToPool cases.
 std::optional<double> pooled_value(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& group,
                                    const std::string& parameter) {
   const Accelerator& a = *catalog.find_accelerator(group);
-  const bool latency = parameter == "all_reduce_latency_us" || parameter == "sequence_layer_us";
+  const bool latency = is_latency(parameter);
   std::vector<double> values;
   for (const auto& f : fitted) {
     const Accelerator& b = *catalog.find_accelerator(f.accelerator);
