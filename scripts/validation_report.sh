@@ -284,7 +284,10 @@ keeps its defaults for parameters no case measures (T4, L4, V100: GPA-DEFAULTS);
 `scripts/apply_fit.py` writes only fitted parameters. This moved the pooled
 out-of-sample median from 13.9% to 11.9% (with GB300's peaks) and the
 fine-tuning median from 10.1% to 5.5%; it is chosen before scoring (5 cases,
-the median), and 3 or 8 cases give 11.5% and 11.6%.
+the median). With every mechanism of 2026-12-01, 3 or 8 cases instead of 5
+give a median of 11.1% or 11.0% and a p90 of 35.5% or 36.1% (5: 11.5%, 35.1%):
+the choice moves the figures by about half a point either way, not past a
+target.
 
 The fitted values are in `data/catalog.json` with source `GPA-FIT`
 (`scripts/apply_fit.py` writes them from `calibrate --from-priors`); the table
