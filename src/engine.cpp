@@ -37,6 +37,36 @@ struct EngineReader {
   }
 };
 
+std::vector<std::string> accelerator_names(const EngineReader& r, const json& j, const char* key, const char* field) {
+  std::vector<std::string> out;
+  if (!j.contains(key)) return out;
+  if (!j[key].is_array()) r.fail(field, fmt::format("{}: expected a list of accelerator names", key));
+  for (const auto& x : j[key]) {
+    if (!x.is_string()) r.fail(field, fmt::format("{}: expected a list of accelerator names", key));
+    out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+// "prefill_chunk_tokens": N, or {"default": N, "tiers": [{"from_gib": G, "tokens": N}, ...], "excludes": [names]}.
+void read_prefill_chunk(const EngineReader& r, const json& j, EngineProfile& e) {
+  const char* key = "prefill_chunk_tokens";
+  if (j.contains(key) && j[key].is_object()) {
+    const json& o = j[key];
+    e.prefill_chunk_tokens = static_cast<int>(r.number(o, "default", 16, 1 << 20));
+    if (o.contains("tiers") && !o["tiers"].is_array()) r.fail(key, "tiers: expected a list of {\"from_gib\": GiB, \"tokens\": N}");
+    for (const auto& t : o.value("tiers", json::array())) {
+      if (!t.is_object()) r.fail(key, "tiers: expected a list of {\"from_gib\": GiB, \"tokens\": N}");
+      const EngineProfile::MemoryTier tier{r.number(t, "from_gib", 1, 1e5), static_cast<int>(r.number(t, "tokens", 16, 1 << 20))};
+      if (!e.prefill_chunk_tiers.empty() && tier.from_gib <= e.prefill_chunk_tiers.back().from_gib) r.fail(key, "tiers: from_gib must ascend");
+      e.prefill_chunk_tiers.push_back(tier);
+    }
+    e.prefill_chunk_excludes = accelerator_names(r, o, "excludes", key);
+    return;
+  }
+  e.prefill_chunk_tokens = static_cast<int>(r.number(j, key, 16, 1 << 20));
+}
+
 EngineProfile read_engine(const EngineReader& r, const json& j, const json& sources) {
   EngineProfile e;
   e.name = r.name;
@@ -50,7 +80,7 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   if (prefill == "chunked") e.prefill = PrefillScheduling::chunked;
   else if (prefill == "separate") e.prefill = PrefillScheduling::separate;
   else r.fail("prefill", "expected chunked or separate");
-  e.prefill_chunk_tokens = static_cast<int>(r.number(j, "prefill_chunk_tokens", 16, 1 << 20));
+  read_prefill_chunk(r, j, e);
   e.free_fraction = r.number(j, "free_fraction", 0, 0.9);
   const std::string of = r.text(j, "free_fraction_of");
   if (of != "total" && of != "remaining") r.fail("free_fraction_of", "expected total or remaining");
@@ -81,13 +111,7 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
       e.max_sequences_large = static_cast<int>(r.number(m, "large", 1, 1 << 20));
       e.large_from_gib = r.number(m, "large_from_gib", 1, 1e5);
     }
-    if (m.contains("large_excludes")) {
-      if (!m["large_excludes"].is_array()) r.fail("max_sequences", "large_excludes: expected a list of accelerator names");
-      for (const auto& x : m["large_excludes"]) {
-        if (!x.is_string()) r.fail("max_sequences", "large_excludes: expected a list of accelerator names");
-        e.large_excludes.push_back(x.get<std::string>());
-      }
-    }
+    e.large_excludes = accelerator_names(r, m, "large_excludes", "max_sequences");
   }
   auto formats = [&](const char* key, std::vector<WeightFormat>& out) {
     if (!j.contains(key) || !j[key].is_array()) r.fail(key, "expected a list of weight formats");
@@ -143,12 +167,24 @@ const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* cho
   return *find_engine(acc.software == "neuron" ? kDefaultNeuronEngine : kDefaultCudaEngine);
 }
 
+namespace {
+bool named_in(const Accelerator& acc, const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(), [&](const std::string& x) { return acc.name.find(x) != std::string::npos; });
+}
+}  // namespace
+
 int engine_max_sequences(const EngineProfile& e, const Accelerator& acc, int fallback) {
   if (e.max_sequences <= 0) return fallback;
-  const bool excluded = std::any_of(e.large_excludes.begin(), e.large_excludes.end(),
-                                    [&](const std::string& x) { return acc.name.find(x) != std::string::npos; });
-  if (e.max_sequences_large > 0 && acc.memory_usable_gib >= e.large_from_gib && !excluded) return e.max_sequences_large;
+  if (e.max_sequences_large > 0 && acc.memory_usable_gib >= e.large_from_gib && !named_in(acc, e.large_excludes)) return e.max_sequences_large;
   return e.max_sequences;
+}
+
+int engine_prefill_chunk_tokens(const EngineProfile& e, const Accelerator& acc) {
+  int tokens = e.prefill_chunk_tokens;
+  if (named_in(acc, e.prefill_chunk_excludes)) return tokens;
+  for (const auto& tier : e.prefill_chunk_tiers)
+    if (acc.memory_usable_gib >= tier.from_gib) tokens = tier.tokens;
+  return tokens;
 }
 
 std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights) {

@@ -261,10 +261,10 @@ double static_batch_ttft_s(const ModelSpec& m, const InferenceWorkload& w, const
   return prefill(m, w, c, e.layout, e.precision, tokens, tokens, sequences).total_s() + e.step.total_s();
 }
 
-int prompts_per_prefill(const EngineProfile& engine, const InferenceWorkload& w, int batch) {
+int prompts_per_prefill(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, int batch) {
   if (engine.prefill != PrefillScheduling::separate || engine.prefill_batching_steps <= 0) return 1;
   const double arriving = double(batch) * engine.prefill_batching_steps / std::max(1.0, w.generated_tokens_per_sequence());
-  const double by_budget = std::floor(engine.prefill_chunk_tokens / std::max(1.0, w.prompt_tokens));
+  const double by_budget = std::floor(engine_prefill_chunk_tokens(engine, acc) / std::max(1.0, w.prompt_tokens));
   return static_cast<int>(std::clamp(std::min(arriving, by_budget), 1.0, double(batch)));
 }
 
@@ -278,17 +278,18 @@ double prefill_s_per_request(const ModelSpec& m, const InferenceWorkload& w, con
   const EngineProfile& engine = *e.engine;
   const ServingLayout& l = e.layout;
   const ServingPrecision& p = e.precision;
+  const int chunk = engine_prefill_chunk_tokens(engine, *c.accelerator);
   double s;
   if (engine.prefill == PrefillScheduling::chunked) {
-    s = prefill(m, w, c, l, p, w.prompt_tokens, std::max<double>(w.prompt_tokens, engine.prefill_chunk_tokens)).total_s();
+    s = prefill(m, w, c, l, p, w.prompt_tokens, std::max<double>(w.prompt_tokens, chunk)).total_s();
   } else {
-    const int k = prompts_per_prefill(engine, w, batch);
+    const int k = prompts_per_prefill(engine, *c.accelerator, w, batch);
     s = prefill(m, w, c, l, p, k * w.prompt_tokens, k * w.prompt_tokens, k).total_s() / k;
   }
   // Best-of-N: the verifier reads every sample once, like a prefill of its tokens.
   if (w.verifier) {
     const double scored = w.samples * (w.prompt_tokens + w.generated_tokens_per_sequence());
-    const double batched = engine.prefill == PrefillScheduling::chunked ? std::max<double>(scored, engine.prefill_chunk_tokens) : scored;
+    const double batched = engine.prefill == PrefillScheduling::chunked ? std::max<double>(scored, chunk) : scored;
     s += prefill(*w.verifier, w, c, l, p, scored, batched, w.samples).total_s();
   }
   return s / l.pp;
@@ -353,7 +354,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   mem.reserve_gb = serving_reserve_gb(acc, engine, mem.weights_gb);
   const int batch_cap = w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch));
   const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;
-  mem.workspace_gb = (engine.prefill_chunk_tokens * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
+  mem.workspace_gb = (engine_prefill_chunk_tokens(engine, acc) * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
                       double(batch_cap) * m.vocab / l.tp * 4) / kGb;
   const double free_gb = mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb;
   const double kv_gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp) / l.pp / kGb;

@@ -64,6 +64,23 @@ TEST_CASE("the bundled engine profiles parse, name their sources, and default by
   CHECK(find_engine("nope") == nullptr);
 }
 
+TEST_CASE("each engine's token budget per step follows its own memory tiers") {
+  auto budget = [](const char* engine, const char* acc) { return engine_prefill_chunk_tokens(*find_engine(engine), *cat().find_accelerator(acc)); };
+  // vLLM's API server: max_num_batched_tokens 8192 from 70 GiB except A100, else 2048.
+  CHECK(budget("vllm", "A10G") == 2048);
+  CHECK(budget("vllm", "A100-80GB") == 2048);
+  CHECK(budget("vllm", "H100-SXM") == 8192);
+  // SGLang's chunked_prefill_size: 2048 below 35 GB, 8192 below 160 GB, 16384 above.
+  CHECK(budget("sglang", "A10G") == 2048);
+  CHECK(budget("sglang", "L40S") == 8192);
+  CHECK(budget("sglang", "H200") == 8192);
+  CHECK(budget("sglang", "B200") == 16384);
+  // TensorRT-LLM's max_num_tokens: 8192 everywhere.
+  CHECK(budget("trtllm", "A10G") == 8192);
+  CHECK(budget("trtllm", "B200") == 8192);
+  CHECK(budget("tgi-1", "A10G") == 4096);
+}
+
 TEST_CASE("an engines file with a bad field is refused with the engine and field named") {
   auto bad = [](const std::string& engine) {
     return R"({"sources": {"S": {"title": "t", "url": "u"}}, "engines": [)" + engine + "]}";
@@ -94,6 +111,12 @@ TEST_CASE("an engines file with a bad field is refused with the engine and field
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "max_sequences": {"default": 0})", "default");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "max_sequences": {"default": 256, "large": 1024})", "large_from_gib");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "max_sequences": {"default": 256, "large_excludes": "A100"})", "max_sequences");
+  const std::string tiers = R"("prefill_chunk_tokens": {"default": 2048, "tiers": [{"from_gib": 70, "tokens": 8192}], "excludes": ["A100"]})";
+  CHECK(read_engines("f", bad([&] { std::string t = good; t.replace(t.find(R"("prefill_chunk_tokens": 2048)"), 28, tiers); return t; }())).size() == 1);
+  refused(R"("prefill_chunk_tokens": 2048)", R"("prefill_chunk_tokens": {"default": 2048, "tiers": [{"from_gib": 160, "tokens": 16384}, {"from_gib": 35, "tokens": 8192}]})", "prefill_chunk_tokens");
+  refused(R"("prefill_chunk_tokens": 2048)", R"("prefill_chunk_tokens": {"default": 2048, "tiers": [{"from_gib": 35, "tokens": 0}]})", "tokens");
+  refused(R"("prefill_chunk_tokens": 2048)", R"("prefill_chunk_tokens": {"default": 2048, "excludes": "A100"})", "prefill_chunk_tokens");
+  refused(R"("prefill_chunk_tokens": 2048)", R"("prefill_chunk_tokens": {"tiers": []})", "default");
   {
     std::string text = good;
     const std::string batching = R"("continuous_batching": true)";
@@ -244,12 +267,13 @@ TEST_CASE("TGI 1.x gathers the prompts of 20 decode steps into one prefill, with
   w.prompt_tokens = 256;
   w.output_tokens = 50;
   // batch 20, 50 tokens each: 20 x 20 / 50 = 8 prompts arrive per 20 steps; 8 x 256 = 2048 tokens fit 4096.
-  CHECK(prompts_per_prefill(tgi1, w, 20) == 8);
-  CHECK(prompts_per_prefill(tgi1, w, 1) == 1);
+  const Accelerator& a10g = *cat().find_accelerator("A10G");
+  CHECK(prompts_per_prefill(tgi1, a10g, w, 20) == 8);
+  CHECK(prompts_per_prefill(tgi1, a10g, w, 1) == 1);
   w.prompt_tokens = 1000;
-  CHECK(prompts_per_prefill(tgi1, w, 20) == 4);  // the 4096-token budget
-  CHECK(prompts_per_prefill(*find_engine("neuron"), w, 20) == 1);
-  CHECK(prompts_per_prefill(*find_engine("vllm"), w, 20) == 1);
+  CHECK(prompts_per_prefill(tgi1, a10g, w, 20) == 4);  // the 4096-token budget
+  CHECK(prompts_per_prefill(*find_engine("neuron"), *cat().find_accelerator("Inferentia2"), w, 20) == 1);
+  CHECK(prompts_per_prefill(*find_engine("vllm"), a10g, w, 20) == 1);
   // Gathered prompts share a weight read and fill the matrices: less replica time per request.
   w.prompt_tokens = 256;
   const InferenceEstimate b20 = at_batch("llama-2-7b", "g5.2xlarge", w, 20);

@@ -32,7 +32,17 @@ struct EngineProfile {
   // (the step takes the longer of the two; 0 with CUDA or compiled graphs), s.
   double launch_s_per_layer = 0;
   PrefillScheduling prefill = PrefillScheduling::chunked;
-  int prefill_chunk_tokens = 2048;  // token budget of one chunked step
+  // Token budget of one chunked step (vLLM's max_num_batched_tokens, SGLang's
+  // chunked_prefill_size, TensorRT-LLM's max_num_tokens), or a separate
+  // prefill's: `prefill_chunk_tokens`, or the last of `prefill_chunk_tiers`
+  // whose from_gib the accelerator's memory reaches (engine_prefill_chunk_tokens).
+  int prefill_chunk_tokens = 2048;
+  struct MemoryTier {
+    double from_gib = 0;
+    int tokens = 0;
+  };
+  std::vector<MemoryTier> prefill_chunk_tiers;      // ascending from_gib
+  std::vector<std::string> prefill_chunk_excludes;  // accelerators kept at the default (vLLM: A100)
   // Compiled prefill graphs: the share of the accelerator's compute fraction
   // a prefill reaches at any prompt length (0: the GPU ramp with width and tokens).
   double prefill_compute_factor = 0;
@@ -97,6 +107,10 @@ inline constexpr std::string_view kDefaultNeuronEngine = "neuron";
 // The most sequences the engine runs at once on this accelerator by default
 // (EngineProfile::max_sequences), else `fallback`.
 int engine_max_sequences(const EngineProfile& e, const Accelerator& acc, int fallback);
+
+// The engine's default token budget per step on this accelerator
+// (EngineProfile::prefill_chunk_tokens and its memory tiers).
+int engine_prefill_chunk_tokens(const EngineProfile& e, const Accelerator& acc);
 
 // Why this engine cannot serve these weights on this accelerator, or empty.
 std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights);

@@ -156,7 +156,7 @@ struct InferenceEstimate {
 // sequences in flight: those arriving over its prefill_batching_steps decode
 // steps (batch x steps / generated tokens), within its prefill token budget
 // and the batch; 1 for chunked engines and engines that prefill one at a time.
-int prompts_per_prefill(const EngineProfile& engine, const InferenceWorkload& w, int batch);
+int prompts_per_prefill(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, int batch);
 
 // The achieved decode step and latencies of `batch` sequences in flight.
 void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch);
