@@ -178,7 +178,7 @@ std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r
     return fmt::format("the cheapest service{}{} ({}){}", per, targets, service_text(p, per_token),
                        w.mode == ServingMode::offline ? "; offline, so no speed is bought (--cost-slack to trade cost for it)" : "");
   if (same)
-    return fmt::format("the cheapest service{}{} ({}), and no option within {:.0f}% of its cost is faster", per, targets,
+    return fmt::format("the cheapest service{}{} ({}), and no option within {:.0f}% of its cost is faster by as much as it costs more", per, targets,
                        service_text(p, per_token), r.cost_slack * 100);
   return fmt::format("the fastest service within {:.0f}% of the cheapest{}: {}, {:.0f}% more{} than the cheapest ({})", r.cost_slack * 100,
                      per, service_text(p, per_token), (*ranked_cost(p, per_token) / *ranked_cost(low, per_token) - 1) * 100, per,

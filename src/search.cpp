@@ -389,7 +389,7 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r) {
   const double slack_pct = r.cost_slack * 100;
   std::string s;
   if (p.instance == low.instance && p.count == low.count) {
-    s = slack_pct > 0 ? fmt::format("the cheapest option ({}), and no option within {:.0f}% of its cost is faster", option_text(p), slack_pct)
+    s = slack_pct > 0 ? fmt::format("the cheapest option ({}), and no option within {:.0f}% of its cost is faster by as much as it costs more", option_text(p), slack_pct)
                       : fmt::format("the cheapest option ({}; --cost-slack 0)", option_text(p));
   } else {
     s = fmt::format("the fastest option within {:.0f}% of the cheapest cost: {}, {:.0f}% more than the cheapest ({}) and {:.1f}x faster",

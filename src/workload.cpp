@@ -167,7 +167,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   if (w.mode == ServingMode::online) {
     if (!w.max_ttft_s) {
       w.max_ttft_s = kDefaultMaxTtftS;
-      w.assumptions.push_back("time to first token at most 450 ms (default online target for chat, as MLPerf Inference's Llama-2-70B interactive scenario; set --max-ttft)");
+      w.assumptions.push_back("time to first token at most 450 ms (default online target for chat, as MLPerf Inference's Llama-2-70B interactive scenario; set --max-ttft, or --mode offline for a batch job without latency targets)");
     }
     if (!w.max_tpot_s) {
       w.max_tpot_s = kDefaultMaxTpotS;

@@ -19,6 +19,9 @@ TEST_CASE("preset parameter counts match the published models") {
   CHECK(params("llama-2-70b") == 68976648192.0);
   CHECK(params("llama-3-8b") == 8030261248.0);
   CHECK(params("llama-3-70b") == 70553706496.0);
+  // Llama 3.1 keeps Llama 3's shapes (the Hugging Face model cards' 8.03B and 70.6B).
+  CHECK(params("llama-3.1-8b") == params("llama-3-8b"));
+  CHECK(params("llama-3.1-70b") == params("llama-3-70b"));
   // Published headline sizes.
   CHECK(params("llama-3.1-405b") == Approx(405.85e9).epsilon(0.002));
   CHECK(params("mistral-7b") == Approx(7.24e9).epsilon(0.002));

@@ -50,6 +50,18 @@ TEST_CASE("objective: the fastest option within the slack of the cheapest") {
   CHECK(recommended_order(c, keep, 0.20, pick(c, 0.20)) == std::vector<size_t>{4, 0, 2, 3});
 }
 
+TEST_CASE("objective: a dearer option must be faster by at least the share it costs more") {
+  // The blind trial's DeepSeek service: 16% more for a 4% lower time per token
+  // (cost x time 116 x 26 = 3016 > 100 x 27 = 2700): the cheapest stays the pick.
+  CHECK(*pick({{100, 27, 40, "p6-b200"}, {116, 26, 96, "p5"}}, 0.20) == 0);
+  // 10% more for a 10% lower time is even (110 x 9 = 990 <= 1000): it qualifies, and is faster.
+  CHECK(*pick({{100, 10, 8, "a"}, {110, 9, 16, "b"}}, 0.20) == 1);
+  // Training: 3% more and 3.9x faster.
+  CHECK(*pick({{100, 17.0, 256, "32 x"}, {103, 4.4, 1024, "128 x"}}, 0.20) == 1);
+  // Of two qualifying options the faster wins; one that does not pay for itself is skipped.
+  CHECK(*pick({{100, 10, 8, "a"}, {119, 9.5, 16, "b"}, {118, 5, 32, "c"}}, 0.20) == 2);
+}
+
 TEST_CASE("durations read as a person writes them") {
   CHECK(format_duration(26.0 / 3600) == "26 s");
   CHECK(format_duration(4.0 / 60) == "4 min");

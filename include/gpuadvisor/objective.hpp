@@ -24,8 +24,9 @@ struct Candidate {
 // cannot price is no alternative to act on).
 std::optional<size_t> cheapest(const std::vector<Candidate>& c);
 std::optional<size_t> fastest(const std::vector<Candidate>& c);
-// The fastest candidate whose cost is at most (1 + slack) x the cheapest;
-// ties: fewer accelerators, then lower cost. nullopt when no price is known.
+// The fastest candidate whose cost is at most (1 + slack) x the cheapest and
+// whose cost x time is no more than the cheapest's (speed that pays for what it
+// costs more); ties: fewer accelerators, then lower cost. nullopt when no price is known.
 std::optional<size_t> pick(const std::vector<Candidate>& c, double slack);
 
 // One candidate per group: the group's own pick (its fastest if it has no

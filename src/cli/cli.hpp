@@ -139,7 +139,7 @@ struct ModelOptions {
 struct WorkloadOptions {
   std::string task;  // empty: pretrain, with a warning
   std::string tokens, epochs, seq_len, global_batch;
-  std::string precision = "bf16";
+  std::string precision;  // empty: bf16, said as an assumption
   int lora_rank = 16;
   std::string lora_targets = "attention+mlp";
   bool no_flash_attention = false;

@@ -340,7 +340,7 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   if (!o.epochs.empty()) r.epochs = parse_number(o.epochs, "--epochs", 1e-6, 1e6);
   if (!o.seq_len.empty()) r.seq_len = parse_length(o.seq_len, "--seq-len", true);
   if (!o.global_batch.empty()) r.global_batch = parse_length(o.global_batch, "--global-batch", false);
-  auto p = precision_from_string(o.precision);
+  auto p = precision_from_string(o.precision.empty() ? "bf16" : o.precision);
   if (!p || (*p != Precision::bf16 && *p != Precision::fp8 && *p != Precision::fp4 && *p != Precision::fp16))
     throw InputError(fmt::format("--precision: '{}' is not one of bf16, fp16, fp8, fp4", o.precision));
   r.precision = *p;
@@ -357,6 +357,7 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   TrainingWorkload w = make_workload(r, m);
   if (!r.framework)
     w.assumptions.push_back("trained with megatron (Megatron-Core/NeMo) on GPUs and neuron (NxD Training) on Trainium (default; --framework to choose)");
+  if (o.precision.empty()) w.assumptions.push_back("precision bf16 (default; --precision fp8 on H100 and newer, fp4 on Blackwell)");
   return w;
 }
 
@@ -473,7 +474,7 @@ RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, cons
   auto t = lora_targets_from_string(wo.lora_targets);
   if (!t) throw InputError(fmt::format("--lora-targets: '{}' is not one of attention, attention+mlp", wo.lora_targets));
   r.lora_targets = *t;
-  auto p = precision_from_string(wo.precision);
+  auto p = precision_from_string(wo.precision.empty() ? "bf16" : wo.precision);
   if (!p || (*p != Precision::bf16 && *p != Precision::fp8 && *p != Precision::fp16))
     throw InputError(fmt::format("--precision: '{}' is not one of bf16, fp16, fp8 for --task rl", wo.precision));
   r.precision = *p;

@@ -199,8 +199,9 @@ class RecommendCommand : public Command {
                 format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
     write_chart(ro.chart, inference_chart(result, ctx));
     if (format == Format::table || format == Format::markdown) {
-      std::cout << fmt::format("\n{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is per visible "
-                               "output token at {}.\n",
+      std::cout << fmt::format("\n{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is the whole bill per visible "
+                               "output token at {} ($/M IN divides the same bill by prompt tokens: do not add the two); "
+                               "TOK/S/REPL is a replica's capacity, BATCH and TPOT are at the load.\n",
                                result.options_found, std::min<size_t>(result.rows.size(), r.top),
                                r.sort_by == SortBy::recommended ? recommended_order_text(r) : fmt::format("by {}", to_string(r.sort_by)),
                                to_string(r.pricing), r.region, prices_note(catalog),
