@@ -499,13 +499,16 @@ the pick, and JSON as `accuracy` {`group`, `cases`, `median_abs_error`,
 which way the typical error runs (optimistic: faster than measured, or
 pessimistic), from the median error signed as speed (a time metric's error
 (p − m)/m counts as m/p − 1). Serving predictions take the accelerator x
-engine group (`H100-SXM inference with trtllm`) and training predictions the
-accelerator x stack group (`H100-SXM pretrain with fsdp`) when it has 3 cases
-or more, else the accelerator's band with the engines or stacks pooled, and say
-so. Predictions for an MoE model take the MoE cases' band instead
-(`B200 inference, MoE models`; on an accelerator with fewer than 3 MoE cases,
-every accelerator's MoE cases, said in the note): the fine-grained MoE rows are
-the model's widest errors, and a dense band would understate them.
+engine group (`H100-SXM inference with trtllm, dense models`) and training
+predictions the accelerator x stack group (`H100-SXM pretrain with fsdp, dense
+models`) when it has 3 cases or more, else the accelerator's band with the
+engines or stacks pooled, and say so. Those groups hold dense models' cases
+only. Predictions for an MoE model take the MoE cases' band instead (`B200
+inference, MoE models`; on an accelerator with fewer than 3 MoE cases, every
+accelerator's MoE cases, said in the note): the fine-grained MoE rows are the
+model's widest errors, and a dense band would understate them, as they would
+widen a dense model's band (B200 pre-training with Megatron: +-51% with the
+MoE rows, +-25% without; dense-only since the blind trial of 2026-12-01).
 PROSE
 cat <<'PROSE'
 

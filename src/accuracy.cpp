@@ -48,9 +48,10 @@ const Table& table() {
       // Serving groups by engine are stored as "inference/<engine>", MoE models' as "<task>/moe".
       const auto slash = task.find('/');
       const std::string variant = slash == std::string::npos ? "" : task.substr(slash + 1);
-      const std::string shown = variant.empty()       ? task
+      const std::string dense = task == "rl" ? "" : ", dense models";
+      const std::string shown = variant.empty()       ? task + dense
                                 : variant == kMoeVariant ? task.substr(0, slash) + ", MoE models"
-                                                         : task.substr(0, slash) + " with " + variant;
+                                                         : task.substr(0, slash) + " with " + variant + dense;
       b.group = acc == "*" ? shown + " (all accelerators)" : acc + " " + shown;
       b.cases = g.at("cases");
       b.median_abs_error = g.at("median_abs_error");
@@ -74,11 +75,15 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
     // (throughput over, or a time under, the measurement).
     const bool time_metric = r.c->metric == Metric::tpot_s || r.c->metric == Metric::ttft_s || r.c->metric == Metric::rl_step_time_s;
     const double speed_error = time_metric ? 1 / (1 + r.error) - 1 : r.error;
-    // Serving cases also by engine, training cases by stack: "inference/trtllm", "pretrain/fsdp".
-    std::vector<std::string> tasks{task};
+    // Dense models' cases by task, and serving cases also by engine, training
+    // cases by stack: "inference/trtllm", "pretrain/fsdp". MoE models' cases
+    // only in "<task>/moe" (every engine and stack): a dense prediction's band
+    // is not widened by the MoE rows' misses. RL steps: one group.
+    std::vector<std::string> tasks;
     const std::string& variant = r.c->is_inference() ? r.c->engine : r.c->framework;
-    if (!variant.empty() && !r.c->is_rl()) tasks.push_back(task + "/" + variant);
-    if (r.c->model.is_moe() && !r.c->is_rl()) tasks.push_back(task + "/" + kMoeVariant);  // MoE models, every engine and stack
+    if (r.c->is_rl() || !r.c->model.is_moe()) tasks.push_back(task);
+    if (!r.c->is_rl() && !r.c->model.is_moe() && !variant.empty()) tasks.push_back(task + "/" + variant);
+    if (!r.c->is_rl() && r.c->model.is_moe()) tasks.push_back(task + "/" + kMoeVariant);
     for (const std::string& t : tasks)
       for (const std::string& acc : {r.accelerator, std::string("*")}) {
         groups[{acc, t}].abs.push_back(std::fabs(r.error));
@@ -124,7 +129,7 @@ std::optional<AccuracyBand> accuracy_band(std::string_view accelerator, std::str
         }
     }
     auto b = accuracy_band(accelerator, task, engine);
-    if (b) b->note = few + (b->note.empty() ? ": dense and MoE pooled" : "; dense and MoE pooled, " + b->note);
+    if (b) b->note = few + (b->note.empty() ? ": the dense models' band" : "; the dense models' band, " + b->note);
     return b;
   }
   if (!engine.empty()) {

@@ -513,17 +513,17 @@ TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the 
 TEST_CASE("error bands by accelerator and engine (serving) or stack (training), pooled with a note below 3 cases") {
   const auto own = accuracy_band("H100-SXM", "inference", "trtllm");
   REQUIRE(own);
-  CHECK(own->group == "H100-SXM inference with trtllm");
+  CHECK(own->group == "H100-SXM inference with trtllm, dense models");
   CHECK(own->cases >= kMinAccuracyCases);
   CHECK(own->note.empty());
   const auto pooled = accuracy_band("A10G", "inference", "sglang");
   REQUIRE(pooled);
-  CHECK(pooled->group == "A10G inference");
+  CHECK(pooled->group == "A10G inference, dense models");
   CHECK(pooled->note.find("no published cases with sglang on A10G: pooled with other engines") != std::string::npos);
   // Training bands by stack the same way.
   const auto fsdp = accuracy_band("H100-SXM", "pretrain", "fsdp");
   REQUIRE(fsdp);
-  CHECK(fsdp->group == "H100-SXM pretrain with fsdp");
+  CHECK(fsdp->group == "H100-SXM pretrain with fsdp, dense models");
   CHECK(accuracy_line("A10G", "inference", "tgi-1").find("A10G inference with tgi-1") != std::string::npos);
 }
 
@@ -636,6 +636,15 @@ TEST_CASE("MoE predictions carry the MoE cases' error band, dense ones their acc
   CHECK(moe->cases >= kMinAccuracyCases);
   CHECK(moe->note.empty());
   CHECK(moe->p90_abs_error > dense->p90_abs_error);  // the MoE rows are the band's widest
+  // A dense prediction's band holds dense models' cases only: B200 pre-training
+  // without the MoE rows (Qwen3-235B, GPT-OSS, Mixtral, DeepSeek-V3) that run 10-70% off.
+  const auto b200_dense = accuracy_band("B200", "pretrain", "megatron");
+  const auto b200_moe = accuracy_band("B200", "pretrain", "megatron", true);
+  REQUIRE(b200_dense);
+  REQUIRE(b200_moe);
+  CHECK(b200_dense->group == "B200 pretrain with megatron, dense models");
+  CHECK(b200_moe->group == "B200 pretrain, MoE models");
+  CHECK(b200_dense->p90_abs_error < b200_moe->p90_abs_error);
   // An accelerator without enough MoE cases: every accelerator's MoE cases, said in the note.
   const auto a10g = accuracy_band("A10G", "inference", "vllm", true);
   REQUIRE(a10g);
