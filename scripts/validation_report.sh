@@ -499,9 +499,9 @@ the pick, and JSON as `accuracy` {`group`, `cases`, `median_abs_error`,
 which way the typical error runs (optimistic: faster than measured, or
 pessimistic), from the median error signed as speed (a time metric's error
 (p − m)/m counts as m/p − 1). Serving predictions take the accelerator x
-engine group (`H100-SXM inference with trtllm, dense models`) and training
-predictions the accelerator x stack group (`H100-SXM pretrain with fsdp, dense
-models`) when it has 3 cases or more, else the accelerator's band with the
+engine group (`H100-SXM dense-model inference with trtllm`) and training
+predictions the accelerator x stack group (`H100-SXM dense-model pretrain with
+fsdp`) when it has 3 cases or more, else the accelerator's band with the
 engines or stacks pooled, and say so. Those groups hold dense models' cases
 only. Predictions for an MoE model take the MoE cases' band instead (`B200
 inference, MoE models`; on an accelerator with fewer than 3 MoE cases, every

@@ -48,10 +48,10 @@ const Table& table() {
       // Serving groups by engine are stored as "inference/<engine>", MoE models' as "<task>/moe".
       const auto slash = task.find('/');
       const std::string variant = slash == std::string::npos ? "" : task.substr(slash + 1);
-      const std::string dense = task == "rl" ? "" : ", dense models";
-      const std::string shown = variant.empty()       ? task + dense
+      const std::string kind = task == "rl" ? "" : "dense-model ";
+      const std::string shown = variant.empty()       ? kind + task
                                 : variant == kMoeVariant ? task.substr(0, slash) + ", MoE models"
-                                                         : task.substr(0, slash) + " with " + variant + dense;
+                                                         : kind + task.substr(0, slash) + " with " + variant;
       b.group = acc == "*" ? shown + " (all accelerators)" : acc + " " + shown;
       b.cases = g.at("cases");
       b.median_abs_error = g.at("median_abs_error");

@@ -513,18 +513,18 @@ TEST_CASE("cli: --engine and --framework, their refusals, and the engine in the 
 TEST_CASE("error bands by accelerator and engine (serving) or stack (training), pooled with a note below 3 cases") {
   const auto own = accuracy_band("H100-SXM", "inference", "trtllm");
   REQUIRE(own);
-  CHECK(own->group == "H100-SXM inference with trtllm, dense models");
+  CHECK(own->group == "H100-SXM dense-model inference with trtllm");
   CHECK(own->cases >= kMinAccuracyCases);
   CHECK(own->note.empty());
   const auto pooled = accuracy_band("A10G", "inference", "sglang");
   REQUIRE(pooled);
-  CHECK(pooled->group == "A10G inference, dense models");
+  CHECK(pooled->group == "A10G dense-model inference");
   CHECK(pooled->note.find("no published cases with sglang on A10G: pooled with other engines") != std::string::npos);
   // Training bands by stack the same way.
   const auto fsdp = accuracy_band("H100-SXM", "pretrain", "fsdp");
   REQUIRE(fsdp);
-  CHECK(fsdp->group == "H100-SXM pretrain with fsdp, dense models");
-  CHECK(accuracy_line("A10G", "inference", "tgi-1").find("A10G inference with tgi-1") != std::string::npos);
+  CHECK(fsdp->group == "H100-SXM dense-model pretrain with fsdp");
+  CHECK(accuracy_line("A10G", "inference", "tgi-1").find("A10G dense-model inference with tgi-1") != std::string::npos);
 }
 
 TEST_CASE("MoE decode on GPUs: routing per MoE layer and the kernels' fixed time in series (gpt-oss-120b at batch 1, hand-computed)") {
@@ -642,7 +642,7 @@ TEST_CASE("MoE predictions carry the MoE cases' error band, dense ones their acc
   const auto b200_moe = accuracy_band("B200", "pretrain", "megatron", true);
   REQUIRE(b200_dense);
   REQUIRE(b200_moe);
-  CHECK(b200_dense->group == "B200 pretrain with megatron, dense models");
+  CHECK(b200_dense->group == "B200 dense-model pretrain with megatron");
   CHECK(b200_moe->group == "B200 pretrain, MoE models");
   CHECK(b200_dense->p90_abs_error < b200_moe->p90_abs_error);
   // An accelerator without enough MoE cases: every accelerator's MoE cases, said in the note.

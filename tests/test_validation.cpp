@@ -295,7 +295,7 @@ TEST_CASE("leave one source out, pooled: every case predicted without its source
   CHECK(h100->note.empty());
   auto l40s = accuracy_band("L40S", "fine-tuning");
   REQUIRE(l40s);
-  CHECK(l40s->group == "fine-tuning, dense models (all accelerators)");
+  CHECK(l40s->group == "dense-model fine-tuning (all accelerators)");
   CHECK(l40s->note == "only 1 published fine-tuning case on L40S");
   CHECK(accuracy_band("H100-SXM", "rl"));
   CHECK_FALSE(accuracy_band("H100-SXM", "distillation"));

@@ -20,8 +20,8 @@ namespace {
 // How the default order reads: the rule that chooses the pick, applied to the
 // rows, each instance type's row being that type's own pick.
 std::string recommended_order_text(const RecommendRequest& r) {
-  return fmt::format("as the pick is chosen: within {:.0f}% of the cheapest row's cost fastest first, then the rest cheapest first; each type's row is "
-                     "its own pick by that rule",
+  return fmt::format("the pick first, then the rows within {0:.0f}% of the cheapest row's cost fastest first, then the rest cheapest first; each "
+                     "type's row is its own pick: the fastest within {0:.0f}% of its cheapest that is faster by as much as it costs more",
                      r.cost_slack * 100);
 }
 

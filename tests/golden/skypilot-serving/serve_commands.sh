@@ -4,7 +4,7 @@
 # predicted: TTFT 133 ms, 35 ms per output token at 70% utilisation
 # predicted: $4,020/month on-demand
 # predicted: 27.9 GB of 47.2 GB per accelerator at the capacity batch
-# error band: +-14% (p90 |error|, median 6%, no lean, out of sample over 8 published L40S inference, dense models cases; no published cases with vllm on L40S: pooled with other engines)
+# error band: +-14% (p90 |error|, median 6%, no lean, out of sample over 8 published L40S dense-model inference cases; no published cases with vllm on L40S: pooled with other engines)
 # command: gpuadvisor recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e --emit skypilot --emit-dir OUT
 # The serve command for the sized replica (vLLM V1 (0.8 and later), default server settings); the other engines are equivalents.
 vllm serve meta-llama/Meta-Llama-3-8B --tensor-parallel-size 1 --pipeline-parallel-size 1 --max-num-seqs 24 --gpu-memory-utilization 0.9 --max-model-len 1280 --port 8000
