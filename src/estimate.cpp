@@ -88,12 +88,17 @@ double activation_traffic_per_stored_byte(Recompute r, double full_share) {
   return r == Recompute::full ? 4.0 + 2.0 * full_share : 4.0;
 }
 
+double expert_mlp_extra_bytes_per_routed_token(const ModelSpec& m) {
+  return (m.clamped_glu ? kClampedGluBytesPerWidth * m.expert_ffn : 0.0) + (m.expert_bias ? kExpertBiasBytesPerHidden * m.hidden : 0.0);
+}
+
 double elementwise_bytes_per_token(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, Precision p) {
   const double stage_layers = double(m.layers) / l.pp;
   const double moe_share = m.is_moe() ? double(m.moe_layers()) / m.layers : 0;
   const double stored = (1 - moe_share) * activation_bytes_per_token_per_layer(m, w, false) +
                         moe_share * activation_bytes_per_token_per_layer(m, w, true);
   double bytes = stage_layers * activation_traffic_per_stored_byte(l.recompute, l.recompute_share(stage_layers)) * stored;
+  bytes += stage_layers * moe_share * m.active_experts * expert_mlp_extra_bytes_per_routed_token(m);
   // fp8/fp4 recipes cast each matrix input to 8 or 4 bits (read 2 bytes, write
   // 1) forward, and the output gradients backward: 6 bytes per element of the
   // inputs of the QKV, projection, MLP-up and MLP-down products.

@@ -137,6 +137,8 @@ ModelSpec spec_from_json(const json& j, const std::string& where) {
   m.shared_experts = get_int(j, "shared_experts", where, 0);
   m.expert_ffn = get_int(j, "expert_ffn", where, 0);
   m.dense_layers = get_int(j, "dense_layers", where, 0);
+  m.expert_bias = get_bool(j, "expert_bias", where, false);
+  m.clamped_glu = get_bool(j, "clamped_glu", where, false);
   m.q_lora_rank = get_int(j, "q_lora_rank", where, 0);
   m.kv_lora_rank = get_int(j, "kv_lora_rank", where, 0);
   m.qk_rope_head_dim = get_int(j, "qk_rope_head_dim", where, 0);
@@ -272,6 +274,16 @@ void read_moe(const json& t, const std::string& type, ModelSpec& m, const std::s
   m.dense_layers = dense_layer_count(t, type, m.layers, where, m.assumptions);
 }
 
+// GPT-OSS: GptOssExperts always carries biases (no config key); the GLU
+// clamps its inputs where swiglu_limit is set.
+void read_expert_mlp_extras(const json& t, const std::string& type, ModelSpec& m) {
+  if (!m.is_moe()) return;
+  m.expert_bias = type == "gpt_oss";
+  const auto limit = t.find("swiglu_limit");
+  m.clamped_glu = limit != t.end() && limit->is_number() && limit->get<double>() > 0;
+  if (m.expert_bias) m.assumptions.push_back("gpt_oss: the expert matrices carry biases (GptOssExperts; no config key)");
+}
+
 // The checkpoint's own weight format from quantization_config: fp8 (DeepSeek-V3),
 // mxfp4 (GPT-OSS), GPTQ/AWQ with 4 or 8 bits.
 void read_native_weights(const json& t, ModelSpec& m) {
@@ -304,7 +316,7 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
       "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "model_type", "architectures",
       "num_experts", "max_position_embeddings", "interleave_moe_layer_step", "intermediate_size_mlp", "decoder_sparse_step",
       "mlp_only_layers", "sliding_window", "layer_types", "sliding_window_pattern", "attention_chunk_size", "no_rope_layers",
-      "experts_per_token", "use_sliding_window"};
+      "experts_per_token", "use_sliding_window", "swiglu_limit"};
   static const std::set<std::string> ignored{
       "_name_or_path", "attention_bias", "attention_dropout", "bos_token_id", "eos_token_id", "pad_token_id",
       "initializer_range", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "rope_scaling",
@@ -314,7 +326,7 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
       "bias", "quantization_config", "aux_loss_alpha", "ep_size", "moe_layer_freq", "n_group", "topk_group",
       "topk_method", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "seq_aux", "num_nextn_predict_layers",
       "auto_map", "dtype", "is_decoder", "rope_interleave", "attn_implementation", "use_qk_norm", "query_pre_attn_scalar",
-      "swiglu_limit", "initial_context_length", "for_llm_compressor", "attn_logit_softcapping", "final_logit_softcapping",
+      "initial_context_length", "for_llm_compressor", "attn_logit_softcapping", "final_logit_softcapping",
       "rope_local_base_freq", "cache_implementation"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!used.count(it.key()) && !ignored.count(it.key()))
@@ -356,6 +368,7 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
                 model_type == "gemma" || model_type == "gemma2" || gemma3;
   read_moe(j, model_type, m, where, warnings);
   read_local_attention(j, model_type, m, where);
+  read_expert_mlp_extras(j, model_type, m);
   read_native_weights(j.contains("quantization_config") ? j : outer, m);
   m.q_lora_rank = get_int(j, "q_lora_rank", where, 0);
   m.kv_lora_rank = get_int(j, "kv_lora_rank", where, 0);

@@ -932,10 +932,13 @@ std::string explain_estimate(const EstimateContext& ctx) {
                        " fp8/fp4 recipes keep it in 16-bit\n",
                        output_layer_training_flops_per_token(m, is_adapter_task(w.task)), is_adapter_task(w.task) ? 4 : 6, to_string(attention_p));
   const double rebuilt = l.recompute_share(double(m.layers) / l.pp);
+  const double expert_extra = expert_mlp_extra_bytes_per_routed_token(m);
+  const std::string extras = (e.precision == Precision::fp8 || e.precision == Precision::fp4 ? " + fp8/fp4 casts of the matrix inputs" : "") +
+                             (expert_extra > 0 ? fmt::format(" + {:.4g} bytes per routed token and MoE layer: the expert clamp and bias passes", expert_extra)
+                                               : std::string());
   out += fmt::format("  elementwise/step = micro-batches x {:.4g} bytes/token ({:.3g} passes over the stored activations x layers/pp{}"
                      " + 4 passes over fp32 logits / pp) x tokens/mb / (cp x tp) / ({:.0f} GB/s x {:.3f}) = {:.3f} s\n",
-                     elementwise_bytes_per_token(m, w, l, e.precision), activation_traffic_per_stored_byte(l.recompute, rebuilt),
-                     e.precision == Precision::fp8 || e.precision == Precision::fp4 ? " + fp8/fp4 casts of the matrix inputs" : "",
+                     elementwise_bytes_per_token(m, w, l, e.precision), activation_traffic_per_stored_byte(l.recompute, rebuilt), extras,
                      a.memory_bandwidth_gb_per_s, a.efficiency.memory_bandwidth_fraction, e.step.elementwise_s);
   out += fmt::format("  bubble = (pp - 1) x slot / vp = {} x ... / {} = {:.3f} s\n", l.pp - 1, l.vp, e.step.bubble_s);
   out += fmt::format("  tensor parallel exposed = max(0, layers/pp x {:.3g} all-reduces x 2(tp-1)/tp x 2 h tokens_mb/cp / {:.0f} GB/s"

@@ -132,6 +132,10 @@ TEST_CASE("modern configs (tests/data/hf-configs): published totals within 1%, l
   CHECK(oss.dense_layers == 0);
   CHECK(oss.active_experts == 4);
   CHECK(oss.native_weights == "fp4");                               // quantization_config mxfp4
+  CHECK(oss.expert_bias);   // GptOssExperts: biases on every expert matrix (no config key)
+  CHECK(oss.clamped_glu);   // swiglu_limit 7.0
+  CHECK_FALSE(fixture("Qwen3-30B-A3B").expert_bias);
+  CHECK_FALSE(fixture("Qwen3-30B-A3B").clamped_glu);
   CHECK(fixture("DeepSeek-V3").native_weights == "fp8");
   CHECK(maverick.native_weights.empty());
   // The presets carry the same shapes.
@@ -146,6 +150,8 @@ TEST_CASE("modern configs (tests/data/hf-configs): published totals within 1%, l
     CHECK(find_model_preset(preset)->active_params() == Approx(f.active_params()).epsilon(1e-9));
     CHECK(find_model_preset(preset)->attended_tokens(65536) == Approx(f.attended_tokens(65536)));
     CHECK(find_model_preset(preset)->native_weights == f.native_weights);
+    CHECK(find_model_preset(preset)->expert_bias == f.expert_bias);
+    CHECK(find_model_preset(preset)->clamped_glu == f.clamped_glu);
   }
 }
 

@@ -202,6 +202,16 @@ TEST_CASE("fp8 step: matrices at fp8, attention and the output projection at bf1
   CHECK(e.step.elementwise_s == Approx(bytes * tokens / (3350e9 * h100.efficiency.memory_bandwidth_fraction)));
   // bf16: no casts.
   CHECK(elementwise_bytes_per_token(m, w, l, Precision::bf16) == Approx(4 * 32 * 131584.0 + 4 * 4.0 * 32000));
+  // GPT-OSS's expert MLP adds, per routed token and MoE layer, its clamped
+  // GLU's passes (36 bytes x expert_ffn) and its per-expert bias loop (32
+  // bytes x hidden): 36 layers x 4 routed x (36 x 2880 + 32 x 2880) bytes.
+  ModelSpec oss = *find_model_preset("gpt-oss-120b");
+  REQUIRE(oss.expert_bias);
+  REQUIRE(oss.clamped_glu);
+  CHECK(expert_mlp_extra_bytes_per_routed_token(oss) == 36.0 * 2880 + 32.0 * 2880);
+  const double with_extras = elementwise_bytes_per_token(oss, w, l, Precision::bf16);
+  oss.expert_bias = oss.clamped_glu = false;
+  CHECK(with_extras - elementwise_bytes_per_token(oss, w, l, Precision::bf16) == Approx(36 * 4 * (36.0 * 2880 + 32.0 * 2880)));
   // Full recompute: 6 passes, and one more forward of attention.
   CHECK(activation_traffic_per_stored_byte(Recompute::full) == 6);
   CHECK(training_flops_per_token(m, w, Recompute::full).attention == 4 * 2147483648.0);

@@ -125,7 +125,8 @@ TEST_CASE("the cases bundled before the fine-grained MoE serving sources meet th
   // priors and GB300's own peaks, 9.4%, p90 30.4%, inference 10.1% now. TRTLLM-1X (26 cases),
   // SGLCB (27, 14 usable) and the 74 cases of 2026-12-01 came later and are
   // kept whatever they score; with the engines' own token budgets per step
-  // (vLLM, SGLang and TensorRT-LLM defaults) 9.2%, p90 29.4%, inference 9.9%.
+  // (vLLM, SGLang and TensorRT-LLM defaults) 9.2%, p90 29.4%, inference 9.9%;
+  // with GPT-OSS's expert clamp and bias passes in training 9.4%, 29.1%, 10.0%.
   const auto earlier = bundled_without(
       [](const ValidationCase& c) { return c.source_key == "TRTLLM-1X" || c.source_key == "SGLCB" || added_from_2026_12_01(c); });
   REQUIRE(earlier.size() == bundled().size() - 26 - 27 - 74 - 63);
@@ -133,7 +134,7 @@ TEST_CASE("the cases bundled before the fine-grained MoE serving sources meet th
 }
 
 TEST_CASE("the 217 cases bundled before 2026-12-01 out of sample: median <= 11%, p90 <= 35%, pretraining <= 10%, inference <= 14%") {
-  // Achieved: median 10.2%, p90 34.7%, pretraining 8.0%, inference 13.4%. They
+  // Achieved: median 10.4%, p90 34.7%, pretraining 8.3%, inference 13.4%. They
   // met the engines issue's targets (9.4%, 34.2%, 7.8%, 11.0%) until the
   // engines' token budgets per step became their own defaults (8192 for
   // TensorRT-LLM, 8192-16384 for SGLang, 8192 for vLLM on 70 GiB GPUs, all 2048
@@ -142,19 +143,19 @@ TEST_CASE("the 217 cases bundled before 2026-12-01 out of sample: median <= 11%,
   check_held_out(summarise(leave_one_source_out(bundled_without(added_from_2026_12_01), validation_catalog()).held_out), {217, 0.11, 0.35, 0.10, 0.14});
 }
 
-TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 10%, p90 <= 36%, pretraining median <= 10%, inference <= 12%") {
+TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 10%, p90 <= 35%, pretraining median <= 10%, inference <= 12%") {
   const LeaveOneSourceOut loso = leave_one_source_out(bundled(), validation_catalog());
   const auto held_out = summarise(loso.held_out);
-  // Achieved over 328 cases: median 9.2%, p90 35.5%, pretraining 8.7%,
-  // inference 11.9%. The engines issue's targets are 10%, 35% and 12%: the
-  // median and inference are met, the p90 missed by 0.5 point
-  // (docs/validation.md). Over the 267 before the independent sources
+  // Achieved over 328 cases: median 9.7%, p90 34.99%, pretraining 8.8%,
+  // inference 11.997%: the engines issue's targets (10%, 35% and 12%), met
+  // since GPT-OSS's expert clamp and bias passes count in training (9.2%,
+  // 35.5%, 8.7%, 11.9% before; docs/validation.md). Over the 267 before the independent sources
   // (MLPerf Training v5.1's GB300 and B300 logs, InferenceX, data-on-eks):
   // 11.5%, 35.1%, 14.4%, 11.6% (13.3%, 35.5%, 14.8%, 14.0% with the engines'
   // token budgets per step); Megatron-Bridge's tables were then the only
   // source of B300 and GB300 rows, so holding them out left those
   // accelerators unmeasured.
-  check_held_out(held_out, {328, 0.10, 0.36, 0.10, 0.12});
+  check_held_out(held_out, {328, 0.10, 0.35, 0.10, 0.12});
   // The fit with every source reproduces its cases better than the fits without.
   CHECK(summarise(loso.in_sample).front().median_abs < held_out.front().median_abs);
 }

@@ -94,6 +94,19 @@ inline constexpr double kCastBytesPerElement = 6;
 inline constexpr double kLogitPasses = 4;
 double elementwise_bytes_per_token(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, Precision p);
 
+// GPT-OSS's expert MLP in training (Megatron-Core's TEGroupedMLP), bytes per
+// routed token and MoE layer in 16-bit, before the tp split
+// (docs/research/gpt-oss-training.md):
+// - a clamped GLU: both halves clamped and concatenated outside the fused
+//   activation (forward 8 elements of expert_ffn read or written, 16 bytes),
+//   their backward and the chunk's gradient (20 bytes): 36 x expert_ffn;
+// - expert biases: the down projection's bias scaled by the router weight and
+//   added per expert in a loop, then concatenated (12 bytes x hidden forward,
+//   as much backward; 24-40 with fp32 router weights): 32 x hidden.
+inline constexpr double kClampedGluBytesPerWidth = 36;
+inline constexpr double kExpertBiasBytesPerHidden = 32;
+double expert_mlp_extra_bytes_per_routed_token(const ModelSpec& m);
+
 // Evaluates the configuration. The layout must be valid (layout_problem empty)
 // and the precision supported (effective_precision).
 TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);

@@ -28,6 +28,12 @@ struct ModelSpec {
   int expert_ffn = 0;     // intermediate width of one expert
   int dense_layers = 0;   // dense layers of an MoE model: DeepSeek's first_k_dense_replace, Llama 4's
                           // interleaved ones, Qwen3-MoE's mlp_only_layers (their MLP is `ffn` wide)
+  // GPT-OSS's expert MLPs: biases on the expert matrices (the down
+  // projection's is scaled by the router weight, per expert) and a GLU whose
+  // inputs are clamped (config.json swiglu_limit). Training pays both as
+  // separate elementwise passes (docs/methodology.md §Efficiency).
+  bool expert_bias = false;
+  bool clamped_glu = false;
   // Multi-head latent attention (DeepSeek); zero means ordinary (GQA/MHA) attention.
   int q_lora_rank = 0;
   int kv_lora_rank = 0;
