@@ -26,11 +26,13 @@ FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkloa
     // Frozen base: forward (2N) and input gradients (2N), no weight gradients;
     // the adapters train fully (6 per adapter parameter).
     const double adapters = lora_adapter_params(m, w.lora_rank, w.lora_targets);
-    f.model = 4 * n + 6 * adapters + 3 * attn_fwd;
+    f.model_full_attention = 4 * n + 6 * adapters + 3 * attn_fwd;
   } else {
-    f.model = 6 * n + 3 * attn_fwd;
+    f.model_full_attention = 6 * n + 3 * attn_fwd;
   }
-  f.hardware = f.model;
+  // A causal model needs the score and value products below the diagonal only.
+  f.model = f.model_full_attention - 3 * attn_fwd * (1 - kCausalExecutedShare);
+  f.hardware = f.model_full_attention;
   f.attention = 3 * attn_fwd;
   if (recompute == Recompute::full) {
     f.hardware += full_share * (2 * n + attn_fwd);  // one more forward of the rebuilt layers

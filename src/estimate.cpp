@@ -128,6 +128,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   const double rebuilt = l.recompute_share(double(m.layers) / l.pp);  // share of layers a full recompute rebuilds
   const FlopsPerToken flops = training_flops_per_token(m, w, l.recompute, rebuilt);
   e.model_flops_per_token = flops.model;
+  e.model_flops_per_token_full_attention = flops.model_full_attention;
   e.hardware_flops_per_token = flops.hardware;
   const double peak = acc.tflops(e.precision).value_or(0) * 1e12;
   // Context parallelism gives each rank 1/cp of every sequence (its tokens

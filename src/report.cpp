@@ -911,10 +911,10 @@ std::string explain_estimate(const EstimateContext& ctx) {
   std::string out = "How these numbers were computed (docs/methodology.md):\n";
   out += fmt::format("  parameters N = {:.4g} (active {:.4g}); matmul parameters per token = {:.4g}\n", m.total_params(),
                      m.active_params(), matmul_params_per_token(m));
-  out += fmt::format("  model FLOPs/token = {} = {:.4g}; with recompute {:.4g}\n",
-                     is_adapter_task(w.task) ? "4 x matmul parameters + 6N_adapter + 12 L H Q T" : "6 x matmul parameters per token + 12 L H Q T",
-                     e.model_flops_per_token,
-                     e.hardware_flops_per_token);
+  out += fmt::format("  model FLOPs/token = {} = {:.4g} (causal: the lower half of the attention matrix; PaLM's whole-matrix count {:.4g});"
+                     " hardware count, with recompute and the whole matrix {:.4g}\n",
+                     is_adapter_task(w.task) ? "4 x matmul parameters + 6N_adapter + 6 L H Q T" : "6 x matmul parameters per token + 6 L H Q T",
+                     e.model_flops_per_token, e.model_flops_per_token_full_attention, e.hardware_flops_per_token);
   const Precision attention_p = attention_precision(a, e.precision);
   out += fmt::format("  matrix efficiency = {:.3f} (max for {} {}) x w/(w+256) x n/(n+256), w = hidden/tp = {}, n = mb x seq / cp = {}"
                      " (MoE experts: w = expert ffn/etp, n = their share of the tokens)\n",

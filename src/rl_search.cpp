@@ -245,7 +245,7 @@ bool faster(const RlEvaluation& a, const RlEvaluation& b) {
 }  // namespace
 
 double forward_flops_per_token(const ModelSpec& m, int seq_len) {
-  return 2 * matmul_params_per_token(m) + attention_forward_flops_per_token(m, seq_len);
+  return 2 * matmul_params_per_token(m) + attention_forward_flops_per_token(m, seq_len) * kCausalExecutedShare;  // causal, as MFU counts
 }
 
 RlEvaluation estimate_rl(const ModelSpec& policy, const RlWorkload& w, const Cluster& c, RlPlacement placement, int rollout_instances) {

@@ -217,12 +217,11 @@ std::string human_params(double p) {
 namespace {
 
 void rank_cost(RecommendRow& row, Pricing pricing) {
-  // Spot ranks by its expected cost with interruptions where the range is
-  // known (else the snapshot cost); "best" takes the cheapest known, counting
-  // spot only where its expected cost is known.
-  const std::optional<double> spot = row.spot_expected_cost_usd ? row.spot_expected_cost_usd : row.spot_cost_usd;
+  // Spot ranks by its expected cost with interruptions, so only where the
+  // interruption range is known: a snapshot cost without them would rank an
+  // unknown rate as none beside others that pay theirs.
   const std::pair<Pricing, std::optional<double>> options[] = {{Pricing::on_demand, row.on_demand_cost_usd},
-                                                               {Pricing::spot, pricing == Pricing::best ? row.spot_expected_cost_usd : spot},
+                                                               {Pricing::spot, row.spot_expected_cost_usd},
                                                                {Pricing::savings_1y, row.savings_1y_cost_usd},
                                                                {Pricing::savings_3y, row.savings_3y_cost_usd}};
   row.ranked_cost_usd.reset();

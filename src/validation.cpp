@@ -353,9 +353,10 @@ CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
     const TrainingEstimate& e = *s.best;
     switch (c.metric) {
       case Metric::tokens_per_second_per_gpu: r.predicted = e.tokens_per_second_per_accelerator; break;
-      case Metric::model_tflops_per_gpu: r.predicted = e.model_tflops_per_accelerator; break;
+      // Published TFLOP/s and MFU count the whole attention matrix (PaLM, Narayanan, Llama 3).
+      case Metric::model_tflops_per_gpu: r.predicted = e.model_flops_per_token_full_attention * e.tokens_per_second_per_accelerator / 1e12; break;
       case Metric::hardware_tflops_per_gpu: r.predicted = e.hardware_flops_per_token * e.tokens_per_second_per_accelerator / 1e12; break;
-      case Metric::mfu: r.predicted = e.mfu; break;
+      case Metric::mfu: r.predicted = e.mfu * e.model_flops_per_token_full_attention / e.model_flops_per_token; break;
       default: break;
     }
   }

@@ -616,6 +616,14 @@ TEST_CASE("cli: --chart writes an SVG for recommend, cost and inference") {
     std::remove(svg.c_str());
   }
   CHECK(run("recommend --model llama-3-8b --task lora --chart /nonexistent-dir/c.svg").code == 2);
+  // A name for another format is refused before any work: the file would be SVG whatever its name.
+  const std::string png = "gpuadvisor_test_chart_" + std::to_string(getpid()) + ".png";
+  Run refused = run("cost --instance p5.48xlarge --count 4 --hours 100 --chart " + png);
+  CHECK(refused.code == 2);
+  CHECK(refused.err.find("charts are SVG") != std::string::npos);
+  CHECK_FALSE(std::ifstream(png).good());
+  CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --chart Upper.SVG").code == 0);
+  std::remove("Upper.SVG");
 }
 
 TEST_CASE("cli: validate and calibrate") {
@@ -687,6 +695,13 @@ TEST_CASE("cli: cost prices a given run (instance, count, hours)") {
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge").code == 3);
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p9.huge --hours 3h").code == 2);
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge --hours 3h --count 0").code == 2);
+  // A bare number is hours, so a bad one is out of range, not missing a unit.
+  for (const char* bad : {"-100", "1e9"}) {
+    Run out_of_range = run(std::string("cost --instance p5.48xlarge --count 4 --hours ") + bad);
+    CHECK(out_of_range.code == 2);
+    CHECK(out_of_range.err.find("is outside") != std::string::npos);
+  }
+  CHECK(run("cost --instance p5.48xlarge --count 4 --hours 1.5e2").code == 0);
 }
 
 TEST_CASE("cli: recommend names one pick, why, and the alternatives") {

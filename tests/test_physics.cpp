@@ -52,9 +52,13 @@ TEST_CASE("70B FLOPs per token (hand-computed)") {
   r.seq_len = 4096;
   r.tokens = 1e9;
   TrainingWorkload w = make_workload(r, m);
-  // 6N + 12 L H Q T = 412,279,111,680 + 32,212,254,720 = 444,491,366,400.
+  // PaLM's count, the whole attention matrix: 6N + 12 L H Q T =
+  // 412,279,111,680 + 32,212,254,720 = 444,491,366,400.
   FlopsPerToken f = training_flops_per_token(m, w, Recompute::none);
-  CHECK(f.model == 444491366400.0);
+  CHECK(f.model_full_attention == 444491366400.0);
+  // What a causal model needs (MFU): the lower triangle, 6N + 6 L H Q T.
+  CHECK(f.model == 412279111680.0 + 16106127360.0);
+  CHECK(f.hardware == f.model_full_attention);
   // Full recompute adds one forward: 2N + 4 L H Q T.
   CHECK(training_flops_per_token(m, w, Recompute::full).hardware == Approx(444491366400.0 + 2 * 68713185280.0 + 4.0 * 80 * 8192 * 4096));
 }

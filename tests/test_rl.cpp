@@ -62,7 +62,7 @@ TEST_CASE("RL workload defaults: the documented ones, stated as assumptions") {
 TEST_CASE("RL scoring FLOPs: two forward passes of 2 x matmul parameters + attention per token (hand-computed)") {
   const ModelSpec& m = model("qwen2.5-7b");
   // Attention forward: 4 x layers x q_width x seq; q_width = 28 heads x 128.
-  CHECK(forward_flops_per_token(m, 1536) == Approx(2 * matmul_params_per_token(m) + 4.0 * 28 * 28 * 128 * 1536));
+  CHECK(forward_flops_per_token(m, 1536) == Approx(2 * matmul_params_per_token(m) + 2.0 * 28 * 28 * 128 * 1536));  // causal: half the matrix
   const RlWorkload w = grpo();
   const RlEstimate e = step(w, cluster("p5.48xlarge"));
   REQUIRE(e.scoring_models == std::vector<std::string>{"policy", "reference"});

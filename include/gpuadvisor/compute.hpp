@@ -16,8 +16,9 @@ namespace gpuadvisor {
 double output_layer_training_flops_per_token(const ModelSpec& m, bool adapter_task);
 
 struct FlopsPerToken {
-  double model = 0;     // useful work: what MFU counts (no recompute)
-  double hardware = 0;  // work actually executed (with recompute)
+  double model = 0;     // useful work: what MFU counts (no recompute; causal attention's lower triangle)
+  double model_full_attention = 0;  // the same with the whole attention matrix: PaLM's convention, as published TFLOP/s figures count
+  double hardware = 0;  // work actually executed (with recompute; attention at the full count, its time halved under fused kernels)
   double attention = 0; // the part of `hardware` in attention score and value products
 };
 

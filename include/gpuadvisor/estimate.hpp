@@ -60,6 +60,7 @@ struct TrainingEstimate {
   int micro_batches = 1;
   double compute_efficiency = 0;       // achieved fraction of peak in the compute term
   double model_flops_per_token = 0;
+  double model_flops_per_token_full_attention = 0;  // PaLM's count (the whole attention matrix): validation's TFLOP/s and MFU metrics
   double hardware_flops_per_token = 0;
   double tokens_per_second = 0;        // whole job
   double tokens_per_second_per_accelerator = 0;

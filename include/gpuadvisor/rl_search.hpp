@@ -16,7 +16,8 @@ struct RlEvaluation {
 };
 
 // Forward FLOPs per token of `m` over sequences of `seq_len` tokens (2 x the
-// matrix-multiply parameters + attention scores and values).
+// matrix-multiply parameters + causal attention's scores and values, half
+// the matrix: the count the update's MFU uses).
 double forward_flops_per_token(const ModelSpec& m, int seq_len);
 
 // One step with `placement` on `c` (all its instances). Split: the rollout

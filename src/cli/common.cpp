@@ -4,6 +4,8 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -120,6 +122,15 @@ void print_document(const std::string& text, Format f) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
   j["warnings"] = warnings();
   std::cout << j.dump(2) << "\n";
+}
+
+// The chart is SVG: a file named for another format would hold what its name denies.
+static std::string svg_file_name(const std::string& path) {
+  const auto dot = path.find_last_of('.');
+  std::string ext = dot == std::string::npos || path.find('/', dot) != std::string::npos ? "" : path.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (ext == ".svg") return "";
+  return fmt::format("charts are SVG: name the file .svg, not '{}' (for a PNG, convert it: rsvg-convert -o chart.png chart.svg)", path);
 }
 
 void write_chart(const std::string& path, const Chart& chart) {
@@ -254,7 +265,9 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
   cmd->add_option("--checkpoint-storage", o.checkpoint_storage, "s3 | fsx-lustre (default) | efs | local-nvme")->group(g);
   cmd->add_option("--checkpoint-gb-per-s", o.checkpoint_gb_per_s, "Override the storage's write bandwidth for the whole job, GB/s")->group(g);
   cmd->add_option("--restart-minutes", o.restart_minutes, "Time to restart after an interruption (default 10)")->group(g);
-  cmd->add_option("--chart", o.chart, "Also write an SVG chart of time against cost, the pick marked, to this file")->group("Output");
+  cmd->add_option("--chart", o.chart, "Also write an SVG chart of time against cost, the pick marked, to this file (name it .svg)")
+      ->check(svg_file_name)
+      ->group("Output");
 }
 
 // ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ namespace {
 
 // "100" is 100 hours; "72h", "14d", "90m" as everywhere else.
 double parse_hours(const std::string& text) {
-  if (!text.empty() && text.find_first_not_of("0123456789.") == std::string::npos) return parse_number(text, "--hours", 1e-6, 1e7);
+  if (!text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos) return parse_number(text, "--hours", 1e-6, 1e7);
   return parse_duration_hours(text, "--hours");
 }
 
