@@ -191,6 +191,24 @@ TEST_CASE("13B LoRA: a pick a practitioner would rent, one row per instance type
   CHECK(recommend(model13b(), workload(model13b(), Task::lora), cat(), r).rows.size() == rec.options_found);
 }
 
+TEST_CASE("spot ranks each option by its expected cost with interruptions: an unknown interruption range is not ranked as none") {
+  RecommendRequest r;
+  r.pricing = Pricing::spot;
+  Recommendation rec = recommend(model13b(), workload(model13b(), Task::lora), cat(), r);
+  REQUIRE(rec.pick);
+  bool saw_unknown = false;
+  for (const auto& row : rec.rows) {
+    INFO(row.instance->name);
+    if (row.spot_cost_usd && !row.spot_expected_cost_usd) {
+      saw_unknown = true;  // a spot price, but no interruption range (e.g. trn1 in the Spot Advisor snapshot)
+      CHECK_FALSE(row.ranked_cost_usd);
+    }
+    if (row.ranked_cost_usd) CHECK(*row.ranked_cost_usd == Approx(*row.spot_expected_cost_usd));
+  }
+  CHECK(saw_unknown);
+  CHECK(rec.pick->spot_expected_cost_usd);
+}
+
 TEST_CASE("a tiny job on a huge cluster costs what it really costs") {
   const ModelSpec& m = model13b();
   const TrainingWorkload w = workload(m, Task::lora, 1e6);
