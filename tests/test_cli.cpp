@@ -683,6 +683,16 @@ TEST_CASE("cli: validate and calibrate") {
   CHECK(run("validate --cases /nonexistent.json").code == 2);
 }
 
+TEST_CASE("cli: a step larger than the tokens to train on is warned about") {
+  Run r = run("estimate --instance p5.48xlarge --count 1 --params 7B --task lora --tokens 1M --global-batch 64 --seq-len 32768 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  bool warned = false;
+  for (const auto& w : j["warnings"]) warned = warned || w.get<std::string>().find("runs 1 step, 2.1x the data") != std::string::npos;
+  CHECK(warned);
+  CHECK(nlohmann::json::parse(run("estimate --instance p5.48xlarge --count 1 --params 7B --task lora --format json").out)["warnings"].empty());
+}
+
 TEST_CASE("cli: cost prices a given run (instance, count, hours)") {
   Run r = run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge --count 16 --hours 10d --format json");
   REQUIRE(r.code == 0);

@@ -368,6 +368,10 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
       throw InputError(fmt::format("--framework: '{}' is not one of {}{}", o.framework, framework_names(), did_you_mean(o.framework, names_of(framework_profiles()))));
   }
   TrainingWorkload w = make_workload(r, m);
+  if (w.tokens_per_step() > w.total_tokens())
+    warn(fmt::format("one step (global batch {} x sequence {} = {:.3g} tokens) is more than the {:.3g} tokens to train on: the job runs 1 step, "
+                     "{:.2g}x the data; lower --global-batch or --seq-len, or raise --tokens",
+                     w.global_batch, w.seq_len, w.tokens_per_step(), w.total_tokens(), w.tokens_per_step() / w.total_tokens()));
   if (!r.framework)
     w.assumptions.push_back("trained with megatron (Megatron-Core/NeMo) on GPUs and neuron (NxD Training) on Trainium (default; --framework to choose)");
   if (o.precision.empty()) w.assumptions.push_back("precision bf16 (default; --precision fp8 on H100 and newer, fp4 on Blackwell)");
