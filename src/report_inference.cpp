@@ -137,6 +137,22 @@ ordered_json margin_json(const ServingRow& pick, const InferenceWorkload& w, boo
           {"suggested_max_tpot_s", sig6(m->suggested_max_tpot_s())}};
 }
 
+// Offline, a pick that is not kept busy (whole instances round the load up)
+// can run as a batch job for only the hours its volume needs.
+std::optional<double> batch_hours_per_day(const ServingRow& pick, const InferenceWorkload& w) {
+  if (w.mode != ServingMode::offline || !w.requests_per_second || pick.utilisation >= kBatchHoursNoteBelowUtilisation) return std::nullopt;
+  return 24 * pick.utilisation;
+}
+
+std::string batch_hours_text(const ServingRow& pick, const InferenceWorkload& w) {
+  const auto hours = batch_hours_per_day(pick, w);
+  if (!hours || !pick.ranked_usd_per_hour) return "";
+  const double hours_per_day = *hours;
+  return fmt::format("  batch: {:.0f}% busy at this load; a batch job that runs only while its queue has work needs about {:.1f} h a day, "
+                     "{}/month (plus start-up each run)\n",
+                     pick.utilisation * 100, hours_per_day, money_text(*pick.ranked_usd_per_hour * hours_per_day * kHoursPerMonth / 24));
+}
+
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
@@ -152,6 +168,7 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
                        to_string(ctx.workload->weights), to_string(p.compute), rec.pick->accelerator->name, to_string(ctx.workload->weights));
   out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name, "inference", rec.pick->estimate.engine->name, ctx.model->is_moe()));
   out += margin_text(*rec.pick, *ctx.workload, ctx.model->is_moe());
+  out += batch_hours_text(*rec.pick, *ctx.workload);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   auto alternative = [&](const ServingRow& x) {
     const bool same = x.instance == rec.pick->instance && x.estimate.layout.tp == rec.pick->estimate.layout.tp &&
@@ -283,6 +300,8 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
     j["recommendation"] = service_json(*rec.pick, *ctx.model);
     j["recommendation"]["why"] = rec.why;
     j["recommendation"]["tpot_margin"] = margin_json(*rec.pick, *ctx.workload, ctx.model->is_moe());
+    j["recommendation"]["batch_hours_per_day"] = batch_hours_per_day(*rec.pick, *ctx.workload) ? ordered_json(sig6(*batch_hours_per_day(*rec.pick, *ctx.workload)))
+                                                                                                : ordered_json(nullptr);
     j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)}, {"fastest", service_json(*rec.fastest, *ctx.model)}};
   } else {
     j["recommendation"] = nullptr;

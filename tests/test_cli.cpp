@@ -683,6 +683,18 @@ TEST_CASE("cli: validate and calibrate") {
   CHECK(run("validate --cases /nonexistent.json").code == 2);
 }
 
+TEST_CASE("cli: an offline pick busy part of the day gets the hours a batch job needs") {
+  Run r = run("recommend --model gpt-oss-120b --task inference --mode offline --tokens-per-day 5B --format json");
+  REQUIRE(r.code == 0);
+  const auto pick = nlohmann::json::parse(r.out)["recommendation"];
+  REQUIRE(pick["batch_hours_per_day"].is_number());
+  CHECK(pick["batch_hours_per_day"].get<double>() == Approx(24 * pick["utilisation"].get<double>()));
+  CHECK(pick["utilisation"].get<double>() < 0.9);
+  CHECK(run("recommend --model gpt-oss-120b --task inference --mode offline --tokens-per-day 5B").out.find("  batch: ") != std::string::npos);
+  // Online, or without a volume, there is none.
+  CHECK(nlohmann::json::parse(run("recommend --model llama-3-8b --task inference --requests-per-second 5 --format json").out)["recommendation"]["batch_hours_per_day"].is_null());
+}
+
 TEST_CASE("cli: a step larger than the tokens to train on is warned about") {
   Run r = run("estimate --instance p5.48xlarge --count 1 --params 7B --task lora --tokens 1M --global-batch 64 --seq-len 32768 --format json");
   REQUIRE(r.code == 0);

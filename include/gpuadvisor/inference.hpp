@@ -69,6 +69,9 @@ std::optional<int> compiled_batch_on(const Accelerator& acc, const InferenceWork
 // the weights leave) and, on CUDA, its graph pool (data/engines.json).
 double serving_reserve_gb(const Accelerator& acc, const EngineProfile& engine, double weights_gb);
 inline constexpr double kHoursPerMonth = 720;     // a 30-day month
+// Offline picks busy less than this are also priced as a batch job that runs
+// only the hours a day its volume needs (the recommend pick's "batch" line).
+inline constexpr double kBatchHoursNoteBelowUtilisation = 0.9;
 
 double bytes_per_weight(WeightFormat f);
 
