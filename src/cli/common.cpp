@@ -368,7 +368,8 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
       throw InputError(fmt::format("--framework: '{}' is not one of {}{}", o.framework, framework_names(), did_you_mean(o.framework, names_of(framework_profiles()))));
   }
   TrainingWorkload w = make_workload(r, m);
-  if (w.tokens_per_step() > w.total_tokens())
+  const bool tokens_warned = r.tokens && *r.tokens < kSuspiciousTokens;  // that warning already covers it
+  if (!tokens_warned && w.tokens_per_step() > w.total_tokens())
     warn(fmt::format("one step (global batch {} x sequence {} = {:.3g} tokens) is more than the {:.3g} tokens to train on: the job runs 1 step, "
                      "{:.2g}x the data; lower --global-batch or --seq-len, or raise --tokens",
                      w.global_batch, w.seq_len, w.tokens_per_step(), w.total_tokens(), w.tokens_per_step() / w.total_tokens()));
