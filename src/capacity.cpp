@@ -39,9 +39,9 @@ std::string block_text(const Instance& inst, int count, const CapacityAdvice& a,
 }
 
 std::string unknown_limit_note(const Instance& inst, int count) {
-  return fmt::format("no on-demand limit is known for {}: {} instances may be more than the account can start at once (check the "
-                     "EC2 quota; {} holds them)",
-                     inst.family, count, inst.capacity_blocks ? "a Capacity Block or a reservation" : "an On-Demand Capacity Reservation");
+  return fmt::format("no on-demand limit is known for {}: {} instances may be more than "
+                     "the account can start at once (check the EC2 quota; {} holds them)",
+                     inst.name, count, inst.capacity_blocks ? "a Capacity Block or a reservation" : "an On-Demand Capacity Reservation");
 }
 
 // More instances than one usually starts at once in this family.

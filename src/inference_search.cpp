@@ -168,6 +168,20 @@ std::string service_text(const ServingRow& x, bool per_token) {
   return s;
 }
 
+// Online without a load the pick is the smallest bill for one instance; per
+// token a bigger one may be cheaper once a load keeps it busy: say which.
+std::string no_load_note(const ServingRecommendation& rec, const InferenceWorkload& w) {
+  if (w.requests_per_second || priced_per_token(w) || !rec.pick->usd_per_million_output_tokens) return "";
+  const ServingRow* low = &*rec.pick;
+  for (const auto& x : rec.rows)
+    if (x.usd_per_million_output_tokens && *x.usd_per_million_output_tokens < *low->usd_per_million_output_tokens) low = &x;
+  if (low->instance == rec.pick->instance) return "";
+  return fmt::format("; with no load given this is the smallest bill: per million output tokens {} x {} is cheaper (${} against ${}, each at "
+                     "{:.0f}% busy): give --requests-per-second or --tokens-per-day to size for a load",
+                     low->instances, low->instance->name, format_price(*low->usd_per_million_output_tokens),
+                     format_price(*rec.pick->usd_per_million_output_tokens), w.target_utilisation * 100);
+}
+
 std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r, const InferenceWorkload& w) {
   const ServingRow &p = *rec.pick, &low = *rec.cheapest;
   const bool per_token = priced_per_token(w);
@@ -216,7 +230,7 @@ void choose_rows(ServingRecommendation& out, const RecommendRequest& r, const In
   for (const auto& x : out.rows)
     c.push_back({ranked_cost(x, priced_per_token(w)), x.at_load.tpot_s, x.instances * x.instance->accelerator_count, x.instance->name});
   apply_choice(out, choose(c, r.cost_slack, r.all_counts));
-  if (out.pick) out.why = why_text(out, r, w);
+  if (out.pick) out.why = why_text(out, r, w) + no_load_note(out, w);
   sort_rows(out.rows, r.sort_by);
 }
 

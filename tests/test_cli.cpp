@@ -683,6 +683,20 @@ TEST_CASE("cli: validate and calibrate") {
   CHECK(run("validate --cases /nonexistent.json").code == 2);
 }
 
+TEST_CASE("cli: a service sized without a load says when another instance is cheaper per token") {
+  const auto j = nlohmann::json::parse(run("recommend --params 7B --task inference --format json").out);
+  const std::string why = j["recommendation"]["why"];
+  const double pick_per_token = j["recommendation"]["costs"]["usd_per_million_output_tokens"];
+  double lowest = pick_per_token;
+  for (const auto& row : j["options"])
+    if (row["usd_per_million_output_tokens"].is_number()) lowest = std::min(lowest, row["usd_per_million_output_tokens"].get<double>());
+  REQUIRE(lowest < pick_per_token);  // the smallest bill is not the cheapest per token here
+  CHECK(why.find("with no load given this is the smallest bill") != std::string::npos);
+  // With a load the pick is sized for it, and the note is not given.
+  CHECK(nlohmann::json::parse(run("recommend --params 7B --task inference --requests-per-second 5 --format json").out)["recommendation"]["why"]
+            .get<std::string>().find("no load given") == std::string::npos);
+}
+
 TEST_CASE("cli: an offline pick busy part of the day gets the hours a batch job needs") {
   Run r = run("recommend --model gpt-oss-120b --task inference --mode offline --tokens-per-day 5B --format json");
   REQUIRE(r.code == 0);
