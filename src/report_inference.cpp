@@ -147,10 +147,9 @@ std::optional<double> batch_hours_per_day(const ServingRow& pick, const Inferenc
 std::string batch_hours_text(const ServingRow& pick, const InferenceWorkload& w) {
   const auto hours = batch_hours_per_day(pick, w);
   if (!hours || !pick.ranked_usd_per_hour) return "";
-  const double hours_per_day = *hours;
   return fmt::format("  batch: {:.0f}% busy at this load; a batch job that runs only while its queue has work needs about {:.1f} h a day, "
                      "{}/month (plus start-up each run)\n",
-                     pick.utilisation * 100, hours_per_day, money_text(*pick.ranked_usd_per_hour * hours_per_day * kHoursPerMonth / 24));
+                     pick.utilisation * 100, *hours, money_text(*pick.ranked_usd_per_hour * *hours * kHoursPerMonth / 24));
 }
 
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
@@ -300,8 +299,8 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
     j["recommendation"] = service_json(*rec.pick, *ctx.model);
     j["recommendation"]["why"] = rec.why;
     j["recommendation"]["tpot_margin"] = margin_json(*rec.pick, *ctx.workload, ctx.model->is_moe());
-    j["recommendation"]["batch_hours_per_day"] = batch_hours_per_day(*rec.pick, *ctx.workload) ? ordered_json(sig6(*batch_hours_per_day(*rec.pick, *ctx.workload)))
-                                                                                                : ordered_json(nullptr);
+    const auto batch_hours = batch_hours_per_day(*rec.pick, *ctx.workload);
+    j["recommendation"]["batch_hours_per_day"] = batch_hours ? ordered_json(sig6(*batch_hours)) : ordered_json(nullptr);
     j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)}, {"fastest", service_json(*rec.fastest, *ctx.model)}};
   } else {
     j["recommendation"] = nullptr;
