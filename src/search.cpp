@@ -216,12 +216,14 @@ std::string human_params(double p) {
 
 namespace {
 
-void rank_cost(RecommendRow& row, Pricing pricing) {
+void rank_cost(RecommendRow& row, Pricing pricing, bool interruptions_priced) {
   // Spot ranks by its expected cost with interruptions, so only where the
   // interruption range is known: a snapshot cost without them would rank an
-  // unknown rate as none beside others that pay theirs.
+  // unknown rate as none beside others that pay theirs. Hours given without a
+  // model have no interruption figures at all: the snapshot cost for them.
+  const std::optional<double> spot = interruptions_priced ? row.spot_expected_cost_usd : row.spot_cost_usd;
   const std::pair<Pricing, std::optional<double>> options[] = {{Pricing::on_demand, row.on_demand_cost_usd},
-                                                               {Pricing::spot, row.spot_expected_cost_usd},
+                                                               {Pricing::spot, pricing == Pricing::best ? row.spot_expected_cost_usd : spot},
                                                                {Pricing::savings_1y, row.savings_1y_cost_usd},
                                                                {Pricing::savings_3y, row.savings_3y_cost_usd}};
   row.ranked_cost_usd.reset();
@@ -288,7 +290,10 @@ void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w,
                                            row.estimate.framework ? row.estimate.framework->name : std::string(), m.is_moe());
   price_hours(row, r, band ? band->p90_abs_error : 0);
   price_interruptions(row, m, w, r);
-  rank_cost(row, r.pricing);
+  rank_cost(row, r.pricing, true);
+  // --pricing best: the capacity the chosen price needs (spot's own market, not a block).
+  if (r.pricing == Pricing::best && row.ranked_pricing == to_string(Pricing::spot))
+    row.capacity = capacity_advice(*row.instance, row.count, row.estimate.total_hours, r.region, Pricing::spot, row.capacity.margin);
   if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
 }
 
@@ -304,7 +309,7 @@ void price_hours(RecommendRow& row, const RecommendRequest& r, double block_marg
   row.spot_cost_usd = job(row.spot_usd_per_hour);
   row.savings_1y_cost_usd = job(row.savings_1y_usd_per_hour);
   row.savings_3y_cost_usd = job(row.savings_3y_usd_per_hour);
-  rank_cost(row, r.pricing);
+  rank_cost(row, r.pricing, false);
   row.capacity = capacity_advice(inst, row.count, row.estimate.total_hours, r.region, r.pricing, block_margin);
 }
 

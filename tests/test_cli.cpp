@@ -709,6 +709,13 @@ TEST_CASE("cli: an offline pick busy part of the day gets the hours a batch job 
   CHECK(nlohmann::json::parse(run("recommend --model llama-3-8b --task inference --requests-per-second 5 --format json").out)["recommendation"]["batch_hours_per_day"].is_null());
 }
 
+TEST_CASE("cli: --pricing best that picks spot gives spot's capacity advice, not a Capacity Block to buy instead") {
+  const auto j = nlohmann::json::parse(run("recommend --model llama-3-70b --task pretrain --tokens 200B --pricing best --format json").out);
+  const auto& pick = j["recommendation"];
+  REQUIRE(pick["costs"]["ranked_pricing"] == "spot");
+  CHECK(pick["capacity"]["note"].get<std::string>().find(" on spot: ") != std::string::npos);
+}
+
 TEST_CASE("cli: a step larger than the tokens to train on is warned about") {
   Run r = run("estimate --instance p5.48xlarge --count 1 --params 7B --task lora --tokens 1M --global-batch 64 --seq-len 32768 --format json");
   REQUIRE(r.code == 0);
@@ -731,6 +738,10 @@ TEST_CASE("cli: cost prices a given run (instance, count, hours)") {
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge").code == 3);
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p9.huge --hours 3h").code == 2);
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge --hours 3h --count 0").code == 2);
+  // Hours given without a model have no interruption figures: spot ranks (and gates) at its snapshot cost.
+  Run spot_gate = run("cost --instance p5.48xlarge --count 4 --hours 100 --pricing spot --fail-if-over 5000");
+  CHECK(spot_gate.code == 4);
+  CHECK(spot_gate.err.find("the pick costs $7,052.00") != std::string::npos);
   // A bare number is hours, so a bad one is out of range, not missing a unit.
   for (const char* bad : {"-100", "1e9"}) {
     Run out_of_range = run(std::string("cost --instance p5.48xlarge --count 4 --hours ") + bad);
