@@ -697,12 +697,27 @@ std::string option_line(const RecommendRow& r) {
 
 }  // namespace
 
+// A pick that fills its accelerators' memory under the model leaves no room for
+// a stack that keeps more than the reserve: name the first row with room.
+std::string tight_memory_text(const Recommendation& rec) {
+  const auto share = [](const RecommendRow& x) { return x.estimate.memory.total_gb() / x.estimate.memory.capacity_gb; };
+  if (share(*rec.pick) < kTightMemoryShare) return "";
+  std::string out = fmt::format("  memory: {:.0f}% of each accelerator's under the model (its reserve of 1 GB + 5% included); a stack that keeps "
+                                "more (allocator fragmentation, larger communication buffers) may not fit",
+                                share(*rec.pick) * 100);
+  for (const auto& x : rec.rows)
+    if (x.ranked_cost_usd && share(x) <= kRoomyMemoryShare)
+      return out + fmt::format(": the first option with room is {} at {:.0f}%\n", option_line(x), share(x) * 100);
+  return out + "\n";
+}
+
 std::string render_pick_text(const Recommendation& rec, const RecommendContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", option_line(*rec.pick), rec.why);
   out += fmt::format("  accuracy: {}\n", rec.pick->rl ? accuracy_line(rec.pick->instance->accelerator_name, "rl")
                                                       : accuracy_line(rec.pick->instance->accelerator_name, to_string(ctx.workload->task),
                                                                       stack_of(*rec.pick), ctx.model->is_moe()));
+  out += tight_memory_text(rec);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   if (rec.pick->capacity.beyond_on_demand)
     out += rec.on_demand_pick ? fmt::format("  on demand: {} (about {} is the most one usually starts at once)\n", option_line(*rec.on_demand_pick),

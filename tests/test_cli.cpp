@@ -716,6 +716,17 @@ TEST_CASE("cli: --pricing best that picks spot gives spot's capacity advice, not
   CHECK(pick["capacity"]["note"].get<std::string>().find(" on spot: ") != std::string::npos);
 }
 
+TEST_CASE("cli: a pick that fills its memory names the first option with room") {
+  Run r = run("recommend --params 13B --task finetune");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(run("recommend --params 13B --task finetune --format json").out);
+  REQUIRE(j["options"][0]["pick"] == true);
+  REQUIRE(j["options"][0]["memory_percent"].get<double>() >= 0.97);  // a fraction, despite the name
+  CHECK(r.out.find("  memory: 100% of each accelerator's under the model") != std::string::npos);
+  CHECK(r.out.find("the first option with room is ") != std::string::npos);
+  CHECK(run("recommend --params 13B --task lora").out.find("  memory: ") == std::string::npos);  // 93%: no line
+}
+
 TEST_CASE("cli: a step larger than the tokens to train on is warned about") {
   Run r = run("estimate --instance p5.48xlarge --count 1 --params 7B --task lora --tokens 1M --global-batch 64 --seq-len 32768 --format json");
   REQUIRE(r.code == 0);

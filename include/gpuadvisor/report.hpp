@@ -16,6 +16,11 @@
 
 namespace gpuadvisor {
 
+// A training pick at or above this share of its accelerators' memory gets a
+// "memory:" line naming the first option at or below kRoomyMemoryShare.
+inline constexpr double kTightMemoryShare = 0.97;
+inline constexpr double kRoomyMemoryShare = 0.9;
+
 enum class Format { table, json, csv, markdown };
 std::optional<Format> format_from_string(std::string_view s);
 
