@@ -180,6 +180,16 @@ TEST_CASE("cli: --emit writes launch files whose nodes and layout are the recomm
   CHECK(run("recommend --params 7B --task lora --emit nomad").code == 2);
   CHECK(run("recommend --params 7B --task lora --emit slurm --rank 999 --emit-dir " + dir).code == 2);
   std::filesystem::remove_all(dir);
+  // Training on Trainium: the files are CUDA stacks', so --emit exits 2 before any output and writes nothing.
+  const std::string neuron_dir = dir + "_trn1";
+  for (const std::string args : {"recommend --model llama-3-8b --task pretrain --tokens 100B --family trn1",
+                                 "estimate --model llama-3-8b --task pretrain --instance trn1.32xlarge --count 4"}) {
+    auto t = run(args + " --format json --emit slurm --emit-dir " + neuron_dir);
+    CHECK(t.code == 2);
+    CHECK(nlohmann::json::parse(t.out)["error"]["message"].get<std::string>().find("Neuron training (NxD Training) is not written") !=
+          std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(neuron_dir));
+  }
 }
 
 TEST_CASE("cli: CI gates compare with a baseline and exit 4 past a threshold, after writing the output") {

@@ -96,6 +96,9 @@ struct EmitOptions {
   int rank = 0;  // recommend: the row to emit (0: the pick)
 };
 void add_emit_options(CLI::App* cmd, EmitOptions& o, bool with_rank);
+// Launch files are Megatron-LM, torchtitan and DeepSpeed: CUDA stacks. For a
+// training row on Inferentia/Trainium, --emit is refused before any output.
+void refuse_neuron_training_emit(const EmitOptions& o, const Instance& inst, const Accelerator& acc);
 void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const TrainingWorkload& w,
                          const Cluster& c, const TrainingEstimate& e, std::optional<double> cost_usd, const std::string& pricing,
                          const std::string& region);

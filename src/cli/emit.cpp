@@ -9,6 +9,7 @@
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/files.hpp"
 #include "gpuadvisor/launch.hpp"
+#include "gpuadvisor/neuron.hpp"
 #include "gpuadvisor/quantity.hpp"
 #include "gpuadvisor/validation.hpp"
 
@@ -52,6 +53,14 @@ void add_emit_options(CLI::App* cmd, EmitOptions& o, bool with_rank) {
   if (with_rank) cmd->add_option("--rank", o.rank, "Emit row N of the table instead of the pick")->group(g);
   cmd->add_option("--entrypoint", o.entrypoint, "Your training script, as the launcher runs it (default: the placeholder YOUR_TRAIN_SCRIPT.py)")->group(g);
   cmd->add_option("--image", o.image, "Your container image (default: the placeholder YOUR_IMAGE)")->group(g);
+}
+
+void refuse_neuron_training_emit(const EmitOptions& o, const Instance& inst, const Accelerator& acc) {
+  if (o.target.empty() || acc.software != "neuron") return;
+  throw InputError(fmt::format("--emit: the row to write runs on {} ({}), and the launch files are for CUDA stacks (Megatron-LM, torchtitan, "
+                               "DeepSpeed); Neuron training (NxD Training) is not written: take the layout from the table (TP in chips, "
+                               "{} NeuronCores each), or --family / --rank for a GPU row",
+                               acc.name, inst.name, neuron_cores_per_chip(acc)));
 }
 
 void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const TrainingWorkload& w,

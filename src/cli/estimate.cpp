@@ -178,6 +178,7 @@ class EstimateCommand : public Command {
     TrainingEstimate e = evaluate(m, w, c, fixed);
     add_job_overheads(e, m, w, c, settings);
     const Format format = parse_format(g);
+    refuse_neuron_training_emit(emit, inst, acc);
     if (!e.fits() && format == Format::json) {
       nlohmann::ordered_json details{{"memory_need_gb", e.memory.total_gb()}, {"capacity_gb", e.memory.capacity_gb}};
       throw NothingFitsError(fmt::format("this layout needs {:.1f} GB per accelerator but {} has {:.1f} GB", e.memory.total_gb(), acc.name,

@@ -117,6 +117,10 @@ class RecommendCommand : public Command {
       throw_no_price(r, row_instances(result.rows), fastest);
     }
     const RecommendRow& pick = *result.pick;
+    if (!eo.target.empty()) {
+      const RecommendRow& row = emitted(result.pick, result.rows);
+      refuse_neuron_training_emit(eo, *row.instance, catalog.accelerator_of(*row.instance));
+    }
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd"};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
