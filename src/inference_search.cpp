@@ -194,7 +194,8 @@ std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r
   if (same)
     return fmt::format("the cheapest service{}{} ({}), and no option within {:.0f}% of its cost is faster by as much as it costs more", per, targets,
                        service_text(p, per_token), r.cost_slack * 100);
-  return fmt::format("the fastest service within {:.0f}% of the cheapest{}: {}, {:.0f}% more{} than the cheapest ({})", r.cost_slack * 100,
+  return fmt::format("the fastest service within {:.0f}% of the cheapest{} that is faster than each cheaper one by as much as it costs more: "
+                     "{}, {:.0f}% more{} than the cheapest ({})", r.cost_slack * 100,
                      per, service_text(p, per_token), (*ranked_cost(p, per_token) / *ranked_cost(low, per_token) - 1) * 100, per,
                      service_text(low, per_token));
 }

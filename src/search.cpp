@@ -396,7 +396,8 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r) {
     s = slack_pct > 0 ? fmt::format("the cheapest option ({}), and no option within {:.0f}% of its cost is faster by as much as it costs more", option_text(p), slack_pct)
                       : fmt::format("the cheapest option ({}; --cost-slack 0)", option_text(p));
   } else {
-    s = fmt::format("the fastest option within {:.0f}% of the cheapest cost: {}, {:.0f}% more than the cheapest ({}) and {:.1f}x faster",
+    s = fmt::format("the fastest option within {:.0f}% of the cheapest cost that is faster than each cheaper one by as much as it costs "
+                    "more: {}, {:.0f}% more than the cheapest ({}) and {:.1f}x faster",
                     slack_pct, option_text(p), (*p.ranked_cost_usd / *low.ranked_cost_usd - 1) * 100, option_text(low),
                     low.estimate.total_hours / p.estimate.total_hours);
   }

@@ -60,6 +60,11 @@ TEST_CASE("objective: a dearer option must be faster by at least the share it co
   CHECK(*pick({{100, 17.0, 256, "32 x"}, {103, 4.4, 1024, "128 x"}}, 0.20) == 1);
   // Of two qualifying options the faster wins; one that does not pay for itself is skipped.
   CHECK(*pick({{100, 10, 8, "a"}, {119, 9.5, 16, "b"}, {118, 5, 32, "c"}}, 0.20) == 2);
+  // Against every cheaper option, not the cheapest alone (the second trial's DeepSeek-V3
+  // pre-training): 512 x p5en at $1.751M and 54.04 h beats the cheapest (64 x p6-b200,
+  // $1.491M, 204 h) but takes 10.6% more than 256 x p6-b200 ($1.584M, 54.30 h) for 0.5%
+  // less time (1.751 x 54.04 = 94.6 > 1.584 x 54.30 = 86.0): the p6-b200 option is the pick.
+  CHECK(*pick({{1.491, 204, 512, "64 x p6-b200"}, {1.584, 54.30, 2048, "256 x p6-b200"}, {1.751, 54.04, 4096, "512 x p5en"}}, 0.20) == 1);
 }
 
 TEST_CASE("durations read as a person writes them") {

@@ -248,7 +248,7 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
   cmd->add_option("--sort-by", o.sort_by,
                   "recommended (default: the pick, then the options within --cost-slack by time, then by cost) | pareto | time | cost | cost-per-token")
       ->group("Ranking");
-  cmd->add_option("--cost-slack", o.cost_slack, "The pick is the fastest option within this much of the cheapest cost: 20% (default; 0 for --mode offline), 0.5")
+  cmd->add_option("--cost-slack", o.cost_slack, "The pick is the fastest option within this much of the cheapest cost that is faster than each cheaper one by as much as it costs more: 20% (default; 0 for --mode offline), 0.5")
       ->group("Ranking");
   cmd->add_option("--top", o.top, "Rows to show (default 10)")->group("Ranking");
   cmd->add_flag("--all-counts", o.all_counts, "Show every instance count (every tensor-parallel size for a service), not one row per type")
