@@ -288,6 +288,10 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
           out.best_batch1_tpot_s = batch1.tpot_s;
           out.best_batch1_option = fmt::format("{} with tp {}{}", inst.name, tp, pp > 1 ? fmt::format(" x pp {}", pp) : "");
         }
+        if (!out.best_batch1_ttft_s || batch1.ttft_s < *out.best_batch1_ttft_s) {
+          out.best_batch1_ttft_s = batch1.ttft_s;
+          out.best_batch1_ttft_option = fmt::format("{} with tp {}{}", inst.name, tp, pp > 1 ? fmt::format(" x pp {}", pp) : "");
+        }
         if (!problem.empty()) {
           // Targets missed: more stages would only add latency. The instance's
           // rejection names its fastest layout at batch 1.

@@ -307,6 +307,7 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
     j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}};
   }
   j["best_batch1_tpot_s"] = rec.best_batch1_tpot_s ? ordered_json(sig6(*rec.best_batch1_tpot_s)) : ordered_json(nullptr);
+  j["best_batch1_ttft_s"] = rec.best_batch1_ttft_s ? ordered_json(sig6(*rec.best_batch1_ttft_s)) : ordered_json(nullptr);
   ordered_json rej = ordered_json::array();
   for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
   j["cannot_run"] = rej;

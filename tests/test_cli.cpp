@@ -727,6 +727,16 @@ TEST_CASE("cli: a pick that fills its memory names the first option with room") 
   CHECK(run("recommend --params 13B --task lora").out.find("  memory: ") == std::string::npos);  // 93%: no line
 }
 
+TEST_CASE("cli: when no service meets the time to first token, the message says so, not the time per token") {
+  Run r = run("recommend --model llama-3-70b --task inference --prompt-tokens 32768 --requests-per-second 1");
+  CHECK(r.code == 3);
+  CHECK(r.err.find("the time to first token is the limit") != std::string::npos);
+  CHECK(r.err.find("ms per output token") == std::string::npos);
+  Run tpot = run("recommend --model llama-3-70b --task inference --max-tpot 2ms");
+  CHECK(tpot.code == 3);
+  CHECK(tpot.err.find("ms per output token") != std::string::npos);
+}
+
 TEST_CASE("cli: a step larger than the tokens to train on is warned about") {
   Run r = run("estimate --instance p5.48xlarge --count 1 --params 7B --task lora --tokens 1M --global-batch 64 --seq-len 32768 --format json");
   REQUIRE(r.code == 0);

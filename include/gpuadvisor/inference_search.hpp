@@ -52,6 +52,10 @@ struct ServingRecommendation {
   // message when no option meets the targets.
   std::optional<double> best_batch1_tpot_s;
   std::string best_batch1_option;
+  // The lowest time to first token at batch 1, for the same message when the
+  // TTFT target is what no option meets.
+  std::optional<double> best_batch1_ttft_s;
+  std::string best_batch1_ttft_option;
 };
 
 // An offline job without a volume (no --requests-per-second or

@@ -176,7 +176,11 @@ class RecommendCommand : public Command {
       if (format == Format::csv) print_table(inference_table(result, ctx), catalog, "recommend", "options", g);  // the header
       if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
       std::string best;
-      if (result.best_batch1_tpot_s)
+      if (result.best_batch1_ttft_s && w.max_ttft_s && *result.best_batch1_ttft_s > *w.max_ttft_s)
+        best = fmt::format("; the time to first token is the limit: the lowest, {}'s, is {:.0f} ms at batch 1 against the {:.0f} ms target "
+                           "(--max-ttft, or shorter --prompt-tokens)",
+                           result.best_batch1_ttft_option, *result.best_batch1_ttft_s * 1e3, *w.max_ttft_s * 1e3);
+      else if (result.best_batch1_tpot_s)
         best = fmt::format("; the fastest option, {}, reaches {:.1f} ms per output token ({:.0f} tokens/s per user) at batch 1",
                            result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, 1 / *result.best_batch1_tpot_s);
       // When the engine is what rules every type out, say that rather than the targets.
