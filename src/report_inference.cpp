@@ -30,8 +30,11 @@ Cell per_million(std::optional<double> v) {
 std::string layout_text(const ServingLayout& l) { return l.pp > 1 ? fmt::format("TP{} PP{}", l.tp, l.pp) : fmt::format("TP{}", l.tp); }
 
 std::string precision_text(const InferenceWorkload& w, const ServingPrecision& p) {
-  return fmt::format("{}{} (kv {})", to_string(w.weights), p.weight_only ? fmt::format(", {} math", to_string(p.compute)) : "",
-                     to_string(w.kv_cache));
+  // 16-bit weights and KV are fp16 where the accelerator has no bf16 (V100, T4): the math runs in fp16.
+  const bool fp16_only = p.compute == Precision::fp16;
+  const std::string weights = w.weights == WeightFormat::bf16 && fp16_only ? "fp16" : std::string(to_string(w.weights));
+  const std::string kv = w.kv_cache == Precision::bf16 && fp16_only ? "fp16" : std::string(to_string(w.kv_cache));
+  return fmt::format("{}{} (kv {})", weights, p.weight_only ? fmt::format(", {} math", to_string(p.compute)) : "", kv);
 }
 
 ordered_json workload_json(const InferenceWorkload& w) {

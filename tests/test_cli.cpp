@@ -737,6 +737,13 @@ TEST_CASE("cli: when no service meets the time to first token, the message says 
   CHECK(tpot.err.find("ms per output token") != std::string::npos);
 }
 
+TEST_CASE("cli: serving on a GPU without bf16 says fp16, as it runs") {
+  const auto t4 = nlohmann::json::parse(run("recommend --params 7B --task inference --family g4dn --format json").out);
+  CHECK(t4["options"][0]["precision"] == "fp16 (kv fp16)");  // T4: no bf16
+  const auto a10g = nlohmann::json::parse(run("recommend --params 7B --task inference --family g5 --format json").out);
+  CHECK(a10g["options"][0]["precision"] == "bf16 (kv bf16)");
+}
+
 TEST_CASE("cli: a step larger than the tokens to train on is warned about") {
   Run r = run("estimate --instance p5.48xlarge --count 1 --params 7B --task lora --tokens 1M --global-batch 64 --seq-len 32768 --format json");
   REQUIRE(r.code == 0);
