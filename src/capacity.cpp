@@ -52,6 +52,7 @@ bool at_will(Pricing pricing) { return pricing == Pricing::on_demand || pricing 
 // What every advice knows from the type, the count and the pricing alone.
 CapacityAdvice base_advice(const Instance& inst, int count, Pricing pricing) {
   CapacityAdvice a;
+  a.blocks_only = inst.purchase != "on_demand_and_spot";
   a.beyond_on_demand = at_will(pricing) && scarce(inst, count);
   a.limit_unknown = !inst.on_demand_max_instances && count > 1;
   a.on_spot = pricing == Pricing::spot;
@@ -71,7 +72,9 @@ CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, st
     if (a.block_days && rp && rp->capacity_block.usd_per_hour)
       a.block_cost_usd = *rp->capacity_block.usd_per_hour * count * *a.block_days * 24;
   }
-  if (a.beyond_on_demand)
+  if (a.blocks_only)
+    a.note = fmt::format("{} is sold through Capacity Blocks only, not on demand or spot: buy {}", inst.name, block_text(inst, count, a, region));
+  else if (a.beyond_on_demand)
     a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): buy {}", count, inst.name,
                          *inst.on_demand_max_instances, block_text(inst, count, a, region));
   else if (a.limit_unknown && at_will(pricing))
@@ -86,7 +89,11 @@ CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing 
   CapacityAdvice a = base_advice(inst, count, pricing);
   const std::string reserve = "an On-Demand Capacity Reservation for them (any duration, billed at the on-demand or Savings Plan rate; "
                               "a Capacity Block ends after at most 182 days)";
-  if (a.beyond_on_demand)
+  if (a.blocks_only)
+    a.note = fmt::format("{} is sold through Capacity Blocks only, not on demand or spot: a standing service renews blocks of at most 182 "
+                         "days",
+                         inst.name);
+  else if (a.beyond_on_demand)
     a.note = fmt::format("{} x {} is more than one can usually start on demand (about {}): a standing service needs {}", count,
                          inst.name, *inst.on_demand_max_instances, reserve);
   else if (a.limit_unknown && at_will(pricing))
@@ -98,6 +105,7 @@ CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing 
 }
 
 std::string CapacityAdvice::column() const {
+  if (blocks_only) return "capacity blocks only";
   if (beyond_on_demand) return "capacity block/reservation";
   if (on_spot) return spot_scarce ? "spot, scarce" : "spot";
   return limit_unknown ? "on demand, limit unknown" : "on demand";

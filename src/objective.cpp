@@ -61,6 +61,16 @@ std::optional<size_t> cheapest(const std::vector<Candidate>& c) { return best_of
 std::optional<size_t> fastest(const std::vector<Candidate>& c) { return best_of(c, all(c), quicker, true); }
 std::optional<size_t> pick(const std::vector<Candidate>& c, double slack) { return pick_among(c, all(c), slack); }
 
+// A type without a price: the same rule with accelerator-hours standing in
+// for the cost (what any one price per accelerator-hour would bill), so its row
+// is not simply its largest, fastest count.
+std::optional<size_t> unpriced_pick(const std::vector<Candidate>& c, const std::vector<size_t>& members, double slack) {
+  std::vector<Candidate> proxy;
+  for (size_t i : members) proxy.push_back({c[i].accelerators * c[i].time, c[i].time, c[i].accelerators, c[i].group});
+  const auto i = pick(proxy, slack);
+  return i ? std::optional<size_t>(members[*i]) : std::nullopt;
+}
+
 std::vector<size_t> best_per_group(const std::vector<Candidate>& c, double slack, std::optional<size_t> forced) {
   std::map<std::string, std::vector<size_t>> groups;
   for (size_t i = 0; i < c.size(); ++i) groups[c[i].group].push_back(i);
@@ -69,7 +79,7 @@ std::vector<size_t> best_per_group(const std::vector<Candidate>& c, double slack
     std::optional<size_t> best;
     if (forced && c[*forced].group == name) best = forced;
     if (!best) best = pick_among(c, members, slack);
-    if (!best) best = best_of(c, members, quicker, false);
+    if (!best) best = unpriced_pick(c, members, slack);
     keep.push_back(*best);
   }
   std::sort(keep.begin(), keep.end());

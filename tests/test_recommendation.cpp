@@ -43,11 +43,18 @@ TEST_CASE("objective: the fastest option within the slack of the cheapest") {
   CHECK(*pick(c, 0.30) == 2);             // c is within 30%
   CHECK(*pick(c, 0.0) == 0);              // no slack: the cheapest
   CHECK_FALSE(pick({{std::nullopt, 1, 1, "x"}}, 0.2));
-  // One per group, the pick kept for its group; unpriced groups keep their fastest.
+  // One per group, the pick kept for its group; an unpriced group its own pick with accelerator-hours for the cost.
   const auto keep = best_per_group(c, 0.20, pick(c, 0.20));
   CHECK(keep == std::vector<size_t>{0, 2, 3, 4});
   // The default order: pick, then within the slack by time, then by cost, unknown last.
   CHECK(recommended_order(c, keep, 0.20, pick(c, 0.20)) == std::vector<size_t>{4, 0, 2, 3});
+}
+
+TEST_CASE("objective: an unpriced type's row weighs accelerator-hours, not the largest count") {
+  // 4 chips for 10 h (40 chip-hours), 16 for 2.6 h (41.6), 64 for 0.9 h (57.6): without a price the
+  // row is the 16-chip count (within 20% of the least chip-hours and faster), not the 64-chip one.
+  const std::vector<Candidate> c = {{std::nullopt, 10, 4, "trn2"}, {std::nullopt, 2.6, 16, "trn2"}, {std::nullopt, 0.9, 64, "trn2"}};
+  CHECK(best_per_group(c, 0.20, std::nullopt) == std::vector<size_t>{1});
 }
 
 TEST_CASE("objective: a dearer option must be faster by at least the share it costs more") {
@@ -115,6 +122,14 @@ TEST_CASE("Capacity Blocks: whole days to 14, then whole weeks to 182 days") {
   CHECK(unknown.note.find("no on-demand limit is known for trn1") != std::string::npos);
   CHECK(capacity_advice(*cat().find_instance("g6e.xlarge"), 1, 100, "us-east-1", Pricing::on_demand).column() == "on demand");
   CHECK(a.column() == "capacity block/reservation");
+  // A type sold through Capacity Blocks only (the catalog's purchase) is never "on demand", even as one instance.
+  const Instance& trn2 = *cat().find_instance("trn2.48xlarge");
+  REQUIRE(trn2.purchase == "capacity_blocks");
+  const CapacityAdvice blocks = capacity_advice(trn2, 1, 48, "us-east-1", Pricing::on_demand);
+  CHECK(blocks.blocks_only);
+  CHECK(blocks.column() == "capacity blocks only");
+  CHECK(blocks.note.find("sold through Capacity Blocks only") != std::string::npos);
+  CHECK(service_capacity_advice(trn2, 2, Pricing::on_demand).column() == "capacity blocks only");
   // On spot the cell says spot, and whether the count is beyond what one usually gets at once.
   const CapacityAdvice spot = capacity_advice(p5, 64, 100, "us-east-1", Pricing::spot);
   CHECK(spot.spot_scarce);

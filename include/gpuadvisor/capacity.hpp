@@ -29,9 +29,10 @@ struct CapacityAdvice {
   bool limit_unknown = false;        // more than one instance of a family with no known on-demand limit
   bool on_spot = false;              // priced on spot
   bool spot_scarce = false;          // on spot, more instances than one usually gets at once
+  bool blocks_only = false;          // the type is sold through Capacity Blocks only (not on demand or spot)
   std::string note;                  // one sentence for a person; empty when nothing to say
-  // The tables' CAPACITY cell: "capacity block/reservation", "spot, scarce",
-  // "spot", "on demand, limit unknown" or "on demand".
+  // The tables' CAPACITY cell: "capacity blocks only", "capacity block/reservation",
+  // "spot, scarce", "spot", "on demand, limit unknown" or "on demand".
   std::string column() const;
 };
 
