@@ -681,7 +681,8 @@ ordered_json option_json(const RecommendRow& r, const TrainingWorkload& w, const
           {"setup_hours", sig6(e.setup.hours())},
           {"costs", {{"ranked_usd", money_json(r.ranked_cost_usd)}, {"ranked_pricing", r.ranked_pricing},
                      {"on_demand_usd", money_json(r.on_demand_cost_usd)}, {"spot_usd", money_json(r.spot_cost_usd)},
-                     {"spot_expected_usd", money_json(r.spot_expected_cost_usd)}}},
+                     {"spot_expected_usd", money_json(r.spot_expected_cost_usd)},
+                     {"on_demand_expected_usd", money_json(r.on_demand_expected_cost_usd)}}},
           {"capacity", capacity_json(r.capacity)},
           {"accuracy", r.rl ? accuracy_json(r.instance->accelerator_name, "rl")
                             : accuracy_json(r.instance->accelerator_name, task, stack_of(r), m.is_moe())},
@@ -711,6 +712,21 @@ std::string tight_memory_text(const Recommendation& rec) {
   return out + "\n";
 }
 
+// At scale, hardware failures and checkpoints add materially to the headline
+// (which counts the steps and job overheads only): say what `cost` adds.
+std::string failures_text(const RecommendRow& pick) {
+  const InterruptionCost& f = pick.on_demand_interruptions;
+  if (pick.rl || !pick.on_demand_expected_cost_usd || !pick.on_demand_cost_usd || f.expected_hours <= 0 ||
+      *pick.on_demand_expected_cost_usd < *pick.on_demand_cost_usd * (1 + kFailuresNoteAbove))
+    return "";
+  return fmt::format("  failures: with hardware failures (one per {} at this size) and checkpoints every {}, expect about {} and ${} on "
+                     "demand, {:.0f}% more (`gpuadvisor cost`; faster checkpoint storage lowers it: --checkpoint-storage, "
+                     "--checkpoint-gb-per-s)\n",
+                     format_duration(f.mtti_hours), format_duration(f.interval_hours), format_duration(f.expected_hours),
+                     format_thousands(*pick.on_demand_expected_cost_usd, 0),
+                     (*pick.on_demand_expected_cost_usd / *pick.on_demand_cost_usd - 1) * 100);
+}
+
 std::string render_pick_text(const Recommendation& rec, const RecommendContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", option_line(*rec.pick), rec.why);
@@ -718,6 +734,7 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
                                                       : accuracy_line(rec.pick->instance->accelerator_name, to_string(ctx.workload->task),
                                                                       stack_of(*rec.pick), ctx.model->is_moe()));
   out += tight_memory_text(rec);
+  out += failures_text(*rec.pick);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   if (rec.pick->capacity.beyond_on_demand)
     out += rec.on_demand_pick ? fmt::format("  on demand: {} (about {} is the most one usually starts at once)\n", option_line(*rec.on_demand_pick),

@@ -744,6 +744,19 @@ TEST_CASE("cli: serving on a GPU without bf16 says fp16, as it runs") {
   CHECK(a10g["options"][0]["precision"] == "bf16 (kv bf16)");
 }
 
+TEST_CASE("cli: at scale the pick says what hardware failures and checkpoints add") {
+  Run big = run("recommend --model deepseek-v3 --task pretrain --tokens 1T");
+  REQUIRE(big.code == 0);
+  const auto j = nlohmann::json::parse(run("recommend --model deepseek-v3 --task pretrain --tokens 1T --format json").out);
+  const auto& row = j["options"][0];
+  REQUIRE(row["pick"] == true);
+  const double headline = row["on_demand_cost_usd"], expected = j["recommendation"]["costs"]["on_demand_expected_usd"];
+  REQUIRE(expected > 1.1 * headline);
+  CHECK(big.out.find("  failures: with hardware failures") != std::string::npos);
+  CHECK(big.out.find(fmt::format("{:.0f}% more", (expected / headline - 1) * 100)) != std::string::npos);
+  CHECK(run("recommend --params 13B --task lora").out.find("  failures: ") == std::string::npos);  // one instance, an hour: nothing to add
+}
+
 TEST_CASE("cli: a step larger than the tokens to train on is warned about") {
   Run r = run("estimate --instance p5.48xlarge --count 1 --params 7B --task lora --tokens 1M --global-batch 64 --seq-len 32768 --format json");
   REQUIRE(r.code == 0);

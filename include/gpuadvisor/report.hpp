@@ -20,6 +20,9 @@ namespace gpuadvisor {
 // "memory:" line naming the first option at or below kRoomyMemoryShare.
 inline constexpr double kTightMemoryShare = 0.97;
 inline constexpr double kRoomyMemoryShare = 0.9;
+// A training pick whose expected on-demand cost with hardware failures and
+// checkpoints is this much above its headline gets a "failures:" line.
+inline constexpr double kFailuresNoteAbove = 0.10;
 
 enum class Format { table, json, csv, markdown };
 std::optional<Format> format_from_string(std::string_view s);
