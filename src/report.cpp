@@ -62,8 +62,7 @@ Cell money(std::optional<double> usd) {
 }
 Cell rate(std::optional<double> usd) {
   if (!usd) return {"unknown", std::monostate{}};
-  sig6(*usd);  // refuses NaN and infinity
-  return {fmt::format("{:.4g}", *usd), *usd};
+  return {fmt::format("{:.4g}", *usd), sig6(*usd)};  // 6 significant digits (a discount's 44.032000000000004 is 44.032)
 }
 Cell num(double v, int decimals) { return {thousands(v, decimals), sig6(v)}; }
 Cell integer(long long v) { return {thousands(double(v), 0), v}; }
@@ -870,8 +869,8 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
     j["accuracy"] = accuracy_json(c.accelerator->name, to_string(ctx.workload->task), framework_for(*c.accelerator, ctx.workload->framework).name,
                                  ctx.model->is_moe());
     auto m2 = [](std::optional<double> v) { return v ? ordered_json(round_cents(*v)) : ordered_json(nullptr); };
-    j["cost"] = {{"on_demand_usd_per_hour_per_instance", ctx.on_demand_usd_per_hour ? ordered_json(*ctx.on_demand_usd_per_hour) : ordered_json(nullptr)},
-                 {"spot_usd_per_hour_per_instance", ctx.spot_usd_per_hour ? ordered_json(*ctx.spot_usd_per_hour) : ordered_json(nullptr)},
+    j["cost"] = {{"on_demand_usd_per_hour_per_instance", ctx.on_demand_usd_per_hour ? ordered_json(sig6(*ctx.on_demand_usd_per_hour)) : ordered_json(nullptr)},
+                 {"spot_usd_per_hour_per_instance", ctx.spot_usd_per_hour ? ordered_json(sig6(*ctx.spot_usd_per_hour)) : ordered_json(nullptr)},
                  {"on_demand_usd", m2(od_cost)}, {"spot_usd", m2(spot_cost)},
                  {"on_demand_usd_per_million_tokens", od_cost ? ordered_json(sig6(*od_cost / mtok)) : ordered_json(nullptr)},
                  {"spot_usd_per_million_tokens", spot_cost ? ordered_json(sig6(*spot_cost / mtok)) : ordered_json(nullptr)},
