@@ -783,6 +783,12 @@ TEST_CASE("cli: cost prices a given run (instance, count, hours)") {
   Run spot_gate = run("cost --instance p5.48xlarge --count 4 --hours 100 --pricing spot --fail-if-over 5000");
   CHECK(spot_gate.code == 4);
   CHECK(spot_gate.err.find("the pick costs $7,052.00") != std::string::npos);
+  // Its JSON carries the gates, as every gated document does.
+  Run gated_json = run("cost --instance p5.48xlarge --count 4 --hours 100 --fail-if-over 20000 --format json");
+  CHECK(gated_json.code == 4);
+  const auto gj = nlohmann::json::parse(gated_json.out);
+  REQUIRE(gj["gates"].is_array());
+  CHECK(gj["gates"][0]["passed"] == false);
   // A bare number is hours, so a bad one is out of range, not missing a unit.
   for (const char* bad : {"-100", "1e9"}) {
     Run out_of_range = run(std::string("cost --instance p5.48xlarge --count 4 --hours ") + bad);

@@ -175,9 +175,12 @@ class CostCommand : public Command {
     Recommendation result;
     settle_given(result, row, r);
     spdlog::info("no model given: the instances alone are priced; expected interruption costs need the model's checkpoint size");
-    print_reservation(result, r, catalog, g);
     const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd"};
-    return gate_exit(gate_results(go, now, comparison(go, now)));
+    const auto cmp = comparison(go, now);
+    const auto gates = gate_results(go, now, cmp);
+    print_comparison(cmp, parse_format(g));
+    print_reservation(result, r, catalog, g, cmp, gates);
+    return gate_exit(gates);
   }
 
   int print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
@@ -203,10 +206,11 @@ class CostCommand : public Command {
     return gate_exit(gates);
   }
 
-  void print_reservation(const Recommendation& result, const RecommendRequest& r, const Catalog& catalog, const GlobalOptions& g) const {
+  void print_reservation(const Recommendation& result, const RecommendRequest& r, const Catalog& catalog, const GlobalOptions& g,
+                         const nlohmann::ordered_json& cmp, const nlohmann::ordered_json& gates) const {
     const Format format = parse_format(g);
     print_table(reservation_table(result), catalog, "cost", "options", g,
-                format == Format::json ? reservation_json_extra(result, r) : std::string());
+                format == Format::json ? with_gates(reservation_json_extra(result, r), cmp, gates) : std::string());
     if (format == Format::table || format == Format::markdown)
       std::cout << fmt::format("\nUSD, {} {}; billed per second with a 60 s minimum. SPOT assumes no interruptions.\n", r.region,
                                prices_note(catalog));
