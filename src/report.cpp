@@ -32,8 +32,6 @@ std::optional<Format> format_from_string(std::string_view s) {
 
 std::string_view tool_version() { return GPUADVISOR_VERSION; }
 
-namespace report_detail {
-
 // Numbers in JSON keep 6 significant digits (money keeps cents) so that the
 // same inputs always give the same bytes and no spurious precision.
 double sig6(double v) {
@@ -51,6 +49,8 @@ double sig6(double v) {
   const double unit = std::pow(10.0, -exponent);
   return std::round(v / unit) * unit;
 }
+
+namespace report_detail {
 
 std::string thousands(double v, int decimals) { return format_thousands(v, decimals); }
 

@@ -11,7 +11,7 @@ namespace gpuadvisor::report_detail {
 
 using ordered_json = nlohmann::ordered_json;
 
-double sig6(double v);                          // 6 significant digits; throws on NaN/infinity
+using gpuadvisor::sig6;
 std::string thousands(double v, int decimals);  // 12,345.6
 Cell money(std::optional<double> usd);          // "$1,234" / "unknown"
 Cell rate(std::optional<double> usd);           // hourly rate, 4 significant digits

@@ -211,6 +211,10 @@ TEST_CASE("cli: CI gates compare with a baseline and exit 4 past a threshold, af
     auto sc = run("recommend --model llama-3-8b --task inference --requests-per-second 2 --format json --compare-to " + serving_base);
     REQUIRE(sc.code == 0);
     CHECK(nlohmann::json::parse(sc.out)["comparison"]["time_unit"] == "seconds per output token");
+    // The same run against itself: no change, to the digit (the baseline holds 6 significant digits, as the comparison does).
+    const auto same = nlohmann::json::parse(sc.out)["comparison"];
+    CHECK(same["time_delta"].get<double>() == 0.0);
+    CHECK(same["current"]["time"] == same["base"]["time"]);
     std::remove(serving_base.c_str());
   }
   CHECK(rose.err.find("--fail-if-increase") != std::string::npos);

@@ -16,6 +16,10 @@
 
 namespace gpuadvisor {
 
+// Numbers in JSON keep 6 significant digits (money keeps cents): the same
+// inputs give the same bytes. Throws on NaN and infinity (a bug, exit 1).
+double sig6(double v);
+
 // A training pick at or above this share of its accelerators' memory gets a
 // "memory:" line naming the first option at or below kRoomyMemoryShare.
 inline constexpr double kTightMemoryShare = 0.97;

@@ -66,6 +66,7 @@ ordered_json comparison(const GateOptions& o, const PickSummary& now) {
   // would read as a rise of a hundredth of a cent.
   PickSummary current = now;
   if (current.cost_usd) current.cost_usd = round_cents(*current.cost_usd);
+  current.time = sig6(current.time);  // as the baseline's JSON holds it
   ordered_json c{{"base_file", o.compare_to}, {"pick_changed", base.instance != current.instance || base.count != current.count},
                  {"base", summary_json(base)}, {"current", summary_json(current)}};
   if (base.cost_usd && current.cost_usd) {
@@ -75,7 +76,7 @@ ordered_json comparison(const GateOptions& o, const PickSummary& now) {
     c["cost_delta_usd"] = nullptr;
     c["cost_delta_fraction"] = nullptr;
   }
-  c["time_delta"] = current.time - base.time;
+  c["time_delta"] = sig6(current.time - base.time);
   // Training picks compare total hours, services their seconds per output token.
   c["time_unit"] = current.cost_key == "ranked_usd_per_month" ? "seconds per output token" : "hours";
   return c;
