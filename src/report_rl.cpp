@@ -97,7 +97,8 @@ Table rl_recommendation_table(const Recommendation& rec, const RecommendContext&
                {"spot_cost_usd", "SPOT", true},
                {"setup_hours", "SETUP", true, true},
                {"capacity", "CAPACITY", false, true},
-               {"pareto", "PARETO", false, true}};
+               {"pareto", "PARETO", false, true},
+               {"pick", "PICK", false, true}};
   int rank = 0;
   for (const auto& r : rec.rows) {
     if (rank >= ctx.request->top) break;
@@ -107,7 +108,8 @@ Table rl_recommendation_table(const Recommendation& rec, const RecommendContext&
                       text(rl_placement_text(e)), num(e.generation.seconds, 1), num(e.scoring.seconds, 1), num(e.training.seconds, 1),
                       num(e.weight_sync_s, 1), num(e.step_time_s, 1), pct(e.generation_share()), hours_cell(r.estimate.total_hours),
                       money(r.on_demand_cost_usd), money(r.spot_cost_usd), hours_cell(r.estimate.setup.hours()),
-                      text(r.capacity.column()), {r.pareto ? "yes" : "", r.pareto}});
+                      text(r.capacity.column()), {r.pareto ? "yes" : "", r.pareto},
+                      pick_cell(rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count)});
   }
   return t;
 }

@@ -209,6 +209,14 @@ TEST_CASE("CLI: the issue's command gives a pick, estimate JSON has the rl stage
   CHECK(r.code == 0);
   CHECK(r.out.rfind("Recommended: ", 0) == 0);
   CHECK(r.out.find("PLACEMENT") != std::string::npos);
+  {
+    // Its rows mark the pick, as training and serving rows do.
+    const auto rows = nlohmann::json::parse(run("recommend --params 7B --task rl --format json").out)["options"];
+    int picks = 0;
+    for (const auto& row : rows) picks += row["pick"].get<bool>() ? 1 : 0;
+    CHECK(picks == 1);
+    CHECK(rows[0]["pick"] == true);
+  }
   r = run("estimate --task rl --instance p5.48xlarge --params 7B --response-tokens 1024 --format json");
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
