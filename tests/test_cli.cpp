@@ -597,6 +597,12 @@ TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and ne
   CHECK(run("prices import --spot-history " + data("prices/spot_history.json") + " --output /nonexistent-dir/x.json").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --pricing savings-5y").code == 2);
   CHECK(run("--discount 150% catalog").code == 2);
+  // A discount is said wherever the prices' origin is: the footer and JSON catalog.prices_origin.
+  Run discounted = run("--discount p5=20% cost --instance p5.48xlarge --count 4 --hours 100");
+  CHECK(discounted.out.find("with --discount p5=20% off on-demand and commitment rates") != std::string::npos);
+  CHECK(nlohmann::json::parse(run("--discount 15% cost --instance p5.48xlarge --count 4 --hours 100 --format json").out)["catalog"]["prices_origin"]
+            .get<std::string>()
+            .find("--discount 15%") != std::string::npos);
 }
 
 TEST_CASE("cli: --chart writes an SVG for recommend, cost and inference") {
