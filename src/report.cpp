@@ -464,7 +464,8 @@ ordered_json assumptions_json(const ModelSpec& m, const TrainingWorkload& w) {
 namespace {
 Cell break_even_cell(const RecommendRow& r) {
   if (r.break_even_monthly_interruption) return pct(*r.break_even_monthly_interruption);
-  if (r.spot_expected_cost_usd && r.on_demand_expected_cost_usd) return {"spot always", std::monostate{}};
+  // Spot is cheaper at any monthly rate: for programs 1 (100%), apart from unknown (null).
+  if (r.spot_expected_cost_usd && r.on_demand_expected_cost_usd) return {"spot always", 1.0};
   return {"unknown", std::monostate{}};
 }
 }  // namespace

@@ -402,6 +402,12 @@ TEST_CASE("cli: a spot run that stays cheaper at any interruption rate reads 'sp
   REQUIRE(r.code == 0);
   CHECK(r.out.find("spot always") != std::string::npos);
   CHECK(r.out.find(" never\n") == std::string::npos);
+  // For programs: 1 (cheaper at any rate up to 100% a month), apart from an unknown range (null).
+  const auto rows = nlohmann::json::parse(run("cost --model llama-3-70b --task pretrain --tokens 200B --family p5 --format json").out)["options"];
+  REQUIRE(rows[0]["instance"] == "p5.48xlarge");
+  CHECK(rows[0]["break_even_monthly_interruption"] == 1.0);
+  for (const auto& row : rows)
+    if (row["spot_expected_cost_usd"].is_null()) CHECK(row["break_even_monthly_interruption"].is_null());
 }
 
 TEST_CASE("cli: the Chinchilla token default is written in T past a trillion") {
