@@ -218,6 +218,11 @@ TEST_CASE("cli: CI gates compare with a baseline and exit 4 past a threshold, af
     std::remove(serving_base.c_str());
   }
   CHECK(rose.err.find("--fail-if-increase") != std::string::npos);
+  CHECK(rose.err.find("across two jobs") == std::string::npos);  // the same job, repriced
+  // A baseline for another job is compared, with a warning that says so.
+  auto other = run("recommend --model llama-3-8b --task pretrain --tokens 10B --format json --compare-to " + base);
+  CHECK(other.code == 0);
+  CHECK(other.err.find("the baseline is for 13B-param model lora, this run for llama-3-8b pretrain") != std::string::npos);
   CHECK(run("recommend --params 13B --task lora --compare-to " + base + " --fail-if-increase 30%").code == 0);
   auto md = run("recommend --params 13B --task lora --format markdown --compare-to " + base);
   CHECK(md.out.find("| base |") != std::string::npos);

@@ -115,7 +115,10 @@ struct PickSummary {
   std::optional<double> cost_usd;
   double time = 0;          // total hours, or seconds per output token
   std::string cost_key;     // "ranked_usd" or "ranked_usd_per_month"
+  std::string job;          // the model and task ("llama-3-70b pretrain"), to warn when a baseline is another job's
 };
+// The job a pick is for, as PickSummary::job and the JSON's model.name and workload.task give it.
+std::string job_of(const std::string& model_name, std::string_view task);
 void add_gate_options(CLI::App* cmd, GateOptions& o);
 // The `comparison` JSON object against --compare-to (null without it).
 nlohmann::ordered_json comparison(const GateOptions& o, const PickSummary& now);

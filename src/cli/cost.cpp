@@ -186,7 +186,8 @@ class CostCommand : public Command {
   int print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
     const Format format = parse_format(g);
     const RecommendRow& pick = *result.pick;
-    const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd"};
+    const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd",
+                          job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task))};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);

@@ -26,6 +26,8 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
                                  "with a service)",
                                  path, cost_key));
   PickSummary p;
+  if (doc.contains("model") && doc["model"].is_object() && doc.contains("workload") && doc["workload"].is_object())
+    p.job = job_of(doc["model"].value("name", ""), doc["workload"].value("task", ""));
   p.instance = r.value("instance", "");
   p.count = r.value("count", 0);
   if (r.contains("costs") && r["costs"].contains(cost_key) && r["costs"][cost_key].is_number()) p.cost_usd = r["costs"][cost_key].get<double>();
@@ -58,10 +60,14 @@ void add_gate_options(CLI::App* cmd, GateOptions& o) {
   cmd->add_option("--fail-if-increase", o.fail_if_increase, "Exit 4 when the pick costs more than this much over --compare-to: 10%")->group(g);
 }
 
+std::string job_of(const std::string& model_name, std::string_view task) { return fmt::format("{} {}", model_name, task); }
+
 ordered_json comparison(const GateOptions& o, const PickSummary& now) {
   if (!o.fail_if_increase.empty() && o.compare_to.empty()) throw InputError("--fail-if-increase needs --compare-to BASE.json");
   if (o.compare_to.empty()) return nullptr;
   const PickSummary base = base_pick(o.compare_to, now.cost_key);
+  if (!base.job.empty() && !now.job.empty() && base.job != now.job)
+    warn(fmt::format("--compare-to: the baseline is for {}, this run for {}: the comparison is across two jobs", base.job, now.job));
   // The baseline holds cents: compare like with like, or an unchanged pick
   // would read as a rise of a hundredth of a cent.
   PickSummary current = now;

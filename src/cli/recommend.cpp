@@ -121,7 +121,8 @@ class RecommendCommand : public Command {
       const RecommendRow& row = emitted(result.pick, result.rows);
       refuse_neuron_training_emit(eo, *row.instance, catalog.accelerator_of(*row.instance));
     }
-    const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd"};
+    const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd",
+                          job_of(m.name, rl ? "rl" : to_string(w.task))};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
@@ -198,7 +199,7 @@ class RecommendCommand : public Command {
     const ServingRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.instances,
                           pick.ranked_usd_per_hour ? std::optional<double>(*pick.ranked_usd_per_hour * kHoursPerMonth) : std::nullopt,
-                          pick.at_load.tpot_s, "ranked_usd_per_month"};
+                          pick.at_load.tpot_s, "ranked_usd_per_month", job_of(m.name, "inference")};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
