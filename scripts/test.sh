@@ -7,7 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# The suite must leave the machine as it found it: run as root, a test that
+# wrote over /dev/null once replaced the device with a regular file.
+check_dev_null() { [ -c /dev/null ] || { echo "FAIL: /dev/null is no longer a character device after the tests" >&2; exit 1; }; }
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+check_dev_null
 if [ "${1:-}" != "--quick" ]; then
   # -O1 -g1 keeps the sanitized compile short (it is most of the CI time) and the reports readable.
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DGPUADVISOR_SANITIZE=ON \
@@ -15,4 +19,5 @@ if [ "${1:-}" != "--quick" ]; then
   cmake --build build-asan -j"$(nproc)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+  check_dev_null
 fi

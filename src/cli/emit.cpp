@@ -38,7 +38,9 @@ void write_files(const EmitOptions& o, const std::vector<EmittedFile>& files) {
   std::error_code ec;
   std::filesystem::create_directories(o.dir, ec);
   if (ec) throw InputError(fmt::format("--emit-dir: cannot create '{}': {}", o.dir, ec.message()));
-  for (const auto& f : files) write_file_atomically(o.dir + "/" + f.name, f.text);
+  std::vector<std::pair<std::string, std::string>> set;  // all or nothing: a failure leaves the previous set whole
+  for (const auto& f : files) set.emplace_back(o.dir + "/" + f.name, f.text);
+  write_files_atomically(set);
   std::string names;
   for (const auto& f : files) names += (names.empty() ? "" : ", ") + f.name;
   spdlog::info("wrote {} to {}", names, o.dir);
