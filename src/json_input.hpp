@@ -5,16 +5,45 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "gpuadvisor/errors.hpp"
 
 namespace gpuadvisor {
+
+// No input gpuadvisor reads nests deeper than a few levels (a price file about
+// 8); deeper nesting is refused before parsing, so no recursive walk (an error
+// message that prints a value back) can exhaust the stack.
+inline constexpr int kMaxJsonDepth = 64;
+
+// The deepest nesting of arrays and objects in `text`, outside strings; stops
+// counting once `limit` is passed. Linear, no allocation.
+inline int json_nesting_depth(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > deepest && (deepest = depth) > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 // Any failure is bad input naming `origin`: empty, not JSON (with the byte and
 // the parser's reason, e.g. a truncated file), or JSON the parser cannot hold
 // (a number beyond double range such as 1e605).
 inline nlohmann::json parse_json_input(const std::string& text, const std::string& origin) {
   if (text.empty()) throw InputError(fmt::format("{}: the file is empty", origin));
+  if (json_nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth)
+    throw InputError(fmt::format("{}: nested more than {} levels deep; no gpuadvisor input nests so deep", origin, kMaxJsonDepth));
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpuadvisor/errors.hpp"
+#include "json_input.hpp"
 
 namespace gpuadvisor {
 
@@ -92,6 +93,8 @@ class RecordHandler : public nlohmann::json_sax<json> {
   }
 
   bool open(json::value_t type) {
+    if (frames_.size() + building_.size() >= static_cast<size_t>(kMaxJsonDepth))
+      throw InputError(fmt::format("{}: nested more than {} levels deep; no price file nests so deep", origin_, kMaxJsonDepth));
     if (!building_.empty()) {
       building_.push_back(insert(json(type)));
       return true;

@@ -76,7 +76,7 @@ void validate_model(const ModelSpec& m) {
   need(m.vocab, "vocab");
   if (m.heads % m.kv_heads != 0)
     throw InputError(fmt::format("model {}: heads ({}) must be a multiple of kv_heads ({})", m.name, m.heads, m.kv_heads));
-  if (m.layers > 10000 || m.hidden > 1000000 || m.heads > 100000 || m.vocab > 100000000)
+  if (m.layers > kMaxLayers || m.hidden > 1000000 || m.heads > 100000 || m.vocab > 100000000)
     throw InputError(fmt::format("model {}: shape is implausibly large", m.name));
   if (m.is_moe()) {
     need(m.active_experts, "active_experts");
@@ -189,6 +189,8 @@ std::vector<int> int_list(const json& j, const char* key, const std::string& whe
   std::vector<int> out;
   if (!j.contains(key) || j[key].is_null()) return out;
   if (!j[key].is_array()) throw InputError(fmt::format("{}: field '{}': expected a list", where, key));
+  if (j[key].size() > static_cast<size_t>(kMaxLayers))
+    throw InputError(fmt::format("{}: field '{}': {} entries, more than the {} layers any model has", where, key, j[key].size(), kMaxLayers));
   for (const auto& v : j[key]) {
     if (!v.is_number_integer()) throw InputError(fmt::format("{}: field '{}': expected integers", where, key));
     out.push_back(v.get<int>());
@@ -203,10 +205,11 @@ int dense_layer_count(const json& t, const std::string& type, int layers, const 
   if (t.contains("first_k_dense_replace")) return get_int(t, "first_k_dense_replace", where, 0);
   const int step = get_int(t, "interleave_moe_layer_step", where, get_int(t, "decoder_sparse_step", where, 1));
   if (step < 1) throw InputError(fmt::format("{}: the MoE layer step must be at least 1", where));
-  const std::vector<int> mlp_only = int_list(t, "mlp_only_layers", where);
+  const std::vector<int> listed = int_list(t, "mlp_only_layers", where);
+  const std::set<int> mlp_only(listed.begin(), listed.end());
   int moe = 0;
   for (int i = 0; i < layers; ++i)
-    if ((i + 1) % step == 0 && std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end()) ++moe;
+    if ((i + 1) % step == 0 && !mlp_only.count(i)) ++moe;
   if (moe == 0) throw InputError(fmt::format("{}: an MoE config whose layers are all dense", where));
   if (moe < layers) notes.push_back(fmt::format("{} of {} layers are MoE ({}), the rest dense", moe, layers, type));
   return layers - moe;
@@ -347,8 +350,13 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
   std::string model_type = text_field("model_type", "unknown");
   const bool gemma3 = model_type == "gemma3_text" || model_type == "gemma3";
   m.layers = get_int(j, "num_hidden_layers", where);
+  if (m.layers > kMaxLayers)  // before any per-layer work (MoE layer lists), which would otherwise spin
+    throw InputError(fmt::format("{}: num_hidden_layers {} is more than the {} any model has", path, m.layers, kMaxLayers));
   m.hidden = get_int(j, "hidden_size", where);
   m.heads = get_int(j, "num_attention_heads", where);
+  if (!j.contains("head_dim") && m.heads > 0 && m.hidden % m.heads != 0)
+    throw InputError(fmt::format("{}: hidden_size {} is not divisible by num_attention_heads {}, and no head_dim is given", path, m.hidden,
+                                 m.heads));
   m.kv_heads = get_int(j, "num_key_value_heads", where, m.heads);
   if (!j.contains("num_key_value_heads"))
     m.assumptions.push_back("num_key_value_heads absent: assumed equal to num_attention_heads (multi-head attention)");
@@ -432,7 +440,13 @@ ModelSpec model_from_param_count(double params) {
 
 void apply_overrides(ModelSpec& m, const ShapeOverrides& o) {
   bool changed = false;
-  if (o.layers) m.layers = o.layers, changed = true;
+  if (o.layers) {
+    // What the preset says per layer scales with the depth: its local-attention and dense (non-MoE) layers.
+    const double scale = double(o.layers) / m.layers;
+    m.sliding_layers = std::min(o.layers, static_cast<int>(std::lround(m.sliding_layers * scale)));
+    if (m.is_moe()) m.dense_layers = std::min(o.layers - 1, static_cast<int>(std::lround(m.dense_layers * scale)));
+    m.layers = o.layers, changed = true;
+  }
   if (o.heads) {
     m.heads = o.heads;
     if (!o.kv_heads && m.heads % m.kv_heads != 0) m.kv_heads = m.heads;
@@ -451,6 +465,10 @@ void apply_overrides(ModelSpec& m, const ShapeOverrides& o) {
       throw InputError(fmt::format("--hidden {} is not divisible by --heads {}", m.hidden, m.heads));
     m.assumptions.push_back(fmt::format("shape overridden: {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} ({:.2f}B parameters)",
                                         m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.vocab, m.total_params() / 1e9));
+    if (o.layers && m.sliding_layers > 0)
+      m.assumptions.push_back(fmt::format("local-attention layers rescaled with the depth: {} of {}", m.sliding_layers, m.layers));
+    if (o.layers && m.is_moe() && m.dense_layers > 0)
+      m.assumptions.push_back(fmt::format("dense (non-MoE) layers rescaled with the depth: {} of {}", m.dense_layers, m.layers));
   }
   validate_model(m);
 }

@@ -107,5 +107,6 @@ struct ShapeOverrides {
 void apply_overrides(ModelSpec& m, const ShapeOverrides& o);
 
 inline constexpr double kMaxParams = 1e15;  // 1,000T: larger is refused as absurd
+inline constexpr int kMaxLayers = 10000;      // more layers than any model has is refused before any per-layer work
 
 }  // namespace gpuadvisor
