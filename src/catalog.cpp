@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+
+#include <fmt/ranges.h>
 #include <sstream>
 
 #include "gpuadvisor/errors.hpp"
@@ -131,7 +133,9 @@ std::optional<long> days_between(std::string_view a, std::string_view b) {
     int y, m, d;
     if (s.size() != 10 || s[4] != '-' || s[7] != '-') return std::nullopt;
     if (std::sscanf(std::string(s).c_str(), "%4d-%2d-%2d", &y, &m, &d) != 3) return std::nullopt;
-    if (m < 1 || m > 12 || d < 1 || d > 31) return std::nullopt;
+    static constexpr int kDaysInMonth[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (m < 1 || m > 12 || d < 1 || d > kDaysInMonth[m - 1] || (m == 2 && d == 29 && !leap)) return std::nullopt;
     // Days from civil (Howard Hinnant's algorithm).
     y -= m <= 2;
     const long era = (y >= 0 ? y : y - 399) / 400;
@@ -163,6 +167,20 @@ std::string describe(const json& v) {
   std::string s = v.dump();
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;
+}
+
+// Every key of `obj` must be one the reader knows: a misspelt key ("price" for
+// "prices") would otherwise change nothing while the overlay reads as applied.
+void refuse_unknown_keys(const json& obj, std::initializer_list<const char*> known, const Ctx& ctx) {
+  if (!obj.is_object()) return;
+  const std::vector<std::string> names(known.begin(), known.end());
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (std::find(names.begin(), names.end(), it.key()) != names.end()) continue;
+    const std::string nearest = nearest_names(it.key(), names, 1).front();
+    const bool close = edit_distance(it.key(), nearest) <= std::max<size_t>(2, it.key().size() / 3);
+    ctx.fail(it.key().substr(0, 64), close ? fmt::format("unknown key (did you mean '{}'?)", nearest)
+                                           : fmt::format("unknown key (known: {})", fmt::join(names, ", ")));
+  }
 }
 
 const json& require(const json& obj, const char* key, const Ctx& ctx) {
@@ -236,10 +254,13 @@ void check_date(const std::string& date, std::string_view field, const Ctx& ctx)
 
 Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std::string, Source>& sources) {
   Accelerator a;
+  refuse_unknown_keys(j, {"name", "vendor", "memory", "memory_bandwidth", "dense_tflops", "vector_tflops", "intra_node_link", "software",
+                          "note", "same_silicon_as", "efficiency"}, ctx);
   a.name = req_string(j, "name", ctx);
   a.vendor = req_string(j, "vendor", ctx);
   const json& mem = req_object(j, "memory", ctx);
   Ctx mctx{ctx.origin, ctx.entry + " memory"};
+  refuse_unknown_keys(mem, {"vendor_figure", "ec2_reported_gib", "usable_gib", "type", "sources", "note"}, mctx);
   a.memory_vendor_figure = req_string(mem, "vendor_figure", mctx);
   a.memory_ec2_reported_gib = req_positive(mem, "ec2_reported_gib", mctx);
   a.memory_usable_gib = req_positive(mem, "usable_gib", mctx);
@@ -248,6 +269,7 @@ Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std:
 
   const json& bw = req_object(j, "memory_bandwidth", ctx);
   Ctx bctx{ctx.origin, ctx.entry + " memory_bandwidth"};
+  refuse_unknown_keys(bw, {"gb_per_s", "sources", "note"}, bctx);
   a.memory_bandwidth_gb_per_s = req_positive(bw, "gb_per_s", bctx);
   a.memory_bandwidth_sources = req_sources(bw, "sources", bctx, sources);
 
@@ -273,6 +295,7 @@ Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std:
 
   const json& link = req_object(j, "intra_node_link", ctx);
   Ctx lctx{ctx.origin, ctx.entry + " intra_node_link"};
+  refuse_unknown_keys(link, {"kind", "generation", "gb_per_s_per_accelerator", "sources", "note"}, lctx);
   a.link_kind = req_string(link, "kind", lctx);
   static const std::set<std::string> kinds{"pcie", "nvlink", "nvswitch", "neuronlink"};
   if (!kinds.count(a.link_kind)) lctx.fail("kind", fmt::format("'{}' is not one of pcie, nvlink, nvswitch, neuronlink", a.link_kind));
@@ -318,8 +341,11 @@ Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std:
 PriceQuote parse_quote(const json& j, const Ctx& ctx, const std::map<std::string, Source>& sources, bool spot) {
   PriceQuote q;
   if (!j.is_object()) ctx.fail("price", fmt::format("expected an object, got {}", describe(j)));
+  refuse_unknown_keys(j, {"usd_per_hour", "as_of", "source", "max_usd_per_hour", "statistic", "status", "note", "interruption"}, ctx);
   if (j.contains("usd_per_hour")) {
     q.usd_per_hour = as_number(j["usd_per_hour"], "usd_per_hour", ctx, 0, false);
+    if (*q.usd_per_hour < kMinUsdPerHour)
+      ctx.fail("usd_per_hour", fmt::format("{:g} is below ${:g} an hour, less than any EC2 instance costs", *q.usd_per_hour, kMinUsdPerHour));
     q.status = "listed";
     q.as_of = req_string(j, "as_of", ctx);
     check_date(q.as_of, "as_of", ctx);
@@ -343,6 +369,7 @@ PriceQuote parse_quote(const json& j, const Ctx& ctx, const std::map<std::string
     if (!spot) ctx.fail("interruption", "only a spot price has an interruption frequency");
     const json& r = j["interruption"];
     if (!r.is_object()) ctx.fail("interruption", "expected an object with bucket, as_of and source");
+    refuse_unknown_keys(r, {"bucket", "as_of", "source", "note"}, Ctx{ctx.origin, ctx.entry + " interruption"});
     q.interruption_bucket = req_string(r, "bucket", ctx);
     if (!interruption_bucket_monthly_fraction(q.interruption_bucket))
       ctx.fail("interruption", fmt::format("bucket '{}' is not one of <5%, 5-10%, 10-15%, 15-20%, >20%", q.interruption_bucket));
@@ -373,6 +400,8 @@ void parse_capacity(Instance& i, const json& j, const Ctx& ctx, const std::map<s
 Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::string, Source>& sources,
                         const std::vector<Accelerator>& accelerators) {
   Instance i;
+  refuse_unknown_keys(j, {"name", "family", "accelerator", "accelerator_count", "vcpus", "memory_gib", "local_nvme_gb", "local_nvme",
+                          "network_gbps", "nvlink_domain_accelerators", "efa", "purchase", "sources", "note", "capacity", "prices"}, ctx);
   i.name = req_string(j, "name", ctx);
   i.family = req_string(j, "family", ctx);
   i.accelerator_name = req_string(j, "accelerator", ctx);
@@ -393,6 +422,7 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
   const json& efa = req_object(j, "efa", ctx);
   {
     Ctx ectx{ctx.origin, ctx.entry + " efa"};
+    refuse_unknown_keys(efa, {"supported", "version", "interfaces", "note"}, ectx);
     const json& sup = require(efa, "supported", ectx);
     if (!sup.is_boolean()) ectx.fail("supported", "expected true or false");
     i.efa_supported = sup.get<bool>();
@@ -410,6 +440,7 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
   for (auto it = prices.begin(); it != prices.end(); ++it) {
     Ctx pctx{ctx.origin, ctx.entry + " prices." + it.key()};
     if (!it->is_object()) pctx.fail(it.key(), "expected an object with on_demand and spot");
+    refuse_unknown_keys(*it, {"on_demand", "spot", "capacity_block", "commitments", "note"}, pctx);
     RegionPrices rp;
     Ctx octx{ctx.origin, pctx.entry + ".on_demand"};
     rp.on_demand = parse_quote(require(*it, "on_demand", pctx), octx, sources, false);
@@ -428,6 +459,7 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
         if (!valid_commitment_name(c.key()))
           qctx.fail("name", "expected <compute-savings-plan|ec2-savings-plan|reserved-standard|reserved-convertible>-<1yr|3yr>-<no|partial|all>-upfront");
         if (!c->is_object()) qctx.fail("name", "expected an object");
+        refuse_unknown_keys(*c, {"usd_per_hour", "upfront_usd", "as_of", "source", "note"}, qctx);
         CommitmentQuote q;
         q.usd_per_hour = req_nonnegative(*c, "usd_per_hour", qctx);
         q.upfront_usd = c->contains("upfront_usd") ? req_nonnegative(*c, "upfront_usd", qctx) : 0;
@@ -460,9 +492,13 @@ void apply_overlay_list(json& base, const json& overlay, const char* key, const 
   if (!it->is_array()) throw InputError(fmt::format("{}: field '{}': expected a list", origin, key));
   json& list = base[key];
   size_t index = 0;
+  std::set<std::string> named;
   for (const auto& entry : *it) {
     if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string())
       throw InputError(fmt::format("{}: {}[{}]: field 'name': is missing (every overlay entry needs a name)", origin, key, index));
+    if (!named.insert(entry["name"].get<std::string>()).second)  // the last would silently win
+      throw InputError(fmt::format("{}: {}[{}]: '{}' appears twice in this overlay; merge the two entries", origin, key, index,
+                                   entry["name"].get<std::string>()));
     auto match = std::find_if(list.begin(), list.end(), [&](const json& e) { return e.value("name", "") == entry["name"]; });
     if (match != list.end()) match->merge_patch(entry);
     else list.push_back(entry);
@@ -522,6 +558,7 @@ Catalog load_catalog(const CatalogSource& base, const std::vector<CatalogSource>
   for (auto it = srcs.begin(); it != srcs.end(); ++it) {
     Ctx sctx{base.origin, "sources." + it.key()};
     if (!it->is_object()) sctx.fail("title", "expected an object with title and url");
+    refuse_unknown_keys(*it, {"title", "url", "note"}, sctx);
     cat.sources[it.key()] = Source{req_string(*it, "title", sctx), req_string(*it, "url", sctx)};
   }
 

@@ -172,6 +172,8 @@ size_t edit_distance(std::string_view a, std::string_view b);
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates, size_t limit = 3);
 
 inline constexpr int kCatalogSchemaVersion = 1;
+// No EC2 instance costs less than this an hour; a smaller rate in a file is a typo (1e-300), not a price.
+inline constexpr double kMinUsdPerHour = 1e-4;
 
 // The catalog compiled into the binary (data/catalog.json).
 std::string_view embedded_catalog_text();

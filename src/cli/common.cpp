@@ -59,16 +59,60 @@ std::pair<CatalogSource, std::vector<CatalogSource>> catalog_sources(const Globa
   // The newest fetched prices first, so the user's own overlays win over them.
   const std::string cached = cached_prices_path();
   std::error_code ec;
-  if (!g.no_cache_prices && !cached.empty() && std::filesystem::is_regular_file(cached, ec)) overlays.push_back(read_catalog_file(cached));
+  if (!g.no_cache_prices && !cached.empty() && std::filesystem::is_regular_file(cached, ec)) {
+    try {
+      overlays.push_back(read_catalog_file(cached));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}; pass --no-cache-prices to use the built-in prices", e.what()));
+    }
+  }
   for (const auto& f : g.catalog_add) overlays.push_back(read_catalog_file(f));
   return {base, overlays};
 }
 
 std::string prices_note(const Catalog& c) { return fmt::format("prices as of {}, {}", c.prices_as_of, c.prices_origin); }
 
+namespace {
+
+// A date after today would hide the stale-price warning: refused, naming the entry (a day's grace for time zones).
+void refuse_future_date(const std::string& date, const std::string& what, const std::string& today_date) {
+  if (auto ahead = days_between(today_date, date); ahead && *ahead > 1)
+    throw InputError(fmt::format("{}: as of {} is in the future (today is {}); a price cannot be dated after it was read", what, date, today_date));
+}
+
+void refuse_future_dates(const Catalog& c) {
+  const std::string now = today();
+  refuse_future_date(c.prices_as_of, "prices_as_of", now);
+  for (const auto& i : c.instances)
+    for (const auto& [region, p] : i.prices) {
+      const std::string where = fmt::format("{} prices.{}", i.name, region);
+      refuse_future_date(p.on_demand.as_of, where + ".on_demand", now);
+      refuse_future_date(p.spot.as_of, where + ".spot", now);
+      refuse_future_date(p.spot.interruption_as_of, where + ".spot.interruption", now);
+      refuse_future_date(p.capacity_block.as_of, where + ".capacity_block", now);
+      for (const auto& [name, q] : p.commitments) refuse_future_date(q.as_of, where + ".commitments." + name, now);
+    }
+}
+
+// The catalog with its overlays; a damaged cache of fetched prices says how to go on without it.
+Catalog load_with_hint(const CatalogSource& base, const std::vector<CatalogSource>& overlays) {
+  try {
+    return load_catalog(base, overlays);
+  } catch (const InputError& e) {
+    const std::string cached = cached_prices_path();
+    if (cached.empty() || std::string_view(e.what()).find(cached) == std::string_view::npos) throw;
+    throw InputError(fmt::format("{}; the cached prices are damaged: run `gpuadvisor prices fetch` again, or pass --no-cache-prices "
+                                 "(or delete {}) to use the built-in prices",
+                                 e.what(), cached));
+  }
+}
+
+}  // namespace
+
 Catalog load(const GlobalOptions& g) {
   auto [base, overlays] = catalog_sources(g);
-  Catalog c = load_catalog(base, overlays);
+  Catalog c = load_with_hint(base, overlays);
+  refuse_future_dates(c);
   const std::string cached = cached_prices_path();
   if (!cached.empty() && std::find(c.origins.begin(), c.origins.end(), cached) != c.origins.end())
     c.prices_origin = fmt::format("fetched from the AWS Price List ({})", cached);
