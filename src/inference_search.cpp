@@ -19,7 +19,8 @@ void size_service(ServingRow& row, const InferenceWorkload& w) {
   const int replicas_per_instance = e.layout.pp == 1 ? per_node / e.layout.tp : 1;
   const int instances_per_replica = e.layout.pp;
   if (w.requests_per_second) {
-    const double needed = std::ceil(*w.requests_per_second / (e.requests_per_second * w.target_utilisation) - 1e-9);
+    // At least one replica, however light the load (1e-7 requests/s still needs a server to answer it).
+    const double needed = std::max(1.0, std::ceil(*w.requests_per_second / (e.requests_per_second * w.target_utilisation) - 1e-9));
     const double capped = std::min(needed, 1e9);
     row.instances = static_cast<int>(std::min(1e9, std::ceil(capped / replicas_per_instance) * instances_per_replica));
     row.replicas = row.instances / instances_per_replica * replicas_per_instance;

@@ -1,6 +1,7 @@
 // CI gates: --compare-to BASE.json, --fail-if-over USD, --fail-if-increase PCT (exit 4).
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <iostream>
 
 #include "cli.hpp"
@@ -15,6 +16,27 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
+// A baseline is another run's JSON, perhaps edited by hand: each field it gives is checked for its type and range.
+constexpr double kMaxBaselineUsd = 1e12;  // more than any cloud bill: a corrupted or hand-edited baseline
+
+[[noreturn]] void bad_field(const std::string& path, const char* key, const char* expected) {
+  throw InputError(fmt::format("{}: recommendation.{}: expected {} (give an earlier --format json output of the same command)", path, key,
+                               expected));
+}
+
+std::string text_field(const nlohmann::json& r, const char* key, const std::string& path) {
+  if (!r.contains(key)) return "";
+  if (!r[key].is_string()) bad_field(path, key, "a string");
+  return r[key].get<std::string>();
+}
+
+double number_field(const nlohmann::json& r, const char* key, const std::string& path, double max_value) {
+  const auto& v = r[key];
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > max_value)
+    bad_field(path, key, fmt::format("a number in [0, {:g}]", max_value).c_str());
+  return v.get<double>();
+}
+
 PickSummary base_pick(const std::string& path, const std::string& cost_key) {
   const auto doc = parse_json_input(read_input_file(path, "a --compare-to file"), path);
   if (!doc.is_object() || !doc.contains("recommendation") || !doc["recommendation"].is_object())
@@ -27,11 +49,16 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
                                  path, cost_key));
   PickSummary p;
   if (doc.contains("model") && doc["model"].is_object() && doc.contains("workload") && doc["workload"].is_object())
-    p.job = job_of(doc["model"].value("name", ""), doc["workload"].value("task", ""));
-  p.instance = r.value("instance", "");
-  p.count = r.value("count", 0);
-  if (r.contains("costs") && r["costs"].contains(cost_key) && r["costs"][cost_key].is_number()) p.cost_usd = r["costs"][cost_key].get<double>();
-  p.time = r.contains("total_hours") ? r.value("total_hours", 0.0) : r.value("tpot_s", 0.0);
+    p.job = job_of(text_field(doc["model"], "name", path), text_field(doc["workload"], "task", path));
+  p.instance = text_field(r, "instance", path);
+  if (r.contains("count")) {
+    if (!r["count"].is_number_integer() || r["count"].get<long long>() < 0 || r["count"].get<long long>() > 1000000)
+      bad_field(path, "count", "a whole number of instances");
+    p.count = r["count"].get<int>();
+  }
+  if (!r["costs"][cost_key].is_null()) p.cost_usd = number_field(r["costs"], cost_key.c_str(), path, kMaxBaselineUsd);
+  const char* time_key = r.contains("total_hours") ? "total_hours" : "tpot_s";
+  p.time = r.contains(time_key) ? number_field(r, time_key, path, 1e9) : 0.0;
   return p;
 }
 

@@ -3,7 +3,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -163,9 +167,32 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const bool json = wants_json(argc, argv);
-  const std::string command = command_name(argc, argv);
+namespace {
+
+// A closed standard stream (`>&-`) would hand its number to the next file
+// opened, and output meant for stdout would land in that file: hold each with
+// /dev/null, and remember that stdout was closed.
+bool hold_closed_standard_streams() {
+  bool stdout_closed = false;
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1) continue;
+    if (fd == 1) stdout_closed = true;
+    const int held = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (held >= 0 && held != fd) ::dup2(held, fd), ::close(held);
+  }
+  return stdout_closed;
+}
+
+// Output that did not reach stdout (closed, a full disk, /dev/full) is a failure, not a success.
+int check_output_written(int code, bool stdout_closed) {
+  std::cout.flush();
+  const bool failed = stdout_closed || !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (!failed) return code;
+  std::cerr << "gpuadvisor: error: the output could not be written to standard output" << (stdout_closed ? " (it is closed)" : "") << "\n";
+  return code == 0 || code == static_cast<int>(ExitCode::gate_failed) ? static_cast<int>(ExitCode::input_error) : code;
+}
+
+int run_and_report(int argc, char** argv, bool json, const std::string& command) {
   try {
     return run(argc, argv);
   } catch (const InputError& e) {
@@ -176,3 +203,13 @@ int main(int argc, char** argv) {
     return fail(ExitCode::internal_error, "internal_error", e.what(), "", json, command);
   }
 }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool stdout_closed = hold_closed_standard_streams();
+  const bool json = wants_json(argc, argv);
+  const std::string command = command_name(argc, argv);
+  return check_output_written(run_and_report(argc, argv, json, command), stdout_closed);
+}
+
