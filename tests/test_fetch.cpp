@@ -60,7 +60,7 @@ void serve_prices(test_http::Server& s, const std::string& offer_body, test_http
   s.add("/spot-advisor-data.json", {slurp(cli_test::data("prices/spot_advisor.json")), "\"advisor-v1\""});
 }
 
-std::string fetch_args(const test_http::Server& s, const TempDir& t, const std::string& limits = "--retries 1 --timeout 2") {
+std::string fetch_args(const test_http::Server& s, const TempDir& t, const std::string& limits = "--retries 1 --timeout 2 --deadline 30") {
   return "prices fetch --region us-east-1 --base-url " + s.url() + " --spot-advisor-url " + s.url() + "/spot-advisor-data.json --download-dir " +
          t.path + "/downloads " + limits;
 }
@@ -165,7 +165,7 @@ TEST_CASE("prices fetch: failures exit 2 with a clear message and lose nothing")
   SECTION("a server that never answers") {
     test_http::Server s;
     serve_prices(s, "{}", test_http::Behaviour::hang);
-    auto r = run(fetch_args(s, t, "--retries 0 --timeout 1") + " --output " + out);
+    auto r = run(fetch_args(s, t, "--retries 0 --timeout 1 --deadline 30") + " --output " + out);
     INFO(r.err);
     CHECK(r.code == 2);
     CHECK(r.err.find("timed out") != std::string::npos);
@@ -246,7 +246,7 @@ TEST_CASE("prices fetch: a 304 when nothing is cached is a failed attempt with a
   test_http::Server s;
   serve_prices(s, slurp(make_offer(t.path, 1)));
   s.add(kEc2IndexPath, {ec2_index_to(kOfferPath), "\"index-v1\"", test_http::Behaviour::always_304});
-  auto r = run(fetch_args(s, t, "--retries 1 --timeout 2") + " --output " + t.path + "/prices.json");
+  auto r = run(fetch_args(s, t, "--retries 1 --timeout 2 --deadline 30") + " --output " + t.path + "/prices.json");
   INFO(r.err);
   CHECK(r.code == 2);
   CHECK(r.err.find("HTTP 304") != std::string::npos);
@@ -260,7 +260,7 @@ TEST_CASE("prices fetch: two fetches into one download directory at once run in 
   TempDir t;
   test_http::Server s;
   serve_prices(s, slurp(make_offer(t.path, 1)), test_http::Behaviour::slow);
-  const std::string args = fetch_args(s, t, "--retries 0 --timeout 5");
+  const std::string args = fetch_args(s, t, "--retries 0 --timeout 5 --deadline 60");
   auto [a, b] = run_together(args + " --output " + t.path + "/a.json", args + " --output " + t.path + "/b.json", t);
   INFO(a.err);
   INFO(b.err);
@@ -279,7 +279,7 @@ TEST_CASE("prices fetch: a redirect loop, a drip, a dead server or a broken body
   REQUIRE(run(fetch_args(s, t) + " --output " + out).code == 0);
   const auto before = snapshot(t.path + "/downloads");
   const std::string overlay_before = slurp(out);
-  std::string limits = "--retries 1 --timeout 1", expected;
+  std::string limits = "--retries 1 --timeout 1 --deadline 8", expected;
   double bound_s = 8 + 2;
   using B = test_http::Behaviour;
   SECTION("a redirect to itself, forever") {
@@ -418,7 +418,7 @@ TEST_CASE("prices fetch: a region index larger than 8 MB is refused without read
   test_http::Server s;
   serve_prices(s, "{}");
   s.add(kEc2IndexPath, {std::string(9'000'000, '['), "\"index-v1\""});
-  auto r = run(fetch_args(s, t, "--retries 0 --timeout 2") + " --output " + t.path + "/prices.json");
+  auto r = run(fetch_args(s, t, "--retries 0 --timeout 2 --deadline 30") + " --output " + t.path + "/prices.json");
   INFO(r.err);
   CHECK(r.code == 2);
   CHECK(r.err.find("larger than the 8 MB allowed for the EC2 region index") != std::string::npos);
