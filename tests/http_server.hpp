@@ -2,7 +2,9 @@
 // the test starts and stops itself, one connection at a time. Each route has
 // a body and a behaviour, so tests can play a mirror of the AWS price
 // endpoints: ETag revalidation (304), a 500 before success, a truncated body,
-// a server that never answers. Bounded: every wait has a deadline.
+// a server that never answers, redirects (to itself, forever, or elsewhere), a
+// drip of one byte at a time, a body cut short without Content-Length, 304
+// whatever was asked, a slow body. Bounded: every wait has a deadline.
 #pragma once
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -19,14 +21,27 @@
 
 namespace test_http {
 
-enum class Behaviour { normal, fail_once, truncate, hang };
+enum class Behaviour {
+  normal,
+  fail_once,       // 500, then normal
+  truncate,        // half the announced Content-Length, then close
+  hang,            // never answer
+  redirect_self,   // 302 to the same path, every time
+  redirect,        // 302 to Route::location
+  drip,            // the body one byte every 300 ms (at most 10 s)
+  close_mid_body,  // no Content-Length, half the body, then close: looks complete
+  always_304,      // 304 Not Modified, validators or not
+  slow             // the body in 10 pieces over about 1 s
+};
 
 struct Route {
   std::string body;
   std::string etag;
   Behaviour behaviour = Behaviour::normal;
+  std::string location;   // for Behaviour::redirect
   int requests = 0;       // requests seen
   int full_bodies = 0;    // 200 responses with the whole body
+  std::string last_if_none_match;  // of the latest request
 };
 
 class Server {
@@ -99,6 +114,20 @@ class Server {
     }
   }
 
+  // The body in pieces with sleeps: one byte per 300 ms (drip) or a tenth per 100 ms (slow). At most
+  // 10 s; false if the client went away or the test ended first.
+  bool send_paced(int c, const std::string& body, bool drip) {
+    const size_t piece = drip ? 1 : body.size() / 10 + 1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (size_t at = 0; at < body.size(); at += piece) {
+      if (stop_ || std::chrono::steady_clock::now() > deadline) return false;
+      const std::string s = body.substr(at, piece);
+      if (send(c, s.data(), s.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(s.size())) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(drip ? 300 : 100));
+    }
+    return true;
+  }
+
   void handle(int c) {
     std::string req;
     char buf[4096];
@@ -121,6 +150,7 @@ class Server {
       }
       r = it->second;
       ++it->second.requests;
+      it->second.last_if_none_match = header(req, "If-None-Match");
       if (r.behaviour == Behaviour::fail_once) it->second.behaviour = Behaviour::normal;
     }
     respond(c, path, r, header(req, "If-None-Match"));
@@ -133,6 +163,15 @@ class Server {
         char b;
         if (wait_readable(c, 50) && recv(c, &b, 1, 0) <= 0) return;
       }
+      return;
+    }
+    if (r.behaviour == Behaviour::redirect_self || r.behaviour == Behaviour::redirect) {
+      const std::string to = r.behaviour == Behaviour::redirect ? r.location : path;
+      send_all(c, "HTTP/1.1 302 Found\r\nLocation: " + to + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      return;
+    }
+    if (r.behaviour == Behaviour::always_304) {
+      send_all(c, "HTTP/1.1 304 Not Modified\r\nETag: " + (r.etag.empty() ? std::string("\"x\"") : r.etag) + "\r\nConnection: close\r\n\r\n");
       return;
     }
     if (r.behaviour == Behaviour::fail_once) {
@@ -149,7 +188,17 @@ class Server {
       send_all(c, head + r.body.substr(0, r.body.size() / 2));
       return;
     }
-    send_all(c, head + r.body);
+    if (r.behaviour == Behaviour::close_mid_body) {
+      send_all(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json" + (r.etag.empty() ? "" : "\r\nETag: " + r.etag) +
+                      "\r\nConnection: close\r\n\r\n" + r.body.substr(0, r.body.size() / 2));
+      return;
+    }
+    if (r.behaviour == Behaviour::drip || r.behaviour == Behaviour::slow) {
+      send_all(c, head);
+      if (!send_paced(c, r.body, r.behaviour == Behaviour::drip)) return;
+    } else {
+      send_all(c, head + r.body);
+    }
     std::lock_guard<std::mutex> l(m_);
     ++routes_[path].full_bodies;
   }

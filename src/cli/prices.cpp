@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -44,28 +45,34 @@ class PricesCommand : public Command {
   CLI::App* fetch = nullptr;
   std::vector<std::string> fetch_regions;
   std::string base_url = kPriceListBaseUrl, spot_advisor_url = kSpotAdvisorUrl, fetch_output, download_dir;
-  long timeout_s = 60;
+  long timeout_s = 60, deadline_s = 3600;
   int retries = 3;
+  std::vector<std::string> allowed_hosts;
   bool no_savings_plans = false, no_spot_advisor = false;
 
   void add_fetch() {
     fetch = app->add_subcommand("fetch", "Download AWS's public price files (no credentials) and write the prices every command then uses");
     fetch->footer(
         "Downloads the EC2 region index and offer files, the Savings Plans index and files, and the Spot Instance Advisor data;\n"
-        "an unchanged file (ETag / Last-Modified) is not downloaded again. The overlay goes to the cache (see --output), and every\n"
-        "command loads it unless --no-cache-prices. Example: gpuadvisor prices fetch --region us-east-1");
+        "an unchanged file (ETag / Last-Modified) is not downloaded again, and a download replaces the cached copy only once it is\n"
+        "checked. Files already downloaded but not fetched this run (other regions, --no-spot-advisor ...) are kept and imported too.\n"
+        "The overlay goes to the cache (see --output), and every command loads it unless --no-cache-prices.\n"
+        "Example: gpuadvisor prices fetch --region us-east-1");
     fetch->add_option("--region", fetch_regions, "Region to fetch (repeatable; default: the catalog's regions)");
     fetch->add_option("--output", fetch_output, "Write the overlay here instead of the cache ($XDG_CACHE_HOME/gpuadvisor/prices.json)");
     fetch->add_option("--download-dir", download_dir, "Keep the downloaded files here (default: the cache's downloads/)");
     fetch->add_option("--base-url", base_url, "Price List endpoint or a mirror (default https://pricing.us-east-1.amazonaws.com)");
     fetch->add_option("--spot-advisor-url", spot_advisor_url, "Spot Instance Advisor data URL or a mirror");
-    fetch->add_option("--timeout", timeout_s, "Seconds without a byte before a download is retried (default 60)");
+    fetch->add_option("--timeout", timeout_s, "Seconds below 1000 bytes/s (a stall) before a download is retried (default 60)");
+    fetch->add_option("--deadline", deadline_s, "Seconds the whole fetch may take, retries included; then it stops, keeping the cache (default 3600)");
+    fetch->add_option("--allow-host", allowed_hosts, "HOST or HOST:PORT that index URLs and redirects may lead to besides --base-url's (repeatable)");
     fetch->add_option("--retries", retries, "Retries of a failed download, 1 s, 2 s, 4 s ... apart (default 3)");
     fetch->add_flag("--no-savings-plans", no_savings_plans, "Skip the Savings Plans files");
     fetch->add_flag("--no-spot-advisor", no_spot_advisor, "Skip the Spot Instance Advisor data");
   }
 
   int run_fetch(const GlobalOptions& g);
+  FetchOptions fetch_options(const GlobalOptions& g, const Catalog& catalog, const std::string& output) const;
 
   int run_import(const GlobalOptions& g) {
     auto [base, overlays] = catalog_sources(g);
@@ -118,23 +125,23 @@ ImportInputs import_inputs(const std::vector<FetchedFile>& files, const std::str
   return in;
 }
 
+std::string fetch_outcome(const FetchedFile& f, bool for_json) {
+  if (f.kept) return for_json ? "kept" : "kept (cached)";
+  if (f.unchanged) return for_json ? "unchanged" : "unchanged (cached)";
+  return "downloaded";
+}
+
 Table fetch_table(const std::vector<FetchedFile>& files) {
   Table t;
   t.columns = {{"kind", "FILE"}, {"region", "REGION"}, {"outcome", "OUTCOME"}, {"megabytes", "MB", true}, {"url", "URL", false, true}};
   for (const auto& f : files)
     t.rows.push_back({{f.kind, f.kind}, {f.region, f.region},
-                      {f.unchanged ? "unchanged (cached)" : "downloaded", std::string(f.unchanged ? "unchanged" : "downloaded")},
+                      {fetch_outcome(f, false), fetch_outcome(f, true)},
                       {fmt::format("{:.1f}", f.bytes / 1e6), double(f.bytes) / 1e6}, {f.url, f.url}});
   return t;
 }
 
-int PricesCommand::run_fetch(const GlobalOptions& g) {
-  GlobalOptions without_cache = g;
-  without_cache.no_cache_prices = true;  // the fetch replaces the cached prices; match against the rest
-  auto [base, overlays] = catalog_sources(without_cache);
-  const Catalog catalog = load_catalog(base, overlays);
-  const std::string output = fetch_output.empty() ? cached_prices_path() : fetch_output;
-  if (output.empty()) throw InputError("no cache directory (neither XDG_CACHE_HOME nor HOME is set): give --output FILE");
+FetchOptions PricesCommand::fetch_options(const GlobalOptions& g, const Catalog& catalog, const std::string& output) const {
   FetchOptions o;
   o.base_url = base_url;
   o.spot_advisor_url = spot_advisor_url;
@@ -146,8 +153,25 @@ int PricesCommand::run_fetch(const GlobalOptions& g) {
   o.attempts = retries + 1;
   o.savings_plans = !no_savings_plans;
   o.spot_advisor = !no_spot_advisor;
+  if (deadline_s < 1 || deadline_s > 7 * 86400) throw InputError("--deadline: must be in [1, 604800] seconds");
+  o.deadline_s = deadline_s;
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(deadline_s);
+  o.allowed_hosts = allowed_hosts;
   o.progress = !g.quiet && isatty(STDERR_FILENO) && !std::getenv("CI");
-  const std::vector<FetchedFile> files = fetch_price_files(o);
+  return o;
+}
+
+int PricesCommand::run_fetch(const GlobalOptions& g) {
+  GlobalOptions without_cache = g;
+  without_cache.no_cache_prices = true;  // the fetch replaces the cached prices; match against the rest
+  auto [base, overlays] = catalog_sources(without_cache);
+  const Catalog catalog = load_catalog(base, overlays);
+  const std::string output = fetch_output.empty() ? cached_prices_path() : fetch_output;
+  if (output.empty()) throw InputError("no cache directory (neither XDG_CACHE_HOME nor HOME is set): give --output FILE");
+  const FetchOptions o = fetch_options(g, catalog, output);
+  const DownloadLock lock(o.download_dir, o.deadline);  // held until the overlay is written: concurrent fetches run in turn
+  std::vector<FetchedFile> files = fetch_price_files(o);
+  for (auto& f : kept_price_files(o, files)) files.push_back(std::move(f));
   if (fetch_output.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(cache_dir(), ec);
