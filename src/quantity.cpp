@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "gpuadvisor/errors.hpp"
@@ -26,9 +27,25 @@ struct NumberAndUnit {
   std::string unit;
 };
 
+// One rule for every flag: no commas, neither as a thousands separator nor as
+// a decimal point ("1,5" is 15 in one locale and 1.5 in another).
+void refuse_commas(const std::string& s, std::string_view what) {
+  if (s.find(',') != std::string::npos)
+    throw InputError(fmt::format("{}: '{}': commas are not accepted; write 5000 or 5k (five thousand), 1.5 (one and a half)", what, s));
+}
+
+// "010" is 8 to tools that read octal: a zero before another digit is refused.
+bool has_leading_zero(const std::string& s) {
+  const size_t d = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  return s.size() > d + 1 && s[d] == '0' && std::isdigit(static_cast<unsigned char>(s[d + 1]));
+}
+
 NumberAndUnit split_number(std::string_view raw, std::string_view what) {
   std::string s = trim(raw);
   if (s.empty()) throw InputError(fmt::format("{}: empty value", what));
+  refuse_commas(s, what);
+  if (has_leading_zero(s))
+    throw InputError(fmt::format("{}: '{}': a leading zero is not accepted (some tools read 010 as octal 8)", what, s));
   const char* begin = s.data();
   const char* end = s.data() + s.size();
   double value = 0;
@@ -52,17 +69,31 @@ std::string lower(std::string s) {
   return s;
 }
 
+// "1M" is a million on counts and money, so neither M nor m means minutes.
+void refuse_m_for_minutes(const std::string& lower_unit, std::string_view text, std::string_view what) {
+  if (lower_unit != "m") return;
+  const std::string t = trim(text);
+  throw InputError(fmt::format("{}: '{}': M and m mean million, not minutes; write {}min for minutes", what, t, trim(t.substr(0, t.size() - 1))));
+}
+
+}  // namespace
+
+namespace {
+// K, M, B (or G), T: thousand, million, billion, trillion; 0 for any other suffix.
+double suffix_scale(const std::string& unit) {
+  if (unit.empty()) return 1;
+  if (unit == "k" || unit == "K") return 1e3;
+  if (unit == "M" || unit == "m") return 1e6;
+  if (unit == "B" || unit == "b" || unit == "G") return 1e9;
+  if (unit == "T" || unit == "t") return 1e12;
+  return 0;
+}
 }  // namespace
 
 double parse_count(std::string_view text, std::string_view what) {
   auto [value, unit] = split_number(text, what);
-  double scale = 1;
-  if (unit.empty()) scale = 1;
-  else if (unit == "k" || unit == "K") scale = 1e3;
-  else if (unit == "M" || unit == "m") scale = 1e6;
-  else if (unit == "B" || unit == "b" || unit == "G") scale = 1e9;
-  else if (unit == "T" || unit == "t") scale = 1e12;
-  else
+  const double scale = suffix_scale(unit);
+  if (scale == 0)
     throw InputError(fmt::format("{}: unknown suffix '{}' in '{}' (use K, M, B or T, e.g. 13B)", what,
                                  unit, trim(text)));
   double result = value * scale;
@@ -70,31 +101,53 @@ double parse_count(std::string_view text, std::string_view what) {
   return result;
 }
 
-long long parse_positive_integer(std::string_view raw, std::string_view what) {
-  std::string s = trim(raw);
+double parse_whole_count(std::string_view text, std::string_view what) {
+  const double v = parse_count(text, what);
+  const double whole = std::round(v);
+  // 1.1K is 1100 up to the last bit of a double product.
+  if (std::fabs(v - whole) > 4 * std::numeric_limits<double>::epsilon() * v)
+    throw InputError(fmt::format("{}: '{}' is not a whole number", what, trim(text)));
+  return whole;
+}
+
+long long parse_decimal_integer(std::string_view raw, std::string_view what) {
+  const std::string s = trim(raw);
   if (s.empty()) throw InputError(fmt::format("{}: empty value", what));
+  refuse_commas(s, what);
+  const size_t d = s[0] == '-' ? 1 : 0;
+  const bool digits = s.size() > d && s.find_first_not_of("0123456789", d) == std::string::npos;
+  if (!digits || has_leading_zero(s)) {
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    const bool fraction = ec == std::errc() && ptr == s.data() + s.size() && std::isfinite(v) && v != std::floor(v);
+    throw InputError(fmt::format("{}: '{}' is not a {}whole number", what, s, fraction ? "" : "decimal "));
+  }
   long long v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec == std::errc::result_out_of_range) throw InputError(fmt::format("{}: '{}' is out of range", what, s));
-  if (ec != std::errc() || ptr != s.data() + s.size())
-    throw InputError(fmt::format("{}: '{}' is not a whole number", what, s));
-  if (v <= 0) throw InputError(fmt::format("{}: '{}' must be at least 1", what, s));
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc()) throw InputError(fmt::format("{}: '{}' is out of range", what, s));
+  return v;
+}
+
+long long parse_positive_integer(std::string_view raw, std::string_view what) {
+  const long long v = parse_decimal_integer(raw, what);
+  if (v <= 0) throw InputError(fmt::format("{}: '{}' must be at least 1", what, trim(raw)));
   return v;
 }
 
 double parse_duration_hours(std::string_view text, std::string_view what) {
   auto [value, unit] = split_number(text, what);
   std::string u = lower(unit);
+  refuse_m_for_minutes(u, text, what);
   double hours_per_unit = 0;
   if (u == "s" || u == "sec" || u == "seconds") hours_per_unit = 1.0 / 3600;
-  else if (u == "m" || u == "min" || u == "minutes") hours_per_unit = 1.0 / 60;
+  else if (u == "min" || u == "minutes") hours_per_unit = 1.0 / 60;
   else if (u == "h" || u == "hr" || u == "hours") hours_per_unit = 1;
   else if (u == "d" || u == "days") hours_per_unit = 24;
   else if (u == "w" || u == "weeks") hours_per_unit = 24 * 7;
   else if (u.empty())
-    throw InputError(fmt::format("{}: '{}' needs a unit (s, m, h, d or w), e.g. 72h or 14d", what, trim(text)));
+    throw InputError(fmt::format("{}: '{}' needs a unit (s, min, h, d or w), e.g. 72h or 14d", what, trim(text)));
   else
-    throw InputError(fmt::format("{}: unknown unit '{}' in '{}' (use s, m, h, d or w)", what, unit, trim(text)));
+    throw InputError(fmt::format("{}: unknown unit '{}' in '{}' (use s, min, h, d or w)", what, unit, trim(text)));
   double hours = value * hours_per_unit;
   require_positive(hours, text, what);
   return hours;
@@ -103,13 +156,14 @@ double parse_duration_hours(std::string_view text, std::string_view what) {
 double parse_latency_s(std::string_view text, std::string_view what) {
   auto [value, unit] = split_number(text, what);
   std::string u = lower(unit);
+  refuse_m_for_minutes(u, text, what);
   double seconds_per_unit = 0;
   if (u == "s" || u == "sec") seconds_per_unit = 1;
   else if (u == "ms") seconds_per_unit = 1e-3;
   else if (u == "us") seconds_per_unit = 1e-6;
-  else if (u == "m" || u == "min") seconds_per_unit = 60;
+  else if (u == "min") seconds_per_unit = 60;
   else if (u.empty())
-    throw InputError(fmt::format("{}: '{}' needs a unit (ms or s), e.g. 200ms or 2s", what, trim(text)));
+    throw InputError(fmt::format("{}: '{}' needs a unit (us, ms, s or min), e.g. 200ms or 2s", what, trim(text)));
   else
     throw InputError(fmt::format("{}: unknown unit '{}' in '{}' (use us, ms, s or min)", what, unit, trim(text)));
   double s = value * seconds_per_unit;
@@ -120,17 +174,12 @@ double parse_latency_s(std::string_view text, std::string_view what) {
 
 double parse_usd(std::string_view text, std::string_view what) {
   std::string s = trim(text);
+  refuse_commas(s, what);
   if (!s.empty() && s.front() == '$') s.erase(0, 1);
-  std::string digits;
-  for (char c : s)
-    if (c != ',') digits.push_back(c);
-  auto [value, unit] = split_number(digits, what);
-  double scale = 1;
-  if (unit.empty()) scale = 1;
-  else if (unit == "k" || unit == "K") scale = 1e3;
-  else if (unit == "M") scale = 1e6;
-  else if (lower(unit) == "usd") scale = 1;
-  else throw InputError(fmt::format("{}: unknown suffix '{}' in '{}' (amounts are USD, e.g. 5000 or 12.5k)", what, unit, trim(text)));
+  auto [value, unit] = split_number(s, what);
+  const double scale = lower(unit) == "usd" ? 1 : suffix_scale(unit);
+  if (scale == 0)
+    throw InputError(fmt::format("{}: unknown suffix '{}' in '{}' (amounts are USD: 5000, 12.5k, 1M)", what, unit, trim(text)));
   double usd = value * scale;
   require_positive(usd, text, what);
   return usd;

@@ -866,7 +866,7 @@ TEST_CASE("cli: cost prices a reservation without a model and works the hours ou
   CHECK(run("cost --instance p5.48xlarge --hours 10 --tokens 1B").code == 2);  // a workload flag needs the model
   // Deadline and budget, like recommend.
   CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --budget 20k").code == 3);
-  CHECK(run("cost --model llama-3-8b --task lora --deadline 2m --family g5").code == 3);
+  CHECK(run("cost --model llama-3-8b --task lora --deadline 2min --family g5").code == 3);
 }
 
 TEST_CASE("cli: a pricing model without data says so, and there is no pick to make") {

@@ -1,7 +1,10 @@
 // Parsing of human-written quantities: counts with K/M/B/T suffixes, durations,
 // money and memory sizes. Every parser rejects empty strings, NaN, infinities,
 // zero or negative values, overflow and unknown units with an InputError that
-// names the flag.
+// names the flag. One grammar for all (docs/cli.md §Quantities): decimal only
+// (a leading zero as in "010" is refused, so is "0x10"), no commas anywhere,
+// K/M/B/T are thousand/million/billion/trillion, and minutes are "min" (M and
+// m alone are a million).
 #pragma once
 #include <string>
 #include <string_view>
@@ -12,16 +15,27 @@ namespace gpuadvisor {
 // `what` names the input in error messages (e.g. "--params").
 double parse_count(std::string_view text, std::string_view what);
 
-// A plain positive integer ("8", "1024"); rejects fractions and suffixes.
+// A count of discrete things (tokens, steps, samples): as parse_count, and the
+// result must be whole. "1.5K" is 1500; "1.5" is refused. Returns a whole number.
+double parse_whole_count(std::string_view text, std::string_view what);
+
+// An integer as integer flags take it: decimal digits with an optional '-'
+// ("8", "1024", "-1"); refuses "010", "0x10", "1.5", "1e3", "8k", "1,000".
+long long parse_decimal_integer(std::string_view text, std::string_view what);
+
+// A plain positive integer ("8", "1024"), as parse_decimal_integer and at least 1.
 long long parse_positive_integer(std::string_view text, std::string_view what);
 
-// "72h", "14d", "90m" (minutes), "3600s", "2w". A unit is required.
+// "72h", "14d", "90min", "3600s", "2w". A unit is required; "m" and "M" are
+// refused (a million elsewhere), minutes are "min" or "minutes".
 double parse_duration_hours(std::string_view text, std::string_view what);
 
-// A latency: "200ms", "0.2s", "2s", "50us". A unit is required. Returns seconds.
+// A latency: "200ms", "0.2s", "2s", "50us", "1min". A unit is required ("m" is
+// refused, as for durations). Returns seconds.
 double parse_latency_s(std::string_view text, std::string_view what);
 
-// "5000", "$5,000", "12.5k", "1M" (USD).
+// "5000", "$5000", "12.5k", "1M" (USD); K/M/B/T as for counts. Commas are
+// refused ("$5,000" and "1,5" read differently across locales).
 double parse_usd(std::string_view text, std::string_view what);
 
 // "80", "80GB", "80GiB", "0.5TB". A bare number is GB (10^9 bytes). Returns GB.

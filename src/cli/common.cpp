@@ -362,7 +362,7 @@ namespace {
 // as context windows are named ("8k" is 8,192 tokens).
 int parse_length(const std::string& text, const char* flag, bool binary_k) {
   const bool k = binary_k && !text.empty() && (text.back() == 'k' || text.back() == 'K');
-  const double v = k ? parse_count(text.substr(0, text.size() - 1), flag) * 1024 : parse_count(text, flag);
+  const double v = k ? parse_count(text.substr(0, text.size() - 1), flag) * 1024 : parse_whole_count(text, flag);
   if (v != std::floor(v)) throw InputError(fmt::format("{}: '{}' is not a whole number", flag, text));
   return static_cast<int>(std::min(v, double(1 << 30)));
 }
@@ -392,7 +392,7 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   if (o.task.empty()) warn("no --task given: pre-training assumed (--task pretrain | finetune | lora | qlora | inference | rl)");
   r.task = *task;
   if (!o.tokens.empty()) {
-    r.tokens = parse_count(o.tokens, "--tokens");
+    r.tokens = parse_whole_count(o.tokens, "--tokens");
     if (*r.tokens < kSuspiciousTokens)
       warn(fmt::format("--tokens {}: only {:g} tokens; did you mean {}M or {}B?", o.tokens, *r.tokens, o.tokens, o.tokens));
   }
@@ -456,11 +456,15 @@ ModelSpec named_model(const std::string& text, const char* flag) {
 InferenceWorkload build_inference_workload(const InferenceOptions& o, const ModelSpec& m) {
   InferenceRequest r;
   auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_count(v, flag)); };
-  r.prompt_tokens = count(o.prompt_tokens, "--prompt-tokens");
-  r.prompt_tokens_p95 = count(o.prompt_tokens_p95, "--prompt-tokens-p95");
-  r.output_tokens = count(o.output_tokens, "--output-tokens");
-  r.output_tokens_p95 = count(o.output_tokens_p95, "--output-tokens-p95");
-  if (!o.reasoning_tokens.empty()) r.reasoning_tokens = parse_number(o.reasoning_tokens, "--reasoning-tokens", 0, 1e7);
+  auto whole = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_whole_count(v, flag)); };
+  r.prompt_tokens = whole(o.prompt_tokens, "--prompt-tokens");
+  r.prompt_tokens_p95 = whole(o.prompt_tokens_p95, "--prompt-tokens-p95");
+  r.output_tokens = whole(o.output_tokens, "--output-tokens");
+  r.output_tokens_p95 = whole(o.output_tokens_p95, "--output-tokens-p95");
+  if (!o.reasoning_tokens.empty() && o.reasoning_tokens != "0") {
+    r.reasoning_tokens = parse_whole_count(o.reasoning_tokens, "--reasoning-tokens");
+    check_range(r.reasoning_tokens, "--reasoning-tokens", 0, 1e7);
+  }
   if (!o.samples.empty()) r.samples = static_cast<int>(std::min<long long>(parse_positive_integer(o.samples, "--samples"), 1LL << 30));
   if (!o.requests_per_second.empty()) r.requests_per_second = parse_number(o.requests_per_second, "--requests-per-second", 1e-9, 1e9);
   r.output_tokens_per_day = count(o.tokens_per_day, "--tokens-per-day");
@@ -508,7 +512,7 @@ RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, cons
   auto whole = [](const std::string& v, const char* flag) {
     return v.empty() ? std::optional<int>() : std::optional<int>(static_cast<int>(std::min<long long>(parse_positive_integer(v, flag), 1 << 30)));
   };
-  auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_count(v, flag)); };
+  auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_whole_count(v, flag)); };
   r.prompts_per_step = whole(o.prompts_per_step, "--prompts-per-step");
   r.samples_per_prompt = whole(o.samples_per_prompt, "--samples-per-prompt");
   r.prompt_tokens = count(io.prompt_tokens, "--prompt-tokens");

@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "cli.hpp"
 #include "gpuadvisor/catalog.hpp"
 #include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/quantity.hpp"
 
 using namespace gpuadvisor;
 using namespace gpuadvisor::cli;
@@ -61,6 +63,30 @@ std::string flag_suggestions(CLI::App& app, int argc, char** argv) {
       break;
     }
   return out;
+}
+
+// An integer flag's text by the one grammar (docs/cli.md §Quantities), at
+// least `least`, back in the canonical form CLI11 then converts.
+std::string decimal_integer(const std::string& text, const std::string& flag, long long least) {
+  const long long v = gpuadvisor::parse_decimal_integer(text, flag);
+  if (v > std::numeric_limits<int>::max()) throw InputError(fmt::format("{}: '{}' is out of range", flag, text));
+  if (v == 0 && least > 0) throw InputError(fmt::format("{}: 0 is not allowed here; give at least 1, or leave the flag out for its default", flag));
+  if (v < least) throw InputError(fmt::format("{}: '{}' must be at least {}", flag, text, least));
+  return std::to_string(v);
+}
+
+// Every integer-typed option of every command reads its text through
+// decimal_integer before CLI11's conversion, which takes "010" as octal 8 and
+// "0x10" as 16. Zero means nothing (or "not given") except on these flags.
+void use_decimal_integers(CLI::App* cmd) {
+  static const std::vector<std::string> zero_allowed{"--zero-stage", "--retries", "--min-accelerators"};
+  for (CLI::Option* o : cmd->get_options()) {
+    if (o->get_type_size_max() == 0 || (o->get_type_name() != "INT" && o->get_type_name() != "UINT")) continue;
+    const std::string flag = o->get_name();
+    const long long least = std::find(zero_allowed.begin(), zero_allowed.end(), flag) != zero_allowed.end() ? 0 : 1;
+    o->transform([flag, least](std::string text) { return decimal_integer(text, flag, least); });
+  }
+  for (CLI::App* sub : cmd->get_subcommands([](CLI::App*) { return true; })) use_decimal_integers(sub);
 }
 
 // The command's name as the JSON documents give it ("recommend", "prices import").
@@ -139,6 +165,7 @@ int run(int argc, char** argv) {
   commands.push_back(add_recommend_command(app));
   commands.push_back(add_cost_command(app));
   commands.push_back(add_estimate_command(app));
+  use_decimal_integers(&app);
 
   try {
     app.parse(argc, argv);
