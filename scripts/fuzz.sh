@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Bounded fuzzing of every parser with libFuzzer (clang from Debian's packages).
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET ...]   (default 60 s, every target)
+# A nightly job gives hours per target (e.g. scripts/fuzz.sh 3600); the counts
+# of the last run are in docs/reliability.md §Fuzzing.
 # Builds ./build-fuzz with clang, ASan and UBSan, runs each target on a copy of
 # its seed corpus in fuzz/corpus/<target>/, and stops at the first crash
 # (the reproducer is written to build-fuzz/crash-*). Every crash found becomes
@@ -8,12 +10,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-pkgs=(clang libclang-rt-14-dev cmake libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev catch2)
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(quantity catalog hf_config price_import cases fetch)
+pkgs=(clang libclang-rt-14-dev cmake libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev catch2 libcurl4-openssl-dev)
 scripts/install_packages.sh "${pkgs[@]}"
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUADVISOR_FUZZ=ON \
   -DGPUADVISOR_BUILD_TESTS=OFF -DGPUADVISOR_BUILD_BENCH=OFF >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_quantity fuzz_catalog fuzz_hf_config fuzz_price_import fuzz_cases
-for t in quantity catalog hf_config price_import cases; do
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
+for t in "${targets[@]}"; do
   work="build-fuzz/corpus-$t"
   mkdir -p "$work"
   cp -n fuzz/corpus/$t/* "$work"/ 2>/dev/null || true
