@@ -163,11 +163,7 @@ struct Ctx {
   }
 };
 
-std::string describe(const json& v) {
-  std::string s = v.dump();
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
-}
+std::string describe(const json& v) { return json_excerpt(v); }
 
 // Every key of `obj` must be one the reader knows: a misspelt key ("price" for
 // "prices") would otherwise change nothing while the overlay reads as applied.

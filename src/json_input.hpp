@@ -37,6 +37,13 @@ inline int json_nesting_depth(std::string_view text, int limit) {
   return deepest;
 }
 
+// A value as an error message quotes it: at most `max_chars` of its JSON text.
+inline std::string json_excerpt(const nlohmann::json& v, size_t max_chars = 40) {
+  std::string s = v.dump();
+  if (s.size() > max_chars) s = s.substr(0, max_chars - 3) + "...";
+  return s;
+}
+
 // Any failure is bad input naming `origin`: empty, not JSON (with the byte and
 // the parser's reason, e.g. a truncated file), or JSON the parser cannot hold
 // (a number beyond double range such as 1e605).

@@ -104,7 +104,7 @@ int get_int(const json& j, const char* key, const std::string& where, int fallba
     if (fallback >= 0) return fallback;
     throw InputError(fmt::format("{}: field '{}' is missing", where, key));
   }
-  if (!it->is_number_integer()) throw InputError(fmt::format("{}: field '{}': expected an integer, got {}", where, key, it->dump()));
+  if (!it->is_number_integer()) throw InputError(fmt::format("{}: field '{}': expected an integer, got {}", where, key, json_excerpt(*it)));
   long long v = it->get<long long>();
   if (v < 0 || v > 100000000) throw InputError(fmt::format("{}: field '{}': {} is out of range", where, key, v));
   return static_cast<int>(v);
