@@ -3,9 +3,11 @@
 #pragma once
 #include <fmt/format.h>
 
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuadvisor/errors.hpp"
 
@@ -51,8 +53,21 @@ inline nlohmann::json parse_json_input(const std::string& text, const std::strin
   if (text.empty()) throw InputError(fmt::format("{}: the file is empty", origin));
   if (json_nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth)
     throw InputError(fmt::format("{}: nested more than {} levels deep; no gpuadvisor input nests so deep", origin, kMaxJsonDepth));
+  // A key twice in one object: the parser keeps the last, so an overlay's second "name" would silently win.
+  std::vector<std::set<std::string>> keys;  // per open object
+  const auto refuse_duplicate_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) keys.emplace_back();
+    else if (event == E::object_end && !keys.empty()) keys.pop_back();
+    else if (event == E::key && !keys.empty()) {
+      const std::string& k = parsed.get_ref<const std::string&>();
+      if (!keys.back().insert(k).second)
+        throw InputError(fmt::format("{}: the key '{}' appears twice in one object; which one was meant is unknowable", origin, k.substr(0, 64)));
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, refuse_duplicate_keys);
   } catch (const nlohmann::json::parse_error& e) {
     const std::string what = e.what();
     throw InputError(fmt::format("{}: not valid JSON at byte {}: {}", origin, e.byte, what.substr(what.find(':') + 2)));

@@ -73,6 +73,9 @@ class RecordHandler : public nlohmann::json_sax<json> {
       parent.push_back(std::move(v));
       return &parent.back();
     }
+    if (parent.contains(pending_key_))
+      throw InputError(fmt::format("{}: the key '{}' appears twice in one object; which one was meant is unknowable", origin_,
+                                   pending_key_.substr(0, 64)));
     json& slot = parent[pending_key_];
     slot = std::move(v);
     return &slot;

@@ -207,6 +207,8 @@ int dense_layer_count(const json& t, const std::string& type, int layers, const 
   if (step < 1) throw InputError(fmt::format("{}: the MoE layer step must be at least 1", where));
   const std::vector<int> listed = int_list(t, "mlp_only_layers", where);
   const std::set<int> mlp_only(listed.begin(), listed.end());
+  for (const int i : listed)
+    if (i < 0 || i >= layers) throw InputError(fmt::format("{}: mlp_only_layers: layer {} is not one of the {} layers", where, i, layers));
   int moe = 0;
   for (int i = 0; i < layers; ++i)
     if ((i + 1) % step == 0 && !mlp_only.count(i)) ++moe;
@@ -224,6 +226,8 @@ void read_local_attention(const json& t, const std::string& type, ModelSpec& m, 
   int local = 0;
   std::string how;
   if (t.contains("layer_types") && t["layer_types"].is_array()) {
+    if (t["layer_types"].size() != static_cast<size_t>(m.layers))
+      throw InputError(fmt::format("{}: layer_types lists {} layers, num_hidden_layers says {}", where, t["layer_types"].size(), m.layers));
     for (const auto& x : t["layer_types"])
       if (x.is_string() && (x.get<std::string>() == "sliding_attention" || x.get<std::string>() == "chunked_attention")) ++local;
     how = "from layer_types";
@@ -390,6 +394,8 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", path, e.what()));
   }
+  if (m.total_params() < kMinConfigParams)  // as --params: a model this small is a typo, not a job to rent for
+    throw InputError(fmt::format("{}: {:.3g} parameters is below the {:.0e} a foundation model has", path, m.total_params(), kMinConfigParams));
   return m;
 }
 

@@ -600,7 +600,21 @@ DownloadLock::~DownloadLock() {
   if (fd_ >= 0) ::close(fd_);  // releases the flock
 }
 
+namespace {
+
+// A region becomes part of a file name in the download directory: only an
+// AWS region's letters, digits and hyphens, so '../' can never leave it.
+void check_region_names(const std::vector<std::string>& regions) {
+  for (const auto& r : regions)
+    if (r.empty() || r.size() > 32 || r.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos)
+      throw InputError(fmt::format("--region: '{}' is not an AWS region name (lower-case letters, digits and hyphens, e.g. us-east-1)",
+                                   r.substr(0, 40)));
+}
+
+}  // namespace
+
 std::vector<FetchedFile> fetch_price_files(const FetchOptions& o) {
+  check_region_names(o.regions);
   const Run run{o, o.deadline != Clock::time_point{} ? o.deadline : Clock::now() + std::chrono::seconds(o.deadline_s)};
   std::error_code ec;
   fs::create_directories(o.download_dir, ec);

@@ -126,8 +126,12 @@ struct Tally {
   }
 };
 
-std::string date_of(const std::string& iso, const std::string& fallback) {
-  return iso.size() >= 10 && parse_utc_timestamp(iso.substr(0, 10) + "T00:00:00Z") ? iso.substr(0, 10) : fallback;
+std::string date_of(const std::string& iso, const std::string& fallback, const std::string& origin) {
+  const std::string date = iso.size() >= 10 && parse_utc_timestamp(iso.substr(0, 10) + "T00:00:00Z") ? iso.substr(0, 10) : fallback;
+  // A file dated after the import (beyond a day's time-zone grace) would make every later command refuse its prices.
+  if (auto ahead = days_between(fallback, date); ahead && *ahead > 1)
+    throw InputError(fmt::format("{}: publicationDate {} is after the import date {}: not a current price file", origin, date, fallback));
+  return date;
 }
 
 // One rate of a Savings Plan: the plan's key from `products`, the instance
@@ -211,6 +215,11 @@ void import_on_demand_terms(const PriceFile& f, const std::string& sku, const js
       auto usd = dim.contains("pricePerUnit") && dim["pricePerUnit"].is_object() ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
       if (!usd) fail(f, "terms.OnDemand." + sku, "expected pricePerUnit.USD as a number string");
       if (*usd <= 0) { t.add("skipped", "zero on-demand rate"); continue; }
+      // Two SKUs that both pass the filters but disagree: which is the rate is unknowable, so neither is taken silently.
+      const json& earlier = c.prices[o.instance][o.region][o.capacity_block ? "capacity_block" : "on_demand"];
+      if (earlier.is_object() && earlier.contains("usd_per_hour") && earlier["usd_per_hour"].get<double>() != *usd)
+        fail(f, "terms.OnDemand." + sku, fmt::format("a second on-demand rate for {} in {} (${} against ${}); the file is ambiguous", o.instance,
+                                                     o.region, *usd, earlier["usd_per_hour"].get<double>()));
       // status and note null: an overlay replaces a "not captured" entry (RFC 7386 removes null keys).
       c.prices[o.instance][o.region][o.capacity_block ? "capacity_block" : "on_demand"] = {
           {"usd_per_hour", *usd}, {"as_of", date}, {"source", "IMPORT-OFFER"}, {"status", nullptr}, {"note", nullptr}};
@@ -270,7 +279,7 @@ bool offer_pass(const Catalog& catalog, const PriceFile& f, const std::string& a
     if (p.size() == 1) {
       if (p[0] == "offerCode") offer_code = v.is_string() ? v.get<std::string>() : "";
       if (p[0] == "offerCode" && offer_code != "AmazonEC2") fail(f, "offerCode", "expected \"AmazonEC2\" (an EC2 offer file)");
-      if (p[0] == "publicationDate" && v.is_string()) date = date_of(v.get<std::string>(), as_of);
+      if (p[0] == "publicationDate" && v.is_string()) date = date_of(v.get<std::string>(), as_of, f.origin);
       return;
     }
     if (p[0] == "products") {
@@ -323,7 +332,7 @@ void import_savings_plans(const Catalog& catalog, const PriceFile& f, const Impo
   };
   r.on_record = [&](const JsonPath& p, json&& v) {
     if (p.size() == 1) {
-      if (v.is_string()) date = date_of(v.get<std::string>(), as_of);
+      if (v.is_string()) date = date_of(v.get<std::string>(), as_of, f.origin);
     } else if (p.size() == 2) {
       if (!v.is_object() || !v.contains("attributes") || !v["attributes"].is_object()) fail(f, "products[" + p[1] + "]", "expected a field 'attributes'");
       const std::string fam = str(v, "productFamily");

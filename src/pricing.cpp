@@ -82,6 +82,10 @@ std::optional<double> hourly_rate(const Instance& instance, std::string_view reg
   return std::nullopt;
 }
 
+namespace {
+constexpr double kMaxDiscountFraction = 0.95;
+}
+
 void add_discount(Discounts& d, std::string_view text) {
   std::string_view family, amount = text;
   if (auto eq = text.find('='); eq != std::string_view::npos) {
@@ -95,6 +99,9 @@ void add_discount(Discounts& d, std::string_view text) {
   double v = parse_number(a, "--discount", 0, percent ? 100 : 1);
   if (percent) v /= 100;
   if (v >= 1) throw InputError(fmt::format("--discount: '{}' would make prices zero or negative", text));
+  // No negotiated rate takes 95% off list: a larger figure is a typo, and would price below any real rate.
+  if (v > kMaxDiscountFraction)
+    throw InputError(fmt::format("--discount: '{}' is more than {:.0f}% off; write it as a percentage, e.g. 15%", text, kMaxDiscountFraction * 100));
   if (family.empty()) d.all = v;
   else d.by_family[std::string(family)] = v;
 }

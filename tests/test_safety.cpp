@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <functional>
 #include <thread>
 
 #include "cli_run.hpp"
@@ -327,4 +328,80 @@ TEST_CASE("cli: output that cannot be written is a failure, not exit 0") {
   CHECK(run("models >&-").code == 2);
   struct stat st{};
   if (::stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) CHECK(run("models >/dev/full").code == 2);  // the shell opens it; nothing replaces it
+}
+
+TEST_CASE("cli: a failure after the output began replaces it: one JSON document, no partial table") {
+  for (const std::string args : {"recommend --params 13B --task lora", "cost --model llama-3-8b --task pretrain --tokens 50B --family p5",
+                                 "recommend --params 7B --task inference", "cost --model llama-3-8b --task inference --requests-per-second 2"}) {
+    const auto j = run(args + " --chart /nonexistent-dir/c.svg --format json");
+    INFO(args << "\n" << j.out);
+    CHECK(j.code == 2);
+    const auto doc = nlohmann::json::parse(j.out);  // throws on "Extra data": two documents
+    CHECK(doc.contains("error"));
+    CHECK_FALSE(doc.contains("recommendation"));
+    const auto c = run(args + " --chart /nonexistent-dir/c.svg --format csv");
+    CHECK(c.code == 2);
+    CHECK(c.out.empty());
+  }
+}
+
+TEST_CASE("second review: a future-dated price file, a region that climbs out of the cache, a key twice, a unit that skips a bound") {
+  TempDir t("gpuadvisor_safety_review2");
+  std::string offer = slurp(data("prices/offer_ec2.json"));
+  offer.replace(offer.find("2026-11-01T00:00:00Z"), 20, "2999-01-01T00:00:00Z");
+  write(t.file("future.json"), offer);
+  const auto future = run("prices import --offer-file " + t.file("future.json") + " --output " + t.file("o.json"));
+  CHECK(future.code == 2);  // would have made every later command refuse the cache
+  CHECK(future.err.find("publicationDate 2999-01-01 is after the import date") != std::string::npos);
+  CHECK_FALSE(fs::exists(t.file("o.json")));
+  const auto climb = run("prices fetch --base-url http://127.0.0.1:9 --region a/../../evil --deadline 5 --download-dir " + t.file("dl") +
+                         " --output " + t.file("o.json"));
+  CHECK(climb.code == 2);
+  CHECK(climb.err.find("is not an AWS region name") != std::string::npos);
+  write(t.file("twice.json"), "{\"instances\": [{\"name\": \"p5.48xlarge\", \"name\": \"p4d.24xlarge\"}]}");
+  const auto twice = run("--catalog-add " + t.file("twice.json") + " catalog");
+  CHECK(twice.code == 2);
+  CHECK(twice.err.find("the key 'name' appears twice") != std::string::npos);
+  std::string dup = slurp(data("prices/offer_ec2.json"));
+  const size_t usd = dup.find("\"USD\"");
+  REQUIRE(usd != std::string::npos);
+  dup.insert(usd, "\"USD\": \"0.01\", ");
+  write(t.file("dup.json"), dup);
+  CHECK(run("prices import --offer-file " + t.file("dup.json") + " --output " + t.file("o.json")).code == 2);
+  for (const std::string hours : {"1e305d", "1.7e308h", "1e20h"}) {
+    const auto h = run("cost --instance p5.48xlarge --count 1 --hours " + hours);
+    INFO(hours);
+    CHECK(h.code == 2);
+  }
+  CHECK(run("cost --instance p5.48xlarge --count 1 --hours 90min").code == 0);
+  CHECK(run("cost --instance p5.48xlarge --count 1 --hours 10 --discount p5=99.9999999%").code == 2);
+  CHECK(run("cost --instance p5.48xlarge --count 1 --hours 10 --discount p5=30%").code == 0);
+}
+
+TEST_CASE("second review: a baseline must be a costed document of this version with a real cost and count") {
+  TempDir t("gpuadvisor_safety_baseline2");
+  const auto b = run("recommend --params 13B --task lora --format json");
+  REQUIRE(b.code == 0);
+  auto with = [&](const std::function<void(nlohmann::json&)>& change) {
+    nlohmann::json doc = nlohmann::json::parse(b.out);
+    change(doc);
+    write(t.file("base.json"), doc.dump());
+    return run("recommend --params 13B --task lora --fail-if-increase 10% --compare-to " + t.file("base.json")).code;
+  };
+  CHECK(with([](nlohmann::json&) {}) == 0);
+  CHECK(with([](nlohmann::json& d) { d["recommendation"]["costs"]["ranked_usd"] = 1e-300; }) == 2);
+  CHECK(with([](nlohmann::json& d) { d["recommendation"]["count"] = 0; }) == 2);
+  CHECK(with([](nlohmann::json& d) { d["schema_version"] = 9; }) == 2);
+  CHECK(with([](nlohmann::json& d) { d["command"] = "catalog"; }) == 2);
+}
+
+TEST_CASE("second review: a config.json too small to be a model, or whose layer lists disagree with its layers, is refused") {
+  TempDir t("gpuadvisor_safety_config2");
+  write(t.file("tiny.json"), "{\"num_hidden_layers\": 1, \"hidden_size\": 1, \"num_attention_heads\": 1, \"intermediate_size\": 1, \"vocab_size\": 1}");
+  CHECK(run("estimate --instance p5.48xlarge --task lora --model-config " + t.file("tiny.json")).code == 2);
+  write(t.file("types.json"), "{\"num_hidden_layers\": 32, \"hidden_size\": 4096, \"num_attention_heads\": 32, \"intermediate_size\": 11008, "
+                              "\"vocab_size\": 32000, \"sliding_window\": 4096, \"layer_types\": [\"full_attention\", \"sliding_attention\"]}");
+  const auto types = run("estimate --instance p5.48xlarge --task lora --model-config " + t.file("types.json"));
+  CHECK(types.code == 2);
+  CHECK(types.err.find("layer_types lists 2 layers") != std::string::npos);
 }

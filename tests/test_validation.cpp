@@ -192,7 +192,14 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK_NOTHROW(read_cases("cases.json", one_case(R"(, "measured": 100)")));
   CHECK(fails_with(one_case(""), "case X1: field 'measured': is missing"));
   CHECK(fails_with(one_case(R"(, "measured": -5)"), "case X1: field 'measured'"));
-  CHECK(fails_with(one_case(R"(, "measured": 100, "metric": "speed")"), "case X1: field 'metric'"));  // the later key wins
+  // A key twice is refused (the parser would keep the later one silently); a bad metric is refused by name.
+  CHECK(fails_with(one_case(R"(, "measured": 100, "metric": "speed")"), "the key 'metric' appears twice"));
+  auto with_metric = [](const std::string& metric, const std::string& measured) {
+    std::string c = one_case(R"(, "measured": )" + measured);
+    c.replace(c.find("tokens_per_second_per_gpu"), 25, metric);
+    return c;
+  };
+  CHECK(fails_with(with_metric("speed", "100"), "case X1: field 'metric'"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "usable": false)"), "field 'reason': an unusable case must say why"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"tp": 0})"), "field 'tp'"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "layout": {"cp": 0})"), "field 'cp'"));
@@ -215,7 +222,7 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   const std::string twice = R"({"cases": [)" + one_case(R"(, "measured": 1)").substr(11, one_case(R"(, "measured": 1)").size() - 13) + "," +
                             one_case(R"(, "measured": 1)").substr(11, one_case(R"(, "measured": 1)").size() - 13) + "]}";
   CHECK(fails_with(twice, "duplicate case id"));
-  CHECK(fails_with(one_case(R"(, "measured": 0.5, "metric": "tpot_s")"), "a training case measures"));
+  CHECK(fails_with(with_metric("tpot_s", "0.5"), "a training case measures"));
   // RL cases: the workload object, its placement and known stage names.
   const std::string rl = R"({"cases": [{"id": "RL1", "task": "rl", "model": "llama-3-8b", "system": "p5.48xlarge", "precision": "bf16",
     "metric": "rl_step_time_s", "measured": 100, "source": "t", "source_key": "T", "rl": {"algorithm": "grpo", "prompts_per_step": 64,

@@ -107,6 +107,7 @@ struct ShapeOverrides {
 void apply_overrides(ModelSpec& m, const ShapeOverrides& o);
 
 inline constexpr double kMaxParams = 1e15;  // 1,000T: larger is refused as absurd
+inline constexpr double kMinConfigParams = 1e6;  // a config.json smaller than this is refused, as --params below 1M is
 inline constexpr int kMaxLayers = 10000;      // more layers than any model has is refused before any per-layer work
 
 }  // namespace gpuadvisor

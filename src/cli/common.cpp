@@ -96,11 +96,15 @@ void refuse_future_dates(const Catalog& c) {
 
 // The catalog with its overlays; a damaged cache of fetched prices says how to go on without it.
 Catalog load_with_hint(const CatalogSource& base, const std::vector<CatalogSource>& overlays) {
+  const std::string cached = cached_prices_path();
+  const bool uses_cache =
+      !cached.empty() && std::any_of(overlays.begin(), overlays.end(), [&](const CatalogSource& o) { return o.origin == cached; });
   try {
-    return load_catalog(base, overlays);
+    Catalog c = load_catalog(base, overlays);
+    refuse_future_dates(c);
+    return c;
   } catch (const InputError& e) {
-    const std::string cached = cached_prices_path();
-    if (cached.empty() || std::string_view(e.what()).find(cached) == std::string_view::npos) throw;
+    if (!uses_cache) throw;
     throw InputError(fmt::format("{}; the cached prices are damaged: run `gpuadvisor prices fetch` again, or pass --no-cache-prices "
                                  "(or delete {}) to use the built-in prices",
                                  e.what(), cached));
@@ -112,7 +116,6 @@ Catalog load_with_hint(const CatalogSource& base, const std::vector<CatalogSourc
 Catalog load(const GlobalOptions& g) {
   auto [base, overlays] = catalog_sources(g);
   Catalog c = load_with_hint(base, overlays);
-  refuse_future_dates(c);
   const std::string cached = cached_prices_path();
   if (!cached.empty() && std::find(c.origins.begin(), c.origins.end(), cached) != c.origins.end())
     c.prices_origin = fmt::format("fetched from the AWS Price List ({})", cached);

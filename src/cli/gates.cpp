@@ -30,17 +30,28 @@ std::string text_field(const nlohmann::json& r, const char* key, const std::stri
   return r[key].get<std::string>();
 }
 
-double number_field(const nlohmann::json& r, const char* key, const std::string& path, double max_value) {
+double number_field(const nlohmann::json& r, const char* key, const std::string& path, double min_value, double max_value) {
   const auto& v = r[key];
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > max_value)
-    bad_field(path, key, fmt::format("a number in [0, {:g}]", max_value).c_str());
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min_value || v.get<double>() > max_value)
+    bad_field(path, key, fmt::format("a number in [{:g}, {:g}]", min_value, max_value).c_str());
   return v.get<double>();
+}
+
+// The baseline must be a document of this version from a costed command, or its fields may mean something else.
+void check_document(const nlohmann::json& doc, const std::string& path) {
+  if (!doc.contains("schema_version") || doc["schema_version"] != kJsonSchemaVersion)
+    throw InputError(fmt::format("{}: schema_version {} is not this gpuadvisor's {} (make the baseline again with this version)", path,
+                                 doc.contains("schema_version") ? json_excerpt(doc["schema_version"]) : "missing", kJsonSchemaVersion));
+  const std::string command = doc.contains("command") && doc["command"].is_string() ? doc["command"].get<std::string>() : "";
+  if (command != "recommend" && command != "cost")
+    throw InputError(fmt::format("{}: the output of '{}', not of recommend or cost: nothing to compare a cost with", path, command.substr(0, 40)));
 }
 
 PickSummary base_pick(const std::string& path, const std::string& cost_key) {
   const auto doc = parse_json_input(read_input_file(path, "a --compare-to file"), path);
   if (!doc.is_object() || !doc.contains("recommendation") || !doc["recommendation"].is_object())
     throw InputError(fmt::format("{}: no 'recommendation' (give an earlier --format json output of the same command)", path));
+  check_document(doc, path);
   const auto& r = doc["recommendation"];
   // A service's month and a job's total are not comparable.
   if (!r.contains("costs") || !r["costs"].is_object() || !r["costs"].contains(cost_key))
@@ -52,13 +63,13 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
     p.job = job_of(text_field(doc["model"], "name", path), text_field(doc["workload"], "task", path));
   p.instance = text_field(r, "instance", path);
   if (r.contains("count")) {
-    if (!r["count"].is_number_integer() || r["count"].get<long long>() < 0 || r["count"].get<long long>() > 1000000)
+    if (!r["count"].is_number_integer() || r["count"].get<long long>() < 1 || r["count"].get<long long>() > 1000000)
       bad_field(path, "count", "a whole number of instances");
     p.count = r["count"].get<int>();
   }
-  if (!r["costs"][cost_key].is_null()) p.cost_usd = number_field(r["costs"], cost_key.c_str(), path, kMaxBaselineUsd);
+  if (!r["costs"][cost_key].is_null()) p.cost_usd = number_field(r["costs"], cost_key.c_str(), path, 0.01, kMaxBaselineUsd);  // at least a cent
   const char* time_key = r.contains("total_hours") ? "total_hours" : "tpot_s";
-  p.time = r.contains(time_key) ? number_field(r, time_key, path, 1e9) : 0.0;
+  p.time = r.contains(time_key) ? number_field(r, time_key, path, 0, 1e9) : 0.0;
   return p;
 }
 

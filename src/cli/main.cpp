@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -219,16 +220,31 @@ int check_output_written(int code, bool stdout_closed) {
   return code == 0 || code == static_cast<int>(ExitCode::gate_failed) ? static_cast<int>(ExitCode::input_error) : code;
 }
 
-int run_and_report(int argc, char** argv, bool json, const std::string& command) {
+// One document per run: what a command prints is held until it ends, and a
+// failure after it began printing (a chart that cannot be written) replaces it
+// with the error document rather than following it.
+int run_and_report(int argc, char** argv, bool json, const std::string& command, std::ostringstream& held) {
   try {
     return run(argc, argv);
   } catch (const InputError& e) {
+    held.str("");
     return fail(ExitCode::input_error, "input_error", e.what(), "", json, command);
   } catch (const NothingFitsError& e) {
+    if (json) held.str("");  // a table or CSV of no rows (its header) is a whole answer: nothing fits
     return fail(ExitCode::nothing_fits, "nothing_fits", e.what(), e.details_json(), json, command);
   } catch (const std::exception& e) {
+    held.str("");
     return fail(ExitCode::internal_error, "internal_error", e.what(), "", json, command);
   }
+}
+
+int run_holding_output(int argc, char** argv, bool json, const std::string& command) {
+  std::ostringstream held;
+  std::streambuf* real = std::cout.rdbuf(held.rdbuf());
+  const int code = run_and_report(argc, argv, json, command, held);
+  std::cout.rdbuf(real);
+  std::cout << held.str();
+  return code;
 }
 
 }  // namespace
@@ -237,6 +253,6 @@ int main(int argc, char** argv) {
   const bool stdout_closed = hold_closed_standard_streams();
   const bool json = wants_json(argc, argv);
   const std::string command = command_name(argc, argv);
-  return check_output_written(run_and_report(argc, argv, json, command), stdout_closed);
+  return check_output_written(run_holding_output(argc, argv, json, command), stdout_closed);
 }
 
