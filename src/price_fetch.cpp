@@ -149,7 +149,14 @@ std::string validators_url(const std::string& path) {
   return "file:" + path;
 }
 
+// A validator is sent back verbatim in a header: only printable ASCII is kept
+// (a server's raw bytes, invalid UTF-8 included, cost a download rather than a crash).
+bool printable_ascii(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 0x20 && ch <= 0x7e; });
+}
+
 void write_validators(const std::string& path, const std::string& url, const Validators& v) {
+  if (!printable_ascii(v.etag) || !printable_ascii(v.last_modified) || !printable_ascii(url)) return;
   const json j{{"url", url}, {"etag", v.etag}, {"last_modified", v.last_modified}, {"bytes", fs::file_size(path)}};
   write_file_atomically(meta_path(path), j.dump() + "\n");
 }

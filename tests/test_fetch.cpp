@@ -424,3 +424,16 @@ TEST_CASE("prices fetch: a region index larger than 8 MB is refused without read
   CHECK(r.err.find("larger than the 8 MB allowed for the EC2 region index") != std::string::npos);
   CHECK(!fs::exists(t.path + "/downloads/ec2_region_index.json"));
 }
+
+TEST_CASE("prices fetch: an ETag of raw bytes (invalid UTF-8) costs a later download, not a crash (found by fuzz_fetch)", "[fetch]") {
+  TempDir t;
+  test_http::Server s;
+  serve_prices(s, slurp(make_offer(t.path, 1)));
+  s.add(kOfferPath, {slurp(make_offer(t.path, 1)), "\"e1\xff\xff\"", test_http::Behaviour::normal});
+  const std::string out = t.path + "/prices.json";
+  const auto r = run(fetch_args(s, t) + " --output " + out);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(on_demand(out, "p5.48xlarge") == 55.0411);
+  CHECK_FALSE(fs::exists(t.path + "/downloads/ec2_us-east-1.json.validators.json"));  // not kept: it could not be sent back as it came
+}
