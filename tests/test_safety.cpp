@@ -405,3 +405,24 @@ TEST_CASE("second review: a config.json too small to be a model, or whose layer 
   CHECK(types.code == 2);
   CHECK(types.err.find("layer_types lists 2 layers") != std::string::npos);
 }
+
+TEST_CASE("cli: cost --task inference carries the gates: over a limit and past an increase exits 4, a missing baseline exits 2") {
+  TempDir t("gpuadvisor_safety_service_gates");
+  const std::string service = "cost --model llama-3-70b --task inference --requests-per-second 8";
+  const auto base = run("--discount 40% " + service + " --format json");
+  REQUIRE(base.code == 0);
+  write(t.file("base.json"), base.out);
+  const auto gated = run(service + " --compare-to " + t.file("base.json") + " --fail-if-increase 10% --fail-if-over 20000 --format json");
+  CHECK(gated.code == 4);
+  const auto doc = nlohmann::json::parse(gated.out);
+  REQUIRE(doc["gates"].size() == 2);
+  CHECK(doc["gates"][0]["gate"] == "fail_if_over");
+  CHECK(doc["gates"][0]["passed"] == false);
+  CHECK(doc["gates"][1]["gate"] == "fail_if_increase");
+  CHECK(doc["gates"][1]["passed"] == false);
+  CHECK(doc["comparison"]["cost_delta_fraction"].get<double>() > 0.10);
+  CHECK(run(service + " --compare-to /nonexistent.json --format json").code == 2);
+  const auto plain = nlohmann::json::parse(run(service + " --format json").out);
+  CHECK(plain["gates"].empty());
+  CHECK(plain["comparison"].is_null());
+}

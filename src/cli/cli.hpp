@@ -120,6 +120,8 @@ struct PickSummary {
 // The job a pick is for, as PickSummary::job and the JSON's model.name and workload.task give it.
 std::string job_of(const std::string& model_name, std::string_view task);
 void add_gate_options(CLI::App* cmd, GateOptions& o);
+// What a gate compares for a service: its pick's instances and month, recommend's and cost's alike.
+PickSummary serving_summary(const ServingRow& pick, const std::string& model_name);
 // The `comparison` JSON object against --compare-to (null without it).
 nlohmann::ordered_json comparison(const GateOptions& o, const PickSummary& now);
 // Prints the comparison for people (table: one line; markdown: a short diff).

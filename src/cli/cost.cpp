@@ -239,16 +239,21 @@ class CostCommand : public Command {
     }
     if (!result.pick) throw_no_price(r, row_instances(result.rows));
     const Format format = parse_format(g);
+    // The gates, as on every costed document: a service's month against --fail-if-over and the baseline.
+    const PickSummary now = serving_summary(*result.pick, m.name);
+    const auto cmp = comparison(go, now);
+    const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
+    print_comparison(cmp, format);
     print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g,
-                format == Format::json ? inference_json_extra(result, ctx) : std::string());
+                format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
     write_chart(co.chart, inference_chart(result, ctx));
     if (format == Format::table || format == Format::markdown)
       std::cout << fmt::format("\nUSD, {} {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
                                "keep spare capacity). A service runs all month, so a commitment's effective rate applies as is; it pays "
                                "off above the UTIL> share of the month.\n",
                                r.region, prices_note(catalog));
-    return 0;
+    return gate_exit(gates);
   }
 };
 

@@ -100,6 +100,12 @@ void add_gate_options(CLI::App* cmd, GateOptions& o) {
 
 std::string job_of(const std::string& model_name, std::string_view task) { return fmt::format("{} {}", model_name, task); }
 
+PickSummary serving_summary(const ServingRow& pick, const std::string& model_name) {
+  return {pick.instance->name, pick.instances,
+          pick.ranked_usd_per_hour ? std::optional<double>(*pick.ranked_usd_per_hour * kHoursPerMonth) : std::nullopt, pick.at_load.tpot_s,
+          "ranked_usd_per_month", job_of(model_name, "inference")};
+}
+
 ordered_json comparison(const GateOptions& o, const PickSummary& now) {
   if (!o.fail_if_increase.empty() && o.compare_to.empty()) throw InputError("--fail-if-increase needs --compare-to BASE.json");
   if (o.compare_to.empty()) return nullptr;

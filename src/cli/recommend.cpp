@@ -197,9 +197,7 @@ class RecommendCommand : public Command {
     }
     if (!result.pick) throw_no_price(r, row_instances(result.rows));
     const ServingRow& pick = *result.pick;
-    const PickSummary now{pick.instance->name, pick.instances,
-                          pick.ranked_usd_per_hour ? std::optional<double>(*pick.ranked_usd_per_hour * kHoursPerMonth) : std::nullopt,
-                          pick.at_load.tpot_s, "ranked_usd_per_month", job_of(m.name, "inference")};
+    const PickSummary now = serving_summary(pick, m.name);
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
