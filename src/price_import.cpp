@@ -129,7 +129,7 @@ struct Tally {
 std::string date_of(const std::string& iso, const std::string& fallback, const std::string& origin) {
   const std::string date = iso.size() >= 10 && parse_utc_timestamp(iso.substr(0, 10) + "T00:00:00Z") ? iso.substr(0, 10) : fallback;
   // A file dated after the import (beyond a day's time-zone grace) would make every later command refuse its prices.
-  if (auto ahead = days_between(fallback, date); ahead && *ahead > 1)
+  if (auto ahead = days_between(fallback, date); ahead && *ahead > kFutureDateGraceDays)
     throw InputError(fmt::format("{}: publicationDate {} is after the import date {}: not a current price file", origin, date, fallback));
   return date;
 }

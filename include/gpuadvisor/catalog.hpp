@@ -194,4 +194,8 @@ CatalogSource read_catalog_file(const std::string& path);
 // Days between two YYYY-MM-DD dates (b - a); nullopt if either is malformed.
 std::optional<long> days_between(std::string_view a, std::string_view b);
 
+// A date may lie this many days after today (time zones) before it counts as
+// in the future: a price cannot be dated after it was read.
+inline constexpr long kFutureDateGraceDays = 1;
+
 }  // namespace gpuadvisor

@@ -76,7 +76,7 @@ namespace {
 
 // A date after today would hide the stale-price warning: refused, naming the entry (a day's grace for time zones).
 void refuse_future_date(const std::string& date, const std::string& what, const std::string& today_date) {
-  if (auto ahead = days_between(today_date, date); ahead && *ahead > 1)
+  if (auto ahead = days_between(today_date, date); ahead && *ahead > kFutureDateGraceDays)
     throw InputError(fmt::format("{}: as of {} is in the future (today is {}); a price cannot be dated after it was read", what, date, today_date));
 }
 

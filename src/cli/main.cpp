@@ -193,10 +193,6 @@ int run(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace
-
-namespace {
-
 // A closed standard stream (`>&-`) would hand its number to the next file
 // opened, and output meant for stdout would land in that file: hold each with
 // /dev/null, and remember that stdout was closed.
