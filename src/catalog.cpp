@@ -101,6 +101,14 @@ std::vector<std::string> Catalog::nearest_instance_names(std::string_view name, 
   return nearest_names(name, names, limit);
 }
 
+std::string Catalog::spot_advisor_as_of() const {
+  std::string oldest;
+  for (const auto& i : instances)
+    for (const auto& [region, p] : i.prices)
+      if (!p.spot.interruption_as_of.empty() && (oldest.empty() || p.spot.interruption_as_of < oldest)) oldest = p.spot.interruption_as_of;
+  return oldest;
+}
+
 std::string_view embedded_catalog_text() {
   return std::string_view(embedded_catalog_json, embedded_catalog_json_size);
 }
@@ -168,15 +176,7 @@ std::string describe(const json& v) { return json_excerpt(v); }
 // Every key of `obj` must be one the reader knows: a misspelt key ("price" for
 // "prices") would otherwise change nothing while the overlay reads as applied.
 void refuse_unknown_keys(const json& obj, std::initializer_list<const char*> known, const Ctx& ctx) {
-  if (!obj.is_object()) return;
-  const std::vector<std::string> names(known.begin(), known.end());
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    if (std::find(names.begin(), names.end(), it.key()) != names.end()) continue;
-    const std::string nearest = nearest_names(it.key(), names, 1).front();
-    const bool close = edit_distance(it.key(), nearest) <= std::max<size_t>(2, it.key().size() / 3);
-    ctx.fail(it.key().substr(0, 64), close ? fmt::format("unknown key (did you mean '{}'?)", nearest)
-                                           : fmt::format("unknown key (known: {})", fmt::join(names, ", ")));
-  }
+  if (auto u = unknown_key(obj, std::vector<std::string>(known.begin(), known.end()))) ctx.fail(u->key, u->message);
 }
 
 const json& require(const json& obj, const char* key, const Ctx& ctx) {

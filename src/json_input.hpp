@@ -3,12 +3,15 @@
 #pragma once
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
 #include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpuadvisor/catalog.hpp"  // nearest_names, edit_distance
 #include "gpuadvisor/errors.hpp"
 
 namespace gpuadvisor {
@@ -74,6 +77,24 @@ inline nlohmann::json parse_json_input(const std::string& text, const std::strin
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: not usable JSON: {}", origin, e.what()));
   }
+}
+
+// The first key of `obj` that is not among `known`, with what to say of it
+// ("unknown key (did you mean 'prompt_tokens'?)"): a misspelt key would
+// otherwise change nothing while the file reads as applied. Nothing when all are known.
+struct UnknownKey {
+  std::string key, message;
+};
+inline std::optional<UnknownKey> unknown_key(const nlohmann::json& obj, const std::vector<std::string>& known) {
+  if (!obj.is_object()) return std::nullopt;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (std::find(known.begin(), known.end(), it.key()) != known.end()) continue;
+    const std::string nearest = nearest_names(it.key(), known, 1).front();
+    const bool close = edit_distance(it.key(), nearest) <= std::max<size_t>(2, it.key().size() / 3);
+    return UnknownKey{it.key().substr(0, 64), close ? fmt::format("unknown key (did you mean '{}'?)", nearest)
+                                                    : fmt::format("unknown key (known: {})", fmt::join(known, ", "))};
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpuadvisor

@@ -120,6 +120,11 @@ bool get_bool(const json& j, const char* key, const std::string& where, bool fal
 // A model shape from a JSON object with the data/models.json keys.
 ModelSpec spec_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(fmt::format("{}: expected an object with the model's shape", where));
+  static const std::vector<std::string> kShapeKeys{
+      "name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "tied_embeddings", "gated_mlp",
+      "experts", "active_experts", "shared_experts", "expert_ffn", "dense_layers", "expert_bias", "clamped_glu", "q_lora_rank",
+      "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window", "sliding_layers", "native_weights"};
+  if (auto u = unknown_key(j, kShapeKeys)) throw InputError(fmt::format("{}: field '{}': {}", where, u->key, u->message));
   ModelSpec m;
   m.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "custom";
   m.source = j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : "";
@@ -454,16 +459,26 @@ void apply_overrides(ModelSpec& m, const ShapeOverrides& o) {
     m.layers = o.layers, changed = true;
   }
   if (o.heads) {
+    if (!o.kv_heads && o.heads % m.kv_heads != 0) {
+      m.assumptions.push_back(fmt::format("KV heads set to {} (the preset's {} do not divide {} heads)", o.heads, m.kv_heads, o.heads));
+      m.kv_heads = o.heads;
+    }
     m.heads = o.heads;
-    if (!o.kv_heads && m.heads % m.kv_heads != 0) m.kv_heads = m.heads;
     changed = true;
   }
   if (o.hidden) {
-    m.ffn = static_cast<int>(std::lround(double(m.ffn) / m.hidden * o.hidden));
+    // The MLP widths keep their ratio to the hidden size.
+    const double scale = double(o.hidden) / m.hidden;
+    m.ffn = static_cast<int>(std::lround(m.ffn * scale));
+    if (m.expert_ffn > 0) m.expert_ffn = static_cast<int>(std::lround(m.expert_ffn * scale));
     m.hidden = o.hidden;
     changed = true;
   }
-  if (o.kv_heads) m.kv_heads = o.kv_heads, changed = true;
+  if (o.kv_heads) {
+    if (m.heads % o.kv_heads != 0)
+      throw InputError(fmt::format("--kv-heads {} does not divide the {} attention heads{}", o.kv_heads, m.heads, o.heads ? "" : " (set --heads too)"));
+    m.kv_heads = o.kv_heads, changed = true;
+  }
   if (o.vocab) m.vocab = o.vocab, changed = true;
   if (o.hidden || o.heads) m.head_dim = m.hidden / m.heads;
   if (changed) {

@@ -50,6 +50,13 @@ double sig6(double v) {
   return std::round(v / unit) * unit;
 }
 
+// Hourly rates keep the catalog's precision (21.957642; AWS lists up to 8
+// decimals), only the float noise a discount adds is cut (44.032000000000004 is 44.032).
+double rate_json_value(double usd_per_hour) {
+  sig6(usd_per_hour);  // refuses NaN and infinity
+  return std::round(usd_per_hour * 1e8) / 1e8;
+}
+
 namespace report_detail {
 
 std::string thousands(double v, int decimals) { return format_thousands(v, decimals); }
@@ -62,13 +69,41 @@ Cell money(std::optional<double> usd) {
 }
 Cell rate(std::optional<double> usd) {
   if (!usd) return {"unknown", std::monostate{}};
-  return {fmt::format("{:.4g}", *usd), sig6(*usd)};  // 6 significant digits (a discount's 44.032000000000004 is 44.032)
+  return {fmt::format("{:.4g}", *usd), rate_json_value(*usd)};
 }
 Cell num(double v, int decimals) { return {thousands(v, decimals), sig6(v)}; }
 Cell integer(long long v) { return {thousands(double(v), 0), v}; }
 Cell text(std::string s) { return {s, s}; }
 Cell pct(double fraction) { return {fmt::format("{:.0f}%", fraction * 100), sig6(fraction)}; }
 Cell pick_cell(bool is_pick) { return {is_pick ? "yes" : "", is_pick}; }
+
+std::string_view channel_of(const RecommendRow& r, const RecommendRequest& request) {
+  return r.ranked_pricing.empty() ? to_string(request.pricing) : std::string_view(r.ranked_pricing);
+}
+
+bool is_pick(const RecommendRow& r, const Recommendation& rec) {
+  return rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count;
+}
+
+std::vector<Column> provenance_columns(bool with_pick) {
+  std::vector<Column> c{{"region", "REGION", false, true, true},
+                        {"prices_as_of", "PRICES AS OF", false, true, true},
+                        {"spot_advisor_as_of", "SPOT ADVISOR AS OF", false, true, true},
+                        {"channel", "CHANNEL", false, true, true}};
+  if (with_pick) c.push_back({"pick", "PICK", false, true, true});
+  return c;
+}
+
+void append_provenance(std::vector<Cell>& row, const Instance& i, const std::string& region, std::string_view channel,
+                       std::optional<bool> pick) {
+  const auto it = i.prices.find(region);
+  auto date = [](const std::string& d) { return d.empty() ? Cell{"unknown", std::monostate{}} : text(d); };
+  row.push_back(text(region));
+  row.push_back(it == i.prices.end() ? Cell{"unknown", std::monostate{}} : date(it->second.on_demand.as_of));
+  row.push_back(it == i.prices.end() ? Cell{"unknown", std::monostate{}} : date(it->second.spot.interruption_as_of));
+  row.push_back(text(std::string(channel)));
+  if (pick) row.push_back(pick_cell(*pick));
+}
 
 ordered_json to_json(const Value& v) {
   return std::visit(
@@ -153,8 +188,9 @@ std::string render_table(const Table& t, const Catalog& catalog, std::string_vie
   }
   std::vector<size_t> shown;
   for (size_t c = 0; c < t.columns.size(); ++c)
-    if (o.wide || !t.columns[c].wide_only || o.format == Format::markdown) shown.push_back(c);
-  if (hidden_columns) *hidden_columns = static_cast<int>(t.columns.size() - shown.size());
+    if (!t.columns[c].data_only && (o.wide || !t.columns[c].wide_only || o.format == Format::markdown)) shown.push_back(c);
+  const auto data_only = std::count_if(t.columns.begin(), t.columns.end(), [](const Column& c) { return c.data_only; });
+  if (hidden_columns) *hidden_columns = static_cast<int>(t.columns.size() - shown.size() - data_only);
   std::vector<size_t> width(t.columns.size(), 0);
   for (size_t c : shown) {
     width[c] = t.columns[c].header.size();
@@ -266,6 +302,8 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
       j["source"] = q.source;
       if (!q.statistic.empty()) j["statistic"] = q.statistic;
       if (!q.note.empty()) j["note"] = q.note;
+      if (!q.interruption_bucket.empty())
+        j["interruption"] = {{"bucket", q.interruption_bucket}, {"as_of", q.interruption_as_of}, {"source", q.interruption_source}};
       return j;
     };
     prices[region] = {{"on_demand", quote(rp.on_demand)}, {"spot", quote(rp.spot)}, {"capacity_block", quote(rp.capacity_block)}};
@@ -276,6 +314,7 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
   for (const auto& [region, rp] : i.prices) {
     if (!rp.on_demand.source.empty()) keys.insert(rp.on_demand.source);
     if (!rp.spot.source.empty()) keys.insert(rp.spot.source);
+    if (!rp.spot.interruption_source.empty()) keys.insert(rp.spot.interruption_source);
     if (!rp.capacity_block.source.empty()) keys.insert(rp.capacity_block.source);
   }
   if (!i.capacity_source.empty()) keys.insert(i.capacity_source);
@@ -342,6 +381,8 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
       std::string s = fmt::format("${}/h as of {}", *q.usd_per_hour, q.as_of);
       if (q.max_usd_per_hour && *q.max_usd_per_hour != *q.usd_per_hour) s += fmt::format(" (AZ range up to ${})", *q.max_usd_per_hour);
       if (!q.note.empty()) s += "; " + q.note;
+      if (!q.interruption_bucket.empty())
+        s += fmt::format("; interruptions {} a month (Spot Advisor as of {})", q.interruption_bucket, q.interruption_as_of);
       return s;
     };
     add(region + " on-demand", describe(rp.on_demand), rp.on_demand.source);
@@ -358,6 +399,18 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
   RenderOptions wide = o;
   wide.wide = true;
   return render_table(t, catalog, "catalog show", "fields", wide);
+}
+
+std::string render_catalog_check(const Catalog& checked, const std::string& file, Format f) {
+  if (f != Format::json)
+    return fmt::format("{}: valid ({} accelerators, {} instances, catalog {}, prices as of {})\n", file, checked.accelerators.size(),
+                       checked.instances.size(), checked.catalog_version, checked.prices_as_of);
+  ordered_json j = envelope(checked, "catalog validate");
+  j["file"] = file;
+  j["valid"] = true;
+  j["accelerators"] = checked.accelerators.size();
+  j["instances"] = checked.instances.size();
+  return j.dump(2) + "\n";
 }
 
 Table models_table() {
@@ -499,6 +552,7 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
                {"savings_3y_cost_usd", "3Y (TERM USED)", true, true},
                {"savings_3y_commitment_usd_per_month", "3Y COMMIT/MO", true, true},
                {"savings_3y_break_even_utilisation", "3Y UTIL>", true, true}};
+  for (auto& c : provenance_columns(true)) t.columns.push_back(c);
   auto monthly = [](const RecommendRow& x, std::optional<double> rate) {
     return money(rate ? std::optional<double>(*rate * x.count * kHoursPerMonth) : std::nullopt);
   };
@@ -533,11 +587,12 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
                       break_even_utilisation(r.savings_1y_usd_per_hour, r.on_demand_usd_per_hour), rate(r.savings_3y_usd_per_hour),
                       money(r.savings_3y_cost_usd), monthly(r, r.savings_3y_usd_per_hour),
                       break_even_utilisation(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour)});
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, channel_of(r, *ctx.request), is_pick(r, rec));
   }
   return t;
 }
 
-Table reservation_table(const Recommendation& rec) {
+Table reservation_table(const Recommendation& rec, const RecommendRequest& request) {
   Table t;
   t.columns = {{"instance", "INSTANCE"},
                {"count", "N", true},
@@ -549,14 +604,17 @@ Table reservation_table(const Recommendation& rec) {
                {"savings_3y_commitment_usd_per_month", "3Y COMMIT/MO", true, true},
                {"capacity_block_usd", "CAP. BLOCK", true, true},
                {"capacity", "CAPACITY", false}};
+  for (auto& c : provenance_columns(true)) t.columns.push_back(c);
   auto monthly = [&](const RecommendRow& x, std::optional<double> rate) {
     return money(rate ? std::optional<double>(*rate * x.count * kHoursPerMonth) : std::nullopt);
   };
-  for (const auto& x : rec.rows)
+  for (const auto& x : rec.rows) {
     t.rows.push_back({text(x.instance->name), integer(x.count), num(x.estimate.total_hours, 1), rate(x.on_demand_usd_per_hour),
                       money(x.on_demand_cost_usd), money(x.spot_cost_usd), monthly(x, x.savings_1y_usd_per_hour),
                       monthly(x, x.savings_3y_usd_per_hour), money(x.capacity.block_cost_usd),
                       text(x.capacity.note.empty() ? "on demand" : x.capacity.note)});
+    append_provenance(t.rows.back(), *x.instance, request.region, channel_of(x, request), is_pick(x, rec));
+  }
   return t;
 }
 
@@ -642,6 +700,7 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                {"capacity", "CAPACITY", false, true},
                {"pareto", "PARETO", false, true},
                {"pick", "PICK", false, true}};
+  for (auto& c : provenance_columns(false)) t.columns.push_back(c);
   const int top = ctx.request->top;
   int rank = 0;
   for (const auto& r : rec.rows) {
@@ -656,7 +715,8 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                       r.spot_interruption_bucket.empty() ? Cell{"unknown", std::monostate{}} : text(r.spot_interruption_bucket),
                       money(r.spot_expected_cost_usd), break_even_cell(r), hours_cell(e.setup.hours()),
                       text(r.capacity.column()),
-                      {r.pareto ? "yes" : "", r.pareto}, pick_cell(rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count)});
+                      {r.pareto ? "yes" : "", r.pareto}, pick_cell(is_pick(r, rec))});
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, channel_of(r, *ctx.request));
   }
   return t;
 }
@@ -870,8 +930,8 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
     j["accuracy"] = accuracy_json(c.accelerator->name, to_string(ctx.workload->task), framework_for(*c.accelerator, ctx.workload->framework).name,
                                  ctx.model->is_moe());
     auto m2 = [](std::optional<double> v) { return v ? ordered_json(round_cents(*v)) : ordered_json(nullptr); };
-    j["cost"] = {{"on_demand_usd_per_hour_per_instance", ctx.on_demand_usd_per_hour ? ordered_json(sig6(*ctx.on_demand_usd_per_hour)) : ordered_json(nullptr)},
-                 {"spot_usd_per_hour_per_instance", ctx.spot_usd_per_hour ? ordered_json(sig6(*ctx.spot_usd_per_hour)) : ordered_json(nullptr)},
+    j["cost"] = {{"on_demand_usd_per_hour_per_instance", ctx.on_demand_usd_per_hour ? ordered_json(rate_json_value(*ctx.on_demand_usd_per_hour)) : ordered_json(nullptr)},
+                 {"spot_usd_per_hour_per_instance", ctx.spot_usd_per_hour ? ordered_json(rate_json_value(*ctx.spot_usd_per_hour)) : ordered_json(nullptr)},
                  {"on_demand_usd", m2(od_cost)}, {"spot_usd", m2(spot_cost)},
                  {"on_demand_usd_per_million_tokens", od_cost ? ordered_json(sig6(*od_cost / mtok)) : ordered_json(nullptr)},
                  {"spot_usd_per_million_tokens", spot_cost ? ordered_json(sig6(*spot_cost / mtok)) : ordered_json(nullptr)},

@@ -21,6 +21,15 @@ Cell text(std::string s);
 Cell pct(double fraction);
 Cell pick_cell(bool is_pick);                   // "yes" / "" (a bool for programs)
 Cell hours_cell(double hours);
+// The columns every costed row carries for spreadsheets (CSV and JSON, never
+// the text table): the region and the dates its prices and Spot Advisor range
+// are from, the pricing channel its ranked cost is at, and, where the table has
+// no PICK column of its own (`with_pick`), whether it is the pick.
+std::vector<Column> provenance_columns(bool with_pick);
+// The pricing a training row's ranked cost is at ("on-demand", "spot", ...).
+std::string_view channel_of(const RecommendRow& r, const RecommendRequest& request);
+void append_provenance(std::vector<Cell>& row, const Instance& i, const std::string& region, std::string_view channel,
+                       std::optional<bool> pick = std::nullopt);
 ordered_json envelope(const Catalog& catalog, std::string_view command);
 ordered_json model_json(const ModelSpec& m);
 ordered_json money_json(std::optional<double> usd);     // cents, or null

@@ -181,6 +181,13 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
   return out;
 }
 
+// Whether a row is the service's pick: the same type, layout and instance count.
+static bool serving_pick(const ServingRow& r, const ServingRecommendation& rec) {
+  const auto& l = r.estimate.layout;
+  return rec.pick && r.instance == rec.pick->instance && l.tp == rec.pick->estimate.layout.tp && l.pp == rec.pick->estimate.layout.pp &&
+         r.instances == rec.pick->instances;
+}
+
 Table inference_table(const ServingRecommendation& rec, const InferenceContext& ctx) {
   Table t;
   t.columns = {{"rank", "#", true},
@@ -207,6 +214,7 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
                {"software", "SOFTWARE", false, true},
                {"pareto", "PARETO", false, true},
                {"pick", "PICK", false, true}};
+  for (auto& c : provenance_columns(false)) t.columns.push_back(c);
   int rank = 0;
   for (const auto& r : rec.rows) {
     if (rank >= ctx.request->top) break;
@@ -221,8 +229,8 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
                       money(month(r.spot_usd_per_hour)), per_million(r.usd_per_million_output_tokens),
                       per_million(r.usd_per_million_input_tokens), text(software_text(*r.accelerator)),
                       {r.pareto ? "yes" : "", r.pareto},
-                      pick_cell(rec.pick && r.instance == rec.pick->instance && e.layout.tp == rec.pick->estimate.layout.tp &&
-                                e.layout.pp == rec.pick->estimate.layout.pp && r.instances == rec.pick->instances)});
+                      pick_cell(serving_pick(r, rec))});
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, to_string(ctx.request->pricing));
   }
   return t;
 }
@@ -243,6 +251,7 @@ Table inference_cost_table(const ServingRecommendation& rec, const InferenceCont
                {"savings_3y_usd_per_month", "3Y/MO", true},
                {"savings_3y_break_even_utilisation", "3Y UTIL>", true, true},
                {"usd_per_million_output_tokens", "$/M OUT", true}};
+  for (auto& c : provenance_columns(true)) t.columns.push_back(c);
   auto month = [](std::optional<double> h) { return h ? std::optional<double>(*h * kHoursPerMonth) : std::nullopt; };
   auto ratio = [](std::optional<double> a, std::optional<double> b) {
     return a && b && *b > 0 ? pct(*a / *b) : Cell{"unknown", std::monostate{}};
@@ -258,6 +267,7 @@ Table inference_cost_table(const ServingRecommendation& rec, const InferenceCont
                       money(month(r.savings_1y_usd_per_hour)), ratio(r.savings_1y_usd_per_hour, r.on_demand_usd_per_hour),
                       money(month(r.savings_3y_usd_per_hour)), ratio(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour),
                       per_million(r.usd_per_million_output_tokens)});
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, to_string(ctx.request->pricing), serving_pick(r, rec));
   }
   return t;
 }
@@ -376,10 +386,11 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
     auto opt = [](std::optional<double> v, bool cents) {
       return v ? ordered_json(cents ? round_cents(*v) : sig6(*v)) : ordered_json(nullptr);
     };
-    j["cost"] = {{"on_demand_usd_per_hour_per_instance", opt(ctx.on_demand_usd_per_hour, false)},
-                 {"spot_usd_per_hour_per_instance", opt(ctx.spot_usd_per_hour, false)},
-                 {"on_demand_usd_per_hour", opt(od.usd_per_hour, true)},
-                 {"spot_usd_per_hour", opt(spot.usd_per_hour, true)},
+    auto hourly = [](std::optional<double> v) { return v ? ordered_json(rate_json_value(*v)) : ordered_json(nullptr); };
+    j["cost"] = {{"on_demand_usd_per_hour_per_instance", hourly(ctx.on_demand_usd_per_hour)},
+                 {"spot_usd_per_hour_per_instance", hourly(ctx.spot_usd_per_hour)},
+                 {"on_demand_usd_per_hour", hourly(od.usd_per_hour)},
+                 {"spot_usd_per_hour", hourly(spot.usd_per_hour)},
                  {"on_demand_usd_per_month", opt(od.usd_per_month, true)},
                  {"spot_usd_per_month", opt(spot.usd_per_month, true)},
                  {"usd_per_million_output_tokens", opt(od.usd_per_million_output_tokens, false)},

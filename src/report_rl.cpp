@@ -99,6 +99,7 @@ Table rl_recommendation_table(const Recommendation& rec, const RecommendContext&
                {"capacity", "CAPACITY", false, true},
                {"pareto", "PARETO", false, true},
                {"pick", "PICK", false, true}};
+  for (auto& c : provenance_columns(false)) t.columns.push_back(c);
   int rank = 0;
   for (const auto& r : rec.rows) {
     if (rank >= ctx.request->top) break;
@@ -110,6 +111,7 @@ Table rl_recommendation_table(const Recommendation& rec, const RecommendContext&
                       money(r.on_demand_cost_usd), money(r.spot_cost_usd), hours_cell(r.estimate.setup.hours()),
                       text(r.capacity.column()), {r.pareto ? "yes" : "", r.pareto},
                       pick_cell(rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count)});
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, channel_of(r, *ctx.request));
   }
   return t;
 }
@@ -151,8 +153,8 @@ ordered_json rl_estimate_json(const Catalog& catalog, const RlEstimateContext& c
                           {"weight_load_s", sig6(su.weight_load_s)}, {"communicator_init_s", sig6(su.communicator_init_s)},
                           {"neuron_compile_s", sig6(su.neuron_compile_s)}, {"final_checkpoint_s", sig6(su.final_checkpoint_s)}}},
                {"total_hours", sig6(r.estimate.total_hours)}};
-  j["cost"] = {{"on_demand_usd_per_hour_per_instance", r.on_demand_usd_per_hour ? ordered_json(*r.on_demand_usd_per_hour) : ordered_json(nullptr)},
-               {"spot_usd_per_hour_per_instance", r.spot_usd_per_hour ? ordered_json(*r.spot_usd_per_hour) : ordered_json(nullptr)},
+  j["cost"] = {{"on_demand_usd_per_hour_per_instance", r.on_demand_usd_per_hour ? ordered_json(rate_json_value(*r.on_demand_usd_per_hour)) : ordered_json(nullptr)},
+               {"spot_usd_per_hour_per_instance", r.spot_usd_per_hour ? ordered_json(rate_json_value(*r.spot_usd_per_hour)) : ordered_json(nullptr)},
                {"on_demand_usd", money_json(r.on_demand_cost_usd)},
                {"spot_usd", money_json(r.spot_cost_usd)},
                {"spot_note", "spot_usd assumes no interruptions; `gpuadvisor cost` gives the expected cost with reclaims and failures"}};

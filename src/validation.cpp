@@ -79,6 +79,10 @@ struct Reader {
     if (!(d >= lo && d <= hi)) fail(key, fmt::format("{} is outside [{}, {}]", d, lo, hi));
     return d;
   }
+  // A key the case format does not have is refused, named with the nearest one.
+  void known_keys(const json& j, const std::vector<std::string>& known, const std::string& prefix = "") const {
+    if (auto u = unknown_key(j, known)) fail(prefix + u->key, u->message);
+  }
   std::optional<int> integer(const json& j, const char* key, int lo, int hi) const {
     if (!j.contains(key) || j[key].is_null()) return std::nullopt;
     if (!j[key].is_number_integer()) fail(key, "expected an integer");
@@ -93,6 +97,9 @@ void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
   if (c.metric != Metric::rl_step_time_s) r.fail("metric", "an rl case measures rl_step_time_s");
   const json& x = r.need(j, "rl");
   if (!x.is_object()) r.fail("rl", "expected an object");
+  r.known_keys(x, {"algorithm", "prompts_per_step", "samples_per_prompt", "prompt_tokens", "response_tokens", "response_tokens_max",
+                   "reference", "placement", "rollout_instances"}, "rl.");
+  if (x.contains("reference") && !x["reference"].is_boolean()) r.fail("rl.reference", "expected true or false");
   RlRequest q;
   auto algorithm = rl_algorithm_from_string(r.text(x, "algorithm"));
   if (!algorithm) r.fail("rl.algorithm", "expected grpo, ppo or dpo");
@@ -129,12 +136,23 @@ void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
   }
 }
 
+// Every key a case may have (docs/validation.md §Case format).
+const std::vector<std::string> kCaseKeys{
+    "id", "task", "usable", "reason", "source", "source_key", "counts", "metric", "measured", "system", "instances", "precision",
+    "model", "model_name", "rl", "stages", "prompt_tokens", "output_tokens", "kv_cache", "concurrency", "compiled_batch",
+    "requests_per_second", "batch", "engine", "engine_version", "tp", "pp", "layout", "seq_len", "global_batch", "lora_rank",
+    "lora_targets", "flash_attention", "framework"};
+
+const std::vector<std::string> kLayoutKeys{"tp", "pp", "ep", "etp", "vp", "cp", "recompute_layers", "micro_batch", "zero_stage", "recompute"};
+
 }  // namespace
 
 std::vector<ValidationCase> read_cases(const std::string& origin, const std::string& text) {
   const json doc = parse_json_input(text, origin);
   if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
     throw InputError(fmt::format("{}: expected an object with a 'cases' list", origin));
+  if (auto u = unknown_key(doc, {"schema_version", "description", "cases"}))
+    throw InputError(fmt::format("{}: field '{}': {}", origin, u->key, u->message));
   std::vector<ValidationCase> out;
   std::set<std::string> ids;
   for (const auto& j : doc["cases"]) {
@@ -143,6 +161,8 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     ValidationCase c;
     c.id = r.text(j, "id");
     r.id = c.id;
+    r.known_keys(j, kCaseKeys);
+    if (j.contains("layout")) r.known_keys(j["layout"], kLayoutKeys, "layout.");
     if (!ids.insert(c.id).second) r.fail("id", "duplicate case id");
     c.task = r.text(j, "task");
     c.usable = !j.contains("usable") || (j["usable"].is_boolean() ? j["usable"].get<bool>() : (r.fail("usable", "expected true or false"), true));

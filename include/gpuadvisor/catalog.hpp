@@ -164,6 +164,8 @@ struct Catalog {
   const Accelerator& accelerator_of(const Instance& instance) const;
   // Up to `limit` instance names closest to `name` (edit distance), for suggestions.
   std::vector<std::string> nearest_instance_names(std::string_view name, size_t limit = 3) const;
+  // The oldest date of a Spot Advisor interruption range in the catalog ("" when none has one).
+  std::string spot_advisor_as_of() const;
 };
 
 // Levenshtein distance: single-character insertions, deletions, substitutions.

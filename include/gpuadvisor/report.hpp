@@ -19,6 +19,8 @@ namespace gpuadvisor {
 // Numbers in JSON keep 6 significant digits (money keeps cents): the same
 // inputs give the same bytes. Throws on NaN and infinity (a bug, exit 1).
 double sig6(double v);
+// An hourly rate for JSON and CSV: the catalog's precision, without float noise.
+double rate_json_value(double usd_per_hour);
 
 // A training pick at or above this share of its accelerators' memory gets a
 // "memory:" line naming the first option at or below kRoomyMemoryShare.
@@ -45,6 +47,7 @@ struct Column {
   std::string header;  // table header
   bool right_align = false;
   bool wide_only = false;  // hidden from the 80-column table unless --wide
+  bool data_only = false;  // CSV and JSON only: never in the text or markdown table
 };
 struct Table {
   std::vector<Column> columns;
@@ -64,6 +67,8 @@ std::string render_table(const Table& t, const Catalog& catalog, std::string_vie
 
 Table catalog_table(const Catalog& catalog, const std::vector<const Instance*>& instances, std::string_view region);
 std::string render_instance_details(const Catalog& catalog, const Instance& instance, const RenderOptions& o);
+// `catalog validate FILE`: the file is valid, with its counts and price date (a line, or the JSON document).
+std::string render_catalog_check(const Catalog& checked, const std::string& file, Format f);
 Table models_table();
 
 struct RecommendContext {
@@ -77,7 +82,7 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
 // with expected interruptions, savings and the break-even interruption rate.
 Table cost_table(const Recommendation& rec, const RecommendContext& ctx);
 // A reservation priced without a model (`cost --instance X --count N --hours H`).
-Table reservation_table(const Recommendation& rec);
+Table reservation_table(const Recommendation& rec, const RecommendRequest& request);
 std::string reservation_json_extra(const Recommendation& rec, const RecommendRequest& r);
 // Time against cost for every option, on-demand and spot (--chart).
 Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx);

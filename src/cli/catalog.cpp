@@ -21,7 +21,7 @@ class CatalogCommand : public Command {
  public:
   explicit CatalogCommand(CLI::App& parent) {
     app = parent.add_subcommand("catalog", "List the instance catalog; `catalog show NAME`, `catalog validate FILE`");
-    app->add_option("--family", cl.families, "Only these families (repeatable), e.g. p5");
+    app->add_option("--family", cl.families, "Only these families: p5,p4d or repeated")->delimiter(',');
     app->add_option("--accelerator", cl.accelerators, "Only these accelerators (repeatable), e.g. H100-SXM");
     app->add_option("--min-accelerator-memory", cl.min_memory, "At least this much memory per accelerator: 40GB, 80GiB");
     app->add_option("--min-accelerators", cl.min_accelerators, "At least this many accelerators per instance");
@@ -37,7 +37,7 @@ class CatalogCommand : public Command {
   }
 
   int run(const GlobalOptions& g) override {
-    if (validate->parsed()) return run_validate();
+    if (validate->parsed()) return run_validate(g);
     const Catalog catalog = load(g);
     if (show->parsed()) return run_show(catalog, g);
     return run_list(catalog, g);
@@ -50,11 +50,10 @@ class CatalogCommand : public Command {
   std::string show_name, validate_file;
   bool validate_overlay = false;
 
-  int run_validate() const {
+  int run_validate(const GlobalOptions& g) const {
     CatalogSource file = read_catalog_file(validate_file);
     Catalog c = validate_overlay ? load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())}, {file}) : load_catalog(file);
-    std::cout << fmt::format("{}: valid ({} accelerators, {} instances, catalog {}, prices as of {})\n", validate_file, c.accelerators.size(),
-                             c.instances.size(), c.catalog_version, c.prices_as_of);
+    print_document(render_catalog_check(c, validate_file, parse_format(g)), parse_format(g));
     return 0;
   }
 

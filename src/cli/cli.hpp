@@ -124,8 +124,8 @@ void add_gate_options(CLI::App* cmd, GateOptions& o);
 PickSummary serving_summary(const ServingRow& pick, const std::string& model_name);
 // The `comparison` JSON object against --compare-to (null without it).
 nlohmann::ordered_json comparison(const GateOptions& o, const PickSummary& now);
-// Prints the comparison for people (table: one line; markdown: a short diff).
-void print_comparison(const nlohmann::ordered_json& cmp, Format f);
+// Prints the comparison for people, the gates' verdict first (table: one line; markdown: a short diff).
+void print_comparison(const nlohmann::ordered_json& cmp, const nlohmann::ordered_json& gates, Format f);
 // The JSON `gates`: each threshold given (--fail-if-over, --fail-if-increase)
 // with its limit, the value it was checked against and whether it passed; an
 // empty list without them.
@@ -222,5 +222,7 @@ const Instance& instance_named(const Catalog& catalog, const std::string& name, 
 CheckpointStorage parse_storage(const std::string& text);
 // Flags of another kind of task (training, inference, rl) are refused rather than ignored.
 void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo);
+// --neuron-compile-minutes on a job that runs on CUDA is refused (it would change nothing).
+void refuse_neuron_flags_off_neuron(const CLI::App* cmd, const Accelerator& acc, const std::string& instance);
 
 }  // namespace gpuadvisor::cli

@@ -70,7 +70,11 @@ std::pair<CatalogSource, std::vector<CatalogSource>> catalog_sources(const Globa
   return {base, overlays};
 }
 
-std::string prices_note(const Catalog& c) { return fmt::format("prices as of {}, {}", c.prices_as_of, c.prices_origin); }
+std::string prices_note(const Catalog& c) {
+  const std::string advisor = c.spot_advisor_as_of();
+  return fmt::format("prices as of {}, {}; Spot Advisor interruption ranges as of {}", c.prices_as_of, c.prices_origin,
+                     advisor.empty() ? "unknown" : advisor);
+}
 
 namespace {
 
@@ -303,8 +307,8 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
   cmd->add_flag("--all-counts", o.all_counts, "Show every instance count (every tensor-parallel size for a service), not one row per type")
       ->group("Ranking");
   cmd->add_option("--max-instances", o.max_instances, "Largest instance count to consider (default 512)")->group("Constraints");
-  cmd->add_option("--family", o.families, "Only these families (repeatable)")->group("Constraints");
-  cmd->add_option("--exclude", o.exclude, "Skip these instance types or families (repeatable)")->group("Constraints");
+  cmd->add_option("--family", o.families, "Only these families: p5,p4d or repeated")->delimiter(',')->group("Constraints");
+  cmd->add_option("--exclude", o.exclude, "Skip these instance types or families: g5,p4d.24xlarge or repeated")->delimiter(',')->group("Constraints");
   cmd->add_option("--region", o.region, "Region for prices (default us-east-1)")->group("Constraints");
   cmd->add_option("--pricing", o.pricing, "on-demand (default) | spot | savings-1y | savings-3y | best: the price used for ranking and any budget")
       ->group("Constraints");
@@ -611,6 +615,11 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
       throw InputError(fmt::format("--exclude: '{}' is neither an instance type nor a family in the catalog", x));
   if (!o.deadline.empty()) r.deadline_hours = parse_duration_hours(o.deadline, "--deadline");
   if (!o.budget.empty()) r.budget_usd = parse_usd(o.budget, "--budget");
+  const bool neuron_ranked = o.families.empty() || std::any_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) {
+    return std::find(o.families.begin(), o.families.end(), i.family) != o.families.end() && catalog.accelerator_of(i).software == "neuron";
+  });
+  if (!oo.neuron_compile_minutes.empty() && !neuron_ranked)
+    throw InputError(fmt::format("--neuron-compile-minutes applies to Inferentia and Trainium; --family {} holds none", fmt::join(o.families, ",")));
   r.overheads = build_overheads(oo);
   apply_storage_options(o, r);
   warn_if_pricing_empty(catalog, r);
@@ -648,6 +657,11 @@ std::string nothing_fits_hint(Task task) {
   return "try a later --deadline, a bigger --budget, a larger --max-instances or fewer --tokens";
 }
 
+void refuse_neuron_flags_off_neuron(const CLI::App* cmd, const Accelerator& acc, const std::string& instance) {
+  if (acc.software != "neuron" && given(cmd, "--neuron-compile-minutes"))
+    throw InputError(fmt::format("--neuron-compile-minutes applies to Inferentia and Trainium; {} runs CUDA", instance));
+}
+
 void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kTrainingOnly[] = {"--tokens", "--seq-len", "--global-batch", "--no-flash-attention"};
   static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline",
@@ -661,17 +675,23 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kRlOnly[] = {"--algorithm", "--prompts-per-step", "--samples-per-prompt", "--response-tokens",
                                             "--response-tokens-max", "--steps", "--prompts", "--reward", "--reward-model",
                                             "--placement", "--async", "--policy-update", "--no-reference"};
+  static constexpr const char* kCheckpointFlags[] = {"--checkpoint-storage", "--checkpoint-gb-per-s", "--restart-minutes"};
   auto refuse = [&](const auto& flags, const std::string& why) {
     for (const char* f : flags)
       if (given(cmd, f)) throw InputError(fmt::format("{} {}", f, why));
   };
   const std::string rl_hint = "applies to --task rl only";
+  const bool lora = wo.task == "lora" || wo.task == "qlora" || (wo.rl() && given(cmd, "--policy-update") && cmd->get_option("--policy-update")->as<std::string>() == "lora");
+  if (!lora && !wo.inference())
+    for (const char* f : {"--lora-rank", "--lora-targets"})
+      if (given(cmd, f)) throw InputError(fmt::format("{} applies to --task lora and qlora (and --task rl --policy-update lora)", f));
   if ((wo.inference() || wo.rl()) && given(cmd, "--framework"))
     throw InputError("--framework applies to pretrain, finetune, lora and qlora (an RL step's trainer and a serving replica use the defaults)");
   if (wo.inference()) {
     refuse(kTrainingOnly, "applies to training; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)");
     refuse(kTrainingAndRl, "applies to training; --task inference takes --prompt-tokens, --output-tokens, --weights ... (see --help)");
     refuse(kRlOnly, rl_hint);
+    refuse(kCheckpointFlags, "applies to training and RL jobs (their checkpoints and restarts); a service keeps no training state");
   } else if (wo.rl()) {
     refuse(kTrainingOnly, "does not apply to --task rl: the step's tokens follow from --prompts-per-step, --samples-per-prompt, --prompt-tokens and --response-tokens");
     refuse(kInferenceOnly, "applies to --task inference only (--task rl takes --prompt-tokens and --response-tokens)");

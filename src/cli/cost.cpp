@@ -88,6 +88,9 @@ class CostCommand : public Command {
     if (instance.empty()) throw InputError("a given run needs --instance (with --count and --hours, or a model to estimate the hours)");
     const Instance* inst = &instance_named(catalog, instance, "--instance");
     if (count < 1 || count > 100000) throw InputError("--count: must be in [1, 100000]");
+    for (const char* f : {"--family", "--exclude"})
+      if (given(app, f)) throw InputError(fmt::format("{} filters a ranking; a given run is the --instance it names", f));
+    refuse_neuron_flags_off_neuron(app, catalog.accelerator_of(*inst), inst->name);
     return *inst;
   }
 
@@ -164,10 +167,28 @@ class CostCommand : public Command {
     return print(result, ctx, catalog, g);
   }
 
+  // A reservation is one option priced for bare hours: flags of a job, its
+  // overheads, its checkpoints or a ranking would change nothing, so they are refused.
+  void refuse_reservation_flags() const {
+    static constexpr const char* kJob[] = {"--task", "--tokens", "--epochs", "--seq-len", "--global-batch", "--precision", "--layers",
+                                           "--hidden", "--heads", "--kv-heads", "--vocab", "--lora-rank", "--lora-targets",
+                                           "--no-flash-attention", "--framework"};
+    static constexpr const char* kOverheads[] = {"--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
+                                                 "--resume", "--no-overheads", "--checkpoint-storage", "--checkpoint-gb-per-s",
+                                                 "--restart-minutes"};
+    static constexpr const char* kRanking[] = {"--sort-by", "--cost-slack", "--top", "--all-counts", "--max-instances", "--family", "--exclude"};
+    for (const char* f : kJob)
+      if (given(app, f)) throw InputError(fmt::format("{} needs the model (--params, --model or --model-config)", f));
+    for (const char* f : kOverheads)
+      if (given(app, f))
+        throw InputError(fmt::format("{}: a reservation prices bare hours, with no job's set-up, checkpoints or restarts; give the model for those", f));
+    for (const char* f : kRanking)
+      if (given(app, f)) throw InputError(fmt::format("{}: a reservation is the one option named by --instance and --count; nothing is ranked", f));
+  }
+
   // --instance --count --hours without a model: what the instances cost for those hours.
   int run_reservation(const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g) {
-    for (const char* f : {"--task", "--tokens", "--epochs", "--seq-len", "--global-batch", "--precision"})
-      if (given(app, f)) throw InputError(fmt::format("{} needs the model (--params, --model or --model-config)", f));
+    refuse_reservation_flags();
     if (hours.empty()) throw InputError("without a model, a given run needs --hours (or give the model to estimate them)");
     RecommendRow row;
     row.instance = &given_instance(catalog);
@@ -180,7 +201,7 @@ class CostCommand : public Command {
     const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd"};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
-    print_comparison(cmp, parse_format(g));
+    print_comparison(cmp, gates, parse_format(g));
     print_reservation(result, r, catalog, g, cmp, gates);
     return gate_exit(gates);
   }
@@ -193,7 +214,7 @@ class CostCommand : public Command {
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
-    print_comparison(cmp, format);
+    print_comparison(cmp, gates, format);
     const std::string extra = format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string();
     print_table(cost_table(result, ctx), catalog, "cost", "options", g, extra);
     write_chart(co.chart, recommendation_chart(result, ctx));
@@ -212,7 +233,7 @@ class CostCommand : public Command {
   void print_reservation(const Recommendation& result, const RecommendRequest& r, const Catalog& catalog, const GlobalOptions& g,
                          const nlohmann::ordered_json& cmp, const nlohmann::ordered_json& gates) const {
     const Format format = parse_format(g);
-    print_table(reservation_table(result), catalog, "cost", "options", g,
+    print_table(reservation_table(result, r), catalog, "cost", "options", g,
                 format == Format::json ? with_gates(reservation_json_extra(result, r), cmp, gates) : std::string());
     if (format == Format::table || format == Format::markdown)
       std::cout << fmt::format("\nUSD, {} {}; billed per second with a 60 s minimum. SPOT assumes no interruptions.\n", r.region,
@@ -244,7 +265,7 @@ class CostCommand : public Command {
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
-    print_comparison(cmp, format);
+    print_comparison(cmp, gates, format);
     print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g,
                 format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
     write_chart(co.chart, inference_chart(result, ctx));

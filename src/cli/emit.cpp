@@ -50,11 +50,13 @@ void write_files(const EmitOptions& o, const std::vector<EmittedFile>& files) {
 
 void add_emit_options(CLI::App* cmd, EmitOptions& o, bool with_rank) {
   const char* g = "Launch files (--emit; docs/launch.md)";
-  cmd->add_option("--emit", o.target, "Write launch files for the pick: skypilot | slurm | k8s (with framework flags beside them)")->group(g);
-  cmd->add_option("--emit-dir", o.dir, "Directory for the launch files (default: the current one)")->group(g);
-  if (with_rank) cmd->add_option("--rank", o.rank, "Emit row N of the table instead of the pick")->group(g);
-  cmd->add_option("--entrypoint", o.entrypoint, "Your training script, as the launcher runs it (default: the placeholder YOUR_TRAIN_SCRIPT.py)")->group(g);
-  cmd->add_option("--image", o.image, "Your container image (default: the placeholder YOUR_IMAGE)")->group(g);
+  CLI::Option* emit = cmd->add_option("--emit", o.target, "Write launch files for the pick: skypilot | slurm | k8s (with framework flags beside them)")->group(g);
+  // Each of these shapes the launch files, so without --emit it is refused rather than ignored.
+  cmd->add_option("--emit-dir", o.dir, "Directory for the launch files (default: the current one)")->group(g)->needs(emit);
+  if (with_rank) cmd->add_option("--rank", o.rank, "Emit row N of the table instead of the pick")->group(g)->needs(emit);
+  cmd->add_option("--entrypoint", o.entrypoint, "Your training script, as the launcher runs it (default: the placeholder YOUR_TRAIN_SCRIPT.py)")
+      ->group(g)->needs(emit);
+  cmd->add_option("--image", o.image, "Your container image (default: the placeholder YOUR_IMAGE)")->group(g)->needs(emit);
 }
 
 void refuse_neuron_training_emit(const EmitOptions& o, const Instance& inst, const Accelerator& acc) {

@@ -70,15 +70,19 @@ class EstimateCommand : public Command {
     check_task_flags(app, wo);
     ModelSpec m = build_model(mo);
     const Instance& inst = instance_of(catalog);
+    refuse_neuron_flags_off_neuron(app, catalog.accelerator_of(inst), inst.name);
     if (wo.rl()) return run_rl(m, build_rl_workload(rlo, wo, io, m), catalog, inst, g);
     if (app->count("--rollout-instances")) throw InputError("--rollout-instances applies to --task rl --placement split");
     if (wo.inference()) {
-      for (const char* f : {"--count", "--ep", "--etp", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--checkpoint-storage"})
+      for (const char* f : {"--count", "--ep", "--etp", "--vp", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--checkpoint-storage"})
         if (app->count(f))
           throw InputError(fmt::format("{} is a training flag; for inference give --tp, --pp (instances per replica) and --batch; replicas follow from the load", f));
       return run_inference(m, build_inference_workload(io, m), catalog, inst, g);
     }
     if (app->count("--batch")) throw InputError("--batch applies to --task inference; training takes --micro-batch and --global-batch");
+    if (!m.is_moe())
+      for (const char* f : {"--ep", "--etp"})
+        if (app->count(f)) throw InputError(fmt::format("{}: expert parallelism needs a mixture-of-experts model; {} is dense", f, m.name));
     return run_training(m, build_workload(wo, m), catalog, inst, g);
   }
 

@@ -109,7 +109,12 @@ PickSummary serving_summary(const ServingRow& pick, const std::string& model_nam
 ordered_json comparison(const GateOptions& o, const PickSummary& now) {
   if (!o.fail_if_increase.empty() && o.compare_to.empty()) throw InputError("--fail-if-increase needs --compare-to BASE.json");
   if (o.compare_to.empty()) return nullptr;
-  const PickSummary base = base_pick(o.compare_to, now.cost_key);
+  PickSummary base;
+  try {
+    base = base_pick(o.compare_to, now.cost_key);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--compare-to {}", e.what()));  // every baseline problem names the flag
+  }
   if (!base.job.empty() && !now.job.empty() && base.job != now.job)
     warn(fmt::format("--compare-to: the baseline is for {}, this run for {}: the comparison is across two jobs", base.job, now.job));
   // The baseline holds cents: compare like with like, or an unchanged pick
@@ -121,7 +126,7 @@ ordered_json comparison(const GateOptions& o, const PickSummary& now) {
                  {"base", summary_json(base)}, {"current", summary_json(current)}};
   if (base.cost_usd && current.cost_usd) {
     c["cost_delta_usd"] = round_cents(*current.cost_usd - *base.cost_usd);
-    c["cost_delta_fraction"] = *base.cost_usd > 0 ? ordered_json((*current.cost_usd - *base.cost_usd) / *base.cost_usd) : ordered_json(nullptr);
+    c["cost_delta_fraction"] = *base.cost_usd > 0 ? ordered_json(sig6((*current.cost_usd - *base.cost_usd) / *base.cost_usd)) : ordered_json(nullptr);
   } else {
     c["cost_delta_usd"] = nullptr;
     c["cost_delta_fraction"] = nullptr;
@@ -132,25 +137,54 @@ ordered_json comparison(const GateOptions& o, const PickSummary& now) {
   return c;
 }
 
-void print_comparison(const ordered_json& cmp, Format f) {
+namespace {
+
+std::string usd_text(const ordered_json& v) { return v.is_null() ? std::string("unknown") : "$" + format_thousands(v.get<double>(), 2); }
+
+// "pass", or "FAIL: --fail-if-over ...; --fail-if-increase ..." naming each failed gate; "no gates set".
+std::string gate_verdict(const ordered_json& gates) {
+  if (gates.empty()) return "no gates set";
+  std::string failed;
+  for (const auto& g : gates)
+    if (!g["passed"].get<bool>()) failed += (failed.empty() ? "" : "; ") + g["message"].get<std::string>();
+  return failed.empty() ? fmt::format("pass ({} gate{})", gates.size(), gates.size() == 1 ? "" : "s") : "FAIL: " + failed;
+}
+
+std::string cost_change_text(const ordered_json& cmp) {
+  if (cmp["cost_delta_fraction"].is_null()) return "cost change unknown";
+  const double usd = cmp["cost_delta_usd"].get<double>();
+  return fmt::format("cost {:+.1f}% ({}{})", cmp["cost_delta_fraction"].get<double>() * 100, usd >= 0 ? "+" : "-",
+                     usd_text(std::abs(usd)));
+}
+
+// A training pick's hours, or a service's time per output token in ms.
+std::string time_text(const ordered_json& cmp, double time) {
+  return cmp["time_unit"] == "hours" ? format_duration(time) : fmt::format("{:.1f} ms/token", time * 1000);
+}
+
+std::string time_change_text(const ordered_json& cmp) {
+  return fmt::format("time {} -> {}", time_text(cmp, cmp["base"]["time"].get<double>()), time_text(cmp, cmp["current"]["time"].get<double>()));
+}
+
+}  // namespace
+
+void print_comparison(const ordered_json& cmp, const ordered_json& gates, Format f) {
   if (cmp.is_null() || f == Format::json || f == Format::csv) return;
-  auto money = [](const ordered_json& v) { return v.is_null() ? std::string("unknown") : "$" + format_thousands(v.get<double>(), 2); };
   const auto& b = cmp["base"];
   const auto& n = cmp["current"];
-  const std::string delta = cmp["cost_delta_fraction"].is_null()
-                                ? "cost change unknown"
-                                : fmt::format("{:+.1f}% ({}{})", cmp["cost_delta_fraction"].get<double>() * 100,
-                                              cmp["cost_delta_usd"].get<double>() >= 0 ? "+" : "-", money(std::abs(cmp["cost_delta_usd"].get<double>())));
+  const std::string pick = cmp["pick_changed"].get<bool>() ? "changed" : "unchanged";
   if (f == Format::markdown) {
-    std::cout << fmt::format("\n| | pick | cost |\n|---|---|---|\n| base | {} x {} | {} |\n| now | {} x {} | {} |\n\nCost {}; pick {}.\n",
-                             b["count"].get<int>(), b["instance"].get<std::string>(), money(b["cost_usd"]), n["count"].get<int>(),
-                             n["instance"].get<std::string>(), money(n["cost_usd"]), delta,
-                             cmp["pick_changed"].get<bool>() ? "changed" : "unchanged");
+    std::cout << fmt::format("\n**Verdict: {}**\n\n{}; {}; pick {}.\n\n| | pick | cost | time |\n|---|---|---|---|\n"
+                             "| base | {} x {} | {} | {} |\n| now | {} x {} | {} | {} |\n\n",
+                             gate_verdict(gates), cost_change_text(cmp), time_change_text(cmp), pick, b["count"].get<int>(),
+                             b["instance"].get<std::string>(), usd_text(b["cost_usd"]), time_text(cmp, b["time"].get<double>()),
+                             n["count"].get<int>(), n["instance"].get<std::string>(), usd_text(n["cost_usd"]),
+                             time_text(cmp, n["time"].get<double>()));
     return;
   }
-  std::cout << fmt::format("Compared with {}: pick {} ({} x {} -> {} x {}), cost {}\n\n", cmp["base_file"].get<std::string>(),
-                           cmp["pick_changed"].get<bool>() ? "changed" : "unchanged", b["count"].get<int>(), b["instance"].get<std::string>(),
-                           n["count"].get<int>(), n["instance"].get<std::string>(), delta);
+  std::cout << fmt::format("Compared with {}: {}; pick {} ({} x {} -> {} x {}), {}, {}\n\n", cmp["base_file"].get<std::string>(),
+                           gate_verdict(gates), pick, b["count"].get<int>(), b["instance"].get<std::string>(), n["count"].get<int>(),
+                           n["instance"].get<std::string>(), cost_change_text(cmp), time_change_text(cmp));
 }
 
 ordered_json gate_results(const GateOptions& o, const PickSummary& now, const ordered_json& cmp) {

@@ -90,13 +90,42 @@ void use_decimal_integers(CLI::App* cmd) {
   for (CLI::App* sub : cmd->get_subcommands([](CLI::App*) { return true; })) use_decimal_integers(sub);
 }
 
-// The command's name as the JSON documents give it ("recommend", "prices import").
-std::string command_name(int argc, char** argv) {
-  static constexpr std::string_view kCommands[] = {"recommend", "estimate", "cost", "catalog", "models", "validate", "calibrate", "prices"};
-  for (int i = 1; i < argc; ++i)
-    for (auto c : kCommands)
-      if (argv[i] == c) return c == "prices" && i + 1 < argc ? fmt::format("prices {}", argv[i + 1]) : std::string(c);
+constexpr std::string_view kCommands[] = {"recommend", "estimate", "cost", "catalog", "models", "validate", "calibrate", "prices"};
+
+// The first word of the command line that is not a global option or its value:
+// the command the user meant, known or not ("" when there is none).
+std::string command_word(int argc, char** argv) {
+  static constexpr std::string_view kValued[] = {"--catalog", "--catalog-add", "--format", "--discount"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (std::find(std::begin(kValued), std::end(kValued), a) != std::end(kValued)) ++i;
+    else if (a.empty() || a[0] != '-') return std::string(a);
+  }
   return "";
+}
+
+// The command's name as the JSON documents give it ("recommend", "prices import"),
+// or the unknown word the user typed in its place.
+std::string command_name(int argc, char** argv) {
+  static constexpr std::string_view kSubcommands[] = {"import", "fetch", "show", "validate"};
+  const std::string word = command_word(argc, argv);
+  if (word != "prices" && word != "catalog") return word;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (argv[i] == word && std::find(std::begin(kSubcommands), std::end(kSubcommands), std::string_view(argv[i + 1])) != std::end(kSubcommands))
+      return fmt::format("{} {}", word, argv[i + 1]);
+  return word;
+}
+
+// A word in the command's place that names no command is exit 2 with the nearest one,
+// before the parser (which would take `plan --help` for the top-level help).
+void refuse_unknown_command(int argc, char** argv) {
+  const std::string word = command_word(argc, argv);
+  if (word.empty() || std::find(std::begin(kCommands), std::end(kCommands), word) != std::end(kCommands)) return;
+  const std::vector<std::string> names(std::begin(kCommands), std::end(kCommands));
+  auto near = gpuadvisor::nearest_names(word, names, 1);
+  if (!near.empty() && gpuadvisor::edit_distance(word, near.front()) > std::max<size_t>(2, word.size() / 3)) near.clear();
+  throw InputError(fmt::format("unknown command '{}'{}; the commands are recommend, cost, estimate, catalog, models, validate, calibrate, prices (gpuadvisor --help)",
+                               word.substr(0, 40), near.empty() ? "" : fmt::format(": did you mean '{}'?", near.front())));
 }
 
 int fail(ExitCode code, std::string_view kind, const std::string& message, const std::string& details_json, bool json, const std::string& command) {
@@ -167,6 +196,7 @@ int run(int argc, char** argv) {
   commands.push_back(add_cost_command(app));
   commands.push_back(add_estimate_command(app));
   use_decimal_integers(&app);
+  refuse_unknown_command(argc, argv);
 
   try {
     app.parse(argc, argv);

@@ -126,7 +126,7 @@ class RecommendCommand : public Command {
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
-    print_comparison(cmp, format);
+    print_comparison(cmp, gates, format);
     print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
                 format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string());
     write_chart(ro.chart, recommendation_chart(result, ctx));
@@ -201,7 +201,7 @@ class RecommendCommand : public Command {
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
-    print_comparison(cmp, format);
+    print_comparison(cmp, gates, format);
     print_table(inference_table(result, ctx), catalog, "recommend", "options", g,
                 format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
     write_chart(ro.chart, inference_chart(result, ctx));
