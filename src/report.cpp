@@ -591,10 +591,13 @@ std::string chart_role(const RecommendRow& r, const Recommendation& rec) {
 
 Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx) {
   Chart c;
-  c.title = fmt::format("{} {}: time vs cost ({})", ctx.model->name, ctx.rl ? fmt::format("RL ({})", to_string(ctx.rl->algorithm)) : std::string(to_string(ctx.workload->task)),
-                        ctx.request->region);
+  c.title = fmt::format("{} {}: total time against total cost", ctx.model->name,
+                        ctx.rl ? fmt::format("RL ({})", to_string(ctx.rl->algorithm)) : std::string(to_string(ctx.workload->task)));
   c.x_label = "total time (hours)";
   c.y_label = "total cost (USD)";
+  c.x_unit = "h";
+  c.y_unit = "USD";
+  c.region = ctx.request->region;
   // The rows shown, plus the alternatives where another count is cheapest or fastest.
   std::vector<RecommendRow> rows = rec.rows;
   for (const auto* x : {&rec.cheapest, &rec.fastest}) {
@@ -603,6 +606,7 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
     });
     if (*x && !shown) rows.push_back(**x);
   }
+  // Spot without an interruption estimate is the same series as a service's spot: no interruptions.
   for (const auto& r : rows) {
     const std::string label = fmt::format("{} x {}", r.instance->name, r.count);
     const std::string role = chart_role(r, rec);
@@ -612,7 +616,7 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
       c.points.push_back({label, r.spot_interruptions->expected_hours, *r.spot_expected_cost_usd, "spot, expected with interruptions",
                           spot_ranked ? role : ""});
     else if (r.spot_cost_usd)
-      c.points.push_back({label, r.estimate.total_hours, *r.spot_cost_usd, "spot, no interruptions (range unknown)", spot_ranked ? role : ""});
+      c.points.push_back({label, r.estimate.total_hours, *r.spot_cost_usd, "spot, no interruptions", spot_ranked ? role : ""});
   }
   return c;
 }

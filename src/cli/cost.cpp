@@ -196,7 +196,7 @@ class CostCommand : public Command {
     print_comparison(cmp, format);
     const std::string extra = format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string();
     print_table(cost_table(result, ctx), catalog, "cost", "options", g, extra);
-    write_chart(co.chart, recommendation_chart(result, ctx));
+    write_chart(co.chart, recommendation_chart(result, ctx), catalog);
     if (format == Format::table || format == Format::markdown)
       std::cout << fmt::format("\nUSD, {} {}; times and costs include job overheads. Spot expected cost includes reclaims at "
                                "the Spot Advisor bucket's upper edge and hardware failures, checkpoints to {} every Daly-optimal interval "
@@ -247,7 +247,7 @@ class CostCommand : public Command {
     print_comparison(cmp, format);
     print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g,
                 format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
-    write_chart(co.chart, inference_chart(result, ctx));
+    write_chart(co.chart, inference_chart(result, ctx), catalog);
     if (format == Format::table || format == Format::markdown)
       std::cout << fmt::format("\nUSD, {} {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
                                "keep spare capacity). A service runs all month, so a commitment's effective rate applies as is; it pays "

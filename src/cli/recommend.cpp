@@ -129,7 +129,7 @@ class RecommendCommand : public Command {
     print_comparison(cmp, format);
     print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
                 format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string());
-    write_chart(ro.chart, recommendation_chart(result, ctx));
+    write_chart(ro.chart, recommendation_chart(result, ctx), catalog);
     if (format == Format::table || format == Format::markdown) {
       std::cout << fmt::format("\n{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
                                "USD; SPOT assumes no interruptions (`gpuadvisor cost` adds them). MEM is the need per accelerator with a "
@@ -204,7 +204,7 @@ class RecommendCommand : public Command {
     print_comparison(cmp, format);
     print_table(inference_table(result, ctx), catalog, "recommend", "options", g,
                 format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
-    write_chart(ro.chart, inference_chart(result, ctx));
+    write_chart(ro.chart, inference_chart(result, ctx), catalog);
     if (format == Format::table || format == Format::markdown) {
       std::cout << fmt::format("\n{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is the whole bill per visible "
                                "output token at {} ($/M IN divides the same bill by prompt tokens: do not add the two); "
