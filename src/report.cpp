@@ -1,4 +1,5 @@
 #include "gpuadvisor/report.hpp"
+#include "gpuadvisor/report_html.hpp"
 
 #include <fmt/format.h>
 
@@ -27,6 +28,7 @@ std::optional<Format> format_from_string(std::string_view s) {
   if (s == "json") return Format::json;
   if (s == "csv") return Format::csv;
   if (s == "markdown" || s == "md") return Format::markdown;
+  if (s == "html") return Format::html;
   return std::nullopt;
 }
 
@@ -126,6 +128,7 @@ using namespace report_detail;
 std::string render_table(const Table& t, const Catalog& catalog, std::string_view command, std::string_view rows_key,
                          const RenderOptions& o, int* hidden_columns, std::string_view extra_json) {
   if (hidden_columns) *hidden_columns = 0;
+  if (o.format == Format::html) return html_table(t, o.wide, hidden_columns);
   if (o.format == Format::json) {
     ordered_json j = envelope(catalog, command);
     if (!extra_json.empty()) {

@@ -28,7 +28,8 @@ inline constexpr double kRoomyMemoryShare = 0.9;
 // checkpoints is this much above its headline gets a "failures:" line.
 inline constexpr double kFailuresNoteAbove = 0.10;
 
-enum class Format { table, json, csv, markdown };
+// html: recommend and cost only (src/report_html.cpp); every other command refuses it.
+enum class Format { table, json, csv, markdown, html };
 std::optional<Format> format_from_string(std::string_view s);
 
 inline constexpr int kJsonSchemaVersion = 1;

@@ -134,7 +134,7 @@ Catalog load(const GlobalOptions& g) {
 
 Format parse_format(const GlobalOptions& g) {
   auto f = format_from_string(g.format);
-  if (!f) throw InputError(fmt::format("--format: '{}' is not one of table, json, csv, markdown", g.format));
+  if (!f) throw InputError(fmt::format("--format: '{}' is not one of table, json, csv, markdown, html", g.format));
   return *f;
 }
 
