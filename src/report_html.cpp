@@ -144,12 +144,13 @@ std::string options_html(const HtmlReport& r) {
   std::string out = "<section id=\"options\">\n<h2>Options</h2>\n<div class=\"scroll\">\n" + html_table(r.table, r.wide, &hidden) + "</div>\n";
   if (hidden > 0) out += fmt::format("<p class=\"note\">{} more columns with <code>--wide</code>; every column with <code>--format json</code> or <code>csv</code>.</p>\n", hidden);
   for (const auto& n : r.notes) out += "<p class=\"notes\">" + html_escape(n) + "</p>\n";
-  if (!r.rejections.empty()) out += "<pre class=\"rejections\">" + html_escape(r.rejections) + "</pre>\n";
   return out + "</section>\n";
 }
 
 std::string sources_html(const HtmlReport& r) {
   std::string out;
+  if (!r.rejections.empty())
+    out += "<section id=\"cannot-run\">\n<h2>What cannot run it</h2>\n<pre class=\"rejections\">" + html_escape(r.rejections) + "</pre>\n</section>\n";
   if (!r.assumptions.empty()) out += "<section id=\"assumptions\">\n<h2>Assumptions</h2>\n" + list_html(r.assumptions, "assumptions") + "</section>\n";
   out += fmt::format("<section id=\"prices\">\n<h2>Prices</h2>\n<p>Region {}; {}.</p>\n</section>\n", html_escape(r.region), html_escape(r.prices_note));
   if (!r.warnings.empty()) out += "<section id=\"warnings\">\n<h2>Warnings</h2>\n" + list_html(r.warnings, "warning") + "</section>\n";
