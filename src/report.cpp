@@ -594,8 +594,11 @@ std::string chart_role(const RecommendRow& r, const Recommendation& rec) {
 
 Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx) {
   Chart c;
-  c.title = fmt::format("{} {}: total time against total cost", ctx.model->name,
-                        ctx.rl ? fmt::format("RL ({})", to_string(ctx.rl->algorithm)) : std::string(to_string(ctx.workload->task)));
+  // A reservation (no model): the instances for the hours given.
+  const std::string job = !ctx.model ? (rec.pick ? fmt::format("reservation of {} x {}", rec.pick->instance->name, rec.pick->count) : "reservation")
+                          : ctx.rl   ? fmt::format("{} RL ({})", ctx.model->name, to_string(ctx.rl->algorithm))
+                                     : fmt::format("{} {}", ctx.model->name, to_string(ctx.workload->task));
+  c.title = job + ": total time against total cost";
   c.x_label = "total time (hours)";
   c.y_label = "total cost (USD)";
   c.x_unit = "h";

@@ -374,7 +374,8 @@ TEST_CASE("charts from the CLI are fit for a report: training, a frontier of cou
       {"cost --model llama-3-8b --task inference --requests-per-second 2", "time per output token at the load (ms)"},
       {"recommend --model llama-3-8b --task inference", "time per output token at the load (ms)"},
       {"cost --model llama-3-8b --task pretrain --tokens 50B --instance p5.48xlarge --count 4", "total time (hours)"},
-      {"cost --model llama-3-8b --task pretrain --tokens 50B --instance p5.48xlarge --count 4 --hours 100", "total time (hours)"}};
+      {"cost --model llama-3-8b --task pretrain --tokens 50B --instance p5.48xlarge --count 4 --hours 100", "total time (hours)"},
+      {"cost --instance p5.48xlarge --count 4 --hours 100", "total time (hours)"}};
   for (const auto& c : cases) {
     INFO(c.args);
     const std::string svg = cli_chart(c.args);

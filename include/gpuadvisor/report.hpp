@@ -80,7 +80,8 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx);
 // A reservation priced without a model (`cost --instance X --count N --hours H`).
 Table reservation_table(const Recommendation& rec);
 std::string reservation_json_extra(const Recommendation& rec, const RecommendRequest& r);
-// Time against cost for every option, on-demand and spot (--chart).
+// Time against cost for every option, on-demand and spot (--chart); a
+// reservation (cost --instance --count --hours) has no model: ctx.model null.
 Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx);
 std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx);
 // The lines that lead the table: what to rent and why, the capacity note, the

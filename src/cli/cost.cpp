@@ -218,13 +218,15 @@ class CostCommand : public Command {
   void print_reservation(const Recommendation& result, const RecommendRequest& r, const Catalog& catalog, const GlobalOptions& g,
                          const nlohmann::ordered_json& cmp, const nlohmann::ordered_json& gates) const {
     const Format format = parse_format(g);
+    const Chart chart = recommendation_chart(result, RecommendContext{nullptr, nullptr, &r});
+    write_chart(co.chart, chart, catalog);
     const std::string notes = fmt::format("USD, {} {}; billed per second with a 60 s minimum. SPOT assumes no interruptions.\n", r.region,
                                           prices_note(catalog));
     if (format == Format::html) {
       const RecommendRow& row = result.rows.front();
       print_html({"cost", fmt::format("{} x {} for {}", row.count, row.instance->name, format_duration(row.estimate.total_hours)),
                   fmt::format("Priced: {} x {} for {}\n  why: {}\n", row.count, row.instance->name, format_duration(row.estimate.total_hours), result.why),
-                  reservation_table(result), std::nullopt,
+                  reservation_table(result), chart,
                   {"no model given: the instances alone are priced for the hours, billed per second with a 60 s minimum"}, r.region, {notes}, ""},
                  catalog, g, cmp, gates);
       return;
