@@ -363,7 +363,8 @@ struct Scene {
   Box plot{};
 };
 
-bool tag_fits(const Scene& s, const std::vector<Tag>& placed, const Tag& t, const Drawn& d) {
+// `far`: a crowded frontier or role point's leader may pass over other points (never over a number).
+bool tag_fits(const Scene& s, const std::vector<Tag>& placed, const Tag& t, const Drawn& d, bool far) {
   if (!t.box.within(s.plot.grown(-2))) return false;
   for (size_t j = 0; j < s.px.size(); ++j)
     if (t.box.overlaps(around(s.px[j], s.py[j], has_role(d.pts[j].role, "pick") ? 11 : 5.5))) return false;
@@ -373,19 +374,25 @@ bool tag_fits(const Scene& s, const std::vector<Tag>& placed, const Tag& t, cons
     if (t.box.overlaps(o.box.grown(2)) || (o.leader && crosses(o.line, t.box))) return false;
     if (t.leader && crosses(t.line, o.box.grown(1))) return false;
   }
-  if (t.leader)
+  if (t.leader && !far)
     for (size_t j = 0; j < s.px.size(); ++j)
       if (j != t.point && crosses(t.line, around(s.px[j], s.py[j], 3.5))) return false;
   return true;
 }
 
-// Around the point at growing distances, 16 directions each; from 14 px out with a leader.
-std::optional<Tag> place_tag(const Scene& s, const std::vector<Tag>& placed, size_t i, const Drawn& d) {
-  static const double kAnglesDeg[] = {0, 180, 90, 270, 45, 135, 315, 225, 22.5, 157.5, 67.5, 112.5, 337.5, 202.5, 292.5, 247.5};
+// Around the point at growing distances, 16 directions each; from 14 px out
+// with a leader. `far`: further out, in 32 directions, the leader over points.
+std::optional<Tag> place_tag(const Scene& s, const std::vector<Tag>& placed, size_t i, const Drawn& d, bool far) {
+  static const std::vector<double> kNear{0, 180, 90, 270, 45, 135, 315, 225, 22.5, 157.5, 67.5, 112.5, 337.5, 202.5, 292.5, 247.5};
+  std::vector<double> angles = kNear;
+  if (far)
+    for (double a : kNear) angles.push_back(a + 11.25);
+  const std::vector<double> radii = far ? std::vector<double>{14, 22, 32, 46, 64, 90, 125, 170, 220, 280, 350, 450, 600}
+                                        : std::vector<double>{1, 5, 14, 22, 32, 46, 64, 90, 125, 170};
   const std::string text = std::to_string(d.number[i]);
   const double w = text_width(text) + 4, ring = has_role(d.pts[i].role, "pick") ? 11 : 5.5;
-  for (double r : {1.0, 5.0, 14.0, 22.0, 32.0, 46.0, 64.0, 90.0, 125.0, 170.0}) {
-    for (double a : kAnglesDeg) {
+  for (double r : radii) {
+    for (double a : angles) {
       const double c = std::cos(a * M_PI / 180), sn = std::sin(a * M_PI / 180);
       const double cx = s.px[i] + c * (ring + r + w / 2), cy = s.py[i] - sn * (ring + r + kTagH / 2);
       Tag t{i, text, {cx - w / 2, cy - kTagH / 2, cx + w / 2, cy + kTagH / 2}};
@@ -395,7 +402,7 @@ std::optional<Tag> place_tag(const Scene& s, const std::vector<Tag>& placed, siz
         t.leader = true;
         t.line = {s.px[i] + (ex - s.px[i]) * ring / len, s.py[i] + (ey - s.py[i]) * ring / len, ex, ey};
       }
-      if (tag_fits(s, placed, t, d)) return t;
+      if (tag_fits(s, placed, t, d, far)) return t;
     }
   }
   return std::nullopt;
@@ -410,8 +417,11 @@ std::vector<Tag> place_tags(const Scene& s, const Drawn& d) {
     return std::tuple(rank(a), rank(a) == 2 ? s.px[a] : 0.0, d.number[a]) < std::tuple(rank(b), rank(b) == 2 ? s.px[b] : 0.0, d.number[b]);
   });
   std::vector<Tag> tags;
-  for (size_t i : order)
-    if (auto t = place_tag(s, tags, i, d)) tags.push_back(*t);
+  for (size_t i : order) {
+    auto t = place_tag(s, tags, i, d, false);
+    if (!t && rank(i) <= 2) t = place_tag(s, tags, i, d, true);  // the frontier and the roles are always named
+    if (t) tags.push_back(*t);
+  }
   return tags;
 }
 

@@ -369,6 +369,7 @@ TEST_CASE("charts from the CLI are fit for a report: training, a frontier of cou
   };
   const std::vector<Case> cases{
       {"recommend --params 13B --task lora", "total time (hours)"},
+      {"recommend --params 13B --task lora --all-counts", "total time (hours)"},  // 352 points: crowded, the frontier still named
       {"cost --model llama-3-70b --task pretrain --tokens 200B --family p5", "total time (hours)"},
       {"cost --model llama-3-70b --task pretrain --tokens 200B --family p5 --all-counts", "total time (hours)"},
       {"cost --model llama-3-8b --task inference --requests-per-second 2", "time per output token at the load (ms)"},
