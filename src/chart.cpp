@@ -4,7 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "gpuadvisor/quantity.hpp"
 
 namespace gpuadvisor {
 
@@ -53,10 +59,37 @@ bool has_role(const std::string& role, const std::string& what) {
 
 namespace {
 
-constexpr double kCharW = 7;     // approximate character width at font-size 12
-constexpr double kLabelGap = 16;  // minimum vertical distance between point labels
-const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
+// The series every chart draws, in this order and these colours.
+struct KnownSeries {
+  const char* name;
+  const char* colour;
+};
+constexpr KnownSeries kKnownSeries[] = {
+    {"on-demand", "#1f77b4"}, {"spot, expected with interruptions", "#e66100"}, {"spot, no interruptions", "#2ca02c"}};
+const char* const kOtherColours[] = {"#9467bd", "#8c564b", "#17becf", "#7f7f7f", "#bcbd22"};
 const char* const kPickColour = "#e6007e";
+
+size_t series_rank(const std::string& s) {
+  for (size_t k = 0; k < std::size(kKnownSeries); ++k)
+    if (s == kKnownSeries[k].name) return k;
+  return std::size(kKnownSeries);
+}
+
+}  // namespace
+
+std::string series_colour(const std::string& s) {
+  const size_t k = series_rank(s);
+  if (k < std::size(kKnownSeries)) return kKnownSeries[k].colour;
+  std::uint32_t h = 2166136261u;  // FNV-1a of the name: the same name, the same colour, whatever else is drawn
+  for (unsigned char c : s) h = (h ^ c) * 16777619u;
+  return kOtherColours[h % std::size(kOtherColours)];
+}
+
+namespace {
+
+constexpr double kCharW = 7.6;  // a character's width at font-size 12 (DejaVu Sans digits are 0.636 em)
+constexpr double kRowH = 18;    // legend and key-table rows
+constexpr double kTagH = 15;    // a number tag's box: 12 px text, baseline 4.5 below its middle
 
 std::string escape(const std::string& s) {
   std::string o;
@@ -72,11 +105,42 @@ std::string escape(const std::string& s) {
   return o;
 }
 
-double text_width(const std::string& s, double char_w = kCharW) { return char_w * static_cast<double>(s.size()); }
+double text_width(const std::string& s, double size = 12) { return kCharW * size / 12 * static_cast<double>(s.size()); }
 
-// A log axis when the data spans more than a factor of 20, else linear.
+struct Box {
+  double x0, y0, x1, y1;
+  bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+  bool within(const Box& o) const { return x0 >= o.x0 && x1 <= o.x1 && y0 >= o.y0 && y1 <= o.y1; }
+  Box grown(double d) const { return {x0 - d, y0 - d, x1 + d, y1 + d}; }
+};
+Box around(double x, double y, double r) { return {x - r, y - r, x + r, y + r}; }
+
+struct Seg {
+  double x0, y0, x1, y1;
+};
+
+// Whether the segment meets the box (Liang-Barsky clipping).
+bool crosses(const Seg& s, const Box& b) {
+  double t0 = 0, t1 = 1;
+  const double dx = s.x1 - s.x0, dy = s.y1 - s.y0;
+  const double p[4] = {-dx, dx, -dy, dy}, q[4] = {s.x0 - b.x0, b.x1 - s.x0, s.y0 - b.y0, b.y1 - s.y0};
+  for (int i = 0; i < 4; ++i) {
+    if (p[i] == 0) {
+      if (q[i] < 0) return false;
+      continue;
+    }
+    const double t = q[i] / p[i];
+    if (p[i] < 0) t0 = std::max(t0, t);
+    else t1 = std::min(t1, t);
+    if (t0 > t1) return false;
+  }
+  return true;
+}
+
+// A linear axis from zero (a 3% spread looks like 3%), or a log axis when the
+// data spans more than a factor of 20.
 struct Axis {
-  double lo, hi;
+  double lo, hi, step;
   bool log;
   double map(double v, double from, double to) const {
     const double t = log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo);
@@ -84,38 +148,35 @@ struct Axis {
   }
   std::vector<double> ticks() const {
     std::vector<double> t;
-    if (log) {
-      for (double d = std::pow(10, std::floor(std::log10(lo))); d <= hi * 1.0001; d *= 10)
-        for (double m : {1.0, 2.0, 5.0})
-          if (d * m >= lo * 0.9999 && d * m <= hi * 1.0001) t.push_back(d * m);
-    } else {
-      const double step = std::pow(10, std::floor(std::log10((hi - lo) / 4)));
-      for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) t.push_back(v);
-      while (t.size() > 8) {
-        std::vector<double> half;
-        for (size_t i = 0; i < t.size(); i += 2) half.push_back(t[i]);
-        t = half;
-      }
+    if (!log) {
+      for (int i = 0; lo + i * step <= hi * (1 + 1e-9); ++i) t.push_back(lo + i * step);
+      return t;
     }
+    const double decades = std::log10(hi / lo);
+    for (double d = std::pow(10, std::floor(std::log10(lo))); d <= hi; d *= 10)
+      for (double m : decades > 3 ? std::vector<double>{1} : std::vector<double>{1, 2, 5})
+        if (d * m >= lo && d * m <= hi) t.push_back(d * m);
     return t;
   }
 };
 
+// 1, 2 or 5 times a power of ten: about five steps to `span`.
+double nice_step(double span) {
+  const double raw = span / 5, mag = std::pow(10, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * mag >= raw * (1 - 1e-9)) return m * mag;
+  return 10 * mag;
+}
+
 Axis axis_for(const std::vector<ChartPoint>& p, bool x) {
   double lo = 1e300, hi = -1e300;
   for (const auto& q : p) {
-    const double v = x ? q.x : q.y;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
+    lo = std::min(lo, x ? q.x : q.y);
+    hi = std::max(hi, x ? q.x : q.y);
   }
-  if (lo == hi) {
-    lo = lo > 0 ? lo / 2 : lo - 1;
-    hi = hi > 0 ? hi * 2 : hi + 1;
-  }
-  const bool log = lo > 0 && hi / lo > 20;
-  if (log) return {lo / 1.3, hi * 1.3, true};
-  const double pad = (hi - lo) * 0.08;
-  return {std::max(0.0, lo - pad), hi + pad, false};
+  if (hi / lo > 20) return {lo / 1.25, hi * 1.25, 0, true};
+  const double step = nice_step(hi * 1.04);
+  return {0, std::ceil(hi * 1.04 / step) * step, step, false};
 }
 
 std::string tick_text(double v) {
@@ -124,120 +185,276 @@ std::string tick_text(double v) {
   return fmt::format("{:g}", v);
 }
 
-// One legend entry: a series, the frontier line, or the pick.
+// Three significant figures, thousands separated: 1,234; 56.7; 0.123.
+std::string sig3(double v) {
+  if (v >= 100) return format_thousands(v, 0);
+  if (v >= 10) return fmt::format("{:.1f}", v);
+  if (v >= 1) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+// "12.3 h, $4,567" or "$4,567/month" from the units.
+std::string key_cell(const Chart& c, const ChartPoint& p) {
+  const std::string y_suffix = c.y_unit.rfind("USD", 0) == 0 ? c.y_unit.substr(3) : c.y_unit.empty() ? "" : " " + c.y_unit;
+  const std::string x = sig3(p.x) + (c.x_unit.empty() ? "" : " " + c.x_unit);
+  return fmt::format("{}, ${}{}", x, p.y >= 100 ? format_thousands(p.y, 0) : fmt::format("{:.2f}", p.y), y_suffix);
+}
+
+}  // namespace
+
+namespace {
+
+// What is drawn: the finite positive points, their series in legend order,
+// each point's option number (points with one label are one option) and the
+// frontier of each series.
+struct Drawn {
+  std::vector<ChartPoint> pts;
+  std::vector<std::string> series;
+  std::vector<int> number;
+  std::vector<std::string> options;
+  std::vector<std::vector<size_t>> frontiers;  // per series, indices into pts
+  std::vector<bool> on_frontier;
+  bool any_pick = false;
+  bool any_frontier_line() const {
+    return std::any_of(frontiers.begin(), frontiers.end(), [](const auto& f) { return f.size() >= 2; });
+  }
+};
+
+Drawn drawn_of(const Chart& c) {
+  Drawn d;
+  for (const auto& p : c.points)
+    if (std::isfinite(p.x) && std::isfinite(p.y) && p.x > 0 && p.y > 0) d.pts.push_back(p);
+  std::map<std::string, int> numbers;
+  for (const auto& p : d.pts) {
+    if (numbers.emplace(p.label, static_cast<int>(d.options.size()) + 1).second) d.options.push_back(p.label);
+    d.number.push_back(numbers[p.label]);
+    if (std::find(d.series.begin(), d.series.end(), p.series) == d.series.end()) d.series.push_back(p.series);
+    d.any_pick = d.any_pick || has_role(p.role, "pick");
+  }
+  std::stable_sort(d.series.begin(), d.series.end(), [](const std::string& a, const std::string& b) { return series_rank(a) < series_rank(b); });
+  d.on_frontier.assign(d.pts.size(), false);
+  for (const auto& s : d.series) {
+    d.frontiers.push_back(pareto_frontier(d.pts, s));
+    for (size_t i : d.frontiers.back()) d.on_frontier[i] = true;
+  }
+  return d;
+}
+
+// The key below the plot: one row per option, its time and cost under each
+// pricing drawn, and its role.
+struct KeyTable {
+  std::vector<std::string> header;
+  std::vector<std::string> colour;  // per column; "" for the default
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> pick_row;
+  std::vector<double> col_x;  // offsets from the table's left
+  double width = 0;
+};
+
+KeyTable key_table(const Chart& c, const Drawn& d) {
+  KeyTable k;
+  k.header = {"#", "option"};
+  k.colour = {"", ""};
+  for (const auto& s : d.series) k.header.push_back(s), k.colour.push_back(series_colour(s));
+  k.header.push_back("role");
+  k.colour.push_back("");
+  k.rows.assign(d.options.size(), std::vector<std::string>(k.header.size()));
+  k.pick_row.assign(d.options.size(), false);
+  for (size_t o = 0; o < d.options.size(); ++o) k.rows[o][0] = std::to_string(o + 1), k.rows[o][1] = d.options[o];
+  for (size_t i = 0; i < d.pts.size(); ++i) {
+    const auto& p = d.pts[i];
+    auto& row = k.rows[static_cast<size_t>(d.number[i]) - 1];
+    const size_t col = 2 + static_cast<size_t>(std::find(d.series.begin(), d.series.end(), p.series) - d.series.begin());
+    if (row[col].empty()) row[col] = key_cell(c, p);
+    if (!p.role.empty() && row.back().find(p.role) == std::string::npos) row.back() += (row.back().empty() ? "" : ", ") + p.role;
+    if (has_role(p.role, "pick")) k.pick_row[static_cast<size_t>(d.number[i]) - 1] = true;
+  }
+  double x = 0;
+  for (size_t col = 0; col < k.header.size(); ++col) {
+    double w = text_width(k.header[col]);
+    for (const auto& r : k.rows) w = std::max(w, text_width(r[col]));
+    k.col_x.push_back(x);
+    x += w + 18;
+  }
+  k.width = x - 18;
+  return k;
+}
+
+// Lines of at most `chars` characters, broken at spaces.
+std::vector<std::string> wrap(const std::string& s, size_t chars) {
+  std::vector<std::string> out;
+  std::string line;
+  for (size_t b = 0; b < s.size();) {
+    size_t e = s.find(' ', b);
+    if (e == std::string::npos) e = s.size();
+    const std::string word = s.substr(b, e - b);
+    if (!line.empty() && line.size() + 1 + word.size() > chars) out.push_back(line), line.clear();
+    line += (line.empty() ? "" : " ") + word;
+    b = e + 1;
+  }
+  if (!line.empty()) out.push_back(line);
+  return out;
+}
+
 struct LegendItem {
   enum Kind { kSeries, kFrontier, kPick } kind;
   std::string text;
-  size_t colour = 0;
+  std::string colour;
   double x = 0, y = 0;  // marker centre
 };
-
-struct Layout {
-  double W = 900, left = 90, right = 30, top = 50, plot_bottom = 490, H = 0;
-  double plot_right() const { return W - right; }
-};
-
 double item_width(const LegendItem& it) { return 26 + text_width(it.text) + 18; }
 
-// Legend below the plot, items flowing left to right and wrapping; sets H.
-void place_legend(std::vector<LegendItem>& items, Layout& L) {
-  const double row_h = 20, y0 = L.plot_bottom + 62;
-  double x = L.left, y = y0;
-  for (auto& it : items) {
-    if (x > L.left && x + item_width(it) > L.plot_right()) {
-      x = L.left;
-      y += row_h;
-    }
-    it.x = x + 10;
-    it.y = y;
-    x += item_width(it);
-  }
-  L.H = y + 22;
-}
-
-std::vector<LegendItem> legend_items(const std::vector<std::string>& order, bool has_pick) {
+// Only what is drawn: the series, the frontier where one has two points or more, the pick.
+std::vector<LegendItem> legend_items(const Drawn& d) {
   std::vector<LegendItem> items;
-  for (size_t k = 0; k < order.size(); ++k) items.push_back({LegendItem::kSeries, order[k], k % 5});
-  items.push_back({LegendItem::kFrontier, "Pareto frontier (one per series)"});
-  if (has_pick) items.push_back({LegendItem::kPick, "recommended pick"});
+  for (const auto& s : d.series) items.push_back({LegendItem::kSeries, s, series_colour(s)});
+  if (d.any_frontier_line()) items.push_back({LegendItem::kFrontier, "Pareto frontier (one per series)", "#555"});
+  if (d.any_pick) items.push_back({LegendItem::kPick, "recommended pick", kPickColour});
   return items;
 }
 
-// Canvas wide enough for the title and the widest legend item.
-Layout layout_for(const Chart& c, const std::vector<LegendItem>& items) {
+struct Layout {
+  double W = 900, left = 90, right = 30;
+  std::vector<std::string> subtitle;
+  double top = 0, bottom = 0, key_y = 0, H = 0;
+  double plot_right() const { return W - right; }
+  Box plot() const { return {left, top, plot_right(), bottom}; }
+};
+
+// Top to bottom: title, subtitle (region, prices), plot, axis titles, legend, key table.
+Layout layout_for(const Chart& c, std::vector<LegendItem>& items, const KeyTable& k) {
   Layout L;
-  L.W = std::max(L.W, text_width(c.title, 9.5) + 40);
+  std::string sub = c.region.empty() ? "" : "region " + c.region;
+  if (!c.prices_note.empty()) sub += (sub.empty() ? "" : "; ") + c.prices_note;
+  L.subtitle = wrap(sub, 110);
+  L.W = std::max({L.W, text_width(c.title, 16) + 40, L.left + k.width + L.right});
+  for (const auto& line : L.subtitle) L.W = std::max(L.W, text_width(line) + 40);
   for (const auto& it : items) L.W = std::max(L.W, L.left + item_width(it) + L.right);
+  L.top = 48 + kRowH * static_cast<double>(L.subtitle.size());
+  L.bottom = L.top + 420;
+  double x = L.left, y = L.bottom + 66;
+  for (auto& it : items) {
+    if (x > L.left && x + item_width(it) > L.plot_right()) x = L.left, y += kRowH;
+    it.x = x + 10, it.y = y;
+    x += item_width(it);
+  }
+  L.key_y = y + (items.empty() ? 0 : kRowH) + 20;
+  L.H = L.key_y + kRowH * static_cast<double>(k.rows.size() + 1) + 10;
   return L;
 }
 
-struct Label {
-  double px, py;  // the point
-  double x, y;    // text anchor and baseline
-  double w;
+}  // namespace
+
+namespace {
+
+// A point's number on the plot: a box clear of every point, line and other
+// tag, next to its point or joined to it by a leader line.
+struct Tag {
+  size_t point;
   std::string text;
-  size_t colour;
-  bool pick;
-  bool left_of_point = false;  // then anchored at its end
-  double start() const { return left_of_point ? x - w : x; }
+  Box box;
+  bool leader = false;
+  Seg line{};
 };
 
-// Right of the point, or left where that would leave the plot; clamped inside.
-void place_horizontally(Label& l, const Layout& L) {
-  l.left_of_point = l.px + 18 + l.w > L.plot_right() - 2;
-  const double start = std::clamp(l.left_of_point ? l.px - 18 - l.w : l.px + 18, L.left + 4, std::max(L.left + 4, L.plot_right() - 2 - l.w));
-  l.x = l.left_of_point ? start + l.w : start;
-}
+struct Scene {
+  std::vector<double> px, py;  // the points in pixels
+  std::vector<Seg> lines;      // the frontiers' segments
+  Box plot{};
+};
 
-// Stack the labels top to bottom, at least kLabelGap apart, inside the plot.
-void place_vertically(std::vector<Label>& ls, const Layout& L) {
-  std::sort(ls.begin(), ls.end(), [](const Label& a, const Label& b) { return std::tie(a.py, a.px, a.text) < std::tie(b.py, b.px, b.text); });
-  const double lo = L.top + 14, hi = L.plot_bottom - 6;
-  for (size_t i = 0; i < ls.size(); ++i) ls[i].y = std::max(i ? ls[i - 1].y + kLabelGap : lo, ls[i].py + 4);
-  for (size_t i = ls.size(); i-- > 0;) ls[i].y = std::min(ls[i].y, i + 1 < ls.size() ? ls[i + 1].y - kLabelGap : hi);
-}
-
-std::vector<Label> place_labels(const std::vector<ChartPoint>& pts, const std::map<std::string, size_t>& series, const Axis& ax, const Axis& ay,
-                                const Layout& L) {
-  std::vector<Label> ls;
-  for (const auto& p : pts) {
-    if (p.role.empty()) continue;
-    const std::string text = p.role + ": " + p.label;
-    Label l{ax.map(p.x, L.left, L.plot_right()), ay.map(p.y, L.plot_bottom, L.top), 0, 0, text_width(text, 7.5), text, series.at(p.series) % 5,
-            has_role(p.role, "pick")};
-    place_horizontally(l, L);
-    ls.push_back(l);
+// `far`: a crowded frontier or role point's leader may pass over other points (never over a number).
+bool tag_fits(const Scene& s, const std::vector<Tag>& placed, const Tag& t, const Drawn& d, bool far) {
+  if (!t.box.within(s.plot.grown(-2))) return false;
+  for (size_t j = 0; j < s.px.size(); ++j)
+    if (t.box.overlaps(around(s.px[j], s.py[j], has_role(d.pts[j].role, "pick") ? 11 : 5.5))) return false;
+  for (const auto& l : s.lines)
+    if (crosses(l, t.box)) return false;
+  for (const auto& o : placed) {
+    if (t.box.overlaps(o.box.grown(2)) || (o.leader && crosses(o.line, t.box))) return false;
+    if (t.leader && crosses(t.line, o.box.grown(1))) return false;
   }
-  place_vertically(ls, L);
-  return ls;
+  if (t.leader && !far)
+    for (size_t j = 0; j < s.px.size(); ++j)
+      if (j != t.point && crosses(t.line, around(s.px[j], s.py[j], 3.5))) return false;
+  return true;
+}
+
+// Around the point at growing distances, 16 directions each; from 14 px out
+// with a leader. `far`: further out, in 32 directions, the leader over points.
+std::optional<Tag> place_tag(const Scene& s, const std::vector<Tag>& placed, size_t i, const Drawn& d, bool far) {
+  static const std::vector<double> kNear{0, 180, 90, 270, 45, 135, 315, 225, 22.5, 157.5, 67.5, 112.5, 337.5, 202.5, 292.5, 247.5};
+  std::vector<double> angles = kNear;
+  if (far)
+    for (double a : kNear) angles.push_back(a + 11.25);
+  const std::vector<double> radii = far ? std::vector<double>{14, 22, 32, 46, 64, 90, 125, 170, 220, 280, 350, 450, 600}
+                                        : std::vector<double>{1, 5, 14, 22, 32, 46, 64, 90, 125, 170};
+  const std::string text = std::to_string(d.number[i]);
+  const double w = text_width(text) + 4, ring = has_role(d.pts[i].role, "pick") ? 11 : 5.5;
+  for (double r : radii) {
+    for (double a : angles) {
+      const double c = std::cos(a * M_PI / 180), sn = std::sin(a * M_PI / 180);
+      const double cx = s.px[i] + c * (ring + r + w / 2), cy = s.py[i] - sn * (ring + r + kTagH / 2);
+      Tag t{i, text, {cx - w / 2, cy - kTagH / 2, cx + w / 2, cy + kTagH / 2}};
+      if (r >= 14) {
+        const double ex = std::clamp(s.px[i], t.box.x0, t.box.x1), ey = std::clamp(s.py[i], t.box.y0, t.box.y1);
+        const double len = std::hypot(ex - s.px[i], ey - s.py[i]);
+        t.leader = true;
+        t.line = {s.px[i] + (ex - s.px[i]) * ring / len, s.py[i] + (ey - s.py[i]) * ring / len, ex, ey};
+      }
+      if (tag_fits(s, placed, t, d, far)) return t;
+    }
+  }
+  return std::nullopt;
+}
+
+// The pick first, then the other roles, the frontier points left to right, then the rest by number.
+std::vector<Tag> place_tags(const Scene& s, const Drawn& d) {
+  std::vector<size_t> order(d.pts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto rank = [&](size_t i) { return has_role(d.pts[i].role, "pick") ? 0 : !d.pts[i].role.empty() ? 1 : d.on_frontier[i] ? 2 : 3; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tuple(rank(a), rank(a) == 2 ? s.px[a] : 0.0, d.number[a]) < std::tuple(rank(b), rank(b) == 2 ? s.px[b] : 0.0, d.number[b]);
+  });
+  std::vector<Tag> tags;
+  for (size_t i : order) {
+    auto t = place_tag(s, tags, i, d, false);
+    if (!t && rank(i) <= 2) t = place_tag(s, tags, i, d, true);  // the frontier and the roles are always named
+    if (t) tags.push_back(*t);
+  }
+  return tags;
 }
 
 std::string header(const Chart& c, const Layout& L) {
-  return fmt::format(
+  std::string s = fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"12\">\n"
       "<title>{2}</title>\n<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
       "<text x=\"{3}\" y=\"28\" font-size=\"16\" text-anchor=\"middle\">{2}</text>\n",
       L.W, L.H, escape(c.title), L.W / 2);
+  for (size_t i = 0; i < L.subtitle.size(); ++i)
+    s += fmt::format("<text class=\"prices\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#555\">{}</text>\n", L.W / 2, 48 + kRowH * i,
+                     escape(L.subtitle[i]));
+  return s;
 }
 
 std::string axes(const Chart& c, const Axis& ax, const Axis& ay, const Layout& L) {
   auto X = [&](double v) { return ax.map(v, L.left, L.plot_right()); };
-  auto Y = [&](double v) { return ay.map(v, L.plot_bottom, L.top); };
+  auto Y = [&](double v) { return ay.map(v, L.bottom, L.top); };
   std::string s = fmt::format("<g class=\"axes\" stroke=\"#444\">\n<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n<line x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\"/>\n</g>\n",
-                              L.left, L.plot_bottom, L.plot_right(), L.top);
+                              L.left, L.bottom, L.plot_right(), L.top);
   s += "<g class=\"ticks\" fill=\"#444\">\n";
   for (double t : ax.ticks())
-    s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/><text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                     X(t), L.plot_bottom, L.top, L.plot_bottom + 18, tick_text(t));
+    s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#e4e4e4\"/><text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+                     X(t), L.bottom, L.top, L.bottom + 18, tick_text(t));
   for (double t : ay.ticks())
-    s += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/><text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+    s += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#e4e4e4\"/><text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
                      L.left, Y(t), L.plot_right(), L.left - 6, Y(t) + 4, tick_text(t));
   s += "</g>\n";
-  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n", (L.left + L.plot_right()) / 2, L.plot_bottom + 40,
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n", (L.left + L.plot_right()) / 2, L.bottom + 40,
                    escape(c.x_label), ax.log ? " (log scale)" : "");
-  s += fmt::format("<text x=\"20\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {0})\">{1}{2}</text>\n", (L.top + L.plot_bottom) / 2,
+  s += fmt::format("<text x=\"20\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {0})\">{1}{2}</text>\n", (L.top + L.bottom) / 2,
                    escape(c.y_label), ay.log ? " (log scale)" : "");
   return s;
 }
@@ -246,78 +463,98 @@ std::string pick_ring(double x, double y) {
   return fmt::format("<circle class=\"pick\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"9\" fill=\"none\" stroke=\"{}\" stroke-width=\"3\"/>\n", x, y, kPickColour);
 }
 
-std::string labels_svg(const std::vector<Label>& ls) {
-  std::string s = "<g class=\"point-labels\" stroke-width=\"0.8\">\n";
-  for (const auto& l : ls) {
-    const double ex = l.start() > l.px ? l.start() - 2 : l.start() + l.w + 2;  // leader line to the near end of the text
-    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#888\"/>", l.px, l.py, ex, l.y - 4);
-    // A white halo keeps the text readable over lines and points.
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"{}{}>{}</text>\n", l.x, l.y,
-                     l.pick ? kPickColour : kColours[l.colour], l.left_of_point ? " text-anchor=\"end\"" : "", l.pick ? " font-weight=\"bold\"" : "",
-                     escape(l.text));
+std::string tags_svg(const std::vector<Tag>& tags, const Scene& s, const Drawn& d) {
+  std::string out = "<g class=\"point-labels\">\n";
+  for (const auto& t : tags) {
+    const auto& p = d.pts[t.point];
+    const bool pick = has_role(p.role, "pick");
+    if (t.leader)
+      out += fmt::format("<line class=\"leader\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#999\" stroke-width=\"0.8\"/>", t.line.x0,
+                         t.line.y0, t.line.x1, t.line.y1);
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"{}\"{} data-point=\"{:.1f},{:.1f}\">{}</text>\n",
+                       (t.box.x0 + t.box.x1) / 2, (t.box.y0 + t.box.y1) / 2 + 4.5, pick ? kPickColour : series_colour(p.series),
+                       pick ? " font-weight=\"bold\"" : "", s.px[t.point], s.py[t.point], t.text);
   }
-  return s + "</g>\n";
+  return out + "</g>\n";
 }
 
 std::string legend_svg(const std::vector<LegendItem>& items, const Layout& L) {
-  double w = 0, h = 0;
-  for (const auto& it : items) {
-    w = std::max(w, it.x - 10 + item_width(it) - L.left);
-    h = std::max(h, it.y - items.front().y + 20);
-  }
-  std::string s = fmt::format("<g class=\"legend\">\n<rect class=\"legend-box\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#ccc\"/>\n",
-                              L.left, items.front().y - 12, w, h + 4);
+  if (items.empty()) return "";
+  std::string s = "<g class=\"legend\">\n";
   for (const auto& it : items) {
     if (it.kind == LegendItem::kPick)
       s += pick_ring(it.x, it.y);
     else if (it.kind == LegendItem::kFrontier)
       s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#555\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>", it.x - 10, it.y, it.x + 10, it.y);
     else
-      s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>", it.x, it.y, kColours[it.colour]);
-    s += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", it.x + 16, it.y + 4, escape(it.text));
+      s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>", it.x, it.y, it.colour);
+    s += fmt::format("<text class=\"legend-item\" x=\"{}\" y=\"{}\"{}>{}</text>\n", it.x + 16, it.y + 4,
+                     it.kind == LegendItem::kSeries ? " data-series=\"" + escape(it.text) + "\"" : std::string(), escape(it.text));
   }
+  (void)L;
   return s + "</g>\n";
+}
+
+std::string key_svg(const KeyTable& k, const Layout& L) {
+  std::string s = fmt::format("<g class=\"key\">\n<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#ccc\"/>\n", L.left, L.key_y + 5,
+                              L.left + k.width);
+  auto row = [&](const std::vector<std::string>& cells, double y, bool head, bool pick) {
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (cells[c].empty()) continue;
+      const std::string fill = pick && (c == 0 || c + 1 == cells.size()) ? kPickColour : k.colour[c].empty() ? "#222" : k.colour[c];
+      s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"{}\"{}>{}</text>", L.left + k.col_x[c], y, head ? "#444" : fill,
+                       head ? " font-style=\"italic\"" : "", escape(cells[c]));
+    }
+    s += "\n";
+  };
+  row(k.header, L.key_y, true, false);
+  for (size_t r = 0; r < k.rows.size(); ++r) row(k.rows[r], L.key_y + kRowH * static_cast<double>(r + 1) + 4, false, k.pick_row[r]);
+  return s + "</g>\n";
+}
+
+std::string frontiers_svg(const Drawn& d, const Scene& s) {
+  std::string out;
+  for (size_t k = 0; k < d.series.size(); ++k) {
+    if (d.frontiers[k].size() < 2) continue;  // one point is no line: not drawn, not in the legend
+    std::string poly;
+    for (size_t i : d.frontiers[k]) poly += fmt::format("{}{:.1f},{:.1f}", poly.empty() ? "" : " ", s.px[i], s.py[i]);
+    out += fmt::format("<polyline class=\"pareto\" data-series=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>\n",
+                       escape(d.series[k]), poly, series_colour(d.series[k]));
+  }
+  return out;
+}
+
+std::string points_svg(const Drawn& d, const Scene& s) {
+  std::string out = "<g class=\"points\">\n";
+  for (size_t i = 0; i < d.pts.size(); ++i) {
+    const auto& p = d.pts[i];
+    out += fmt::format("<circle class=\"point\" data-series=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"><title>{}: {} ({}): {} / {}</title></circle>\n",
+                       escape(p.series), s.px[i], s.py[i], series_colour(p.series), d.number[i], escape(p.label), escape(p.series), sig3(p.x), sig3(p.y));
+  }
+  for (size_t i = 0; i < d.pts.size(); ++i)
+    if (has_role(d.pts[i].role, "pick")) out += pick_ring(s.px[i], s.py[i]);
+  return out + "</g>\n";
 }
 
 }  // namespace
 
 std::string render_svg(const Chart& chart) {
-  std::vector<ChartPoint> pts;
-  for (const auto& p : chart.points)
-    if (std::isfinite(p.x) && std::isfinite(p.y) && p.x > 0 && p.y > 0) pts.push_back(p);
-  // Series: stable colours in order of first appearance.
-  std::map<std::string, size_t> series;
-  std::vector<std::string> order;
-  bool any_pick = false;
-  for (const auto& p : pts) {
-    if (series.emplace(p.series, series.size()).second) order.push_back(p.series);
-    any_pick = any_pick || has_role(p.role, "pick");
+  const Drawn d = drawn_of(chart);
+  auto items = legend_items(d);
+  const KeyTable k = key_table(chart, d);
+  Layout L = layout_for(chart, items, k);
+  if (d.pts.empty()) {
+    L.H = L.top + 120;
+    return header(chart, L) + fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">no priced options</text>\n</svg>\n", L.W / 2, L.top + 60);
   }
-  auto items = legend_items(order, any_pick);
-  Layout L = layout_for(chart, items);
-  if (pts.empty()) {
-    L.H = 560;
-    return header(chart, L) + fmt::format("<text x=\"{}\" y=\"280\" text-anchor=\"middle\">no priced options</text>\n</svg>\n", L.W / 2);
-  }
-  place_legend(items, L);
-  const Axis ax = axis_for(pts, true), ay = axis_for(pts, false);
-  auto X = [&](double v) { return ax.map(v, L.left, L.plot_right()); };
-  auto Y = [&](double v) { return ay.map(v, L.plot_bottom, L.top); };
-  std::string s = header(chart, L) + axes(chart, ax, ay, L);
-  for (size_t k = 0; k < order.size(); ++k) {
-    std::string poly;
-    for (size_t i : pareto_frontier(pts, order[k])) poly += fmt::format("{}{:.1f},{:.1f}", poly.empty() ? "" : " ", X(pts[i].x), Y(pts[i].y));
-    s += fmt::format("<polyline class=\"pareto\" data-series=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"/>\n",
-                     escape(order[k]), poly, kColours[k % 5]);
-  }
-  s += "<g class=\"points\">\n";
-  for (const auto& p : pts)
-    s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.75\"><title>{} ({}): {} / {}</title></circle>\n",
-                     X(p.x), Y(p.y), kColours[series[p.series] % 5], escape(p.label), escape(p.series), tick_text(p.x), tick_text(p.y));
-  for (const auto& p : pts)
-    if (has_role(p.role, "pick")) s += pick_ring(X(p.x), Y(p.y));
-  s += "</g>\n" + labels_svg(place_labels(pts, series, ax, ay, L)) + legend_svg(items, L) + "</svg>\n";
-  return s;
+  const Axis ax = axis_for(d.pts, true), ay = axis_for(d.pts, false);
+  Scene s;
+  s.plot = L.plot();
+  for (const auto& p : d.pts) s.px.push_back(ax.map(p.x, L.left, L.plot_right())), s.py.push_back(ay.map(p.y, L.bottom, L.top));
+  for (const auto& f : d.frontiers)
+    for (size_t j = 1; j < f.size(); ++j) s.lines.push_back({s.px[f[j - 1]], s.py[f[j - 1]], s.px[f[j]], s.py[f[j]]});
+  return header(chart, L) + axes(chart, ax, ay, L) + frontiers_svg(d, s) + points_svg(d, s) + tags_svg(place_tags(s, d), s, d) +
+         legend_svg(items, L) + key_svg(k, L) + "</svg>\n";
 }
 
 }  // namespace gpuadvisor

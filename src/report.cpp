@@ -1,4 +1,5 @@
 #include "gpuadvisor/report.hpp"
+#include "gpuadvisor/report_html.hpp"
 
 #include <fmt/format.h>
 
@@ -27,6 +28,7 @@ std::optional<Format> format_from_string(std::string_view s) {
   if (s == "json") return Format::json;
   if (s == "csv") return Format::csv;
   if (s == "markdown" || s == "md") return Format::markdown;
+  if (s == "html") return Format::html;
   return std::nullopt;
 }
 
@@ -161,6 +163,7 @@ using namespace report_detail;
 std::string render_table(const Table& t, const Catalog& catalog, std::string_view command, std::string_view rows_key,
                          const RenderOptions& o, int* hidden_columns, std::string_view extra_json) {
   if (hidden_columns) *hidden_columns = 0;
+  if (o.format == Format::html) return html_table(t, o.wide, hidden_columns);
   if (o.format == Format::json) {
     ordered_json j = envelope(catalog, command);
     if (!extra_json.empty()) {
@@ -649,10 +652,16 @@ std::string chart_role(const RecommendRow& r, const Recommendation& rec) {
 
 Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx) {
   Chart c;
-  c.title = fmt::format("{} {}: time vs cost ({})", ctx.model->name, ctx.rl ? fmt::format("RL ({})", to_string(ctx.rl->algorithm)) : std::string(to_string(ctx.workload->task)),
-                        ctx.request->region);
+  // A reservation (no model): the instances for the hours given.
+  const std::string job = !ctx.model ? (rec.pick ? fmt::format("reservation of {} x {}", rec.pick->instance->name, rec.pick->count) : "reservation")
+                          : ctx.rl   ? fmt::format("{} RL ({})", ctx.model->name, to_string(ctx.rl->algorithm))
+                                     : fmt::format("{} {}", ctx.model->name, to_string(ctx.workload->task));
+  c.title = job + ": total time against total cost";
   c.x_label = "total time (hours)";
   c.y_label = "total cost (USD)";
+  c.x_unit = "h";
+  c.y_unit = "USD";
+  c.region = ctx.request->region;
   // The rows shown, plus the alternatives where another count is cheapest or fastest.
   std::vector<RecommendRow> rows = rec.rows;
   for (const auto* x : {&rec.cheapest, &rec.fastest}) {
@@ -661,6 +670,7 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
     });
     if (*x && !shown) rows.push_back(**x);
   }
+  // Spot without an interruption estimate is the same series as a service's spot: no interruptions.
   for (const auto& r : rows) {
     const std::string label = fmt::format("{} x {}", r.instance->name, r.count);
     const std::string role = chart_role(r, rec);
@@ -670,7 +680,7 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
       c.points.push_back({label, r.spot_interruptions->expected_hours, *r.spot_expected_cost_usd, "spot, expected with interruptions",
                           spot_ranked ? role : ""});
     else if (r.spot_cost_usd)
-      c.points.push_back({label, r.estimate.total_hours, *r.spot_cost_usd, "spot, no interruptions (range unknown)", spot_ranked ? role : ""});
+      c.points.push_back({label, r.estimate.total_hours, *r.spot_cost_usd, "spot, no interruptions", spot_ranked ? role : ""});
   }
   return c;
 }

@@ -274,9 +274,12 @@ Table inference_cost_table(const ServingRecommendation& rec, const InferenceCont
 
 Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& ctx) {
   Chart c;
-  c.title = fmt::format("{} serving: time per output token vs monthly cost ({})", ctx.model->name, ctx.request->region);
-  c.x_label = "time per output token (s)";
-  c.y_label = "USD per 30-day month";
+  c.title = fmt::format("{} serving: time per output token against monthly cost", ctx.model->name);
+  c.x_label = "time per output token at the load (ms)";
+  c.y_label = "cost per 30-day month (USD)";
+  c.x_unit = "ms";
+  c.y_unit = "USD/month";
+  c.region = ctx.request->region;
   auto same = [](const ServingRow& a, const std::optional<ServingRow>& b) {
     return b && a.instance == b->instance && a.estimate.layout.tp == b->estimate.layout.tp && a.estimate.layout.pp == b->estimate.layout.pp;
   };
@@ -290,9 +293,9 @@ Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& 
       if (same(r, *x)) role += (role.empty() ? "" : ", ") + std::string(name);
     const bool spot_ranked = ctx.request->pricing == Pricing::spot;
     if (r.on_demand_usd_per_hour)
-      c.points.push_back({label, r.at_load.tpot_s, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
+      c.points.push_back({label, r.at_load.tpot_s * 1e3, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
     if (r.spot_usd_per_hour)
-      c.points.push_back({label, r.at_load.tpot_s, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
+      c.points.push_back({label, r.at_load.tpot_s * 1e3, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
   }
   return c;
 }

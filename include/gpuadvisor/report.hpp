@@ -30,7 +30,8 @@ inline constexpr double kRoomyMemoryShare = 0.9;
 // checkpoints is this much above its headline gets a "failures:" line.
 inline constexpr double kFailuresNoteAbove = 0.10;
 
-enum class Format { table, json, csv, markdown };
+// html: recommend and cost only (src/report_html.cpp); every other command refuses it.
+enum class Format { table, json, csv, markdown, html };
 std::optional<Format> format_from_string(std::string_view s);
 
 inline constexpr int kJsonSchemaVersion = 1;
@@ -84,7 +85,8 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx);
 // A reservation priced without a model (`cost --instance X --count N --hours H`).
 Table reservation_table(const Recommendation& rec, const RecommendRequest& request);
 std::string reservation_json_extra(const Recommendation& rec, const RecommendRequest& r);
-// Time against cost for every option, on-demand and spot (--chart).
+// Time against cost for every option, on-demand and spot (--chart); a
+// reservation (cost --instance --count --hours) has no model: ctx.model null.
 Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx);
 std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx);
 // The lines that lead the table: what to rent and why, the capacity note, the

@@ -73,7 +73,8 @@ Format parse_format(const GlobalOptions& g);
 // Prints a table in the chosen format; JSON gets `extra_json` and the warnings merged in.
 void print_table(const Table& t, const Catalog& c, std::string_view command, std::string_view rows_key, const GlobalOptions& g,
                  std::string_view extra_json = {});
-void write_chart(const std::string& path, const Chart& chart);
+// Writes the chart (nothing when `path` is empty), the catalog's price date and source on it.
+void write_chart(const std::string& path, Chart chart, const Catalog& catalog);
 // Prints a document a renderer made (estimate, catalog show); JSON gets the warnings.
 void print_document(const std::string& text, Format f);
 

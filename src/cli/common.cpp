@@ -138,7 +138,7 @@ Catalog load(const GlobalOptions& g) {
 
 Format parse_format(const GlobalOptions& g) {
   auto f = format_from_string(g.format);
-  if (!f) throw InputError(fmt::format("--format: '{}' is not one of table, json, csv, markdown", g.format));
+  if (!f) throw InputError(fmt::format("--format: '{}' is not one of table, json, csv, markdown, html", g.format));
   return *f;
 }
 
@@ -186,8 +186,9 @@ static std::string svg_file_name(const std::string& path) {
   return fmt::format("charts are SVG: name the file .svg, not '{}' (for a PNG, convert it: rsvg-convert -o chart.png chart.svg)", path);
 }
 
-void write_chart(const std::string& path, const Chart& chart) {
+void write_chart(const std::string& path, Chart chart, const Catalog& catalog) {
   if (path.empty()) return;
+  if (chart.prices_note.empty()) chart.prices_note = prices_note(catalog);  // the date and source, under the title
   write_file_atomically(path, render_svg(chart));
   spdlog::info("wrote the chart to {}", path);
 }

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "html.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/inference_search.hpp"
 #include "gpuadvisor/quantity.hpp"
@@ -201,7 +202,7 @@ class CostCommand : public Command {
     const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd"};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
-    print_comparison(cmp, gates, parse_format(g));
+    if (parse_format(g) != Format::html) print_comparison(cmp, gates, parse_format(g));
     print_reservation(result, r, catalog, g, cmp, gates);
     return gate_exit(gates);
   }
@@ -214,12 +215,11 @@ class CostCommand : public Command {
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
-    print_comparison(cmp, gates, format);
+    if (format != Format::html) print_comparison(cmp, gates, format);
     const std::string extra = format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string();
-    print_table(cost_table(result, ctx), catalog, "cost", "options", g, extra);
-    write_chart(co.chart, recommendation_chart(result, ctx));
-    if (format == Format::table || format == Format::markdown)
-      std::cout << fmt::format("\nUSD, {} {}; times and costs include job overheads. Spot expected cost includes reclaims at "
+    if (format != Format::html) print_table(cost_table(result, ctx), catalog, "cost", "options", g, extra);
+    write_chart(co.chart, recommendation_chart(result, ctx), catalog);
+    const std::string notes = fmt::format("USD, {} {}; times and costs include job overheads. Spot expected cost includes reclaims at "
                                "the Spot Advisor bucket's upper edge and hardware failures, checkpoints to {} every Daly-optimal interval "
                                "and {:.0f} min restarts; BREAK-EVEN is the monthly interruption rate above which on-demand is cheaper ('spot always': at no rate). "
                                "Commitment columns (--wide) price the job's hours at the commitment rate and assume the rest of the term "
@@ -227,17 +227,34 @@ class CostCommand : public Command {
                                "term.\n",
                                ctx.request->region, prices_note(catalog), to_string(ctx.request->overheads.storage),
                                ctx.request->restart_s / 60);
+    if (format == Format::html)
+      print_html({"cost", job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), render_pick_text(result, ctx), cost_table(result, ctx),
+                  recommendation_chart(result, ctx), joined(ctx.model->assumptions, ctx.rl ? ctx.rl->assumptions : ctx.workload->assumptions),
+                  ctx.request->region, {notes}, render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
+                 catalog, g, cmp, gates);
+    if (format == Format::table || format == Format::markdown) std::cout << "\n" << notes;
     return gate_exit(gates);
   }
 
   void print_reservation(const Recommendation& result, const RecommendRequest& r, const Catalog& catalog, const GlobalOptions& g,
                          const nlohmann::ordered_json& cmp, const nlohmann::ordered_json& gates) const {
     const Format format = parse_format(g);
+    const Chart chart = recommendation_chart(result, RecommendContext{nullptr, nullptr, &r});
+    write_chart(co.chart, chart, catalog);
+    const std::string notes = fmt::format("USD, {} {}; billed per second with a 60 s minimum. SPOT assumes no interruptions.\n", r.region,
+                                          prices_note(catalog));
+    if (format == Format::html) {
+      const RecommendRow& row = result.rows.front();
+      print_html({"cost", fmt::format("{} x {} for {}", row.count, row.instance->name, format_duration(row.estimate.total_hours)),
+                  fmt::format("Priced: {} x {} for {}\n  why: {}\n", row.count, row.instance->name, format_duration(row.estimate.total_hours), result.why),
+                  reservation_table(result, r), chart,
+                  {"no model given: the instances alone are priced for the hours, billed per second with a 60 s minimum"}, r.region, {notes}, ""},
+                 catalog, g, cmp, gates);
+      return;
+    }
     print_table(reservation_table(result, r), catalog, "cost", "options", g,
                 format == Format::json ? with_gates(reservation_json_extra(result, r), cmp, gates) : std::string());
-    if (format == Format::table || format == Format::markdown)
-      std::cout << fmt::format("\nUSD, {} {}; billed per second with a 60 s minimum. SPOT assumes no interruptions.\n", r.region,
-                               prices_note(catalog));
+    if (format == Format::table || format == Format::markdown) std::cout << "\n" << notes;
   }
 
   int run_inference(const Catalog& catalog, const GlobalOptions& g) {
@@ -265,15 +282,21 @@ class CostCommand : public Command {
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
-    print_comparison(cmp, gates, format);
-    print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g,
-                format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
-    write_chart(co.chart, inference_chart(result, ctx));
-    if (format == Format::table || format == Format::markdown)
-      std::cout << fmt::format("\nUSD, {} {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
+    if (format != Format::html) print_comparison(cmp, gates, format);
+    if (format != Format::html)
+      print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g,
+                  format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
+    write_chart(co.chart, inference_chart(result, ctx), catalog);
+    const std::string notes = fmt::format("USD, {} {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
                                "keep spare capacity). A service runs all month, so a commitment's effective rate applies as is; it pays "
                                "off above the UTIL> share of the month.\n",
                                r.region, prices_note(catalog));
+    if (format == Format::html)
+      print_html({"cost", job_of(m.name, "inference"), render_serving_pick_text(result, ctx), inference_cost_table(result, ctx),
+                  inference_chart(result, ctx), joined(m.assumptions, w.assumptions), r.region, joined({notes}, result.notes),
+                  render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
+                 catalog, g, cmp, gates);
+    if (format == Format::table || format == Format::markdown) std::cout << "\n" << notes;
     return gate_exit(gates);
   }
 };

@@ -173,7 +173,7 @@ int run(int argc, char** argv) {
   GlobalOptions g;
   app.add_option("--catalog", g.catalog_file, "Replace the built-in catalog with this JSON file (or set GPUADVISOR_CATALOG)");
   app.add_option("--catalog-add", g.catalog_add, "Add or override catalog entries from this JSON overlay (repeatable)");
-  app.add_option("--format", g.format, "table | json | csv | markdown (default table)");
+  app.add_option("--format", g.format, "table | json | csv | markdown | html (default table; html: a self-contained report, recommend and cost only)");
   app.add_flag("--wide", g.wide, "Show every column in tables");
   app.add_flag("-v,--verbose", g.verbose, "More detail on stderr (repeat for debug)");
   app.add_flag("-q,--quiet", g.quiet, "Only errors on stderr");
@@ -217,9 +217,14 @@ int run(int argc, char** argv) {
   logger->set_pattern("gpuadvisor: %l: %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(g.quiet ? spdlog::level::err : g.verbose >= 2 ? spdlog::level::debug : spdlog::level::info);
-  parse_format(g);
-  for (auto& c : commands)
-    if (c->chosen()) return c->run(g);
+  const Format format = parse_format(g);
+  for (auto& c : commands) {
+    if (!c->chosen()) continue;
+    const std::string name = c->app->get_name();
+    if (format == Format::html && name != "recommend" && name != "cost")
+      throw InputError(fmt::format("--format html: `{}` has no HTML report (html is for recommend and cost); use table, json, csv or markdown", name));
+    return c->run(g);
+  }
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "html.hpp"
 #include "gpuadvisor/engine.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/inference_search.hpp"
@@ -126,18 +127,25 @@ class RecommendCommand : public Command {
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
-    print_comparison(cmp, gates, format);
-    print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
-                format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string());
-    write_chart(ro.chart, recommendation_chart(result, ctx));
-    if (format == Format::table || format == Format::markdown) {
-      std::cout << fmt::format("\n{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
+    if (format != Format::html) print_comparison(cmp, gates, format);
+    if (format != Format::html)
+      print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
+                  format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string());
+    write_chart(ro.chart, recommendation_chart(result, ctx), catalog);
+    const std::string notes = fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
                                "USD; SPOT assumes no interruptions (`gpuadvisor cost` adds them). MEM is the need per accelerator with a "
                                "reserve of 1 GB + 5% for the runtime, communication buffers and fragmentation already in it, so 100% still fits.\n",
                                result.options_found, std::min<size_t>(result.rows.size(), r.top),
                                r.all_counts ? "every count" : "one per instance type; --all-counts for every count",
                                r.sort_by == SortBy::recommended ? recommended_order_text(r) : fmt::format("by {}", to_string(r.sort_by)),
                                to_string(r.pricing), r.region, prices_note(catalog));
+    if (format == Format::html)
+      print_html({"recommend", job_of(m.name, rl ? "rl" : to_string(w.task)), render_pick_text(result, ctx), recommendation_table(result, ctx),
+                  recommendation_chart(result, ctx), joined(m.assumptions, rl ? rl->assumptions : w.assumptions), r.region, {notes},
+                  render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
+                 catalog, g, cmp, gates);
+    if (format == Format::table || format == Format::markdown) {
+      std::cout << "\n" << notes;
       if (rl)
         std::cout << "STEP S = GEN S + SCORE S (forward passes: policy and reference log-probabilities, critic, reward model) + TRAIN S + "
                      "SYNC S (weights to the generators); --wide shows every stage.\n";
@@ -147,14 +155,14 @@ class RecommendCommand : public Command {
       const RecommendRow& top = *result.pick;
       const Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
       const RlEstimateContext ectx{&m, rl, &c, &top, r.region};
-      (format == Format::json ? std::cerr : std::cout) << "\n"
+      (format == Format::json || format == Format::html ? std::cerr : std::cout) << "\n"
                                                        << render_rl_estimate(catalog, ectx, RenderOptions{Format::table, g.wide}) << "\n"
                                                        << explain_rl(ectx);
     } else if (explain && result.pick) {
       const RecommendRow& top = *result.pick;
       Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
       EstimateContext ectx{&m, &w, &c, &top.estimate, top.on_demand_usd_per_hour, top.spot_usd_per_hour, r.region};
-      (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ectx);
+      (format == Format::json || format == Format::html ? std::cerr : std::cout) << "\n" << explain_estimate(ectx);
     }
     if (!eo.target.empty()) {
       const RecommendRow& row = emitted(result.pick, result.rows);
@@ -201,18 +209,25 @@ class RecommendCommand : public Command {
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
-    print_comparison(cmp, gates, format);
-    print_table(inference_table(result, ctx), catalog, "recommend", "options", g,
-                format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
-    write_chart(ro.chart, inference_chart(result, ctx));
-    if (format == Format::table || format == Format::markdown) {
-      std::cout << fmt::format("\n{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is the whole bill per visible "
+    if (format != Format::html) print_comparison(cmp, gates, format);
+    if (format != Format::html)
+      print_table(inference_table(result, ctx), catalog, "recommend", "options", g,
+                  format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
+    write_chart(ro.chart, inference_chart(result, ctx), catalog);
+    const std::string notes = fmt::format("{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is the whole bill per visible "
                                "output token at {} ($/M IN divides the same bill by prompt tokens: do not add the two); "
                                "TOK/S/REPL is a replica's capacity, BATCH and TPOT are at the load.\n",
                                result.options_found, std::min<size_t>(result.rows.size(), r.top),
                                r.sort_by == SortBy::recommended ? recommended_order_text(r) : fmt::format("by {}", to_string(r.sort_by)),
                                to_string(r.pricing), r.region, prices_note(catalog),
                                w.requests_per_second ? "the given load" : fmt::format("{:.0f}% utilisation", w.target_utilisation * 100));
+    if (format == Format::html)
+      print_html({"recommend", job_of(m.name, "inference"), render_serving_pick_text(result, ctx), inference_table(result, ctx),
+                  inference_chart(result, ctx), joined(m.assumptions, w.assumptions), r.region, joined({notes}, result.notes),
+                  render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
+                 catalog, g, cmp, gates);
+    if (format == Format::table || format == Format::markdown) {
+      std::cout << "\n" << notes;
       std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
       if (!result.notes.empty()) std::cout << "\nNotes:\n";
       const size_t limit = g.wide ? result.notes.size() : 6;
@@ -224,7 +239,7 @@ class RecommendCommand : public Command {
       Cluster c{top.instance, top.accelerator, top.estimate.layout.pp};
       InferenceEstimateContext ectx{&m, &w, &c, &top, hourly_rate(*top.instance, r.region, Pricing::on_demand),
                                     hourly_rate(*top.instance, r.region, Pricing::spot), r.region};
-      (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ectx);
+      (format == Format::json || format == Format::html ? std::cerr : std::cout) << "\n" << explain_inference(ectx);
     }
     if (!eo.target.empty())
       emit_serving_files(eo, g, m, w, emitted(result.pick, result.rows), std::string(to_string(r.pricing)), r.region);
