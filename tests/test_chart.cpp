@@ -13,10 +13,14 @@
 
 #include "cli_run.hpp"
 #include "gpuadvisor/chart.hpp"
+#include "test_files.hpp"
 
 using namespace gpuadvisor;
 
 namespace {
+
+using test_files::on_path;
+using test_files::slurp;
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
@@ -164,21 +168,7 @@ Chart two_series(int n) {
   return c;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
-// Whether a program is on $PATH (looked up without running a shell).
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string d; std::getline(dirs, d, ':');)
-    if (!d.empty() && ::access((d + "/" + program).c_str(), X_OK) == 0) return true;
-  return false;
-}
 
 // The chart a CLI run writes (its own temporary file, removed).
 std::string cli_chart(const std::string& args) {

@@ -13,26 +13,17 @@
 #include <sstream>
 
 #include "cli_run.hpp"
+#include "test_files.hpp"
 
 using cli_test::run;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / (name + "_" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using test_files::TempDir;
+using test_files::write;
 
-void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
 
 // The first line of `text` that contains `what`.
 std::string line_with(const std::string& text, const std::string& what) {

@@ -12,11 +12,16 @@
 
 #include "cli_run.hpp"
 #include "gpuadvisor/report_html.hpp"
+#include "test_files.hpp"
 
 using cli_test::run;
 namespace fs = std::filesystem;
 
 namespace {
+
+using test_files::on_path;
+using test_files::slurp;
+using test_files::TempDir;
 
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
@@ -24,23 +29,7 @@ size_t count(const std::string& s, const std::string& what) {
   return n;
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
-// A directory of this test's own (the pid in its name), removed when done.
-struct TempDir {
-  fs::path dir = fs::temp_directory_path() / ("gpuadvisor_test_html_" + std::to_string(getpid()));
-  TempDir() { fs::create_directories(dir); }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  std::string file(const std::string& name) const { return (dir / name).string(); }
-};
 
 // Nothing the page would fetch: no scripts, stylesheets, images, fonts or frames from anywhere.
 void check_self_contained(const std::string& html) {
@@ -60,13 +49,6 @@ void check_page(const std::string& html) {
   check_self_contained(html);
 }
 
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string d; std::getline(dirs, d, ':');)
-    if (!d.empty() && ::access((d + "/" + program).c_str(), X_OK) == 0) return true;
-  return false;
-}
 
 }  // namespace
 
@@ -178,7 +160,7 @@ TEST_CASE("html: the report opens in a real browser (headless Chromium)", "[html
     WARN("chromium is not installed (apt-get install chromium): the page is not opened in a browser");
     return;
   }
-  TempDir t;
+  TempDir t("gpuadvisor_test_html");
   const auto r = run("cost --model llama-3-70b --task pretrain --tokens 200B --family p5 --format html");
   REQUIRE(r.code == 0);
   const std::string page = t.file("report.html"), png = t.file("report.png"), log = t.file("chromium.log");

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli_run.hpp"
+#include "test_files.hpp"
 #include "gpuadvisor/errors.hpp"
 #include "gpuadvisor/files.hpp"
 
@@ -25,28 +26,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using test_files::slurp;
+using test_files::TempDir;
+using test_files::write;
+
 // A fresh directory of the test's own, removed at the end.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / (name + "_" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 std::string nested(const std::string& open, const std::string& inner, const std::string& close, int depth) {
   std::string s;
