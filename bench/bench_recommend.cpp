@@ -13,11 +13,11 @@
 #include <filesystem>
 #include <string>
 
-#include "gpuadvisor/price_import.hpp"
+#include "gpuadvisor/catalog/price_import.hpp"
 
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/model.hpp"
-#include "gpuadvisor/search.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/workload/model.hpp"
+#include "gpuadvisor/search/search.hpp"
 
 using namespace gpuadvisor;
 

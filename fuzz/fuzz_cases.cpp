@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/validation.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/validation/validation.hpp"
 
 using namespace gpuadvisor;
 

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/base/errors.hpp"
 
 using namespace gpuadvisor;
 

@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/price_fetch.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/catalog/price_fetch.hpp"
 #include "../tests/loopback.hpp"
 
 using namespace gpuadvisor;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/model.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/workload/model.hpp"
 
 using namespace gpuadvisor;
 

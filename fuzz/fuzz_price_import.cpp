@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/price_import.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/catalog/price_import.hpp"
 
 using namespace gpuadvisor;
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/quantity.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/quantity.hpp"
 
 using namespace gpuadvisor;
 

@@ -313,7 +313,7 @@ against 2,250 and 4,500 (Lockwood's B200 and B300 pages: GB300 NVL72 is 360
 PF dense fp8 for training, 5,000 per GPU; Verda's per-GPU table). Until
 2026-12-01 the GB300 rows ran at HGX B300's peaks, 11% low. What differs between software stacks is not fitted into them: each case
 names its serving engine or training stack, whose profile (data/engines.json,
-src/framework.cpp) carries sourced figures (docs/methodology.md §Serving
+src/workload/framework.cpp) carries sourced figures (docs/methodology.md §Serving
 engines, §Training frameworks). Global constants are physical counts
 (docs/methodology.md): training's elementwise work moves 4 times the activation
 bytes a layer stores (6 with full recompute), fp8/fp4 casts move 6 bytes per

@@ -3,8 +3,8 @@
 #include <set>
 #include <sstream>
 
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/base/errors.hpp"
 
 using namespace gpuadvisor;
 

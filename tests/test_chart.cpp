@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "cli_run.hpp"
-#include "gpuadvisor/chart.hpp"
+#include "gpuadvisor/report/chart.hpp"
 #include "test_files.hpp"
 
 using namespace gpuadvisor;

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "cli_run.hpp"
-#include "gpuadvisor/accuracy.hpp"
+#include "gpuadvisor/physics/accuracy.hpp"
 #include <fmt/format.h>
 
 using cli_test::Run;

@@ -2,8 +2,8 @@
 // runtime, break-even rates (hand-computed values).
 #include <catch2/catch.hpp>
 
-#include "gpuadvisor/interruption.hpp"
-#include "gpuadvisor/search.hpp"
+#include "gpuadvisor/physics/interruption.hpp"
+#include "gpuadvisor/search/search.hpp"
 
 using namespace gpuadvisor;
 

@@ -6,19 +6,19 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
-#include "gpuadvisor/accuracy.hpp"
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/communication.hpp"
-#include "gpuadvisor/compute.hpp"
-#include "gpuadvisor/engine.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/estimate.hpp"
-#include "gpuadvisor/framework.hpp"
-#include "gpuadvisor/inference.hpp"
-#include "gpuadvisor/memory.hpp"
-#include "gpuadvisor/neuron.hpp"
-#include "gpuadvisor/search.hpp"
-#include "gpuadvisor/validation.hpp"
+#include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/physics/communication.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/workload/engine.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/physics/estimate.hpp"
+#include "gpuadvisor/workload/framework.hpp"
+#include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/physics/memory.hpp"
+#include "gpuadvisor/workload/neuron.hpp"
+#include "gpuadvisor/search/search.hpp"
+#include "gpuadvisor/validation/validation.hpp"
 
 using namespace gpuadvisor;
 using cli_test::Run;

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "cli_run.hpp"
-#include "gpuadvisor/report_html.hpp"
+#include "gpuadvisor/report/html.hpp"
 #include "test_files.hpp"
 
 using cli_test::run;

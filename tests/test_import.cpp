@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/price_import.hpp"
-#include "gpuadvisor/pricing.hpp"
-#include "gpuadvisor/validation.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/catalog/price_import.hpp"
+#include "gpuadvisor/catalog/pricing.hpp"
+#include "gpuadvisor/validation/validation.hpp"
 
 using namespace gpuadvisor;
 

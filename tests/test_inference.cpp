@@ -2,12 +2,12 @@
 // decode bounds, sizing guidance, monotonicity and test-time compute.
 #include <catch2/catch.hpp>
 
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/engine.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/compute.hpp"
-#include "gpuadvisor/inference.hpp"
-#include "gpuadvisor/inference_search.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/workload/engine.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
 
 using namespace gpuadvisor;
 

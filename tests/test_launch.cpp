@@ -10,9 +10,9 @@
 #include <sstream>
 
 #include "cli_run.hpp"
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/launch.hpp"
-#include "gpuadvisor/search.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/report/launch.hpp"
+#include "gpuadvisor/search/search.hpp"
 
 using namespace gpuadvisor;
 using cli_test::run;

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/inference.hpp"
-#include "gpuadvisor/model.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/workload/model.hpp"
 
 using namespace gpuadvisor;
 

@@ -1,11 +1,11 @@
 #include <catch2/catch.hpp>
 
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/communication.hpp"
-#include "gpuadvisor/compute.hpp"
-#include "gpuadvisor/estimate.hpp"
-#include "gpuadvisor/memory.hpp"
-#include "gpuadvisor/search.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/physics/communication.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/physics/estimate.hpp"
+#include "gpuadvisor/physics/memory.hpp"
+#include "gpuadvisor/search/search.hpp"
 
 using namespace gpuadvisor;
 

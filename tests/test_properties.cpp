@@ -6,11 +6,11 @@
 #include <cmath>
 #include <random>
 
-#include "gpuadvisor/inference.hpp"
-#include "gpuadvisor/inference_search.hpp"
-#include "gpuadvisor/neuron.hpp"
-#include "gpuadvisor/pricing.hpp"
-#include "gpuadvisor/search.hpp"
+#include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/workload/neuron.hpp"
+#include "gpuadvisor/catalog/pricing.hpp"
+#include "gpuadvisor/search/search.hpp"
 
 using namespace gpuadvisor;
 

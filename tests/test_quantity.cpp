@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/quantity.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/quantity.hpp"
 
 using namespace gpuadvisor;
 

@@ -3,13 +3,13 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "gpuadvisor/capacity.hpp"
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/inference_search.hpp"
-#include "gpuadvisor/objective.hpp"
-#include "gpuadvisor/overheads.hpp"
-#include "gpuadvisor/quantity.hpp"
-#include "gpuadvisor/search.hpp"
+#include "gpuadvisor/search/capacity.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/search/objective.hpp"
+#include "gpuadvisor/physics/overheads.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+#include "gpuadvisor/search/search.hpp"
 
 using namespace gpuadvisor;
 

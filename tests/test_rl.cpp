@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/compute.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/rl_search.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/search/rl_search.hpp"
 
 using namespace gpuadvisor;
 using cli_test::run;

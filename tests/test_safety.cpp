@@ -17,8 +17,8 @@
 
 #include "cli_run.hpp"
 #include "test_files.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/files.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/files.hpp"
 
 using cli_test::data;
 using cli_test::run;

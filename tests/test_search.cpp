@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/search.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/search/search.hpp"
 
 using namespace gpuadvisor;
 

@@ -5,13 +5,14 @@
 #include <set>
 
 #include "cli_run.hpp"
-#include "gpuadvisor/accuracy.hpp"
-#include "gpuadvisor/errors.hpp"
+#include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/validation/accuracy_table.hpp"
+#include "gpuadvisor/base/errors.hpp"
 #include <nlohmann/json.hpp>
-#include "gpuadvisor/report.hpp"
-#include "gpuadvisor/engine.hpp"
-#include "gpuadvisor/inference_search.hpp"
-#include "gpuadvisor/validation.hpp"
+#include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/workload/engine.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/validation/validation.hpp"
 
 using namespace gpuadvisor;
 

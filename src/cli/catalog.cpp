@@ -1,10 +1,11 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // `gpuadvisor catalog` (list with filters), `catalog show NAME`, `catalog validate FILE`.
 #include <iostream>
 
 #include "cli.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/pricing.hpp"
-#include "gpuadvisor/quantity.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/catalog/pricing.hpp"
+#include "gpuadvisor/base/quantity.hpp"
 
 namespace gpuadvisor::cli {
 

@@ -1,3 +1,4 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // The command line: the only part of gpuadvisor that knows about flags.
 // Each command lives in its own file (src/cli/<command>.cpp) and registers its
 // flags and its run function; this header holds what they share: the global
@@ -15,15 +16,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/inference_search.hpp"
-#include "gpuadvisor/chart.hpp"
-#include "gpuadvisor/inference.hpp"
-#include "gpuadvisor/model.hpp"
-#include "gpuadvisor/overheads.hpp"
-#include "gpuadvisor/report.hpp"
-#include "gpuadvisor/search.hpp"
-#include "gpuadvisor/workload.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/report/chart.hpp"
+#include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/workload/model.hpp"
+#include "gpuadvisor/physics/overheads.hpp"
+#include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/search/search.hpp"
+#include "gpuadvisor/workload/workload.hpp"
 
 namespace gpuadvisor::cli {
 

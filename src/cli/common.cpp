@@ -1,3 +1,4 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // What the commands share: catalog loading, output, warnings, option groups
 // and the builders from flag text to the core's requests.
 #include <spdlog/spdlog.h>
@@ -14,13 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "gpuadvisor/engine.hpp"
-#include "gpuadvisor/framework.hpp"
-#include "gpuadvisor/named.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/files.hpp"
-#include "gpuadvisor/pricing.hpp"
-#include "gpuadvisor/quantity.hpp"
+#include "gpuadvisor/workload/engine.hpp"
+#include "gpuadvisor/workload/framework.hpp"
+#include "gpuadvisor/base/named.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/files.hpp"
+#include "gpuadvisor/catalog/pricing.hpp"
+#include "gpuadvisor/base/quantity.hpp"
 
 namespace gpuadvisor::cli {
 

@@ -1,3 +1,4 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // `gpuadvisor cost`: the finance view. A training job ranked like
 // `recommend` (on-demand, spot with expected interruptions, commitments); a
 // given run (--instance, --count, --hours or the model's hours); a bare
@@ -7,11 +8,11 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "html.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/inference_search.hpp"
-#include "gpuadvisor/quantity.hpp"
-#include "gpuadvisor/rl_search.hpp"
+#include "document.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+#include "gpuadvisor/search/rl_search.hpp"
 
 namespace gpuadvisor::cli {
 
@@ -199,7 +200,7 @@ class CostCommand : public Command {
     Recommendation result;
     settle_given(result, row, r);
     spdlog::info("no model given: the instances alone are priced; expected interruption costs need the model's checkpoint size");
-    const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd"};
+    const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd", ""};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     if (parse_format(g) != Format::html) print_comparison(cmp, gates, parse_format(g));
@@ -208,17 +209,11 @@ class CostCommand : public Command {
   }
 
   int print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
-    const Format format = parse_format(g);
     const RecommendRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd",
                           job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task))};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
-    if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
-    if (format != Format::html) print_comparison(cmp, gates, format);
-    const std::string extra = format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string();
-    if (format != Format::html) print_table(cost_table(result, ctx), catalog, "cost", "options", g, extra);
-    write_chart(co.chart, recommendation_chart(result, ctx), catalog);
     const std::string notes = fmt::format("USD, {} {}; times and costs include job overheads. Spot expected cost includes reclaims at "
                                "the Spot Advisor bucket's upper edge and hardware failures, checkpoints to {} every Daly-optimal interval "
                                "and {:.0f} min restarts; BREAK-EVEN is the monthly interruption rate above which on-demand is cheaper ('spot always': at no rate). "
@@ -227,12 +222,11 @@ class CostCommand : public Command {
                                "term.\n",
                                ctx.request->region, prices_note(catalog), to_string(ctx.request->overheads.storage),
                                ctx.request->restart_s / 60);
-    if (format == Format::html)
-      print_html({"cost", job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), render_pick_text(result, ctx), cost_table(result, ctx),
-                  recommendation_chart(result, ctx), joined(ctx.model->assumptions, ctx.rl ? ctx.rl->assumptions : ctx.workload->assumptions),
-                  ctx.request->region, {notes}, render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
+    print_costed({{"cost", job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), render_pick_text(result, ctx), cost_table(result, ctx),
+                   recommendation_chart(result, ctx), joined(ctx.model->assumptions, ctx.rl ? ctx.rl->assumptions : ctx.workload->assumptions),
+                   ctx.request->region, {notes}, render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
+                  [&] { return recommendation_json_extra(result, ctx); }, co.chart, notes, ""},
                  catalog, g, cmp, gates);
-    if (format == Format::table || format == Format::markdown) std::cout << "\n" << notes;
     return gate_exit(gates);
   }
 
@@ -276,27 +270,19 @@ class CostCommand : public Command {
                              rejections_json(result.rejections));
     }
     if (!result.pick) throw_no_price(r, row_instances(result.rows));
-    const Format format = parse_format(g);
     // The gates, as on every costed document: a service's month against --fail-if-over and the baseline.
     const PickSummary now = serving_summary(*result.pick, m.name);
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
-    if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
-    if (format != Format::html) print_comparison(cmp, gates, format);
-    if (format != Format::html)
-      print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g,
-                  format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
-    write_chart(co.chart, inference_chart(result, ctx), catalog);
     const std::string notes = fmt::format("USD, {} {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
                                "keep spare capacity). A service runs all month, so a commitment's effective rate applies as is; it pays "
                                "off above the UTIL> share of the month.\n",
                                r.region, prices_note(catalog));
-    if (format == Format::html)
-      print_html({"cost", job_of(m.name, "inference"), render_serving_pick_text(result, ctx), inference_cost_table(result, ctx),
-                  inference_chart(result, ctx), joined(m.assumptions, w.assumptions), r.region, joined({notes}, result.notes),
-                  render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
+    print_costed({{"cost", job_of(m.name, "inference"), render_serving_pick_text(result, ctx), inference_cost_table(result, ctx),
+                   inference_chart(result, ctx), joined(m.assumptions, w.assumptions), r.region, joined({notes}, result.notes),
+                   render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
+                  [&] { return inference_json_extra(result, ctx); }, co.chart, notes, ""},
                  catalog, g, cmp, gates);
-    if (format == Format::table || format == Format::markdown) std::cout << "\n" << notes;
     return gate_exit(gates);
   }
 };

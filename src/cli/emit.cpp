@@ -1,17 +1,18 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // --emit TARGET --emit-dir DIR: launch files for a pick (docs/launch.md).
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 
 #include "cli.hpp"
-#include "gpuadvisor/accuracy.hpp"
-#include "gpuadvisor/framework.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/files.hpp"
-#include "gpuadvisor/launch.hpp"
-#include "gpuadvisor/neuron.hpp"
-#include "gpuadvisor/quantity.hpp"
-#include "gpuadvisor/validation.hpp"
+#include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/workload/framework.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/files.hpp"
+#include "gpuadvisor/report/launch.hpp"
+#include "gpuadvisor/workload/neuron.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+#include "gpuadvisor/validation/validation.hpp"
 
 namespace gpuadvisor::cli {
 

@@ -1,3 +1,4 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // `gpuadvisor estimate`: one configuration in full (training or a serving replica).
 #include <spdlog/spdlog.h>
 
@@ -5,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/inference_search.hpp"
-#include "gpuadvisor/rl_search.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/search/rl_search.hpp"
 
 namespace gpuadvisor::cli {
 

@@ -1,3 +1,4 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // CI gates: --compare-to BASE.json, --fail-if-over USD, --fail-if-increase PCT (exit 4).
 #include <spdlog/spdlog.h>
 
@@ -5,10 +6,10 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/files.hpp"
-#include "gpuadvisor/quantity.hpp"
-#include "../json_input.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/files.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+#include "base/json_input.hpp"
 
 namespace gpuadvisor::cli {
 

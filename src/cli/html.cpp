@@ -1,8 +1,9 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 #include "html.hpp"
 
 #include <iostream>
 
-#include "gpuadvisor/report_html.hpp"
+#include "gpuadvisor/report/html.hpp"
 
 namespace gpuadvisor::cli {
 

@@ -1,5 +1,6 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // `--format html` for recommend and cost: the parts a command hands over, and
-// the page printed from them (src/report_html.cpp renders it).
+// the page printed from them (src/report/html.cpp renders it).
 #pragma once
 #include <optional>
 #include <string>

@@ -1,3 +1,4 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // gpuadvisor's entry point: the global options, the commands (one file each
 // in src/cli/), exit codes, and the JSON error document (docs/json.md §Errors).
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -15,9 +16,9 @@
 #include <string_view>
 
 #include "cli.hpp"
-#include "gpuadvisor/catalog.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/quantity.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/quantity.hpp"
 
 using namespace gpuadvisor;
 using namespace gpuadvisor::cli;

@@ -1,3 +1,4 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // `gpuadvisor models`: the model presets.
 #include "cli.hpp"
 

@@ -1,3 +1,4 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // `gpuadvisor prices import`: AWS price files to a catalog overlay.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -10,10 +11,10 @@
 #include <set>
 
 #include "cli.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/files.hpp"
-#include "gpuadvisor/price_fetch.hpp"
-#include "gpuadvisor/price_import.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/files.hpp"
+#include "gpuadvisor/catalog/price_fetch.hpp"
+#include "gpuadvisor/catalog/price_import.hpp"
 
 namespace gpuadvisor::cli {
 

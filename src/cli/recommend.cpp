@@ -1,3 +1,4 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // `gpuadvisor recommend`: the pick for a training job or a service, its
 // alternatives and one row per instance type.
 #include <spdlog/spdlog.h>
@@ -6,17 +7,26 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "html.hpp"
-#include "gpuadvisor/engine.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/inference_search.hpp"
-#include "gpuadvisor/inference.hpp"
-#include "gpuadvisor/quantity.hpp"
-#include "gpuadvisor/rl_search.hpp"
+#include "document.hpp"
+#include "gpuadvisor/workload/engine.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+#include "gpuadvisor/search/rl_search.hpp"
 
 namespace gpuadvisor::cli {
 
 namespace {
+
+// The serving search's notes under the table: six, or all with --wide.
+std::string notes_list(const std::vector<std::string>& notes, bool wide) {
+  std::string out = notes.empty() ? "" : "\nNotes:\n";
+  const size_t limit = wide ? notes.size() : 6;
+  for (size_t i = 0; i < notes.size() && i < limit; ++i) out += "  " + notes[i] + "\n";
+  if (notes.size() > limit) out += fmt::format("  ... {} more (--wide or --format json for all)\n", notes.size() - limit);
+  return out;
+}
 
 // How the default order reads: the rule that chooses the pick, applied to the
 // rows, each instance type's row being that type's own pick.
@@ -126,12 +136,6 @@ class RecommendCommand : public Command {
                           job_of(m.name, rl ? "rl" : to_string(w.task))};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
-    if (format == Format::table || format == Format::markdown) std::cout << render_pick_text(result, ctx);
-    if (format != Format::html) print_comparison(cmp, gates, format);
-    if (format != Format::html)
-      print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g,
-                  format == Format::json ? with_gates(recommendation_json_extra(result, ctx), cmp, gates) : std::string());
-    write_chart(ro.chart, recommendation_chart(result, ctx), catalog);
     const std::string notes = fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
                                "USD; SPOT assumes no interruptions (`gpuadvisor cost` adds them). MEM is the need per accelerator with a "
                                "reserve of 1 GB + 5% for the runtime, communication buffers and fragmentation already in it, so 100% still fits.\n",
@@ -139,18 +143,14 @@ class RecommendCommand : public Command {
                                r.all_counts ? "every count" : "one per instance type; --all-counts for every count",
                                r.sort_by == SortBy::recommended ? recommended_order_text(r) : fmt::format("by {}", to_string(r.sort_by)),
                                to_string(r.pricing), r.region, prices_note(catalog));
-    if (format == Format::html)
-      print_html({"recommend", job_of(m.name, rl ? "rl" : to_string(w.task)), render_pick_text(result, ctx), recommendation_table(result, ctx),
-                  recommendation_chart(result, ctx), joined(m.assumptions, rl ? rl->assumptions : w.assumptions), r.region, {notes},
-                  render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
+    const std::string rejections = render_rejections_text(result.rejections, g.wide ? 1000 : 12);
+    const std::string rl_note = rl ? "STEP S = GEN S + SCORE S (forward passes: policy and reference log-probabilities, critic, reward model) + TRAIN S + "
+                                     "SYNC S (weights to the generators); --wide shows every stage.\n"
+                                   : "";
+    print_costed({{"recommend", job_of(m.name, rl ? "rl" : to_string(w.task)), render_pick_text(result, ctx), recommendation_table(result, ctx),
+                   recommendation_chart(result, ctx), joined(m.assumptions, rl ? rl->assumptions : w.assumptions), r.region, {notes}, rejections},
+                  [&] { return recommendation_json_extra(result, ctx); }, ro.chart, notes, rl_note + rejections},
                  catalog, g, cmp, gates);
-    if (format == Format::table || format == Format::markdown) {
-      std::cout << "\n" << notes;
-      if (rl)
-        std::cout << "STEP S = GEN S + SCORE S (forward passes: policy and reference log-probabilities, critic, reward model) + TRAIN S + "
-                     "SYNC S (weights to the generators); --wide shows every stage.\n";
-      std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
-    }
     if (explain && result.pick && rl) {
       const RecommendRow& top = *result.pick;
       const Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
@@ -208,12 +208,6 @@ class RecommendCommand : public Command {
     const PickSummary now = serving_summary(pick, m.name);
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
-    if (format == Format::table || format == Format::markdown) std::cout << render_serving_pick_text(result, ctx);
-    if (format != Format::html) print_comparison(cmp, gates, format);
-    if (format != Format::html)
-      print_table(inference_table(result, ctx), catalog, "recommend", "options", g,
-                  format == Format::json ? with_gates(inference_json_extra(result, ctx), cmp, gates) : std::string());
-    write_chart(ro.chart, inference_chart(result, ctx), catalog);
     const std::string notes = fmt::format("{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is the whole bill per visible "
                                "output token at {} ($/M IN divides the same bill by prompt tokens: do not add the two); "
                                "TOK/S/REPL is a replica's capacity, BATCH and TPOT are at the load.\n",
@@ -221,19 +215,11 @@ class RecommendCommand : public Command {
                                r.sort_by == SortBy::recommended ? recommended_order_text(r) : fmt::format("by {}", to_string(r.sort_by)),
                                to_string(r.pricing), r.region, prices_note(catalog),
                                w.requests_per_second ? "the given load" : fmt::format("{:.0f}% utilisation", w.target_utilisation * 100));
-    if (format == Format::html)
-      print_html({"recommend", job_of(m.name, "inference"), render_serving_pick_text(result, ctx), inference_table(result, ctx),
-                  inference_chart(result, ctx), joined(m.assumptions, w.assumptions), r.region, joined({notes}, result.notes),
-                  render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
+    const std::string rejections = render_rejections_text(result.rejections, g.wide ? 1000 : 12);
+    print_costed({{"recommend", job_of(m.name, "inference"), render_serving_pick_text(result, ctx), inference_table(result, ctx),
+                   inference_chart(result, ctx), joined(m.assumptions, w.assumptions), r.region, joined({notes}, result.notes), rejections},
+                  [&] { return inference_json_extra(result, ctx); }, ro.chart, notes, rejections + notes_list(result.notes, g.wide)},
                  catalog, g, cmp, gates);
-    if (format == Format::table || format == Format::markdown) {
-      std::cout << "\n" << notes;
-      std::cout << render_rejections_text(result.rejections, g.wide ? 1000 : 12);
-      if (!result.notes.empty()) std::cout << "\nNotes:\n";
-      const size_t limit = g.wide ? result.notes.size() : 6;
-      for (size_t i = 0; i < result.notes.size() && i < limit; ++i) std::cout << "  " << result.notes[i] << "\n";
-      if (result.notes.size() > limit) std::cout << fmt::format("  ... {} more (--wide or --format json for all)\n", result.notes.size() - limit);
-    }
     if (explain && result.pick) {
       const ServingRow& top = *result.pick;
       Cluster c{top.instance, top.accelerator, top.estimate.layout.pp};

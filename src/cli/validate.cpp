@@ -1,3 +1,4 @@
+// Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // `gpuadvisor validate` (predictions against published measurements) and
 // `gpuadvisor calibrate` (fit the efficiency parameters, write an overlay).
 #include <spdlog/spdlog.h>
@@ -5,10 +6,11 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "gpuadvisor/accuracy.hpp"
-#include "gpuadvisor/errors.hpp"
-#include "gpuadvisor/files.hpp"
-#include "gpuadvisor/validation.hpp"
+#include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/validation/accuracy_table.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/files.hpp"
+#include "gpuadvisor/validation/validation.hpp"
 
 namespace gpuadvisor::cli {
 

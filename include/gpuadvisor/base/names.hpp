@@ -1,0 +1,16 @@
+// Layer base: small utilities every layer may use; includes nothing above base.
+// Names close to a mistyped one, for "did you mean" suggestions.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuadvisor {
+
+// Levenshtein distance: single-character insertions, deletions, substitutions.
+size_t edit_distance(std::string_view a, std::string_view b);
+// Up to `limit` of `candidates` closest to `name` by edit distance.
+std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates, size_t limit = 3);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,116 @@
+// Layer physics: memory, FLOPs, communication and time of one layout on one instance, with its error band; includes workload and below.
+// One training configuration, evaluated: memory, step time by component,
+// throughput, MFU and total time (docs/methodology.md §Step time).
+#pragma once
+#include <optional>
+#include <string>
+
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/physics/memory.hpp"
+#include "gpuadvisor/workload/model.hpp"
+#include "gpuadvisor/workload/workload.hpp"
+
+namespace gpuadvisor {
+
+struct Cluster {
+  const Instance* instance = nullptr;
+  const Accelerator* accelerator = nullptr;
+  int count = 1;  // instances
+  int accelerators() const { return count * instance->accelerator_count; }
+};
+
+struct StepTime {
+  double compute_s = 0;          // all micro-batches, this stage: matrix multiplies and attention
+  double elementwise_s = 0;      // norms, activation functions, residuals: bound by memory bandwidth
+  double tensor_parallel_s = 0;  // all-reduces inside the node, not overlapped
+  double context_parallel_s = 0; // ring-attention K/V exchange, the part attention does not hide
+  double expert_parallel_s = 0;  // MoE all-to-all, not overlapped
+  double pipeline_p2p_s = 0;     // stage-to-stage activations
+  double bubble_s = 0;           // (pp - 1) micro-batch slots
+  double data_parallel_s = 0;    // exposed part of the gradient reduction / ZeRO traffic
+  double memory_bound_s = 0;     // optimizer update, QLoRA dequantisation
+  double total_s() const {
+    return compute_s + elementwise_s + context_parallel_s + tensor_parallel_s + expert_parallel_s + pipeline_p2p_s + bubble_s + data_parallel_s + memory_bound_s;
+  }
+  std::string bound() const;  // "compute", "network", "memory bandwidth", "pipeline bubble"
+};
+
+// What a job pays before its first step and after its last, seconds
+// (overheads.hpp computes it).
+struct JobOverheads {
+  double provision_s = 0;          // request to a booted instance
+  double image_pull_s = 0;         // container image, every instance in parallel
+  double weight_load_s = 0;        // pretrained weights (or the resumed state) from storage
+  double communicator_init_s = 0;  // NCCL / Neuron collectives start-up
+  double neuron_compile_s = 0;     // Trainium / Inferentia graph compilation
+  double final_checkpoint_s = 0;   // the last save
+  double total_s() const {
+    return provision_s + image_pull_s + weight_load_s + communicator_init_s + neuron_compile_s + final_checkpoint_s;
+  }
+  double hours() const { return total_s() / 3600; }
+};
+
+struct FrameworkProfile;  // framework.hpp
+
+struct TrainingEstimate {
+  const FrameworkProfile* framework = nullptr;  // the training stack (framework_for)
+  Layout layout;
+  Precision precision = Precision::bf16;  // what the matrices run in on this accelerator
+  MemoryBreakdown memory;
+  StepTime step;
+  int micro_batches = 1;
+  double compute_efficiency = 0;       // achieved fraction of peak in the compute term
+  double model_flops_per_token = 0;
+  double model_flops_per_token_full_attention = 0;  // PaLM's count (the whole attention matrix): validation's TFLOP/s and MFU metrics
+  double hardware_flops_per_token = 0;
+  double tokens_per_second = 0;        // whole job
+  double tokens_per_second_per_accelerator = 0;
+  double model_tflops_per_accelerator = 0;
+  double mfu = 0;                      // model FLOPs / dense peak at `precision`
+  double steps = 0;
+  double train_hours = 0;              // steps x step time
+  // Time outside the steps (docs/methodology.md §Job overheads); zero until
+  // add_job_overheads (overheads.hpp) fills it.
+  JobOverheads setup;
+  double total_hours = 0;              // train_hours + setup.hours()
+  bool fits() const { return memory.fits(); }
+};
+
+// Checks that the layout is valid for this cluster and workload; returns an
+// explanation if not (e.g. "tp 3 does not divide 8 GPUs per instance").
+std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);
+// The expert-parallel part of layout_problem: ep, etp against tp, dp, cp and the experts.
+std::optional<std::string> expert_layout_problem(const ModelSpec& m, const Layout& l);
+
+// Memory traffic of the elementwise work (norms, activation functions,
+// residuals, rotary, casts) per byte of activations a layer stores: 4 (written
+// and read forward, read and its gradient written backward), 6 with full
+// recompute of every layer (4 + 2 x the share rebuilt).
+double activation_traffic_per_stored_byte(Recompute r, double full_share = 1);
+
+// Bytes of elementwise memory traffic per token on one rank of a stage,
+// before the tp split: 4 (6 with full recompute) passes over the stored
+// activations, fp8/fp4 casts of the matrix inputs, and the fp32 logits of the
+// loss (their share per stage). docs/methodology.md §Efficiency.
+inline constexpr double kCastBytesPerElement = 6;
+inline constexpr double kLogitPasses = 4;
+double elementwise_bytes_per_token(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, Precision p);
+
+// GPT-OSS's expert MLP in training (Megatron-Core's TEGroupedMLP), bytes per
+// routed token and MoE layer in 16-bit, before the tp split
+// (docs/research/gpt-oss-training.md):
+// - a clamped GLU: both halves clamped and concatenated outside the fused
+//   activation (forward 8 elements of expert_ffn read or written, 16 bytes),
+//   their backward and the chunk's gradient (20 bytes): 36 x expert_ffn;
+// - expert biases: the down projection's bias scaled by the router weight and
+//   added per expert in a loop, then concatenated (12 bytes x hidden forward,
+//   as much backward; 24-40 with fp32 router weights): 32 x hidden.
+inline constexpr double kClampedGluBytesPerWidth = 36;
+inline constexpr double kExpertBiasBytesPerHidden = 32;
+double expert_mlp_extra_bytes_per_routed_token(const ModelSpec& m);
+
+// Evaluates the configuration. The layout must be valid (layout_problem empty)
+// and the precision supported (effective_precision).
+TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);
+
+}  // namespace gpuadvisor

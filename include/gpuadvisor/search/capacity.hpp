@@ -1,0 +1,50 @@
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+// Capacity realism (docs/methodology.md §Capacity): whether a pick's instance
+// count can plausibly be started on demand, and what a Capacity Block for it
+// would be and cost.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/catalog/pricing.hpp"
+
+namespace gpuadvisor {
+
+// EC2 Capacity Blocks for ML (AWS EC2 User Guide): 1-14 days in 1-day steps,
+// then 7-day steps up to 182 days; up to 64 instances a block, 256 across blocks.
+inline constexpr int kCapacityBlockMaxInstances = 64;
+inline constexpr int kCapacityBlocksMaxInstances = 256;
+inline constexpr int kCapacityBlockMaxDays = 182;
+
+// Days of the shortest block that covers `hours`; nullopt past 182 days.
+std::optional<int> capacity_block_days(double hours);
+
+struct CapacityAdvice {
+  bool beyond_on_demand = false;     // more instances than one plausibly gets on demand
+  std::optional<int> block_days;     // a Capacity Block that covers the run
+  int blocks = 0;                    // blocks of at most 64 instances
+  std::optional<double> block_cost_usd;  // rate x instances x block days x 24, where a rate is known
+  double margin = 0;                 // the block covers hours x (1 + margin): the prediction's p90 error
+  bool limit_unknown = false;        // more than one instance of a family with no known on-demand limit
+  bool on_spot = false;              // priced on spot
+  bool spot_scarce = false;          // on spot, more instances than one usually gets at once
+  bool blocks_only = false;          // the type is sold through Capacity Blocks only (not on demand or spot)
+  std::string note;                  // one sentence for a person; empty when nothing to say
+  // The tables' CAPACITY cell: "capacity blocks only", "capacity block/reservation",
+  // "spot, scarce", "spot", "on demand, limit unknown" or "on demand".
+  std::string column() const;
+};
+
+// For `count` instances for `hours` priced under `pricing` (on-demand and
+// best are the prices that assume instances can be started at will). A
+// Capacity Block ends at a fixed time, so it is sized to hours x (1 +
+// margin), margin the prediction's p90 error (0 for hours the user gave).
+CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing, double margin = 0);
+// For a standing service, which runs without an end: the advice is an
+// On-Demand Capacity Reservation (any duration), never a Capacity Block,
+// which ends after 1-182 days.
+CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing pricing);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,96 @@
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+// The serving search: for each instance type and tensor-parallel size, the
+// batch that meets the latency targets, the replicas the load needs and the
+// cost (docs/methodology.md §Inference search).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/search/search.hpp"
+
+namespace gpuadvisor {
+
+struct ServingRow {
+  const Instance* instance = nullptr;
+  const Accelerator* accelerator = nullptr;
+  InferenceEstimate estimate;     // at the largest batch that meets the targets: the replica's capacity
+  // At the operating point: the batch the load keeps in flight (Little's law),
+  // so TTFT and TPOT are what a user sees at this load (operating_point).
+  InferenceEstimate at_load;
+  int replicas = 0;               // deployed: one without a load, else enough at the target utilisation
+  int instances = 0;
+  double utilisation = 0;         // load / capacity of the deployed replicas (the target without a load)
+  std::optional<double> on_demand_usd_per_hour;  // whole service
+  std::optional<double> spot_usd_per_hour;
+  std::optional<double> savings_1y_usd_per_hour;  // whole service, cheapest 1-year commitment (effective)
+  std::optional<double> savings_3y_usd_per_hour;
+  std::optional<double> ranked_usd_per_hour;     // under the requested pricing
+  std::optional<double> usd_per_million_output_tokens;  // ranked pricing, per visible output token
+  std::optional<double> usd_per_million_input_tokens;   // ranked pricing, the same bill per prompt token
+  bool pareto = false;
+  CapacityAdvice capacity;        // on-demand plausibility of the instance count
+};
+
+// Services that fit an instance count, at a price: costs for a given row.
+struct ServingCost {
+  std::optional<double> usd_per_hour, usd_per_month, usd_per_million_output_tokens, usd_per_million_input_tokens;
+};
+ServingCost serving_cost(const ServingRow& row, const InferenceWorkload& w, std::optional<double> instance_usd_per_hour);
+
+struct ServingRecommendation {
+  std::vector<ServingRow> rows;      // ranked: one per instance type (every tensor-parallel size with all_counts)
+  size_t options_found = 0;
+  // The recommended service and the alternatives (docs/methodology.md §The pick):
+  // cost is the service per month, time the time per output token.
+  std::optional<ServingRow> pick, cheapest, fastest;
+  std::string why;
+  std::vector<Rejection> rejections;
+  std::vector<std::string> notes;  // e.g. a model pipelined over instances because it does not fit one
+  // The lowest time per output token any option reaches at batch 1, for the
+  // message when no option meets the targets.
+  std::optional<double> best_batch1_tpot_s;
+  std::string best_batch1_option;
+  // The lowest time to first token at batch 1, for the same message when the
+  // TTFT target is what no option meets.
+  std::optional<double> best_batch1_ttft_s;
+  std::string best_batch1_ttft_option;
+};
+
+// An offline job without a volume (no --requests-per-second or
+// --tokens-per-day) is billed for the time its tokens take: its options are
+// weighed by $ per million output tokens, each instance with its replica slots
+// filled, not by $ per month (docs/methodology.md §The pick).
+bool priced_per_token(const InferenceWorkload& w);
+
+// Replicas and instances for the load at the workload's target utilisation,
+// or one replica without a load (docs/methodology.md §Replicas).
+void size_service(ServingRow& row, const InferenceWorkload& w);
+// Fills row.at_load: in-flight sequences per replica b = λ_replica · samples ·
+// latency(b), found by fixed-point iteration from the capacity batch down
+// (docs/methodology.md §Replicas).
+void operating_point(ServingRow& row, const ModelSpec& m, const InferenceWorkload& w);
+
+// Tensor-parallel sizes worth trying on one instance type: divisors of its
+// accelerator count that divide the attention heads (any divisor where the
+// stack pads heads); only the whole instance when pipelined (pp > 1).
+std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst, const Accelerator& acc, int pp = 1);
+
+// One instance type's serving layout: with `tp`, that size; otherwise the size
+// cheapest for the load (most capacity per instance without one) among those
+// that meet the targets. When none meets them, the closest that fits in memory
+// is returned with `problem` saying which targets it misses (estimate shows it
+// and exits 3). The row is sized for the load.
+struct ServingChoice {
+  std::optional<ServingRow> row;
+  std::string problem;  // why the returned row (or no row) misses
+};
+ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc, int pp,
+                                    std::optional<int> tp, std::optional<int> batch);
+
+ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
+                                          const RecommendRequest& r);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,64 @@
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+// The recommendation objective (docs/methodology.md §The pick): among the
+// feasible options, the fastest whose cost is within a slack of the cheapest.
+// Shared by training (time = total hours, cost = the job) and serving (time =
+// time per output token, cost = the service per month).
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpuadvisor {
+
+inline constexpr double kDefaultCostSlack = 0.20;
+
+struct Candidate {
+  std::optional<double> cost;  // unknown price: never picked, never cheapest
+  double time = 0;             // smaller is better
+  int accelerators = 0;        // ties go to the smaller cluster
+  std::string group;           // the instance type
+};
+
+// The cheapest and the fastest candidate with a known price (an option one
+// cannot price is no alternative to act on).
+std::optional<size_t> cheapest(const std::vector<Candidate>& c);
+std::optional<size_t> fastest(const std::vector<Candidate>& c);
+// The fastest candidate whose cost is at most (1 + slack) x the cheapest and
+// whose cost x time is no more than the cheapest's (speed that pays for what it
+// costs more); ties: fewer accelerators, then lower cost. nullopt when no price is known.
+std::optional<size_t> pick(const std::vector<Candidate>& c, double slack);
+
+// One candidate per group: the group's own pick (its fastest if it has no
+// price), and `forced` for its group. Returned in input order.
+std::vector<size_t> best_per_group(const std::vector<Candidate>& c, double slack, std::optional<size_t> forced);
+
+// The default order: the pick first, then the candidates within the slack of
+// the cheapest by time, then the rest by cost (unknown last). Indices.
+std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std::vector<size_t>& keep, double slack,
+                                      std::optional<size_t> pick_index);
+
+// Everything a recommendation needs from the candidates: the pick, the
+// alternatives, and the rows to show (one per group, or all) in the default order.
+struct Choice {
+  std::optional<size_t> pick, cheapest, fastest;
+  std::vector<size_t> order;
+};
+Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidate);
+
+// Applies a choice to a recommendation whose `rows` the candidates were made
+// from: sets `pick`, `cheapest`, `fastest` and keeps `order`'s rows in order.
+template <class Recommendation>
+void apply_choice(Recommendation& out, const Choice& ch) {
+  if (ch.pick) {
+    out.pick = out.rows[*ch.pick];
+    out.cheapest = out.rows[*ch.cheapest];
+    out.fastest = out.rows[*ch.fastest];
+  }
+  decltype(out.rows) rows;
+  for (size_t i : ch.order) rows.push_back(out.rows[i]);
+  out.rows = std::move(rows);
+}
+
+}  // namespace gpuadvisor

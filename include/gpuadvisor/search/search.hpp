@@ -1,0 +1,160 @@
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+// The search: the fastest feasible layout for each (instance type, count),
+// and the ranked recommendation over the catalog (docs/methodology.md §Search).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/physics/estimate.hpp"
+#include "gpuadvisor/search/capacity.hpp"
+#include "gpuadvisor/physics/interruption.hpp"
+#include "gpuadvisor/search/objective.hpp"
+#include "gpuadvisor/physics/overheads.hpp"
+#include "gpuadvisor/catalog/pricing.hpp"
+#include "gpuadvisor/physics/rl.hpp"
+
+namespace gpuadvisor {
+
+// Layout dimensions the user fixed; empty means searched.
+// The search tries context parallelism cp only while each rank keeps at least
+// this many tokens of a sequence.
+inline constexpr int kMinContextParallelTokens = 4096;
+
+struct LayoutConstraints {
+  std::optional<int> tp, pp, micro_batch, zero_stage, ep, vp, cp, recompute_layers;
+  std::optional<int> etp;  // expert tensor parallel; 0: the same as tp (experts not folded)
+  std::optional<Recompute> recompute;
+};
+
+struct ClusterSearch {
+  std::optional<TrainingEstimate> best;  // fastest feasible layout
+  double smallest_need_gb = 0;           // least memory per accelerator any layout needs
+  double capacity_gb = 0;
+  std::string problem;                   // why nothing is feasible (empty if `best`)
+  long layouts_evaluated = 0;
+};
+
+// Why this accelerator cannot run the workload at all (precision, purpose), or empty.
+std::optional<std::string> accelerator_problem(const Accelerator& acc, const TrainingWorkload& w);
+
+ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c,
+                             const LayoutConstraints& fixed = {});
+
+// recommended (default): the pick, then the options within the cost slack by
+// time, then the rest by cost (docs/methodology.md §The pick).
+enum class SortBy { recommended, pareto, time, cost, cost_per_token };
+std::optional<SortBy> sort_by_from_string(std::string_view s);
+std::string_view to_string(SortBy s);
+
+struct RecommendRequest {
+  std::string region = "us-east-1";
+  Pricing pricing = Pricing::on_demand;
+  int max_instances = 512;
+  std::vector<std::string> families;  // empty: all
+  std::vector<std::string> exclude;   // instance names or families
+  std::optional<double> deadline_hours;
+  std::optional<double> budget_usd;
+  SortBy sort_by = SortBy::recommended;
+  int top = 10;
+  double cost_slack = kDefaultCostSlack;  // the pick: fastest within this share of the cheapest
+  bool all_counts = false;                // every instance count, not one row per instance type
+  // Job overheads and checkpoint storage (docs/methodology.md §Job overheads).
+  OverheadSettings overheads;
+  // Interruptions (docs/methodology.md §Interruptions).
+  double restart_s = kDefaultRestartMinutes * 60;
+};
+
+struct RecommendRow {
+  const Instance* instance = nullptr;
+  int count = 0;
+  TrainingEstimate estimate;
+  std::optional<double> on_demand_usd_per_hour;  // per instance
+  std::optional<double> spot_usd_per_hour;
+  std::optional<double> on_demand_cost_usd;      // whole job
+  std::optional<double> spot_cost_usd;
+  std::optional<double> savings_1y_usd_per_hour;  // cheapest 1-year commitment, effective
+  std::optional<double> savings_3y_usd_per_hour;
+  std::optional<double> savings_1y_cost_usd;      // rate x instances x hours: the commitment is used for the rest of its term
+  std::optional<double> savings_3y_cost_usd;
+  std::optional<double> ranked_cost_usd;         // under the requested pricing
+  std::string ranked_pricing;                    // which price the ranking used (for --pricing best)
+  std::optional<double> usd_per_million_tokens;  // under the requested pricing
+  // Expected with interruptions: hardware failures on-demand, reclaims plus
+  // failures on spot (empty when the spot interruption bucket is unknown).
+  InterruptionCost on_demand_interruptions;
+  std::optional<double> on_demand_expected_cost_usd;
+  std::optional<InterruptionCost> spot_interruptions;
+  std::optional<double> spot_expected_cost_usd;
+  std::string spot_interruption_bucket;
+  // Monthly interruption fraction above which on-demand is cheaper than spot
+  // (nullopt: spot is cheaper at any rate up to 99%, or a price is unknown).
+  std::optional<double> break_even_monthly_interruption;
+  bool pareto = false;
+  CapacityAdvice capacity;  // on-demand plausibility and the Capacity Block alternative
+  std::optional<RlEstimate> rl;  // --task rl: the step's stages, placement and pools (estimate is the policy update's)
+};
+
+// Fills every price of a row from its instance, count and estimate.total_hours
+// (billed per second with EC2's 60 s minimum):
+// hourly rates and job costs under each pricing model, the expected costs with
+// interruptions, and the ranked cost under r.pricing (docs/methodology.md
+// §Cost and ranking, §Interruptions and checkpoints).
+void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r);
+// The same without a model: rates, job costs and capacity for the hours, no
+// interruption figures (they need the checkpoint size). A Capacity Block
+// covers the hours x (1 + block_margin): the prediction's p90 error, 0 for
+// hours the user gave.
+void price_hours(RecommendRow& row, const RecommendRequest& r, double block_margin = 0);
+
+// A --deadline against the pick's error band: the hours at the prediction
+// plus its p90 error (the band the Capacity Block is sized to; 0 without one).
+struct DeadlineMargin {
+  double deadline_hours = 0, predicted_hours = 0, p90_abs_error = 0, hours_at_p90 = 0;
+  bool exceeds_deadline_at_p90 = false;
+};
+std::optional<DeadlineMargin> deadline_margin(const RecommendRow& pick, const RecommendRequest& r);
+
+struct Rejection {
+  std::string instance;
+  std::string reason;
+};
+
+struct Recommendation {
+  std::vector<RecommendRow> rows;        // ranked: one per instance type (every count with all_counts)
+  size_t options_found = 0;              // feasible (instance type, count) options
+  // The recommended option and the alternatives, over every count
+  // (empty when no option has a known price).
+  std::optional<RecommendRow> pick, cheapest, fastest;
+  // When the pick needs more instances than one usually starts on demand: the
+  // same rule over its type at the counts one can start (empty when none meets
+  // the constraints).
+  std::optional<RecommendRow> on_demand_pick;
+  std::string why;                       // why the pick, in one sentence
+  std::vector<Rejection> rejections;     // instance types with no acceptable option
+  long layouts_evaluated = 0;
+  std::vector<std::string> notes;
+};
+
+// Whether --family/--exclude leave this instance type out.
+bool excluded(const Instance& inst, const RecommendRequest& r);
+// Whether a search considers this instance type: not left out by --family or
+// --exclude, and offered in the region (else a rejection saying so is added).
+bool considered(const Instance& inst, const RecommendRequest& r, std::vector<Rejection>& rejections);
+// "13B", "1.5T", "350M".
+std::string human_params(double params);
+
+// Keeps a priced row unless it misses the deadline or the budget; otherwise
+// records why in `filter` (the cheapest over-budget option is named).
+struct RowFilter {
+  double cheapest_over_budget = 1e300;
+  std::string reason;
+};
+bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter, Recommendation& out);
+// Counts the options, marks the Pareto frontier, makes the pick and orders rows and rejections.
+void finish_recommendation(Recommendation& out, const RecommendRequest& r);
+
+Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,119 @@
+// Layer workload: what is run: model shapes, jobs, serving engines, training stacks, Neuron rules; includes catalog and base.
+// Serving engines (docs/methodology.md §Serving engines): what differs between
+// vLLM, SGLang, TensorRT-LLM, TGI, transformers and the Neuron stack on the
+// same hardware. Each profile (data/engines.json) carries its sources; the
+// hardware's bandwidth and compute fractions are shared by every engine.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/workload/workload.hpp"
+
+namespace gpuadvisor {
+
+// How an engine schedules prompts beside running sequences.
+enum class PrefillScheduling {
+  chunked,   // prompt tokens share a token budget with the decode batch: weights read once per chunk
+  separate,  // each prefill is its own forward pass that pauses the decode batch
+};
+
+struct EngineProfile {
+  std::string name;      // vllm, sglang, trtllm, tgi, tgi-1, hf, neuron, gpt-fast
+  std::string title;     // "vLLM V1 (0.8 and later), default server settings"
+  std::string software;  // accelerators it runs on: "cuda" or "neuron"
+  // Host time per decode step in series with the accelerator (scheduling,
+  // sampling, detokenising that no overlap scheduler hides), s.
+  double step_overhead_s = 0;
+  // Host time per sequence in flight per decode step, in series, s.
+  double sequence_overhead_s = 0;
+  // Host time to launch one layer's kernels, overlapped with the accelerator
+  // (the step takes the longer of the two; 0 with CUDA or compiled graphs), s.
+  double launch_s_per_layer = 0;
+  PrefillScheduling prefill = PrefillScheduling::chunked;
+  // Token budget of one chunked step (vLLM's max_num_batched_tokens, SGLang's
+  // chunked_prefill_size, TensorRT-LLM's max_num_tokens), or a separate
+  // prefill's: `prefill_chunk_tokens`, or the last of `prefill_chunk_tiers`
+  // whose from_gib the accelerator's memory reaches (engine_prefill_chunk_tokens).
+  int prefill_chunk_tokens = 2048;
+  struct MemoryTier {
+    double from_gib = 0;
+    int tokens = 0;
+  };
+  std::vector<MemoryTier> prefill_chunk_tiers;      // ascending from_gib
+  std::vector<std::string> prefill_chunk_excludes;  // accelerators kept at the default (vLLM: A100)
+  // Compiled prefill graphs: the share of the accelerator's compute fraction
+  // a prefill reaches at any prompt length (0: the GPU ramp with width and tokens).
+  double prefill_compute_factor = 0;
+  // Separate prefills: the decode steps over which arriving prompts gather
+  // into one prefill pass (TGI's max_waiting_tokens); 0: one prompt per pass.
+  int prefill_batching_steps = 0;
+  // Memory the engine leaves unallocated: a share of the whole memory (vLLM's
+  // gpu_memory_utilization) or of what is left after the weights (TensorRT-LLM's
+  // free_gpu_memory_fraction).
+  double free_fraction = 0;
+  bool free_fraction_of_remaining = false;
+  double cuda_graph_pool_gb = 0;
+  // Weight-only int8/int4 decode: vector operations per weight not hidden
+  // behind the memory stream (unpack, convert, scale).
+  double dequant_ops_per_weight = 0;
+  // Pre-Marlin weight-only kernels (GPTQ "cuda-old", AutoGPTQ) unpack the
+  // weights again for every sequence of the batch: the dequantisation grows
+  // with the batch instead of once per step.
+  bool dequant_per_sequence = false;
+  bool continuous_batching = true;
+  // Admission reserves each request's whole KV (prompt + every output token)
+  // before it starts, so no running request is ever paused (TensorRT-LLM's
+  // default GUARANTEED_NO_EVICT); false: the KV actually held, on average
+  // prompt + half the output (vLLM and SGLang admit on what is cached and
+  // preempt if memory runs out).
+  bool reserves_full_kv = false;
+  // The KV cache keeps sliding-window (and chunked) layers at full length:
+  // every layer in one full-context pool, the window applied only as a mask
+  // (TensorRT-LLM's PyTorch backend unless max_attention_window is set by
+  // hand). Decode still reads only the window; false: those layers cache the
+  // window alone (vLLM's hybrid allocator, SGLang's SWA pool).
+  bool full_length_local_kv = false;
+  // Sequences the scheduler runs at once by default (vLLM's max_num_seqs):
+  // `max_sequences`, or `max_sequences_large` on accelerators with at least
+  // `large_from_gib` of memory whose name contains none of `large_excludes`
+  // (vLLM keeps A100 at the small default). 0: kMaxServingBatch.
+  int max_sequences = 0;
+  int max_sequences_large = 0;
+  double large_from_gib = 0;
+  std::vector<std::string> large_excludes;
+  std::vector<WeightFormat> weights;      // formats it serves
+  std::vector<WeightFormat> weight_only;  // of those, the ones it also runs dequantised where the accelerator lacks their math
+  std::vector<std::string> notes;     // each field's source, as "field: source"
+};
+
+// The bundled profiles (data/engines.json), in file order.
+const std::vector<EngineProfile>& engine_profiles();
+std::string_view embedded_engines_text();
+// Parses an engines file; InputError names the engine and field.
+std::vector<EngineProfile> read_engines(const std::string& origin, const std::string& text);
+
+const EngineProfile* find_engine(std::string_view name);
+// "vllm, sglang, trtllm, ..." for messages and --help.
+std::string engine_names();
+
+// The engine a replica runs on this accelerator: the chosen one, or the
+// default (vllm on CUDA, neuron on Neuron).
+const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* chosen);
+inline constexpr std::string_view kDefaultCudaEngine = "vllm";
+inline constexpr std::string_view kDefaultNeuronEngine = "neuron";
+
+// The most sequences the engine runs at once on this accelerator by default
+// (EngineProfile::max_sequences), else `fallback`.
+int engine_max_sequences(const EngineProfile& e, const Accelerator& acc, int fallback);
+
+// The engine's default token budget per step on this accelerator
+// (EngineProfile::prefill_chunk_tokens and its memory tiers).
+int engine_prefill_chunk_tokens(const EngineProfile& e, const Accelerator& acc);
+
+// Why this engine cannot serve these weights on this accelerator, or empty.
+std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights);
+
+}  // namespace gpuadvisor

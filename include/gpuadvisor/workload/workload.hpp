@@ -1,0 +1,192 @@
+// Layer workload: what is run: model shapes, jobs, serving engines, training stacks, Neuron rules; includes catalog and base.
+// The workload: what is trained, on how many tokens, in which precision, and
+// the parallel layout a configuration runs with.
+#pragma once
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/workload/model.hpp"
+
+namespace gpuadvisor {
+
+enum class Task { pretrain, finetune, lora, qlora };
+std::string_view to_string(Task t);
+std::optional<Task> task_from_string(std::string_view s);
+inline bool is_adapter_task(Task t) { return t == Task::lora || t == Task::qlora; }
+
+enum class Recompute { none, selective, full };
+std::string_view to_string(Recompute r);
+std::optional<Recompute> recompute_from_string(std::string_view s);
+
+enum class LoraTargets { attention, attention_mlp };
+std::string_view to_string(LoraTargets t);
+std::optional<LoraTargets> lora_targets_from_string(std::string_view s);
+
+struct FrameworkProfile;  // framework.hpp
+
+struct TrainingWorkload {
+  Task task = Task::pretrain;
+  double tokens = 0;  // tokens per epoch
+  double epochs = 1;
+  int seq_len = 0;
+  int global_batch = 0;  // sequences per optimizer step
+  Precision precision = Precision::bf16;
+  int lora_rank = 16;
+  LoraTargets lora_targets = LoraTargets::attention_mlp;
+  bool flash_attention = true;
+  const FrameworkProfile* framework = nullptr;  // --framework; null: the default on each accelerator (framework_for)
+  std::vector<std::string> assumptions;  // defaults that were applied
+
+  double total_tokens() const { return tokens * epochs; }
+  double tokens_per_step() const { return double(global_batch) * seq_len; }
+  double steps() const;  // optimizer steps, rounded up
+};
+
+// User choices; empty optionals take documented defaults (docs/methodology.md §Defaults).
+struct WorkloadRequest {
+  Task task = Task::pretrain;
+  std::optional<double> tokens;
+  std::optional<double> epochs;
+  std::optional<int> seq_len;
+  std::optional<int> global_batch;
+  Precision precision = Precision::bf16;
+  int lora_rank = 16;
+  LoraTargets lora_targets = LoraTargets::attention_mlp;
+  bool flash_attention = true;
+  const FrameworkProfile* framework = nullptr;
+};
+
+inline constexpr double kChinchillaTokensPerParam = 20;
+inline constexpr double kDefaultFinetuneTokens = 100e6;
+inline constexpr double kMaxTokens = 1e17;  // training tokens per epoch: 20 per parameter of a 5,000T model
+
+TrainingWorkload make_workload(const WorkloadRequest& request, const ModelSpec& model);
+
+// Trainable LoRA parameters: rank * (d_in + d_out) for every targeted matrix
+// of every layer (every expert's MLP for MoE models).
+double lora_adapter_params(const ModelSpec& model, int rank, LoraTargets targets);
+
+// ---------------------------------------------------------------------------
+// Inference (serving) workloads (docs/methodology.md §Inference).
+
+// How the weights are stored. bf16/fp8/fp4 run their matrix math in that
+// precision where the accelerator has it; int8/int4 are weight-only formats
+// (dequantised to 16-bit for the math), as are fp8/fp4 on accelerators
+// without fp8/fp4 tensor throughput.
+enum class WeightFormat { bf16, fp8, int8, int4, fp4 };
+std::string_view to_string(WeightFormat f);
+std::optional<WeightFormat> weight_format_from_string(std::string_view s);
+
+enum class ServingMode { online, offline };
+std::string_view to_string(ServingMode m);
+std::optional<ServingMode> serving_mode_from_string(std::string_view s);
+
+// Replicas run at most this busy: headroom for bursts and the queueing a
+// replica's continuous batch sees near saturation.
+inline constexpr double kDefaultTargetUtilisation = 0.8;
+
+struct EngineProfile;  // engine.hpp
+
+struct InferenceWorkload {
+  double prompt_tokens = 0;         // mean per request
+  double prompt_tokens_p95 = 0;     // equals the mean when no distribution was given
+  double output_tokens = 0;         // visible output per request (mean)
+  double output_tokens_p95 = 0;
+  double reasoning_tokens = 0;      // hidden "thinking" tokens per sample
+  int samples = 1;                  // best-of-N / self-consistency sequences per request
+  std::optional<double> requests_per_second;  // the load; empty: size one replica
+  std::optional<int> concurrency;   // most sequences in flight per replica
+  // Neuron: the batch the decode graph was compiled for. Every step runs all
+  // its slots, filled or not (docs/methodology.md §Decode step); empty: the
+  // batch in flight. GPUs ignore it.
+  std::optional<int> compiled_batch;
+  std::optional<double> max_ttft_s; // time to first token
+  std::optional<double> max_tpot_s; // time per output token (applied to the mean)
+  WeightFormat weights = WeightFormat::bf16;
+  Precision kv_cache = Precision::bf16;
+  ServingMode mode = ServingMode::online;
+  // Share of a replica's capacity the load may use (docs/methodology.md §Replicas).
+  double target_utilisation = kDefaultTargetUtilisation;
+  // Other state kept on each accelerator beside the replica (RL: a colocated
+  // trainer's weights and optimizer state), GB.
+  double resident_state_gb = 0;
+  // Best-of-N with a verifier: a second model on the same replica that scores
+  // every sample (prompt + generated tokens) in one forward pass.
+  std::optional<ModelSpec> verifier;
+  // The serving engine (--engine); null: the default on each accelerator (engine_for).
+  const EngineProfile* engine = nullptr;
+  std::vector<std::string> assumptions;
+
+  // Decode steps each sample runs (output plus hidden reasoning).
+  double generated_tokens_per_sequence() const { return output_tokens + reasoning_tokens; }
+  // Tokens generated per request, all samples.
+  double generated_tokens_per_request() const { return samples * generated_tokens_per_sequence(); }
+  // Test-time compute multiplier: generated tokens per visible output token.
+  double test_time_multiplier() const { return generated_tokens_per_request() / output_tokens; }
+};
+
+struct InferenceRequest {
+  std::optional<double> prompt_tokens, prompt_tokens_p95, output_tokens, output_tokens_p95;
+  double reasoning_tokens = 0;
+  int samples = 1;
+  std::optional<double> requests_per_second;
+  std::optional<double> output_tokens_per_day;
+  std::optional<int> concurrency;
+  std::optional<int> compiled_batch;  // --compiled-batch
+  std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;
+  WeightFormat weights = WeightFormat::bf16;
+  Precision kv_cache = Precision::bf16;
+  ServingMode mode = ServingMode::online;
+  std::optional<double> target_utilisation;
+  std::optional<ModelSpec> verifier;  // --verifier-model
+  const EngineProfile* engine = nullptr;  // --engine
+};
+
+inline constexpr double kDefaultPromptTokens = 1024;
+inline constexpr double kDefaultOutputTokens = 256;
+// Online defaults: MLPerf Inference v5.0's Llama-2-70B interactive-scenario
+// limits, set for chat from ChatGPT and Perplexity data (MLCommons, 2025-04);
+// its older server scenario allows 2 s and 200 ms (5 tokens/s per user).
+inline constexpr double kDefaultMaxTtftS = 0.45;
+inline constexpr double kDefaultMaxTpotS = 0.04;
+
+// Applies the documented defaults and checks the values; InputError names the flag.
+InferenceWorkload make_inference_workload(const InferenceRequest& request);
+
+// A parallel layout (docs/methodology.md §Layouts).
+struct Layout {
+  int tp = 1;  // tensor parallel (inside one instance)
+  int pp = 1;  // pipeline stages
+  int dp = 1;  // data-parallel replicas
+  int ep = 1;  // expert parallel (MoE): ep x etp divides tp x dp x cp
+  int zero_stage = 0;
+  int micro_batch = 1;  // sequences per micro-batch
+  Recompute recompute = Recompute::none;
+  int vp = 1;  // virtual pipeline stages per pipeline rank (interleaved 1F1B); last, so positional initialisers stay valid
+  int cp = 1;  // context parallel: each sequence split over cp ranks (ring attention)
+  int recompute_layers = 0;  // with full recompute: layers of a stage rebuilt (Megatron's block method); 0 = all
+  // Expert tensor parallel: the ranks one expert's matrices split over; 0 =
+  // tp (experts split like the dense layers, expert ranks drawn from dp x cp).
+  // Below tp, Megatron-Core's MoE parallel folding: the expert-parallel group
+  // is drawn from tp x dp x cp, so ep x etp may exceed dp x cp.
+  int etp = 0;
+
+  int accelerators() const { return tp * cp * pp * dp; }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  bool experts_folded() const { return expert_tp() != tp; }
+  // Ranks holding the same expert shard (the experts' data-parallel group).
+  int expert_dp() const { return std::max(1, tp * cp * dp / (ep * expert_tp())); }
+  // Share of a stage's layers that full recompute rebuilds (0 without it).
+  double recompute_share(double stage_layers) const {
+    if (recompute != Recompute::full) return 0;
+    if (recompute_layers <= 0 || recompute_layers >= stage_layers) return 1;
+    return recompute_layers / stage_layers;
+  }
+  int micro_batches(int global_batch) const { return global_batch / (dp * micro_batch); }
+};
+
+}  // namespace gpuadvisor

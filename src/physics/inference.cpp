@@ -1,0 +1,467 @@
+// Layer physics: memory, FLOPs, communication and time of one layout on one instance, with its error band; includes workload and below.
+#include "gpuadvisor/physics/inference.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuadvisor/physics/communication.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/physics/memory.hpp"
+#include "gpuadvisor/workload/neuron.hpp"
+
+namespace gpuadvisor {
+
+namespace {
+constexpr double kGb = 1e9;
+constexpr double kActivationBytes = 2;  // 16-bit activations between layers
+
+double kv_bytes(Precision p) { return p == Precision::fp8 ? 1 : 2; }
+
+// Ranks of a tensor-parallel all-reduce: the accelerators, or on Neuron the
+// NeuronCores (a chip's cores shard the model and all-reduce too).
+int all_reduce_ranks(const Accelerator& acc, int tp) { return tp * std::max(1, neuron_cores_per_chip(acc)); }
+
+// Small-message all-reduce for decode: one latency (growing with the ranks on
+// Neuron's rings) plus the ring bandwidth term.
+double decode_all_reduce_s(double bytes, int tp, const Accelerator& acc) {
+  const int ranks = all_reduce_ranks(acc, tp);
+  if (ranks <= 1) return 0;
+  return serving_all_reduce_latency_s(acc, ranks) + 2.0 * (ranks - 1) / ranks * bytes / (intra_node_gb_per_s(acc) * kGb);
+}
+
+// Expected distinct routed experts one MoE layer touches for `tokens` tokens,
+// uniform routing: E (1 - (1 - k/E)^tokens).
+double experts_touched(const ModelSpec& m, double tokens) {
+  const double E = m.experts, k = m.active_experts;
+  return E * (1 - std::pow(1 - k / E, tokens));
+}
+
+}  // namespace
+
+bool pads_attention_heads(const Accelerator& acc) { return acc.software == "neuron"; }
+
+double decode_sequence_layer_s(const Accelerator& acc) {
+  if (acc.software != "neuron") return 0;
+  return acc.efficiency.sequence_layer_us > 0 ? acc.efficiency.sequence_layer_us * 1e-6 : kNeuronSequenceLayerS;
+}
+
+double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w) {
+  const double generated = w.generated_tokens_per_sequence();
+  return w.prompt_tokens + (engine.reserves_full_kv ? generated : generated / 2);
+}
+
+double kv_cached_tokens(const ModelSpec& m, const EngineProfile& engine, double tokens) {
+  return engine.full_length_local_kv ? tokens : m.attended_tokens(tokens);
+}
+
+std::optional<int> compiled_batch_on(const Accelerator& acc, const InferenceWorkload& w) {
+  return acc.software == "neuron" ? w.compiled_batch : std::nullopt;
+}
+
+int decode_slots(const Accelerator& acc, const InferenceWorkload& w, int batch) {
+  return std::max(batch, compiled_batch_on(acc, w).value_or(batch));
+}
+
+double bytes_per_weight(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::bf16: return 2;
+    case WeightFormat::fp8: return 1;
+    case WeightFormat::int8: return 1;
+    case WeightFormat::int4: return kBytesInt4;
+    case WeightFormat::fp4: return kBytesFp4;
+  }
+  return 2;
+}
+
+std::optional<ServingPrecision> serving_precision(const Accelerator& acc, WeightFormat f) {
+  auto sixteen = effective_precision(acc, Precision::bf16);
+  if (f == WeightFormat::fp8 && acc.tflops(Precision::fp8)) return ServingPrecision{Precision::fp8, false};
+  if (f == WeightFormat::fp4 && acc.tflops(Precision::fp4)) return ServingPrecision{Precision::fp4, false};
+  if (!sixteen) return std::nullopt;
+  return ServingPrecision{*sixteen, f != WeightFormat::bf16};
+}
+
+std::optional<std::string> serving_accelerator_problem(const Accelerator& acc, const InferenceWorkload& w) {
+  const EngineProfile& engine = engine_for(acc, w.engine);
+  if (auto p = engine_problem(engine, acc, w.weights)) return p;
+  auto precision = serving_precision(acc, w.weights);
+  if (!precision) return fmt::format("{} has no 16-bit or {} tensor throughput", acc.name, to_string(w.weights));
+  const auto& wo = engine.weight_only;
+  if (precision->weight_only && std::find(wo.begin(), wo.end(), w.weights) == wo.end())
+    return fmt::format("engine {} runs {} weights only on accelerators with {} math; {} has none (--weights bf16, or --engine vllm or sglang, "
+                       "which run them dequantised)",
+                       engine.name, to_string(w.weights), to_string(w.weights), acc.name);
+  // vLLM runs fp8 checkpoints weight-only (FP8 Marlin) from compute capability 7.5 (Turing) up; Volta has no such kernel.
+  const bool eight_or_four = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
+  if (eight_or_four && acc.name.rfind("V100", 0) == 0)
+    return fmt::format("{} (Volta) has no kernels for {} weights: serving engines run them from compute capability 7.5 up; use --weights int8 or int4",
+                       acc.name, to_string(w.weights));
+  return std::nullopt;
+}
+
+double inference_weight_bytes(const ModelSpec& m, WeightFormat f) {
+  const double embeddings = m.embedding_params();
+  return embeddings * kBytesWeight16 + (m.total_params() - embeddings) * bytes_per_weight(f);
+}
+
+double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
+  if (m.uses_mla()) return double(m.layers) * (m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes(kv);  // latent, replicated over tp
+  const int heads_per_rank = std::max(1, (m.kv_heads + tp - 1) / tp);
+  return 2.0 * m.layers * heads_per_rank * m.head_dim * kv_bytes(kv);
+}
+
+double decode_kernels_per_layer(const ModelSpec& m) { return kDecodeKernelsPerLayer + (m.uses_mla() ? kMlaExtraDecodeKernels : 0); }
+
+// Kernels run one after another in the step's graph: each one's fixed time
+// (kernel_floor_s) adds to the byte and FLOP time of the kernels themselves.
+double DecodeStep::accelerator_s() const {
+  return std::max(weights_read_s + kv_read_s + moe_permute_s, compute_s) + kernel_floor_s + moe_routing_s + sequence_s + dequant_s + tensor_parallel_s +
+         pipeline_p2p_s;
+}
+
+double DecodeStep::total_s() const { return std::max(accelerator_s(), launch_s) + host_s; }
+
+std::string DecodeStep::bound() const {
+  const double memory = weights_read_s + kv_read_s + moe_permute_s, comm = tensor_parallel_s + pipeline_p2p_s;
+  if (launch_s > accelerator_s() || host_s > accelerator_s()) return "engine host overhead";
+  const double kernels = kernel_floor_s + moe_routing_s;
+  if (comm > std::max({memory, compute_s, dequant_s, kernels, sequence_s})) return "communication";
+  if (sequence_s > std::max({memory, compute_s, kernels})) return "per-sequence work";
+  if (kernels > std::max(memory, compute_s)) return "kernel latency";
+  if (dequant_s > std::max(memory, compute_s)) return "dequantisation";
+  return memory >= compute_s ? "memory bandwidth" : "compute";
+}
+
+std::optional<std::string> serving_layout_problem(const ModelSpec& m, const Cluster& c, const ServingLayout& l) {
+  const int per_node = c.instance->accelerator_count;
+  if (l.tp < 1 || l.pp < 1) return "tp and pp must be at least 1";
+  if (per_node % l.tp != 0)
+    return fmt::format("tp {} does not divide the {} accelerators of one {} (tensor parallelism stays inside an instance)", l.tp, per_node, c.instance->name);
+  if (m.heads % l.tp != 0 && !pads_attention_heads(*c.accelerator))
+    return fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads);
+  if (auto p = neuron_layout_problem(*c.accelerator, m, l.tp, false)) return p;
+  if (l.pp > 1 && l.tp != per_node)
+    return fmt::format("pipeline stages span whole instances: with pp {} the tp must be {} (all accelerators of one {})", l.pp, per_node, c.instance->name);
+  if (l.pp > m.layers) return fmt::format("pp {} exceeds the model's {} layers", l.pp, m.layers);
+  return std::nullopt;
+}
+
+namespace {
+
+struct Prefill {
+  double compute_s = 0, weights_read_s = 0, comm_s = 0, launch_s = 0;
+  double total_s() const { return std::max({compute_s, weights_read_s, launch_s}) + comm_s; }
+};
+
+// Prefill of `tokens` prompt tokens in `sequences` prompts of equal length;
+// `batched_tokens` is the token count the matrices see (the prompts alone, or
+// a shared chunk under load).
+Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l, const ServingPrecision& p,
+                double tokens, double batched_tokens, double sequences = 1) {
+  const Accelerator& acc = *c.accelerator;
+  Prefill out;
+  const double flops = tokens * 2 * matmul_params_per_token(m) + 2.0 * m.layers * m.query_width() * tokens * m.attended_tokens(tokens / sequences);
+  // Compiled prefill graphs (prefill_compute_factor) run at a flat share of the
+  // compute fraction; GPU kernels ramp with width and tokens.
+  const EngineProfile& engine = engine_for(acc, w.engine);
+  auto efficiency = [&](Precision at) {
+    return engine.prefill_compute_factor > 0 ? max_compute_fraction(acc, at) * engine.prefill_compute_factor
+                                             : compute_efficiency(acc, at, double(m.hidden) / l.tp, batched_tokens);
+  };
+  const double eff = efficiency(p.compute);
+  // On GPUs routed experts see k/E of the batched tokens each, as in training
+  // (matmul_seconds); a compiled graph's flat share covers its experts too.
+  const double matmul_flops = tokens * 2 * matmul_params_per_token(m);
+  const double peak = acc.tflops(p.compute).value_or(0) * 1e12;
+  const double matmul_s = engine.prefill_compute_factor > 0
+                              ? matmul_flops / (peak * eff)
+                              : matmul_seconds(m, acc, p.compute, matmul_flops, eff, l.tp, batched_tokens * m.active_experts / std::max(1, m.experts));
+  const Precision attention_p = serving_attention_precision(acc, p.compute, w.kv_cache);
+  const double attention_s = (flops - matmul_flops) / (acc.tflops(attention_p).value_or(0) * 1e12 * efficiency(attention_p));
+  out.compute_s = (matmul_s + attention_s) / l.tp;
+  const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
+  out.weights_read_s = inference_weight_bytes(m, w.weights) / l.tp / bw * std::min(1.0, tokens / batched_tokens);
+  const double act = tokens * m.hidden * kActivationBytes;
+  out.comm_s += 2.0 * m.layers * decode_all_reduce_s(act, l.tp, acc);
+  if (l.pp > 1)
+    out.comm_s += (l.pp - 1) * (kCollectiveLatencyInterS + act / (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
+  out.launch_s = m.layers * engine.launch_s_per_layer;
+  return out;
+}
+
+DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
+                       const ServingPrecision& p, int batch) {
+  const Accelerator& acc = *c.accelerator;
+  const EngineProfile& engine = engine_for(acc, w.engine);
+  DecodeStep s;
+  // Sequences per pipeline micro-batch as the device computes them (with Neuron's padded slots).
+  const double stage_batch = std::ceil(double(decode_slots(acc, w, batch)) / l.pp);
+  const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
+  // Weights read once per step by each stage; an MoE layer reads only the experts its tokens touch.
+  double weight_bytes = inference_weight_bytes(m, w.weights);
+  if (m.is_moe()) {
+    const double expert_bytes = m.expert_mlp_params() * bytes_per_weight(w.weights);
+    weight_bytes -= m.expert_params_total() * bytes_per_weight(w.weights);
+    weight_bytes += m.moe_layers() * experts_touched(m, stage_batch) * expert_bytes;
+  }
+  const double context = w.prompt_tokens + w.generated_tokens_per_sequence() / 2;  // mean over a sequence's life
+  const double kv_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp);
+  // pp stages in turn: each reads its 1/pp share for its micro-batch.
+  s.weights_read_s = weight_bytes / l.tp / bw;
+  // Weight-only formats: each quantised weight read is dequantised on the
+  // vector units once per step, whatever the batch (once per sequence with
+  // legacy kernels, dequant_per_sequence); the engine's kernels hide all but
+  // `dequant_ops_per_weight` operations of it behind the weight stream.
+  if (p.weight_only) {
+    const double quantised = (weight_bytes - m.embedding_params() * kBytesWeight16) / bytes_per_weight(w.weights);
+    const double rows = engine.dequant_per_sequence ? stage_batch : 1;  // legacy kernels unpack per sequence
+    if (acc.vector_fp32_tflops) s.dequant_s = rows * quantised / l.tp * engine.dequant_ops_per_weight / (*acc.vector_fp32_tflops * 1e12);
+    else s.dequant_unknown = true;
+  }
+  s.kv_read_s = stage_batch * m.attended_tokens(context) * kv_per_token / bw;
+  // MoE dispatch reads each token's activations and writes k copies; combine
+  // reads the k expert outputs and writes their sum: (2k + 2) x hidden x 2 bytes
+  // per token and MoE layer (every TP rank holds the full hidden).
+  if (m.is_moe())
+    s.moe_permute_s = double(m.moe_layers()) / l.pp * stage_batch * (2.0 * m.active_experts + 2) * m.hidden * kActivationBytes / bw;
+  const double matmul_flops = stage_batch * 2 * matmul_params_per_token(m);
+  const double attention_flops = stage_batch * 4.0 * m.layers * m.query_width() * m.attended_tokens(context);
+  // Decode matrices have few rows: no token-count factor, dense or expert
+  // (the memory term covers that regime); routed experts keep their narrower
+  // width's factor (no row count).
+  const double dense_eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, std::nullopt);
+  const Precision attention_p = serving_attention_precision(acc, p.compute, w.kv_cache);
+  const double attention_s = attention_flops / (acc.tflops(attention_p).value_or(0) * 1e12 *
+                                                compute_efficiency(acc, attention_p, double(m.hidden) / l.tp, std::nullopt));
+  s.compute_s = (matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.tp, std::nullopt) + attention_s) / l.tp;
+  s.tensor_parallel_s = 2.0 * m.layers * decode_all_reduce_s(stage_batch * m.hidden * kActivationBytes, l.tp, acc);
+  if (l.pp > 1)
+    s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_batch * m.hidden * kActivationBytes /
+                                                                   (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
+  // GPUs: the kernels' own floor, and MoE routing (decode_kernels_per_layer, kMoeRoutingPerLayerS).
+  if (acc.software == "cuda") {
+    s.kernel_floor_s = double(m.layers) / l.pp * decode_kernels_per_layer(m) * kKernelMinS;
+    if (m.is_moe()) s.moe_routing_s = double(m.moe_layers()) / l.pp * kMoeRoutingPerLayerS;
+  }
+  // Per-sequence work follows the sequences in flight, not the padded slots.
+  s.sequence_s = std::ceil(double(batch) / l.pp) * m.layers / l.pp * decode_sequence_layer_s(acc);
+  // The engine's host work: kernel launches overlap the step (each stage
+  // launches its layers); scheduling and per-sequence work run in series.
+  s.launch_s = double(m.layers) / l.pp * engine.launch_s_per_layer;
+  s.host_s = engine.step_overhead_s + batch * engine.sequence_overhead_s;
+  return s;
+}
+
+}  // namespace
+
+double static_batch_ttft_s(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int sequences) {
+  const double tokens = double(sequences) * w.prompt_tokens;
+  return prefill(m, w, c, e.layout, e.precision, tokens, tokens, sequences).total_s() + e.step.total_s();
+}
+
+int prompts_per_prefill(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, int batch) {
+  if (engine.prefill != PrefillScheduling::separate || engine.prefill_batching_steps <= 0) return 1;
+  const double arriving = double(batch) * engine.prefill_batching_steps / std::max(1.0, w.generated_tokens_per_sequence());
+  const double by_budget = std::floor(engine_prefill_chunk_tokens(engine, acc) / std::max(1.0, w.prompt_tokens));
+  return static_cast<int>(std::clamp(std::min(arriving, by_budget), 1.0, double(batch)));
+}
+
+namespace {
+
+// Replica time per request spent in prefill under load at `batch` sequences
+// in flight. A chunked engine shares each weight read among a chunk's prompts;
+// an engine that prefills separately runs the prompts gathered since its last
+// prefill (prompts_per_prefill) as one pass.
+double prefill_s_per_request(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int batch) {
+  const EngineProfile& engine = *e.engine;
+  const ServingLayout& l = e.layout;
+  const ServingPrecision& p = e.precision;
+  const int chunk = engine_prefill_chunk_tokens(engine, *c.accelerator);
+  double s;
+  if (engine.prefill == PrefillScheduling::chunked) {
+    s = prefill(m, w, c, l, p, w.prompt_tokens, std::max<double>(w.prompt_tokens, chunk)).total_s();
+  } else {
+    const int k = prompts_per_prefill(engine, *c.accelerator, w, batch);
+    s = prefill(m, w, c, l, p, k * w.prompt_tokens, k * w.prompt_tokens, k).total_s() / k;
+  }
+  // Best-of-N: the verifier reads every sample once, like a prefill of its tokens.
+  if (w.verifier) {
+    const double scored = w.samples * (w.prompt_tokens + w.generated_tokens_per_sequence());
+    const double batched = engine.prefill == PrefillScheduling::chunked ? std::max<double>(scored, chunk) : scored;
+    s += prefill(*w.verifier, w, c, l, p, scored, batched, w.samples).total_s();
+  }
+  return s / l.pp;
+}
+
+}  // namespace
+
+void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch) {
+  e.batch = batch;
+  e.prefill_gpu_s_per_request = prefill_s_per_request(m, w, c, e, batch);
+  e.step = decode_step(m, w, c, e.layout, e.precision, batch);
+  const double t = e.step.total_s();
+  const double context = kv_tokens_held(*e.engine, w);
+  e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * kv_cached_tokens(m, *e.engine, context) * kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / kGb;
+  // Replica time per request: its batched prefill plus its share of decode
+  // steps (every step advances `batch` sequences by one token).
+  const double per_request_s = e.prefill_gpu_s_per_request + w.samples * w.generated_tokens_per_sequence() * t / batch;
+  e.requests_per_second = 1 / per_request_s;
+  e.prefill_share = e.requests_per_second * e.prefill_gpu_s_per_request;
+  e.tpot_s = t / (1 - e.prefill_share);  // decode steps stretched by interleaved prefills
+  e.ttft_s = e.prefill_s + t;
+  e.latency_s = e.ttft_s + w.generated_tokens_per_sequence() * e.tpot_s;
+  e.output_tokens_per_second = e.requests_per_second * w.generated_tokens_per_request();
+  e.visible_tokens_per_second = e.requests_per_second * w.output_tokens;
+  e.tokens_per_second_per_user = 1 / e.tpot_s;
+}
+
+double serving_reserve_gb(const Accelerator& acc, const EngineProfile& engine, double weights_gb) {
+  const double base = engine.free_fraction_of_remaining ? std::max(0.0, acc.memory_usable_gb() - weights_gb) : acc.memory_usable_gb();
+  return kReserveFixedGb + engine.free_fraction * base + (acc.software == "cuda" ? engine.cuda_graph_pool_gb : 0);
+}
+
+namespace {
+
+// The latency targets an evaluated batch misses, each with its target
+// ("the time per output token is 52.0 ms (target 40.0 ms)").
+std::string missed_targets(const InferenceWorkload& w, const InferenceEstimate& e) {
+  const double ttft_checked_s = e.prefill_p95_s + e.step.total_s();
+  std::vector<std::string> misses;
+  if (w.max_tpot_s && e.tpot_s > *w.max_tpot_s)
+    misses.push_back(fmt::format("the time per output token is {:.1f} ms (target {:.1f} ms)", e.tpot_s * 1e3, *w.max_tpot_s * 1e3));
+  if (w.max_ttft_s && ttft_checked_s > *w.max_ttft_s)
+    misses.push_back(fmt::format("the time to first token is {:.0f} ms (target {:.0f} ms)", ttft_checked_s * 1e3, *w.max_ttft_s * 1e3));
+  return fmt::format("{}", fmt::join(misses, " and "));
+}
+
+// The memory one accelerator of a replica holds before the KV cache
+// (§Memory per accelerator): weights (and a verifier's), the engine's
+// reserve, the prefill chunk's activations and the logits of a full batch.
+void fill_serving_memory(InferenceEstimate& e, const ModelSpec& m, const InferenceWorkload& w, const Accelerator& acc, int batch_cap) {
+  const ServingLayout& l = e.layout;
+  auto& mem = e.memory;
+  mem.capacity_gb = acc.memory_usable_gb();
+  mem.resident_gb = w.resident_state_gb;
+  mem.weights_gb = (inference_weight_bytes(m, w.weights) + (w.verifier ? inference_weight_bytes(*w.verifier, w.weights) : 0)) /
+                   l.accelerators() / kGb;
+  mem.reserve_gb = serving_reserve_gb(acc, *e.engine, mem.weights_gb);
+  const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;
+  mem.workspace_gb = (engine_prefill_chunk_tokens(*e.engine, acc) * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
+                      double(batch_cap) * m.vocab / l.tp * 4) / kGb;
+}
+
+// The KV cache one sequence holds: per token on one accelerator, the cached
+// tokens of a mean request, and those of the longest (p95) one.
+struct KvNeed {
+  double gb_per_token = 0, context_tokens = 0, longest_request_tokens = 0, longest_tokens = 0;
+};
+
+KvNeed kv_need(const ModelSpec& m, const InferenceWorkload& w, const EngineProfile& engine, const ServingLayout& l) {
+  KvNeed k;
+  k.gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp) / l.pp / kGb;
+  k.context_tokens = kv_cached_tokens(m, engine, kv_tokens_held(engine, w));  // cached (or reserved) per sequence
+  k.longest_request_tokens = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
+  k.longest_tokens = kv_cached_tokens(m, engine, k.longest_request_tokens);
+  return k;
+}
+
+void say(std::string* problem, std::string s) {
+  if (problem) *problem = std::move(s);
+}
+
+// The most sequences the KV cache holds (or a compiled Neuron graph runs);
+// false, with the problem said, when not one request fits.
+bool size_max_batch(InferenceEstimate& e, const Accelerator& acc, const InferenceWorkload& w, const KvNeed& kv, int batch_cap, std::string* problem) {
+  const auto& mem = e.memory;
+  const double free_gb = mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb;
+  if (free_gb <= 0) {
+    say(problem, fmt::format("weights {:.1f} GB + workspace {:.1f} GB + reserve {:.1f} GB{} per accelerator exceed its {:.1f} GB", mem.weights_gb,
+                             mem.workspace_gb, mem.reserve_gb,
+                             mem.resident_gb > 0 ? fmt::format(" + resident training state {:.1f} GB", mem.resident_gb) : std::string(),
+                             mem.capacity_gb));
+    return false;
+  }
+  if (kv.gb_per_token * kv.longest_tokens > free_gb) {
+    say(problem, fmt::format("the KV cache of one {:.0f}-token request ({:.2f} GB) exceeds the {:.2f} GB left after the weights",
+                             kv.longest_request_tokens, kv.gb_per_token * kv.longest_tokens, free_gb));
+    return false;
+  }
+  e.max_batch = static_cast<int>(std::min<double>(batch_cap, std::floor(free_gb / (kv.gb_per_token * kv.context_tokens))));
+  e.max_batch = std::max(e.max_batch, 1);
+  // Neuron with a compiled batch: its slots hold KV whether filled or not, and no more sequences run.
+  if (const std::optional<int> compiled = compiled_batch_on(acc, w)) {
+    const int slots = *compiled;
+    if (slots > e.max_batch) {
+      say(problem, fmt::format("the decode graph compiled for batch {} needs {:.1f} GB of KV cache per accelerator; {} sequences fit", slots,
+                               slots * kv.context_tokens * kv.gb_per_token, e.max_batch));
+      e.max_batch = 0;
+      return false;
+    }
+    e.max_batch = slots;
+  }
+  return true;
+}
+
+bool meets_targets(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch) {
+  evaluate_batch(m, w, c, e, batch);
+  const double ttft_checked = e.prefill_p95_s + e.step.total_s();
+  return (!w.max_tpot_s || e.tpot_s <= *w.max_tpot_s) && (!w.max_ttft_s || ttft_checked <= *w.max_ttft_s);
+}
+
+// A batch the user fixed: evaluated at it (at most the max batch), with why it
+// does not fit or misses the targets.
+void evaluate_fixed_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, const KvNeed& kv,
+                          int batch, std::string* problem) {
+  if (compiled_batch_on(*c.accelerator, w) && batch > e.max_batch)
+    say(problem, fmt::format("batch {} exceeds the {} sequences the decode graph was compiled for", batch, e.max_batch));
+  else if (batch > e.max_batch)
+    say(problem, fmt::format("batch {} needs {:.1f} GB of KV cache per accelerator; {} sequences fit", batch,
+                             batch * kv.context_tokens * kv.gb_per_token, e.max_batch));
+  else if (!meets_targets(m, w, c, e, batch))
+    say(problem, fmt::format("at batch {} {}", batch, missed_targets(w, e)));
+  evaluate_batch(m, w, c, e, std::min(batch, e.max_batch));
+}
+
+// Time per output token and time to first token grow with the batch, and
+// throughput does too: the largest batch that meets the targets is the best.
+void evaluate_largest_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, std::string* problem) {
+  if (!meets_targets(m, w, c, e, 1)) {
+    say(problem, fmt::format("even at batch 1 {}", missed_targets(w, e)));
+    return;
+  }
+  int lo = 1, hi = e.max_batch;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (meets_targets(m, w, c, e, mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  evaluate_batch(m, w, c, e, lo);
+}
+
+}  // namespace
+
+InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
+                                     std::optional<int> fixed_batch, std::string* problem) {
+  const Accelerator& acc = *c.accelerator;
+  InferenceEstimate e;
+  const EngineProfile& engine = engine_for(acc, w.engine);
+  e.engine = &engine;
+  e.layout = l;
+  e.precision = serving_precision(acc, w.weights).value_or(ServingPrecision{});
+  const int batch_cap = w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch));
+  fill_serving_memory(e, m, w, acc, batch_cap);
+  const KvNeed kv = kv_need(m, w, engine, l);
+  if (problem) problem->clear();
+  if (!size_max_batch(e, acc, w, kv, batch_cap, problem)) return e;
+  const ServingPrecision& p = e.precision;
+  e.prefill_s = prefill(m, w, c, l, p, w.prompt_tokens, w.prompt_tokens).total_s();
+  e.prefill_p95_s = prefill(m, w, c, l, p, w.prompt_tokens_p95, w.prompt_tokens_p95).total_s();
+  if (fixed_batch) evaluate_fixed_batch(m, w, c, e, kv, *fixed_batch, problem);
+  else evaluate_largest_batch(m, w, c, e, problem);
+  return e;
+}
+
+}  // namespace gpuadvisor

@@ -1,0 +1,65 @@
+// Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
+// Internal to the report files: cell formatting and JSON pieces shared by the
+// training and inference reports. Not part of the public headers.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "gpuadvisor/report/report.hpp"
+
+namespace gpuadvisor::report_detail {
+
+using ordered_json = nlohmann::ordered_json;
+
+using gpuadvisor::sig6;
+std::string thousands(double v, int decimals);  // 12,345.6
+Cell money(std::optional<double> usd);          // "$1,234" / "unknown"
+Cell rate(std::optional<double> usd);           // hourly rate, 4 significant digits
+Cell num(double v, int decimals);
+Cell integer(long long v);
+Cell text(std::string s);
+Cell pct(double fraction);
+Cell pick_cell(bool is_pick);                   // "yes" / "" (a bool for programs)
+Cell hours_cell(double hours);
+// The columns every costed row carries for spreadsheets (CSV and JSON, never
+// the text table): the region and the dates its prices and Spot Advisor range
+// are from, the pricing channel its ranked cost is at, and, where the table has
+// no PICK column of its own (`with_pick`), whether it is the pick.
+std::vector<Column> provenance_columns(bool with_pick);
+// The pricing a training row's ranked cost is at ("on-demand", "spot", ...).
+std::string_view channel_of(const RecommendRow& r, const RecommendRequest& request);
+// Whether a training row is the recommendation's pick.
+bool is_pick(const RecommendRow& r, const Recommendation& rec);
+// A catalog entry's sources joined for a table cell.
+std::string join_sources(const std::vector<std::string>& s);
+void append_provenance(std::vector<Cell>& row, const Instance& i, const std::string& region, std::string_view channel,
+                       std::optional<bool> pick = std::nullopt);
+ordered_json envelope(const Catalog& catalog, std::string_view command);
+ordered_json model_json(const ModelSpec& m);
+ordered_json money_json(std::optional<double> usd);     // cents, or null
+ordered_json capacity_json(const CapacityAdvice& a);
+std::string money_text(double usd);                     // "$21.58", "$1,234"
+std::string layout_text(const Layout& l);               // "tp 8 pp 2 dp 4 zero 1 mb 1 ..."
+ordered_json layout_json(const Layout& l);
+ordered_json workload_json(const TrainingWorkload& w);
+// The request's region, pricing, order, top, instance limit and cost slack (the JSON `request`).
+ordered_json request_json(const RecommendRequest& r);
+ordered_json assumptions_json(const ModelSpec& m, const TrainingWorkload& w);
+// The monthly interruption rate at which spot stops paying, "spot always", or unknown.
+Cell break_even_cell(const RecommendRow& r);
+// The error band of predictions on `accelerator` for `task` (accuracy.hpp):
+// {group, cases, median_abs_error, p90_abs_error, out_of_sample, note}, or null.
+ordered_json accuracy_json(std::string_view accelerator, std::string_view task, std::string_view engine = {}, bool moe = false);
+// The estimate's SECTION / ITEM / VALUE / UNIT table, and a function that adds one row to it.
+using ItemAdder = std::function<void(std::string section, std::string item, Cell value, std::string unit)>;
+Table items_table();
+ItemAdder item_adder(Table& t);
+// --task rl (src/report/rl.cpp)
+ordered_json rl_json(const RlEstimate& e);              // the step's stages, pools and layouts
+ordered_json rl_workload_json(const RlWorkload& w);
+std::string rl_placement_text(const RlEstimate& e);     // "colocated", "split 2+2", "split 2+2 async"
+Table rl_recommendation_table(const Recommendation& rec, const RecommendContext& ctx);
+
+}  // namespace gpuadvisor::report_detail

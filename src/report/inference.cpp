@@ -1,0 +1,603 @@
+// Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
+// Inference reports: the serving table of `recommend --task inference` and
+// the breakdown of `estimate --task inference` (docs/json.md §Inference).
+#include <fmt/format.h>
+
+#include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/physics/communication.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/workload/neuron.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+#include "gpuadvisor/report/report.hpp"
+#include "report/detail.hpp"
+
+namespace gpuadvisor {
+
+using namespace report_detail;
+
+namespace {
+
+Cell latency_cell(double s) {
+  if (s < 0.01) return {fmt::format("{:.1f}ms", s * 1e3), sig6(s)};
+  if (s < 1) return {fmt::format("{:.0f}ms", s * 1e3), sig6(s)};
+  return {fmt::format("{:.1f}s", s), sig6(s)};
+}
+
+Cell per_million(std::optional<double> v) {
+  if (!v) return {"unknown", std::monostate{}};
+  return {format_price(*v), sig6(*v)};
+}
+
+std::string layout_text(const ServingLayout& l) { return l.pp > 1 ? fmt::format("TP{} PP{}", l.tp, l.pp) : fmt::format("TP{}", l.tp); }
+
+std::string precision_text(const InferenceWorkload& w, const ServingPrecision& p) {
+  // 16-bit weights and KV are fp16 where the accelerator has no bf16 (V100, T4): the math runs in fp16.
+  const bool fp16_only = p.compute == Precision::fp16;
+  const std::string weights = w.weights == WeightFormat::bf16 && fp16_only ? "fp16" : std::string(to_string(w.weights));
+  const std::string kv = w.kv_cache == Precision::bf16 && fp16_only ? "fp16" : std::string(to_string(w.kv_cache));
+  return fmt::format("{}{} (kv {})", weights, p.weight_only ? fmt::format(", {} math", to_string(p.compute)) : "", kv);
+}
+
+ordered_json workload_json(const InferenceWorkload& w) {
+  ordered_json j;
+  j["task"] = "inference";
+  j["mode"] = to_string(w.mode);
+  j["prompt_tokens"] = w.prompt_tokens;
+  j["prompt_tokens_p95"] = w.prompt_tokens_p95;
+  j["output_tokens"] = w.output_tokens;
+  j["output_tokens_p95"] = w.output_tokens_p95;
+  j["reasoning_tokens"] = w.reasoning_tokens;
+  j["samples"] = w.samples;
+  j["test_time_multiplier"] = sig6(w.test_time_multiplier());
+  j["requests_per_second"] = w.requests_per_second ? ordered_json(sig6(*w.requests_per_second)) : ordered_json(nullptr);
+  j["concurrency"] = w.concurrency ? ordered_json(*w.concurrency) : ordered_json(nullptr);
+  j["compiled_batch"] = w.compiled_batch ? ordered_json(*w.compiled_batch) : ordered_json(nullptr);
+  j["max_ttft_s"] = w.max_ttft_s ? ordered_json(*w.max_ttft_s) : ordered_json(nullptr);
+  j["max_tpot_s"] = w.max_tpot_s ? ordered_json(*w.max_tpot_s) : ordered_json(nullptr);
+  j["weights"] = to_string(w.weights);
+  j["kv_cache"] = to_string(w.kv_cache);
+  return j;
+}
+
+ordered_json assumptions_json(const ModelSpec& m, const InferenceWorkload& w) {
+  ordered_json a = ordered_json::array();
+  for (const auto& s : m.assumptions) a.push_back(s);
+  for (const auto& s : w.assumptions) a.push_back(s);
+  return a;
+}
+
+std::string software_text(const Accelerator& a) { return a.software == "neuron" ? "Neuron SDK" : "CUDA"; }
+
+std::optional<double> per_month(std::optional<double> usd_per_hour) {
+  return usd_per_hour ? std::optional<double>(*usd_per_hour * kHoursPerMonth) : std::nullopt;
+}
+
+ordered_json service_json(const ServingRow& r, const ModelSpec& m) {
+  const auto& e = r.estimate;
+  return {{"instance", r.instance->name},
+          {"count", r.instances},
+          {"accelerators", r.instances * r.instance->accelerator_count},
+          {"accelerator", r.instance->accelerator_name},
+          {"layout", {{"tp", e.layout.tp}, {"pp", e.layout.pp}}},
+          {"engine", e.engine->name},
+          {"replicas", r.replicas},
+          {"utilisation", sig6(r.utilisation)},
+          {"batch_at_load", r.at_load.batch},
+          {"ttft_s", sig6(r.at_load.ttft_s)},
+          {"tpot_s", sig6(r.at_load.tpot_s)},
+          {"costs", {{"ranked_usd_per_month", money_json(per_month(r.ranked_usd_per_hour))},
+                     {"on_demand_usd_per_month", money_json(per_month(r.on_demand_usd_per_hour))},
+                     {"spot_usd_per_month", money_json(per_month(r.spot_usd_per_hour))},
+                     {"usd_per_million_output_tokens", r.usd_per_million_output_tokens ? ordered_json(sig6(*r.usd_per_million_output_tokens)) : ordered_json(nullptr)}}},
+          {"capacity", capacity_json(r.capacity)},
+          {"accuracy", accuracy_json(r.instance->accelerator_name, "inference", e.engine->name, m.is_moe())}};
+}
+
+std::string service_line(const ServingRow& r) {
+  const auto& e = r.estimate;
+  const std::string per_token =
+      r.usd_per_million_output_tokens ? fmt::format(" (${} per million output tokens at {:.0f}% utilisation)", format_price(*r.usd_per_million_output_tokens),
+                                                    r.utilisation * 100)
+                                      : "";
+  return fmt::format("{} x {} ({}, {} replica{}), TTFT {:.0f} ms, {:.0f} ms per token, {}/month{}", r.instances, r.instance->name,
+                     layout_text(e.layout), r.replicas, r.replicas > 1 ? "s" : "", r.at_load.ttft_s * 1e3, r.at_load.tpot_s * 1e3,
+                     r.ranked_usd_per_hour ? money_text(*r.ranked_usd_per_hour * kHoursPerMonth) : "cost unknown", per_token);
+}
+
+}  // namespace
+
+// A pick sized close to its time-per-token target may miss it by the
+// prediction's own error: the pick's time per token at its band's p90 error
+// against the target, and the target that keeps the service inside it.
+struct TpotMargin {
+  double predicted_tpot_s = 0, max_tpot_s = 0, p90_abs_error = 0;
+  bool leans_optimistic = false;  // the band's median error: faster than measured by 5% or more
+  double suggested_max_tpot_s() const { return max_tpot_s / (1 + p90_abs_error); }
+  bool exceeds_target_at_p90() const { return predicted_tpot_s * (1 + p90_abs_error) > max_tpot_s; }
+};
+
+// The pick's time per token against its target at the band's p90 error; empty
+// without a target or a band.
+std::optional<TpotMargin> tpot_margin(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
+  if (!w.max_tpot_s) return std::nullopt;
+  const auto band = accuracy_band(pick.instance->accelerator_name, "inference", pick.estimate.engine->name, moe);
+  if (!band) return std::nullopt;
+  return TpotMargin{pick.at_load.tpot_s, *w.max_tpot_s, band->p90_abs_error, band->median_signed_error >= 0.05};
+}
+
+std::string margin_text(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
+  const auto m = tpot_margin(pick, w, moe);
+  if (!m || !m->leans_optimistic || !m->exceeds_target_at_p90()) return "";
+  return fmt::format("  margin: {:.0f} ms per token against the {:.0f} ms target, and the band above leans optimistic: "
+                     "--max-tpot {:.0f}ms keeps the target at its p90 error\n",
+                     m->predicted_tpot_s * 1e3, m->max_tpot_s * 1e3, m->suggested_max_tpot_s() * 1e3);
+}
+
+ordered_json margin_json(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
+  const auto m = tpot_margin(pick, w, moe);
+  if (!m) return nullptr;
+  return {{"predicted_tpot_s", sig6(m->predicted_tpot_s)}, {"max_tpot_s", sig6(m->max_tpot_s)}, {"p90_abs_error", sig6(m->p90_abs_error)},
+          {"exceeds_target_at_p90", m->exceeds_target_at_p90()}, {"leans_optimistic", m->leans_optimistic},
+          {"suggested_max_tpot_s", sig6(m->suggested_max_tpot_s())}};
+}
+
+// Offline, a pick that is not kept busy (whole instances round the load up)
+// can run as a batch job for only the hours its volume needs.
+std::optional<double> batch_hours_per_day(const ServingRow& pick, const InferenceWorkload& w) {
+  if (w.mode != ServingMode::offline || !w.requests_per_second || pick.utilisation >= kBatchHoursNoteBelowUtilisation) return std::nullopt;
+  return 24 * pick.utilisation;
+}
+
+std::string batch_hours_text(const ServingRow& pick, const InferenceWorkload& w) {
+  const auto hours = batch_hours_per_day(pick, w);
+  if (!hours || !pick.ranked_usd_per_hour) return "";
+  return fmt::format("  batch: {:.0f}% busy at this load; a batch job that runs only while its queue has work needs about {:.1f} h a day, "
+                     "{}/month (plus start-up each run)\n",
+                     pick.utilisation * 100, *hours, money_text(*pick.ranked_usd_per_hour * *hours * kHoursPerMonth / 24));
+}
+
+std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
+  if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
+  std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
+  if (const double r = ctx.workload->reasoning_tokens; r > 0) {
+    const auto& load = rec.pick->at_load;
+    out += fmt::format("  first visible token: after about {} (TTFT, then {:.0f} hidden reasoning tokens at {:.0f} ms each)\n",
+                       [](double t) { return t < 1 ? fmt::format("{:.0f} ms", t * 1e3) : fmt::format("{:.1f} s", t); }(load.ttft_s + r * load.tpot_s),
+                       r, load.tpot_s * 1e3);
+  }
+  if (const auto& p = rec.pick->estimate.precision; p.weight_only)
+    out += fmt::format("  weights: {} in memory, dequantised to {} for the math (weight-only kernels; {} has no {} matrix path the engine uses; "
+                       "methodology §Precision)\n",
+                       to_string(ctx.workload->weights), to_string(p.compute), rec.pick->accelerator->name, to_string(ctx.workload->weights));
+  out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name, "inference", rec.pick->estimate.engine->name, ctx.model->is_moe()));
+  out += margin_text(*rec.pick, *ctx.workload, ctx.model->is_moe());
+  out += batch_hours_text(*rec.pick, *ctx.workload);
+  if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
+  auto alternative = [&](const ServingRow& x) {
+    const bool same = x.instance == rec.pick->instance && x.estimate.layout.tp == rec.pick->estimate.layout.tp &&
+                      x.estimate.layout.pp == rec.pick->estimate.layout.pp;
+    return same ? std::string("the pick") : service_line(x);
+  };
+  out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", alternative(*rec.cheapest), alternative(*rec.fastest));
+  return out;
+}
+
+// Whether a row is the service's pick: the same type, layout and instance count.
+static bool serving_pick(const ServingRow& r, const ServingRecommendation& rec) {
+  const auto& l = r.estimate.layout;
+  return rec.pick && r.instance == rec.pick->instance && l.tp == rec.pick->estimate.layout.tp && l.pp == rec.pick->estimate.layout.pp &&
+         r.instances == rec.pick->instances;
+}
+
+Table inference_table(const ServingRecommendation& rec, const InferenceContext& ctx) {
+  Table t;
+  t.columns = {{"rank", "#", true},
+               {"instance", "INSTANCE"},
+               {"layout", "TP"},
+               {"precision", "PRECISION", false, true},
+               {"memory_percent", "MEM", true, true},
+               {"max_batch", "MAXB", true, true},
+               {"batch", "BATCH", true, true},
+               {"ttft_s", "TTFT", true},
+               {"tpot_s", "TPOT", true},
+               {"tokens_per_second_per_user", "TOK/S/USER", true, true},
+               {"output_tokens_per_second", "TOK/S/REPL", true, true},
+               {"bound", "BOUND", false, true},
+               {"replicas", "REPL", true},
+               {"instances", "N", true},
+               {"utilisation", "UTIL", true, true},
+               {"usd_per_month", "$/MONTH", true},
+               {"on_demand_usd_per_hour", "OD $/H", true, true},
+               {"on_demand_usd_per_month", "OD $/MONTH", true, true},
+               {"spot_usd_per_month", "SPOT $/MONTH", true, true},
+               {"usd_per_million_output_tokens", "$/M OUT", true},
+               {"usd_per_million_input_tokens", "$/M IN", true, true},
+               {"software", "SOFTWARE", false, true},
+               {"pareto", "PARETO", false, true},
+               {"pick", "PICK", false, true}};
+  for (auto& c : provenance_columns(false)) t.columns.push_back(c);
+  int rank = 0;
+  for (const auto& r : rec.rows) {
+    if (rank >= ctx.request->top) break;
+    ++rank;
+    const auto& e = r.estimate;
+    auto month = [](std::optional<double> h) { return h ? std::optional<double>(*h * kHoursPerMonth) : std::nullopt; };
+    t.rows.push_back({integer(rank), text(r.instance->name), text(layout_text(e.layout)), text(precision_text(*ctx.workload, e.precision)),
+                      pct(e.memory.total_gb() / e.memory.capacity_gb), integer(e.max_batch), integer(r.at_load.batch), latency_cell(r.at_load.ttft_s),
+                      latency_cell(r.at_load.tpot_s), num(r.at_load.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
+                      text(e.step.bound()), integer(r.replicas), integer(r.instances), pct(r.utilisation),
+                      money(month(r.ranked_usd_per_hour)), rate(r.on_demand_usd_per_hour), money(month(r.on_demand_usd_per_hour)),
+                      money(month(r.spot_usd_per_hour)), per_million(r.usd_per_million_output_tokens),
+                      per_million(r.usd_per_million_input_tokens), text(software_text(*r.accelerator)),
+                      {r.pareto ? "yes" : "", r.pareto},
+                      pick_cell(serving_pick(r, rec))});
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, to_string(ctx.request->pricing));
+  }
+  return t;
+}
+
+Table inference_cost_table(const ServingRecommendation& rec, const InferenceContext& ctx) {
+  Table t;
+  t.columns = {{"instance", "INSTANCE"},
+               {"layout", "TP"},
+               {"replicas", "REPL", true},
+               {"instances", "N", true},
+               {"utilisation", "UTIL", true, true},
+               {"on_demand_usd_per_hour", "OD $/H", true, true},
+               {"on_demand_usd_per_month", "ON-DEMAND/MO", true},
+               {"spot_usd_per_month", "SPOT/MO", true},
+               {"spot_savings_fraction", "SPOT SAVES", true, true},
+               {"savings_1y_usd_per_month", "1Y/MO", true},
+               {"savings_1y_break_even_utilisation", "1Y UTIL>", true, true},
+               {"savings_3y_usd_per_month", "3Y/MO", true},
+               {"savings_3y_break_even_utilisation", "3Y UTIL>", true, true},
+               {"usd_per_million_output_tokens", "$/M OUT", true}};
+  for (auto& c : provenance_columns(true)) t.columns.push_back(c);
+  auto month = [](std::optional<double> h) { return h ? std::optional<double>(*h * kHoursPerMonth) : std::nullopt; };
+  auto ratio = [](std::optional<double> a, std::optional<double> b) {
+    return a && b && *b > 0 ? pct(*a / *b) : Cell{"unknown", std::monostate{}};
+  };
+  int rank = 0;
+  for (const auto& r : rec.rows) {
+    if (rank++ >= ctx.request->top) break;
+    std::optional<double> spot_saves;
+    if (r.spot_usd_per_hour && r.on_demand_usd_per_hour) spot_saves = 1 - *r.spot_usd_per_hour / *r.on_demand_usd_per_hour;
+    t.rows.push_back({text(r.instance->name), text(layout_text(r.estimate.layout)), integer(r.replicas), integer(r.instances),
+                      pct(r.utilisation), rate(r.on_demand_usd_per_hour), money(month(r.on_demand_usd_per_hour)),
+                      money(month(r.spot_usd_per_hour)), spot_saves ? pct(*spot_saves) : Cell{"unknown", std::monostate{}},
+                      money(month(r.savings_1y_usd_per_hour)), ratio(r.savings_1y_usd_per_hour, r.on_demand_usd_per_hour),
+                      money(month(r.savings_3y_usd_per_hour)), ratio(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour),
+                      per_million(r.usd_per_million_output_tokens)});
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, to_string(ctx.request->pricing), serving_pick(r, rec));
+  }
+  return t;
+}
+
+Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& ctx) {
+  Chart c;
+  c.title = fmt::format("{} serving: time per output token against monthly cost", ctx.model->name);
+  c.x_label = "time per output token at the load (ms)";
+  c.y_label = "cost per 30-day month (USD)";
+  c.x_unit = "ms";
+  c.y_unit = "USD/month";
+  c.region = ctx.request->region;
+  auto same = [](const ServingRow& a, const std::optional<ServingRow>& b) {
+    return b && a.instance == b->instance && a.estimate.layout.tp == b->estimate.layout.tp && a.estimate.layout.pp == b->estimate.layout.pp;
+  };
+  std::vector<ServingRow> rows = rec.rows;
+  for (const auto* x : {&rec.cheapest, &rec.fastest})
+    if (*x && std::none_of(rows.begin(), rows.end(), [&](const ServingRow& r) { return same(r, *x); })) rows.push_back(**x);
+  for (const auto& r : rows) {
+    const std::string label = fmt::format("{} {} x {}", r.instance->name, layout_text(r.estimate.layout), r.instances);
+    std::string role;
+    for (auto [name, x] : {std::pair{"pick", &rec.pick}, std::pair{"cheapest", &rec.cheapest}, std::pair{"fastest", &rec.fastest}})
+      if (same(r, *x)) role += (role.empty() ? "" : ", ") + std::string(name);
+    const bool spot_ranked = ctx.request->pricing == Pricing::spot;
+    if (r.on_demand_usd_per_hour)
+      c.points.push_back({label, r.at_load.tpot_s * 1e3, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
+    if (r.spot_usd_per_hour)
+      c.points.push_back({label, r.at_load.tpot_s * 1e3, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
+  }
+  return c;
+}
+
+std::string inference_json_extra(const ServingRecommendation& rec, const InferenceContext& ctx) {
+  ordered_json j;
+  j["model"] = model_json(*ctx.model);
+  j["workload"] = workload_json(*ctx.workload);
+  j["request"] = request_json(*ctx.request);
+  j["request"]["target_utilisation"] = ctx.workload->target_utilisation;
+  j["assumptions"] = assumptions_json(*ctx.model, *ctx.workload);
+  j["options_found"] = rec.options_found;
+  if (rec.pick) {
+    j["recommendation"] = service_json(*rec.pick, *ctx.model);
+    j["recommendation"]["why"] = rec.why;
+    j["recommendation"]["tpot_margin"] = margin_json(*rec.pick, *ctx.workload, ctx.model->is_moe());
+    const auto batch_hours = batch_hours_per_day(*rec.pick, *ctx.workload);
+    j["recommendation"]["batch_hours_per_day"] = batch_hours ? ordered_json(sig6(*batch_hours)) : ordered_json(nullptr);
+    j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)}, {"fastest", service_json(*rec.fastest, *ctx.model)}};
+  } else {
+    j["recommendation"] = nullptr;
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}};
+  }
+  j["best_batch1_tpot_s"] = rec.best_batch1_tpot_s ? ordered_json(sig6(*rec.best_batch1_tpot_s)) : ordered_json(nullptr);
+  j["best_batch1_ttft_s"] = rec.best_batch1_ttft_s ? ordered_json(sig6(*rec.best_batch1_ttft_s)) : ordered_json(nullptr);
+  ordered_json rej = ordered_json::array();
+  for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
+  j["cannot_run"] = rej;
+  j["notes"] = rec.notes;
+  return j.dump();
+}
+
+namespace {
+
+ordered_json serving_memory_json(const InferenceMemory& m) {
+  return {{"per_accelerator_gb", sig6(m.total_gb())}, {"capacity_gb", sig6(m.capacity_gb)}, {"weights_gb", sig6(m.weights_gb)},
+          {"kv_cache_gb", sig6(m.kv_cache_gb)}, {"workspace_gb", sig6(m.workspace_gb)}, {"reserve_gb", sig6(m.reserve_gb)}};
+}
+
+ordered_json decode_step_json(const InferenceEstimate& e) {
+  return {{"weights_read_s", sig6(e.step.weights_read_s)}, {"kv_read_s", sig6(e.step.kv_read_s)},
+          {"compute_s", sig6(e.step.compute_s)},
+          {"dequant_s", e.step.dequant_unknown ? ordered_json(nullptr) : ordered_json(sig6(e.step.dequant_s))},
+          {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
+          {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)}, {"kernel_floor_s", sig6(e.step.kernel_floor_s)},
+          {"moe_routing_s", sig6(e.step.moe_routing_s)}, {"moe_permute_s", sig6(e.step.moe_permute_s)}, {"sequence_s", sig6(e.step.sequence_s)},
+          {"launch_s", sig6(e.step.launch_s)},
+          {"engine_host_s", sig6(e.step.host_s)}, {"step_s", sig6(e.step.total_s())},
+          {"bound", e.step.bound()}};
+}
+
+ordered_json at_load_json(const ServingRow& row, const InferenceWorkload& w) {
+  if (!w.requests_per_second) return nullptr;
+  return {{"batch", row.at_load.batch},
+          {"ttft_s", sig6(row.at_load.ttft_s)},
+          {"tpot_s", sig6(row.at_load.tpot_s)},
+          {"latency_s", sig6(row.at_load.latency_s)},
+          {"tokens_per_second_per_user", sig6(row.at_load.tokens_per_second_per_user)}};
+}
+
+ordered_json serving_figures_json(const ServingRow& row, const InferenceWorkload& w) {
+  const InferenceEstimate& e = row.estimate;
+  return {{"ttft_s", sig6(e.ttft_s)},
+          {"ttft_p95_s", sig6(e.prefill_p95_s + e.step.total_s())},
+          {"tpot_s", sig6(e.tpot_s)},
+          {"latency_s", sig6(e.latency_s)},
+          {"tokens_per_second_per_user", sig6(e.tokens_per_second_per_user)},
+          {"output_tokens_per_second", sig6(e.output_tokens_per_second)},
+          {"visible_output_tokens_per_second", sig6(e.visible_tokens_per_second)},
+          {"requests_per_second", sig6(e.requests_per_second)},
+          {"max_batch", e.max_batch},
+          {"batch", e.batch},
+          {"replicas", row.replicas},
+          {"instances", row.instances},
+          {"utilisation", sig6(row.utilisation)},
+          {"prefill_s", sig6(e.prefill_s)},
+          {"prefill_share", sig6(e.prefill_share)},
+          {"test_time_multiplier", sig6(w.test_time_multiplier())},
+          {"at_load", at_load_json(row, w)},
+          {"decode_step", decode_step_json(e)}};
+}
+
+ordered_json serving_cost_json(const InferenceEstimateContext& ctx, const ServingCost& od, const ServingCost& spot) {
+  auto opt = [](std::optional<double> v, bool cents) {
+    return v ? ordered_json(cents ? round_cents(*v) : sig6(*v)) : ordered_json(nullptr);
+  };
+  auto hourly = [](std::optional<double> v) { return v ? ordered_json(rate_json_value(*v)) : ordered_json(nullptr); };
+  return {{"on_demand_usd_per_hour_per_instance", hourly(ctx.on_demand_usd_per_hour)},
+          {"spot_usd_per_hour_per_instance", hourly(ctx.spot_usd_per_hour)},
+          {"on_demand_usd_per_hour", hourly(od.usd_per_hour)},
+          {"spot_usd_per_hour", hourly(spot.usd_per_hour)},
+          {"on_demand_usd_per_month", opt(od.usd_per_month, true)},
+          {"spot_usd_per_month", opt(spot.usd_per_month, true)},
+          {"usd_per_million_output_tokens", opt(od.usd_per_million_output_tokens, false)},
+          {"usd_per_million_input_tokens", opt(od.usd_per_million_input_tokens, false)},
+          {"spot_usd_per_million_output_tokens", opt(spot.usd_per_million_output_tokens, false)},
+          {"pricing_note", "usd_per_million_* use on-demand prices; a month is 720 hours"}};
+}
+
+std::string serving_estimate_json(const Catalog& catalog, const InferenceEstimateContext& ctx, const ServingCost& od, const ServingCost& spot) {
+  const InferenceEstimate& e = ctx.row->estimate;
+  const InferenceWorkload& w = *ctx.workload;
+  const Cluster& c = *ctx.cluster;
+  ordered_json j = envelope(catalog, "estimate");
+  j["model"] = model_json(*ctx.model);
+  j["workload"] = workload_json(w);
+  j["assumptions"] = assumptions_json(*ctx.model, w);
+  j["instance"] = c.instance->name;
+  j["accelerators_per_replica"] = e.layout.accelerators();
+  j["region"] = ctx.region;
+  j["software"] = software_text(*c.accelerator);
+  j["engine"] = {{"name", e.engine->name}, {"title", e.engine->title}};
+  j["layout"] = {{"tp", e.layout.tp}, {"pp", e.layout.pp}};
+  j["precision"] = {{"weights", std::string(to_string(w.weights))}, {"compute", std::string(to_string(e.precision.compute))},
+                    {"weight_only", e.precision.weight_only}, {"kv_cache", std::string(to_string(w.kv_cache))}};
+  j["fits"] = e.fits();
+  j["accuracy"] = accuracy_json(c.accelerator->name, "inference", e.engine->name, ctx.model->is_moe());
+  j["memory"] = serving_memory_json(e.memory);
+  j["inference"] = serving_figures_json(*ctx.row, w);
+  j["cost"] = serving_cost_json(ctx, od, spot);
+  return j.dump(2) + "\n";
+}
+
+void add_serving_config(const InferenceEstimateContext& ctx, const ItemAdder& add) {
+  const InferenceEstimate& e = ctx.row->estimate;
+  const InferenceWorkload& w = *ctx.workload;
+  const Cluster& c = *ctx.cluster;
+  const auto& m = e.memory;
+  add("config", "replica", text(fmt::format("{} x {}, {}", e.layout.pp, c.instance->name, layout_text(e.layout))), "");
+  add("config", "accelerators per replica", integer(e.layout.accelerators()), c.accelerator->name + " (" + software_text(*c.accelerator) + ")");
+  add("config", "precision", text(precision_text(w, e.precision)), "");
+  add("config", "engine", text(e.engine->name), e.engine->title);
+  add("config", "test-time multiplier", num(w.test_time_multiplier(), 2),
+      fmt::format("{} sample(s) x ({:.0f} output + {:.0f} reasoning) / {:.0f}", w.samples, w.output_tokens, w.reasoning_tokens, w.output_tokens));
+  add("memory", "weights", num(m.weights_gb, 2), "GB per accelerator");
+  add("memory", "KV cache at the batch", num(m.kv_cache_gb, 2), "GB");
+  add("memory", "workspace", num(m.workspace_gb, 2), "GB");
+  add("memory", c.accelerator->software == "cuda" ? "runtime reserve (engine free share, CUDA graphs)" : "runtime reserve (Neuron runtime)",
+      num(m.reserve_gb, 2), "GB");
+  add("memory", "total", num(m.total_gb(), 2), "GB");
+  add("memory", "capacity", num(m.capacity_gb, 2), e.fits() ? "GB (fits)" : "GB (DOES NOT FIT)");
+  add("memory", "max batch", integer(e.max_batch), "sequences");
+}
+
+void add_decode_step(const InferenceEstimateContext& ctx, const ItemAdder& add) {
+  const InferenceEstimate& e = ctx.row->estimate;
+  const InferenceWorkload& w = *ctx.workload;
+  const Cluster& c = *ctx.cluster;
+  add("decode", "batch", integer(e.batch),
+      ctx.fixed_batch            ? "sequences in flight (--batch)"
+      : w.requests_per_second    ? "sequences in flight at capacity (the most that meets the targets)"
+                                 : "sequences in flight");
+  add("decode", "weights read", latency_cell(e.step.weights_read_s), "per step");
+  add("decode", "KV read", latency_cell(e.step.kv_read_s), "per step");
+  add("decode", "compute", latency_cell(e.step.compute_s), "per step");
+  if (e.step.kernel_floor_s > 0)
+    add("decode", "kernels' fixed time", latency_cell(e.step.kernel_floor_s), "per step, in series: launch gap, ramp-up and tail of each kernel");
+  if (e.step.moe_routing_s > 0) add("decode", "MoE routing", latency_cell(e.step.moe_routing_s), "per step, router and permute kernels");
+  if (e.step.moe_permute_s > 0) add("decode", "MoE permute", latency_cell(e.step.moe_permute_s), "per step, dispatch and combine copies (memory)");
+  if (e.step.sequence_s > 0) add("decode", "per-sequence work", latency_cell(e.step.sequence_s), "per step, Neuron: each sequence's attention per layer");
+  if (e.step.dequant_unknown)
+    add("decode", "dequantise weights", Cell{"unknown", std::monostate{}}, "no vector FLOP/s in the catalog for " + c.accelerator->name + "; not counted");
+  else if (e.precision.weight_only)
+    add("decode", "dequantise weights", latency_cell(e.step.dequant_s), "per step, on the vector units");
+  add("decode", "tensor-parallel all-reduce", latency_cell(e.step.tensor_parallel_s), "per step");
+  if (e.step.pipeline_p2p_s > 0) add("decode", "pipeline p2p", latency_cell(e.step.pipeline_p2p_s), "per step");
+  if (e.step.launch_s > 0) add("decode", "kernel launches", latency_cell(e.step.launch_s), "per step, overlapped with the accelerator");
+  add("decode", "engine host time", latency_cell(e.step.host_s), "per step, in series (scheduling, per-sequence work)");
+  add("decode", "step", latency_cell(e.step.total_s()), e.step.bound() + "-bound");
+}
+
+void add_latency_and_throughput(const InferenceEstimateContext& ctx, const ItemAdder& add) {
+  const ServingRow& row = *ctx.row;
+  const InferenceEstimate& e = row.estimate;
+  const InferenceWorkload& w = *ctx.workload;
+  // With a load, these are the replica's capacity point; the rows "at load" follow.
+  const std::string latency = w.requests_per_second ? "at capacity" : "latency";
+  add(latency, "time to first token", latency_cell(e.ttft_s), "mean prompt, no queueing");
+  add(latency, "time per output token", latency_cell(e.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", e.prefill_share * 100));
+  add(latency, "request latency", latency_cell(e.latency_s), "TTFT + generated tokens x TPOT");
+  // With a load, what a user sees: the batch the load keeps in flight (Little's law), as recommend reports it.
+  if (w.requests_per_second) {
+    const InferenceEstimate& a = row.at_load;
+    const std::string per_replica = fmt::format("{:.3g} requests/s per replica", *w.requests_per_second / row.replicas);
+    add("at load", "sequences in flight", integer(a.batch), "at " + per_replica + " (Little's law)");
+    add("at load", "time to first token", latency_cell(a.ttft_s), "mean prompt, no queueing");
+    add("at load", "time per output token", latency_cell(a.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", a.prefill_share * 100));
+    add("at load", "request latency", latency_cell(a.latency_s), "TTFT + generated tokens x TPOT");
+    add("at load", "tokens/s per user", num(a.tokens_per_second_per_user, 1), "");
+  }
+  add("throughput", "tokens/s per user", num(e.tokens_per_second_per_user, 1), w.requests_per_second ? "at capacity" : "");
+  add("throughput", "output tokens/s per replica", num(e.output_tokens_per_second, 0), "generated, all samples");
+  add("throughput", "requests/s per replica", num(e.requests_per_second, 3), "");
+}
+
+void add_service_and_cost(const InferenceEstimateContext& ctx, const ServingCost& od, const ServingCost& spot, const ItemAdder& add) {
+  const ServingRow& row = *ctx.row;
+  const InferenceWorkload& w = *ctx.workload;
+  add("service", "replicas", integer(row.replicas), w.requests_per_second ? fmt::format("for {:.3g} requests/s", *w.requests_per_second) : "no load given: every slot of one instance");
+  add("service", "instances", integer(row.instances), fmt::format("utilisation {:.0f}%", row.utilisation * 100));
+  add("cost", "on-demand per hour", money(od.usd_per_hour), ctx.region);
+  add("cost", "on-demand per month", money(od.usd_per_month), "720 h");
+  add("cost", "spot per month", money(spot.usd_per_month), "no interruptions");
+  add("cost", "per million output tokens", per_million(od.usd_per_million_output_tokens), "USD, on-demand");
+  add("cost", "per million input tokens", per_million(od.usd_per_million_input_tokens), "USD, the same bill per prompt token");
+}
+
+}  // namespace
+
+std::string render_inference_estimate(const Catalog& catalog, const InferenceEstimateContext& ctx, const RenderOptions& o) {
+  const ServingRow& row = *ctx.row;
+  const InferenceWorkload& w = *ctx.workload;
+  const ServingCost od = serving_cost(row, w, ctx.on_demand_usd_per_hour), spot = serving_cost(row, w, ctx.spot_usd_per_hour);
+  if (o.format == Format::json) return serving_estimate_json(catalog, ctx, od, spot);
+  Table t = items_table();
+  const ItemAdder add = item_adder(t);
+  add_serving_config(ctx, add);
+  add_decode_step(ctx, add);
+  add_latency_and_throughput(ctx, add);
+  add_service_and_cost(ctx, od, spot, add);
+  RenderOptions wide = o;
+  wide.wide = true;
+  const Cluster& c = *ctx.cluster;
+  return render_table(t, catalog, "estimate", "items", wide) +
+         fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, "inference", row.estimate.engine->name, ctx.model->is_moe()));
+}
+
+std::string explain_inference(const InferenceEstimateContext& ctx) {
+  const InferenceEstimate& e = ctx.row->estimate;
+  const InferenceWorkload& w = *ctx.workload;
+  const ModelSpec& m = *ctx.model;
+  const Accelerator& a = *ctx.cluster->accelerator;
+  const ServingLayout& l = e.layout;
+  std::string out = "How these numbers were computed (docs/methodology.md §Inference):\n";
+  out += fmt::format("  weights = {:.4g} params ({:.4g} embeddings at 2 bytes, the rest at {:.4g} bytes) / (tp {} x pp {}) = {:.2f} GB\n",
+                     m.total_params(), m.embedding_params(), bytes_per_weight(w.weights), l.tp, l.pp, e.memory.weights_gb);
+  const double held = kv_tokens_held(*e.engine, w);
+  out += fmt::format("  KV per token per rank = {} = {:.0f} bytes; per sequence {} = {:.0f} tokens{}\n",
+                     m.uses_mla() ? "layers x (kv_lora_rank + rope_dim) x bytes" : "2 x layers x ceil(kv_heads/tp) x head_dim x bytes",
+                     kv_cache_bytes_per_token(m, w.kv_cache, l.tp),
+                     e.engine->reserves_full_kv ? "reserved at admission (prompt + every generated token)" : "at mean occupancy (prompt + generated/2)",
+                     held,
+                     m.sliding_layers == 0 ? std::string()
+                     : e.engine->full_length_local_kv
+                         ? fmt::format(", the {} local layers held at full length by the engine", m.sliding_layers)
+                         : fmt::format(", {:.0f} averaged over the layers ({} local layers hold at most {} tokens)",
+                                       kv_cached_tokens(m, *e.engine, held), m.sliding_layers, m.sliding_window));
+  out += fmt::format("  max batch = (capacity {:.1f} - weights - workspace {:.2f} - reserve {:.2f}) / KV per sequence = {}\n",
+                     e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb, e.max_batch);
+  const EngineProfile& engine = *e.engine;
+  out += fmt::format("  engine: {} ({})\n", engine.name, engine.title);
+  out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms{} at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "
+                     "+ kernels' fixed time {:.2f} ms + MoE routing {:.2f} ms + per-sequence {:.2f} ms + dequantise {:.2f} ms + all-reduces {:.2f} ms + "
+                     "pipeline {:.2f} ms "
+                     "= {:.2f} ms on the accelerator\n",
+                     e.batch, e.step.weights_read_s * 1e3, e.step.kv_read_s * 1e3,
+                     e.step.moe_permute_s > 0 ? fmt::format(" + MoE permute {:.2f} ms", e.step.moe_permute_s * 1e3) : std::string(),
+                     a.memory_bandwidth_gb_per_s,
+                     a.efficiency.memory_bandwidth_fraction, e.step.compute_s * 1e3, a.tflops(e.precision.compute).value_or(0),
+                     to_string(e.precision.compute), e.step.kernel_floor_s * 1e3, e.step.moe_routing_s * 1e3, e.step.sequence_s * 1e3, e.step.dequant_s * 1e3,
+                     e.step.tensor_parallel_s * 1e3, e.step.pipeline_p2p_s * 1e3, e.step.accelerator_s() * 1e3);
+  if (e.step.kernel_floor_s > 0)
+    out += fmt::format("  kernels' fixed time = layers / pp x {:.0f} kernels x {:.0f} us, in series; MoE routing = MoE layers / pp x {:.0f} us (GPUs)\n",
+                       decode_kernels_per_layer(m), kKernelMinS * 1e6, kMoeRoutingPerLayerS * 1e6);
+  if (e.step.sequence_s > 0)
+    out += fmt::format("  per-sequence = sequences x layers / pp x {:.1f} us (Neuron, fitted per chip)\n", decode_sequence_layer_s(a) * 1e6);
+  if (e.step.tensor_parallel_s > 0) {
+    const int ranks = e.layout.tp * std::max(1, neuron_cores_per_chip(a));
+    out += fmt::format("  all-reduces = 2 x layers x (latency {:.1f} us over {} ranks + 2(r-1)/r x batch x hidden x 2 bytes / {:.0f} GB/s){}\n",
+                       serving_all_reduce_latency_s(a, ranks) * 1e6, ranks, intra_node_gb_per_s(a),
+                       neuron_small_collectives_mesh(a) ? std::string("; Neuron mesh: one routed step at any ranks")
+                       : a.software == "neuron"         ? fmt::format("; Neuron rings: {:.1f} us at 8 cores x (r - 1) / 7", serving_all_reduce_latency_s(a) * 1e6)
+                                                        : std::string());
+  }
+  out += fmt::format("  step = max(accelerator, kernel launches {:.2f} ms) + engine host time {:.2f} ms ({:.2f} ms per step + {:.3f} ms per sequence) = {:.2f} ms\n",
+                     e.step.launch_s * 1e3, e.step.host_s * 1e3, engine.step_overhead_s * 1e3, engine.sequence_overhead_s * 1e3,
+                     e.step.total_s() * 1e3);
+  if (e.precision.weight_only)
+    out += fmt::format("  dequantise = quantised weights / tp x {} operations / vector FP32 {} TFLOPS{}\n", engine.dequant_ops_per_weight,
+                       a.vector_fp32_tflops ? fmt::format("{}", *a.vector_fp32_tflops) : "unknown",
+                       e.step.dequant_unknown ? " (not counted)" : "");
+  out += fmt::format("  prefill = max((2 N_matmul P + 2 L w P^2) / (tp x peak x efficiency), weights / (tp x bandwidth)) + 2 L all-reduces of"
+                     " P x hidden x 2 bytes = {:.1f} ms alone; {:.1f} ms of replica time under load; attention at {}{}\n",
+                     e.prefill_s * 1e3, e.prefill_gpu_s_per_request * 1e3,
+                     to_string(serving_attention_precision(a, e.precision.compute, w.kv_cache)),
+                     engine.prefill_compute_factor > 0
+                         ? fmt::format(" (compiled graphs: efficiency = {:.3f} x {:.2f}, no ramp)", max_compute_fraction(a, e.precision.compute),
+                                       engine.prefill_compute_factor)
+                         : std::string(" (efficiency ramps with width and tokens, methodology §Efficiency)"));
+  if (m.is_moe())
+    out += fmt::format("  MoE matrices: {:.0f}% of the matrix weights a token uses are routed experts ({} wide / tp): prefill runs them as a grouped GEMM "
+                       "of tokens x {}/{} rows each, decode at their width factor only (methodology §Prefill, §Decode step)\n",
+                       routed_expert_share(m) * 100, m.expert_ffn, m.active_experts, m.experts);
+  out += fmt::format("  replica requests/s = 1 / (prefill {:.1f} ms + samples {} x {:.0f} tokens x step / batch) = {:.3f}\n",
+                     e.prefill_gpu_s_per_request * 1e3, w.samples, w.generated_tokens_per_sequence(), e.requests_per_second);
+  out += fmt::format("  TPOT = step / (1 - prefill share {:.2f}) = {:.2f} ms; TTFT = prefill + one step = {:.1f} ms\n", e.prefill_share,
+                     e.tpot_s * 1e3, e.ttft_s * 1e3);
+  out += fmt::format("  replicas = ceil(load / requests/s per replica), rounded up to whole instances = {} on {} instance(s)\n",
+                     ctx.row->replicas, ctx.row->instances);
+  out += "  $/M output tokens = service $/h / (served requests/h x output tokens) x 1e6\n";
+  return out;
+}
+
+}  // namespace gpuadvisor

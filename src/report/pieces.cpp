@@ -1,0 +1,137 @@
+// Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
+// JSON and text pieces the training reports share: layout, model, workload, capacity, accuracy band.
+#include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/report/html.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+
+#include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/workload/framework.hpp"
+#include "gpuadvisor/physics/communication.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/workload/model.hpp"
+#include "gpuadvisor/physics/overheads.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+#include "report/detail.hpp"
+
+
+namespace gpuadvisor {
+
+using nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+using namespace report_detail;
+
+namespace report_detail {
+std::string layout_text(const Layout& l) {
+  std::string s = fmt::format("TP{}", l.tp);
+  if (l.cp > 1) s += fmt::format(" CP{}", l.cp);
+  s += fmt::format(" PP{} DP{}", l.pp, l.dp);
+  if (l.vp > 1) s += fmt::format(" VP{}", l.vp);
+  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
+  if (l.experts_folded()) s += fmt::format(" ETP{}", l.expert_tp());
+  s += fmt::format(" Z{} mb{}", l.zero_stage, l.micro_batch);
+  if (l.recompute == Recompute::selective) s += " src";
+  if (l.recompute == Recompute::full) s += l.recompute_layers > 0 ? fmt::format(" rc{}", l.recompute_layers) : " rc";
+  return s;
+}
+
+Cell hours_cell(double h) { return {format_duration(h), sig6(h)}; }
+
+ordered_json money_json(std::optional<double> usd) { return usd ? ordered_json(round_cents(*usd)) : ordered_json(nullptr); }
+
+std::string money_text(double usd) { return "$" + thousands(round_cents(usd), usd < 1000 ? 2 : 0); }
+
+ordered_json capacity_json(const CapacityAdvice& a) {
+  return {{"beyond_on_demand", a.beyond_on_demand},
+          {"capacity_block_days", a.block_days ? ordered_json(*a.block_days) : ordered_json(nullptr)},
+          {"capacity_blocks", a.blocks},
+          {"capacity_block_margin", sig6(a.margin)},
+          {"capacity_block_usd", money_json(a.block_cost_usd)},
+          {"note", a.note.empty() ? ordered_json(nullptr) : ordered_json(a.note)}};
+}
+
+ordered_json model_json(const ModelSpec& m) {
+  ordered_json j;
+  j["name"] = m.name;
+  j["params"] = sig6(m.total_params());
+  j["active_params"] = sig6(m.active_params());
+  j["layers"] = m.layers;
+  j["hidden"] = m.hidden;
+  j["heads"] = m.heads;
+  j["kv_heads"] = m.kv_heads;
+  j["ffn"] = m.ffn;
+  j["vocab"] = m.vocab;
+  j["experts"] = m.experts;
+  j["active_experts"] = m.active_experts;
+  j["source"] = m.source;
+  return j;
+}
+
+ordered_json workload_json(const TrainingWorkload& w) {
+  ordered_json j;
+  j["task"] = to_string(w.task);
+  j["tokens"] = sig6(w.tokens);
+  j["epochs"] = w.epochs;
+  j["seq_len"] = w.seq_len;
+  j["global_batch"] = w.global_batch;
+  j["precision"] = to_string(w.precision);
+  if (is_adapter_task(w.task)) {
+    j["lora_rank"] = w.lora_rank;
+    j["lora_targets"] = to_string(w.lora_targets);
+  }
+  j["flash_attention"] = w.flash_attention;
+  return j;
+}
+
+ordered_json accuracy_json(std::string_view accelerator, std::string_view task, std::string_view engine, bool moe) {
+  auto b = accuracy_band(accelerator, accuracy_task(task), engine, moe);
+  if (!b) return nullptr;
+  return {{"group", b->group}, {"cases", b->cases}, {"median_abs_error", sig6(b->median_abs_error)},
+          {"p90_abs_error", sig6(b->p90_abs_error)}, {"median_signed_error", sig6(b->median_signed_error)}, {"out_of_sample", true},
+          {"note", b->note}};
+}
+
+ordered_json layout_json(const Layout& l) {
+  return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"etp", l.expert_tp()}, {"vp", l.vp}, {"cp", l.cp}, {"recompute_layers", l.recompute_layers}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
+          {"recompute", std::string(to_string(l.recompute))}};
+}
+
+ordered_json assumptions_json(const ModelSpec& m, const TrainingWorkload& w) {
+  ordered_json a = ordered_json::array();
+  for (const auto& s : m.assumptions) a.push_back(s);
+  for (const auto& s : w.assumptions) a.push_back(s);
+  return a;
+}
+
+ordered_json request_json(const RecommendRequest& r) {
+  ordered_json j = {{"region", r.region}, {"pricing", std::string(to_string(r.pricing))},
+                    {"sort_by", std::string(to_string(r.sort_by))}, {"top", r.top}, {"max_instances", r.max_instances}};
+  j["cost_slack"] = r.cost_slack;
+  return j;
+}
+
+Table items_table() {
+  Table t;
+  t.columns = {{"section", "SECTION"}, {"item", "ITEM"}, {"value", "VALUE", true}, {"unit", "UNIT"}};
+  return t;
+}
+
+ItemAdder item_adder(Table& t) {
+  return [&t](std::string s, std::string i, Cell v, std::string u) { t.rows.push_back({text(s), text(i), v, text(u)}); };
+}
+
+Cell break_even_cell(const RecommendRow& r) {
+  if (r.break_even_monthly_interruption) return pct(*r.break_even_monthly_interruption);
+  // Spot is cheaper at any monthly rate: for programs 1 (100%), apart from unknown (null).
+  if (r.spot_expected_cost_usd && r.on_demand_expected_cost_usd) return {"spot always", 1.0};
+  return {"unknown", std::monostate{}};
+}
+}  // namespace report_detail
+
+}  // namespace gpuadvisor

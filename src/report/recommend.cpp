@@ -1,0 +1,277 @@
+// Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
+// recommend: the ranked table, the chart, the pick in words, the rejections.
+#include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/report/html.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+
+#include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/workload/framework.hpp"
+#include "gpuadvisor/physics/communication.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/workload/model.hpp"
+#include "gpuadvisor/physics/overheads.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+#include "report/detail.hpp"
+
+
+namespace gpuadvisor {
+
+using nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+using namespace report_detail;
+
+namespace {
+
+// "pick", "cheapest", "fastest" (joined) for the option a row is, or "".
+std::string chart_role(const RecommendRow& r, const Recommendation& rec) {
+  auto same = [&](const std::optional<RecommendRow>& x) { return x && x->instance == r.instance && x->count == r.count; };
+  std::string role;
+  for (auto [name, x] : {std::pair{"pick", &rec.pick}, std::pair{"cheapest", &rec.cheapest}, std::pair{"fastest", &rec.fastest}})
+    if (same(*x)) role += (role.empty() ? "" : ", ") + std::string(name);
+  return role;
+}
+
+}  // namespace
+
+Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx) {
+  Chart c;
+  // A reservation (no model): the instances for the hours given.
+  const std::string job = !ctx.model ? (rec.pick ? fmt::format("reservation of {} x {}", rec.pick->instance->name, rec.pick->count) : "reservation")
+                          : ctx.rl   ? fmt::format("{} RL ({})", ctx.model->name, to_string(ctx.rl->algorithm))
+                                     : fmt::format("{} {}", ctx.model->name, to_string(ctx.workload->task));
+  c.title = job + ": total time against total cost";
+  c.x_label = "total time (hours)";
+  c.y_label = "total cost (USD)";
+  c.x_unit = "h";
+  c.y_unit = "USD";
+  c.region = ctx.request->region;
+  // The rows shown, plus the alternatives where another count is cheapest or fastest.
+  std::vector<RecommendRow> rows = rec.rows;
+  for (const auto* x : {&rec.cheapest, &rec.fastest}) {
+    const bool shown = std::any_of(rows.begin(), rows.end(), [&](const RecommendRow& r) {
+      return *x && r.instance == (*x)->instance && r.count == (*x)->count;
+    });
+    if (*x && !shown) rows.push_back(**x);
+  }
+  // Spot without an interruption estimate is the same series as a service's spot: no interruptions.
+  for (const auto& r : rows) {
+    const std::string label = fmt::format("{} x {}", r.instance->name, r.count);
+    const std::string role = chart_role(r, rec);
+    const bool spot_ranked = r.ranked_pricing == "spot";
+    if (r.on_demand_cost_usd) c.points.push_back({label, r.estimate.total_hours, *r.on_demand_cost_usd, "on-demand", spot_ranked ? "" : role});
+    if (r.spot_expected_cost_usd)
+      c.points.push_back({label, r.spot_interruptions->expected_hours, *r.spot_expected_cost_usd, "spot, expected with interruptions",
+                          spot_ranked ? role : ""});
+    else if (r.spot_cost_usd)
+      c.points.push_back({label, r.estimate.total_hours, *r.spot_cost_usd, "spot, no interruptions", spot_ranked ? role : ""});
+  }
+  return c;
+}
+
+Table recommendation_table(const Recommendation& rec, const RecommendContext& ctx) {
+  if (ctx.rl) return rl_recommendation_table(rec, ctx);
+  Table t;
+  t.columns = {{"rank", "#", true},
+               {"instance", "INSTANCE"},
+               {"count", "N", true},
+               {"accelerators", "ACC", true, true},
+               {"layout", "LAYOUT", false, true},
+               {"memory_per_accelerator_gb", "MEM GB", true, true},
+               {"memory_percent", "MEM", true},
+               {"bound", "BOUND", false, true},
+               {"step_time_s", "STEP S", true, true},
+               {"tokens_per_second", "TOK/S", true, true},
+               {"mfu", "MFU", true},
+               {"total_hours", "TIME", true},
+               {"on_demand_cost_usd", "ON-DEMAND", true},
+               {"spot_cost_usd", "SPOT", true},
+               {"usd_per_million_tokens", "$/MTOK", true, true},
+               {"spot_interruption_bucket", "INTERRUPT", false, true},
+               {"spot_expected_cost_usd", "SPOT EXP", true, true},
+               {"break_even_monthly_interruption", "BREAK-EVEN", true, true},
+               {"setup_hours", "SETUP", true, true},
+               {"capacity", "CAPACITY", false, true},
+               {"pareto", "PARETO", false, true},
+               {"pick", "PICK", false, true}};
+  for (auto& c : provenance_columns(false)) t.columns.push_back(c);
+  const int top = ctx.request->top;
+  int rank = 0;
+  for (const auto& r : rec.rows) {
+    if (rank >= top) break;
+    ++rank;
+    const auto& e = r.estimate;
+    t.rows.push_back({integer(rank), text(r.instance->name), integer(r.count), integer(r.count * r.instance->accelerator_count),
+                      text(layout_text(e.layout)), num(e.memory.total_gb(), 1), pct(e.memory.total_gb() / e.memory.capacity_gb),
+                      text(e.step.bound()), num(e.step.total_s(), 2), num(e.tokens_per_second, 0), pct(e.mfu),
+                      hours_cell(e.total_hours), money(r.on_demand_cost_usd), money(r.spot_cost_usd),
+                      r.usd_per_million_tokens ? Cell{fmt::format("{:.3g}", *r.usd_per_million_tokens), sig6(*r.usd_per_million_tokens)} : Cell{"unknown", std::monostate{}},
+                      r.spot_interruption_bucket.empty() ? Cell{"unknown", std::monostate{}} : text(r.spot_interruption_bucket),
+                      money(r.spot_expected_cost_usd), break_even_cell(r), hours_cell(e.setup.hours()),
+                      text(r.capacity.column()),
+                      {r.pareto ? "yes" : "", r.pareto}, pick_cell(is_pick(r, rec))});
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, channel_of(r, *ctx.request));
+  }
+  return t;
+}
+
+namespace {
+
+// The training stack a row's accuracy band is grouped by.
+std::string stack_of(const RecommendRow& r) { return r.estimate.framework ? r.estimate.framework->name : std::string(); }
+
+ordered_json option_json(const RecommendRow& r, const TrainingWorkload& w, const ModelSpec& m) {
+  const std::string task(to_string(w.task));
+  const auto& e = r.estimate;
+  return {{"instance", r.instance->name},
+          {"count", r.count},
+          {"accelerators", r.count * r.instance->accelerator_count},
+          {"accelerator", r.instance->accelerator_name},
+          {"layout", layout_json(e.layout)},
+          {"precision", std::string(to_string(e.precision))},
+          {"framework", stack_of(r)},
+          {"total_hours", sig6(e.total_hours)},
+          {"train_hours", sig6(e.train_hours)},
+          {"setup_hours", sig6(e.setup.hours())},
+          {"costs", {{"ranked_usd", money_json(r.ranked_cost_usd)}, {"ranked_pricing", r.ranked_pricing},
+                     {"on_demand_usd", money_json(r.on_demand_cost_usd)}, {"spot_usd", money_json(r.spot_cost_usd)},
+                     {"spot_expected_usd", money_json(r.spot_expected_cost_usd)},
+                     {"on_demand_expected_usd", money_json(r.on_demand_expected_cost_usd)}}},
+          {"capacity", capacity_json(r.capacity)},
+          {"accuracy", r.rl ? accuracy_json(r.instance->accelerator_name, "rl")
+                            : accuracy_json(r.instance->accelerator_name, task, stack_of(r), m.is_moe())},
+          {"rl", r.rl ? rl_json(*r.rl) : ordered_json(nullptr)}};
+}
+
+std::string option_line(const RecommendRow& r) {
+  return fmt::format("{} x {} ({} {}{}), {}, {}{}", r.count, r.instance->name, r.count * r.instance->accelerator_count,
+                     r.instance->accelerator_name, r.rl ? ", " + rl_placement_text(*r.rl) : "", format_duration(r.estimate.total_hours),
+                     r.ranked_cost_usd ? money_text(*r.ranked_cost_usd) : "cost unknown",
+                     r.ranked_pricing.empty() ? "" : " " + r.ranked_pricing);
+}
+
+}  // namespace
+
+// A pick that fills its accelerators' memory under the model leaves no room for
+// a stack that keeps more than the reserve: name the first row with room.
+std::string tight_memory_text(const Recommendation& rec) {
+  const auto share = [](const RecommendRow& x) { return x.estimate.memory.total_gb() / x.estimate.memory.capacity_gb; };
+  if (share(*rec.pick) < kTightMemoryShare) return "";
+  std::string out = fmt::format("  memory: {:.0f}% of each accelerator's under the model (its reserve of 1 GB + 5% included); a stack that keeps "
+                                "more (allocator fragmentation, larger communication buffers) may not fit",
+                                share(*rec.pick) * 100);
+  for (const auto& x : rec.rows)
+    if (x.ranked_cost_usd && share(x) <= kRoomyMemoryShare)
+      return out + fmt::format(": the first option with room is {} at {:.0f}%\n", option_line(x), share(x) * 100);
+  return out + "\n";
+}
+
+// At scale, hardware failures and checkpoints add materially to the headline
+// (which counts the steps and job overheads only): say what `cost` adds.
+std::string failures_text(const RecommendRow& pick) {
+  const InterruptionCost& f = pick.on_demand_interruptions;
+  if (pick.rl || !pick.on_demand_expected_cost_usd || !pick.on_demand_cost_usd || f.expected_hours <= 0 ||
+      *pick.on_demand_expected_cost_usd < *pick.on_demand_cost_usd * (1 + kFailuresNoteAbove))
+    return "";
+  return fmt::format("  failures: with hardware failures (one per {} at this size) and checkpoints every {}, expect about {} and ${} on "
+                     "demand, {:.0f}% more (`gpuadvisor cost`; faster checkpoint storage lowers it: --checkpoint-storage, "
+                     "--checkpoint-gb-per-s)\n",
+                     format_duration(f.mtti_hours), format_duration(f.interval_hours), format_duration(f.expected_hours),
+                     format_thousands(*pick.on_demand_expected_cost_usd, 0),
+                     (*pick.on_demand_expected_cost_usd / *pick.on_demand_cost_usd - 1) * 100);
+}
+
+std::string render_pick_text(const Recommendation& rec, const RecommendContext& ctx) {
+  if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time.\n\n";
+  std::string out = fmt::format("Recommended: {}\n  why: {}\n", option_line(*rec.pick), rec.why);
+  out += fmt::format("  accuracy: {}\n", rec.pick->rl ? accuracy_line(rec.pick->instance->accelerator_name, "rl")
+                                                      : accuracy_line(rec.pick->instance->accelerator_name, to_string(ctx.workload->task),
+                                                                      stack_of(*rec.pick), ctx.model->is_moe()));
+  out += tight_memory_text(rec);
+  out += failures_text(*rec.pick);
+  if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
+  if (rec.pick->capacity.beyond_on_demand)
+    out += rec.on_demand_pick ? fmt::format("  on demand: {} (about {} is the most one usually starts at once)\n", option_line(*rec.on_demand_pick),
+                                            *rec.pick->instance->on_demand_max_instances)
+                              : fmt::format("  on demand: about {} x {} is the most one usually starts at once, and no option that small "
+                                            "fits or meets the constraints\n",
+                                            *rec.pick->instance->on_demand_max_instances, rec.pick->instance->name);
+  auto alternative = [&](const RecommendRow& x) {
+    return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);
+  };
+  out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", alternative(*rec.cheapest), alternative(*rec.fastest));
+  return out;
+}
+
+std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx) {
+  ordered_json j;
+  j["model"] = model_json(*ctx.model);
+  j["workload"] = workload_json(*ctx.workload);
+  j["request"] = request_json(*ctx.request);
+  j["request"]["all_counts"] = ctx.request->all_counts;
+  if (ctx.rl) {
+    j["workload"]["task"] = "rl";
+    j["workload"]["policy_update"] = ctx.workload->task == Task::lora ? "lora" : "full";
+    j["rl_workload"] = rl_workload_json(*ctx.rl);
+  }
+  j["assumptions"] = assumptions_json(*ctx.model, *ctx.workload);
+  if (ctx.rl)
+    for (const auto& a : ctx.rl->assumptions) j["assumptions"].push_back(a);
+  j["options_found"] = rec.options_found;
+  if (rec.pick) {
+    j["recommendation"] = option_json(*rec.pick, *ctx.workload, *ctx.model);
+    j["recommendation"]["why"] = rec.why;
+    const auto d = deadline_margin(*rec.pick, *ctx.request);
+    j["recommendation"]["deadline_margin"] =
+        d ? ordered_json{{"deadline_hours", sig6(d->deadline_hours)}, {"predicted_hours", sig6(d->predicted_hours)},
+                         {"p90_abs_error", sig6(d->p90_abs_error)}, {"hours_at_p90", sig6(d->hours_at_p90)},
+                         {"exceeds_deadline_at_p90", d->exceeds_deadline_at_p90}}
+          : ordered_json(nullptr);
+    j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload, *ctx.model)}, {"fastest", option_json(*rec.fastest, *ctx.workload, *ctx.model)},
+                         {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)}};
+  } else {
+    j["recommendation"] = nullptr;
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"on_demand", nullptr}};
+  }
+  ordered_json details = ordered_json::array();
+  int rank = 0;
+  for (const auto& r : rec.rows) {
+    if (rank++ >= ctx.request->top) break;
+    const auto& e = r.estimate;
+    details.push_back({{"instance", r.instance->name}, {"count", r.count}, {"layout", layout_json(e.layout)},
+                       {"precision", std::string(to_string(e.precision))}});
+  }
+  j["layouts"] = details;
+  ordered_json rej = ordered_json::array();
+  for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
+  j["cannot_run"] = rej;
+  return j.dump();
+}
+
+std::string rejections_json(const std::vector<Rejection>& rejections) {
+  ordered_json rej = ordered_json::array();
+  for (const auto& x : rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
+  return ordered_json{{"cannot_run", rej}}.dump();
+}
+
+std::string render_rejections_text(const std::vector<Rejection>& rejections, size_t limit) {
+  if (rejections.empty()) return "";
+  std::string out = fmt::format("\nCannot run it ({} instance types):\n", rejections.size());
+  size_t n = 0;
+  for (const auto& r : rejections) {
+    if (n++ >= limit) {
+      out += fmt::format("  ... {} more (use --format json for all)\n", rejections.size() - limit);
+      break;
+    }
+    out += fmt::format("  {}: {}\n", r.instance, r.reason);
+  }
+  return out;
+}
+
+}  // namespace gpuadvisor

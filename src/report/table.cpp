@@ -1,0 +1,262 @@
+// Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
+// The toolkit every report uses: formats, cells, the provenance columns, and
+// one Table rendered as text, CSV, markdown, JSON or HTML.
+#include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/report/html.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+
+#include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/workload/framework.hpp"
+#include "gpuadvisor/physics/communication.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/workload/model.hpp"
+#include "gpuadvisor/physics/overheads.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+#include "report/detail.hpp"
+
+namespace gpuadvisor {
+
+using nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+
+std::optional<Format> format_from_string(std::string_view s) {
+  if (s == "table") return Format::table;
+  if (s == "json") return Format::json;
+  if (s == "csv") return Format::csv;
+  if (s == "markdown" || s == "md") return Format::markdown;
+  if (s == "html") return Format::html;
+  return std::nullopt;
+}
+
+std::string_view tool_version() { return GPUADVISOR_VERSION; }
+
+// Numbers in JSON keep 6 significant digits (money keeps cents) so that the
+// same inputs always give the same bytes and no spurious precision.
+double sig6(double v) {
+  // JSON cannot carry NaN or infinity, and a 0 in their place would be a
+  // silent wrong answer: a non-finite result is a bug, reported as one (exit 1).
+  if (!std::isfinite(v)) throw std::runtime_error("a computed value is not finite (NaN or infinity)");
+  if (v == 0) return 0;
+  // Scale by an exact power of ten on the side that keeps it exact: dividing
+  // by 1e-5 would print 13015899999.999998 for 1.30159e10.
+  const int exponent = 5 - static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  if (exponent >= 0) {
+    const double scale = std::pow(10.0, exponent);
+    return std::round(v * scale) / scale;
+  }
+  const double unit = std::pow(10.0, -exponent);
+  return std::round(v / unit) * unit;
+}
+
+// Hourly rates keep the catalog's precision (21.957642; AWS lists up to 8
+// decimals), only the float noise a discount adds is cut (44.032000000000004 is 44.032).
+double rate_json_value(double usd_per_hour) {
+  sig6(usd_per_hour);  // refuses NaN and infinity
+  return std::round(usd_per_hour * 1e8) / 1e8;
+}
+
+namespace report_detail {
+
+std::string thousands(double v, int decimals) { return format_thousands(v, decimals); }
+
+Cell money(std::optional<double> usd) {
+  if (!usd) return {"unknown", std::monostate{}};
+  sig6(*usd);  // refuses NaN and infinity
+  double r = round_cents(*usd);
+  return {"$" + thousands(r, r >= 1000 ? 0 : 2), r};
+}
+Cell rate(std::optional<double> usd) {
+  if (!usd) return {"unknown", std::monostate{}};
+  return {fmt::format("{:.4g}", *usd), rate_json_value(*usd)};
+}
+Cell num(double v, int decimals) { return {thousands(v, decimals), sig6(v)}; }
+Cell integer(long long v) { return {thousands(double(v), 0), v}; }
+Cell text(std::string s) { return {s, s}; }
+Cell pct(double fraction) { return {fmt::format("{:.0f}%", fraction * 100), sig6(fraction)}; }
+Cell pick_cell(bool is_pick) { return {is_pick ? "yes" : "", is_pick}; }
+
+std::string_view channel_of(const RecommendRow& r, const RecommendRequest& request) {
+  return r.ranked_pricing.empty() ? to_string(request.pricing) : std::string_view(r.ranked_pricing);
+}
+
+bool is_pick(const RecommendRow& r, const Recommendation& rec) {
+  return rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count;
+}
+
+std::vector<Column> provenance_columns(bool with_pick) {
+  std::vector<Column> c{{"region", "REGION", false, true, true},
+                        {"prices_as_of", "PRICES AS OF", false, true, true},
+                        {"spot_advisor_as_of", "SPOT ADVISOR AS OF", false, true, true},
+                        {"channel", "CHANNEL", false, true, true}};
+  if (with_pick) c.push_back({"pick", "PICK", false, true, true});
+  return c;
+}
+
+void append_provenance(std::vector<Cell>& row, const Instance& i, const std::string& region, std::string_view channel,
+                       std::optional<bool> pick) {
+  const auto it = i.prices.find(region);
+  auto date = [](const std::string& d) { return d.empty() ? Cell{"unknown", std::monostate{}} : text(d); };
+  row.push_back(text(region));
+  row.push_back(it == i.prices.end() ? Cell{"unknown", std::monostate{}} : date(it->second.on_demand.as_of));
+  row.push_back(it == i.prices.end() ? Cell{"unknown", std::monostate{}} : date(it->second.spot.interruption_as_of));
+  row.push_back(text(std::string(channel)));
+  if (pick) row.push_back(pick_cell(*pick));
+}
+
+ordered_json to_json(const Value& v) {
+  return std::visit(
+      [](const auto& x) -> ordered_json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return nullptr;
+        else return x;
+      },
+      v);
+}
+
+ordered_json envelope(const Catalog& catalog, std::string_view command) {
+  ordered_json j;
+  j["schema_version"] = kJsonSchemaVersion;
+  j["generated_by"] = fmt::format("gpuadvisor {}", tool_version());
+  j["command"] = command;
+  j["catalog"] = {{"version", catalog.catalog_version}, {"prices_as_of", catalog.prices_as_of}, {"prices_origin", catalog.prices_origin},
+                  {"files", catalog.origins}};
+  j["currency"] = catalog.currency;
+  return j;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += "\"\"";
+    else out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::string csv_value(const Cell& c) {
+  return std::visit(
+      [&](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return "";
+        else if constexpr (std::is_same_v<T, double>) return fmt::format("{}", x);
+        else if constexpr (std::is_same_v<T, long long>) return fmt::format("{}", x);
+        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else return csv_field(x);
+      },
+      c.value);
+}
+
+std::string join_sources(const std::vector<std::string>& s) {
+  std::string out;
+  for (const auto& k : s) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+}  // namespace report_detail
+using namespace report_detail;
+
+// The toolkit's one Table in each format: a column added to a command's
+// table appears in every format from here.
+namespace {
+
+std::string json_document(const Table& t, const Catalog& catalog, std::string_view command, std::string_view rows_key, std::string_view extra_json) {
+  ordered_json j = envelope(catalog, command);
+  if (!extra_json.empty()) {
+    ordered_json extra = ordered_json::parse(extra_json);
+    for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
+  }
+  ordered_json rows = ordered_json::array();
+  for (const auto& r : t.rows) {
+    ordered_json row;
+    for (size_t c = 0; c < t.columns.size(); ++c) row[t.columns[c].key] = to_json(r[c].value);
+    rows.push_back(row);
+  }
+  j[std::string(rows_key)] = rows;
+  return j.dump(2) + "\n";
+}
+
+// Every column, keys as the header, values as programs read them.
+std::string csv_document(const Table& t) {
+  std::string out;
+  for (size_t c = 0; c < t.columns.size(); ++c) out += (c ? "," : "") + csv_field(t.columns[c].key);
+  out += "\n";
+  for (const auto& r : t.rows) {
+    for (size_t c = 0; c < t.columns.size(); ++c) out += (c ? "," : "") + csv_value(r[c]);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string markdown_cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += "\\|";
+    else out.push_back(ch);
+  }
+  return out;
+}
+
+std::string markdown_table(const Table& t, const std::vector<size_t>& shown) {
+  std::string out = "|";
+  for (size_t c : shown) out += " " + markdown_cell(t.columns[c].header) + " |";
+  out += "\n|";
+  for (size_t c : shown) out += t.columns[c].right_align ? " ---: |" : " --- |";
+  out += "\n";
+  for (const auto& r : t.rows) {
+    out += "|";
+    for (size_t c : shown) out += " " + markdown_cell(r[c].text) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+// Aligned columns for a terminal: numbers to the right, two spaces between.
+std::string text_table(const Table& t, const std::vector<size_t>& shown) {
+  std::vector<size_t> width(t.columns.size(), 0);
+  for (size_t c : shown) {
+    width[c] = t.columns[c].header.size();
+    for (const auto& r : t.rows) width[c] = std::max(width[c], r[c].text.size());
+  }
+  auto line = [&](auto get) {
+    std::string l;
+    for (size_t i = 0; i < shown.size(); ++i) {
+      size_t c = shown[i];
+      std::string s = get(c);
+      const bool last = i + 1 == shown.size();
+      if (t.columns[c].right_align) l += std::string(width[c] - s.size(), ' ') + s;
+      else l += last ? s : s + std::string(width[c] - s.size(), ' ');
+      if (!last) l += "  ";
+    }
+    return l + "\n";
+  };
+  std::string out = line([&](size_t c) { return t.columns[c].header; });
+  for (const auto& r : t.rows) out += line([&](size_t c) { return r[c].text; });
+  return out;
+}
+
+}  // namespace
+
+std::string render_table(const Table& t, const Catalog& catalog, std::string_view command, std::string_view rows_key,
+                         const RenderOptions& o, int* hidden_columns, std::string_view extra_json) {
+  if (hidden_columns) *hidden_columns = 0;
+  if (o.format == Format::html) return html_table(t, o.wide, hidden_columns);
+  if (o.format == Format::json) return json_document(t, catalog, command, rows_key, extra_json);
+  if (o.format == Format::csv) return csv_document(t);
+  // Text and markdown: the data-only columns never, the wide-only ones with --wide (markdown: always).
+  std::vector<size_t> shown;
+  for (size_t c = 0; c < t.columns.size(); ++c)
+    if (!t.columns[c].data_only && (o.wide || !t.columns[c].wide_only || o.format == Format::markdown)) shown.push_back(c);
+  const auto data_only = std::count_if(t.columns.begin(), t.columns.end(), [](const Column& c) { return c.data_only; });
+  if (hidden_columns) *hidden_columns = static_cast<int>(t.columns.size() - shown.size() - data_only);
+  return o.format == Format::markdown ? markdown_table(t, shown) : text_table(t, shown);
+}
+
+}  // namespace gpuadvisor

@@ -1,0 +1,408 @@
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+#include "gpuadvisor/search/inference_search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <cmath>
+#include <tuple>
+
+#include "gpuadvisor/base/quantity.hpp"
+
+namespace gpuadvisor {
+
+bool priced_per_token(const InferenceWorkload& w) { return w.mode == ServingMode::offline && !w.requests_per_second; }
+
+void size_service(ServingRow& row, const InferenceWorkload& w) {
+  const InferenceEstimate& e = row.estimate;
+  const int per_node = row.instance->accelerator_count;
+  const int replicas_per_instance = e.layout.pp == 1 ? per_node / e.layout.tp : 1;
+  const int instances_per_replica = e.layout.pp;
+  if (w.requests_per_second) {
+    // At least one replica, however light the load (1e-7 requests/s still needs a server to answer it).
+    const double needed = std::max(1.0, std::ceil(*w.requests_per_second / (e.requests_per_second * w.target_utilisation) - 1e-9));
+    const double capped = std::min(needed, 1e9);
+    row.instances = static_cast<int>(std::min(1e9, std::ceil(capped / replicas_per_instance) * instances_per_replica));
+    row.replicas = row.instances / instances_per_replica * replicas_per_instance;
+    row.utilisation = *w.requests_per_second / (row.replicas * e.requests_per_second);
+  } else {
+    // The smallest service one can rent: one instance (pp with a pipeline), every replica slot of it deployed.
+    row.instances = instances_per_replica;
+    row.replicas = replicas_per_instance;
+    row.utilisation = w.target_utilisation;
+  }
+}
+
+void operating_point(ServingRow& row, const ModelSpec& m, const InferenceWorkload& w) {
+  const InferenceEstimate& cap = row.estimate;
+  const Cluster c{row.instance, row.accelerator, cap.layout.pp};
+  const double load_per_replica = row.utilisation * cap.requests_per_second;
+  row.at_load = cap;
+  int batch = cap.batch;
+  for (int i = 0; i < 32; ++i) {
+    evaluate_batch(m, w, c, row.at_load, batch);
+    const int next = std::clamp(static_cast<int>(std::ceil(load_per_replica * w.samples * row.at_load.latency_s - 1e-9)), 1, cap.batch);
+    if (next == batch) break;
+    batch = next;
+  }
+}
+
+ServingCost serving_cost(const ServingRow& row, const InferenceWorkload& w, std::optional<double> instance_usd_per_hour) {
+  ServingCost c;
+  if (!instance_usd_per_hour) return c;
+  c.usd_per_hour = *instance_usd_per_hour * row.instances;
+  c.usd_per_month = *c.usd_per_hour * kHoursPerMonth;
+  const double requests_per_hour = 3600 * row.utilisation * row.replicas * row.estimate.requests_per_second;
+  c.usd_per_million_output_tokens = *c.usd_per_hour / (requests_per_hour * w.output_tokens) * 1e6;
+  c.usd_per_million_input_tokens = *c.usd_per_hour / (requests_per_hour * w.prompt_tokens) * 1e6;
+  return c;
+}
+
+namespace {
+
+
+// The lighter weight format to suggest when the weights do not fit.
+std::optional<WeightFormat> lighter(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::bf16: return WeightFormat::int8;
+    case WeightFormat::fp8:
+    case WeightFormat::int8: return WeightFormat::int4;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst, const Accelerator& acc, int pp) {
+  std::vector<int> out;
+  for (int tp = 1; tp <= inst.accelerator_count; ++tp)
+    if (inst.accelerator_count % tp == 0 && (m.heads % tp == 0 || pads_attention_heads(acc)) && (pp == 1 || tp == inst.accelerator_count))
+      out.push_back(tp);
+  return out;
+}
+
+ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc, int pp,
+                                    std::optional<int> tp, std::optional<int> batch) {
+  ServingChoice out;
+  const Cluster c{&inst, &acc, pp};
+  // Cheapest for the load (fewest instances), then the fastest. An offline
+  // job without a volume is priced per token: the most requests/s one instance serves, then the fastest.
+  auto key = [&](const ServingRow& x) {
+    const double capacity = priced_per_token(w) ? -x.replicas * x.estimate.requests_per_second : 0.0;
+    return std::tuple(x.instances, capacity, x.at_load.tpot_s);
+  };
+  for (int size : tp ? std::vector<int>{*tp} : tensor_parallel_sizes(m, inst, acc, pp)) {
+    const ServingLayout l{size, pp};
+    if (auto lp = serving_layout_problem(m, c, l)) {
+      out.problem = *lp;
+      continue;
+    }
+    ServingRow row;
+    row.instance = &inst;
+    row.accelerator = &acc;
+    std::string problem;
+    row.estimate = estimate_inference(m, w, c, l, batch, &problem);
+    if (row.estimate.fits()) {
+      size_service(row, w);
+      operating_point(row, m, w);
+    }
+    if (!row.estimate.fits() || !problem.empty()) {
+      // When no size meets the targets, the one closest is still returned
+      // (with a fixed --tp, that size), with the targets it misses.
+      const bool shown = tp || row.estimate.fits();
+      if (out.row && out.problem.empty()) continue;
+      out.problem = tp ? problem : fmt::format("tp {}: {}", size, problem);
+      if (shown && (!out.row || key(row) < key(*out.row))) out.row = row;
+      continue;
+    }
+    if (!out.row || !out.problem.empty() || key(row) < key(*out.row)) {
+      out.row = row;
+      out.problem.clear();
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// A replica pipelined over instances is never preferred when one instance of
+// the same family holds the model.
+void drop_needless_pipelines(ServingRecommendation& out) {
+  auto single = [&](const std::string& family) {
+    return std::any_of(out.rows.begin(), out.rows.end(), [&](const ServingRow& x) { return x.instance->family == family && x.estimate.layout.pp == 1; });
+  };
+  std::vector<std::string> dropped;
+  std::erase_if(out.rows, [&](const ServingRow& x) {
+    const bool drop = x.estimate.layout.pp > 1 && single(x.instance->family);
+    if (drop) dropped.push_back(x.instance->name + ":");
+    return drop;
+  });
+  std::erase_if(out.notes, [&](const std::string& n) {
+    return std::any_of(dropped.begin(), dropped.end(), [&](const std::string& d) { return n.rfind(d, 0) == 0; });
+  });
+}
+
+void mark_pareto(std::vector<ServingRow>& rows) {
+  for (auto& a : rows) {
+    if (!a.ranked_usd_per_hour) continue;
+    a.pareto = std::none_of(rows.begin(), rows.end(), [&](const ServingRow& b) {
+      if (!b.ranked_usd_per_hour) return false;
+      const double ta = a.at_load.tpot_s, tb = b.at_load.tpot_s, ca = *a.ranked_usd_per_hour, cb = *b.ranked_usd_per_hour;
+      return tb <= ta && cb <= ca && (tb < ta || cb < ca);
+    });
+  }
+}
+
+// The cost the pick weighs: the service per hour (for a load, or the smallest
+// service without one); for an offline job without a volume, the cost per
+// million output tokens at the target utilisation, since it is billed for the
+// time its tokens take.
+std::optional<double> ranked_cost(const ServingRow& x, bool per_token) {
+  return per_token ? x.usd_per_million_output_tokens : x.ranked_usd_per_hour;
+}
+
+std::string service_text(const ServingRow& x, bool per_token) {
+  const double month = *x.ranked_usd_per_hour * kHoursPerMonth;
+  std::string s = fmt::format("{} x {} ({} replica{}), {:.0f} ms per token, ${}/month", x.instances, x.instance->name, x.replicas,
+                              x.replicas > 1 ? "s" : "", x.at_load.tpot_s * 1e3, format_thousands(month, month < 1000 ? 2 : 0));
+  if (per_token && x.usd_per_million_output_tokens) s += fmt::format(", ${} per million output tokens", format_price(*x.usd_per_million_output_tokens));
+  return s;
+}
+
+// Online without a load the pick is the smallest bill for one instance; per
+// token a bigger one may be cheaper once a load keeps it busy: say which.
+std::string no_load_note(const ServingRecommendation& rec, const InferenceWorkload& w) {
+  if (w.requests_per_second || priced_per_token(w) || !rec.pick->usd_per_million_output_tokens) return "";
+  const ServingRow* low = &*rec.pick;
+  for (const auto& x : rec.rows)
+    if (x.usd_per_million_output_tokens && *x.usd_per_million_output_tokens < *low->usd_per_million_output_tokens) low = &x;
+  if (low->instance == rec.pick->instance) return "";
+  return fmt::format("; with no load given this is the smallest bill: per million output tokens {} x {} is cheaper (${} against ${}, each at "
+                     "{:.0f}% busy): give --requests-per-second or --tokens-per-day to size for a load",
+                     low->instances, low->instance->name, format_price(*low->usd_per_million_output_tokens),
+                     format_price(*rec.pick->usd_per_million_output_tokens), w.target_utilisation * 100);
+}
+
+std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r, const InferenceWorkload& w) {
+  const ServingRow &p = *rec.pick, &low = *rec.cheapest;
+  const bool per_token = priced_per_token(w);
+  const std::string per = per_token ? " per output token" : "";
+  const std::string targets = w.max_tpot_s || w.max_ttft_s ? " that meets the latency targets" : "";
+  const bool same = p.instance == low.instance && p.estimate.layout.tp == low.estimate.layout.tp && p.estimate.layout.pp == low.estimate.layout.pp;
+  if (same && r.cost_slack <= 0)
+    return fmt::format("the cheapest service{}{} ({}){}", per, targets, service_text(p, per_token),
+                       w.mode == ServingMode::offline ? "; offline, so no speed is bought (--cost-slack to trade cost for it)" : "");
+  if (same)
+    return fmt::format("the cheapest service{}{} ({}), and no option within {:.0f}% of its cost is faster by as much as it costs more", per, targets,
+                       service_text(p, per_token), r.cost_slack * 100);
+  return fmt::format("the fastest service within {:.0f}% of the cheapest{} that is faster than each cheaper one by as much as it costs more: "
+                     "{}, {:.0f}% more{} than the cheapest ({})", r.cost_slack * 100,
+                     per, service_text(p, per_token), (*ranked_cost(p, per_token) / *ranked_cost(low, per_token) - 1) * 100, per,
+                     service_text(low, per_token));
+}
+
+// cost: the service per month (with or without a load).
+void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
+  auto cost = [](const ServingRow& x) { return x.ranked_usd_per_hour.value_or(1e300); };
+  auto per_token = [](const ServingRow& x) { return x.usd_per_million_output_tokens.value_or(1e300); };
+  auto key = [](const ServingRow& x) { return std::tuple(x.instance->name, x.estimate.layout.tp, x.estimate.layout.pp); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const ServingRow& a, const ServingRow& b) {
+    switch (sort_by) {
+      case SortBy::recommended: return false;  // already in that order
+      case SortBy::time:
+        if (a.at_load.tpot_s != b.at_load.tpot_s) return a.at_load.tpot_s < b.at_load.tpot_s;
+        break;
+      case SortBy::cost_per_token:
+        if (per_token(a) != per_token(b)) return per_token(a) < per_token(b);
+        break;
+      case SortBy::pareto:
+        if (a.pareto != b.pareto) return a.pareto;
+        if (a.pareto && a.at_load.tpot_s != b.at_load.tpot_s) return a.at_load.tpot_s < b.at_load.tpot_s;
+        [[fallthrough]];
+      case SortBy::cost:
+        if (cost(a) != cost(b)) return cost(a) < cost(b);
+        break;
+    }
+    return key(a) < key(b);
+  });
+}
+
+void choose_rows(ServingRecommendation& out, const RecommendRequest& r, const InferenceWorkload& w) {
+  std::vector<Candidate> c;
+  for (const auto& x : out.rows)
+    c.push_back({ranked_cost(x, priced_per_token(w)), x.at_load.tpot_s, x.instances * x.instance->accelerator_count, x.instance->name});
+  apply_choice(out, choose(c, r.cost_slack, r.all_counts));
+  if (out.pick) out.why = why_text(out, r, w) + no_load_note(out, w);
+  sort_rows(out.rows, r.sort_by);
+}
+
+// "; --weights int8 fits on one instance" when a lighter weight format would.
+std::string lighter_fit(const ModelSpec& m, const InferenceWorkload& w, const Instance& i, const Accelerator& a) {
+  for (auto q = lighter(w.weights); q; q = lighter(*q)) {
+    InferenceWorkload lw = w;
+    lw.weights = *q;
+    const int tp = tensor_parallel_sizes(m, i, a).back();
+    if (estimate_inference(m, lw, Cluster{&i, &a, 1}, ServingLayout{tp, 1}, std::nullopt, nullptr).fits())
+      return fmt::format("; --weights {} fits on one instance", to_string(*q));
+  }
+  return "";
+}
+
+// Why an instance has no row, kept as its layouts are tried: the model does
+// not fit, the targets are missed (its fastest layout at batch 1 named), or a
+// constraint (instance count, budget) refuses it.
+struct InstanceProblems {
+  std::string memory, target, constraint;
+  double target_tpot_s = std::numeric_limits<double>::infinity();
+};
+
+// The request and the instance one serving search step looks at.
+struct ServingProbe {
+  const ModelSpec& m;
+  const InferenceWorkload& w;
+  const RecommendRequest& r;
+  const Instance& inst;
+  const Accelerator& acc;
+};
+
+std::string layout_name(int tp, int pp, const char* pp_word) { return fmt::format("tp {}{}", tp, pp > 1 ? fmt::format("{}{}", pp_word, pp) : ""); }
+
+// The fastest batch-1 time per token and to first token over every option
+// that fits, for the message when no option meets the targets.
+InferenceEstimate note_batch1(const ServingProbe& p, const Cluster& c, const InferenceEstimate& e, int tp, int pp, ServingRecommendation& out) {
+  InferenceEstimate batch1 = e;
+  evaluate_batch(p.m, p.w, c, batch1, 1);
+  const std::string option = fmt::format("{} with {}", p.inst.name, layout_name(tp, pp, " x pp "));
+  if (!out.best_batch1_tpot_s || batch1.tpot_s < *out.best_batch1_tpot_s) {
+    out.best_batch1_tpot_s = batch1.tpot_s;
+    out.best_batch1_option = option;
+  }
+  if (!out.best_batch1_ttft_s || batch1.ttft_s < *out.best_batch1_ttft_s) {
+    out.best_batch1_ttft_s = batch1.ttft_s;
+    out.best_batch1_ttft_option = option;
+  }
+  return batch1;
+}
+
+// The row's hourly rates under every pricing, and its ranked cost per token
+// (a service runs all month: a commitment's effective rate applies as is).
+ServingCost price_row(ServingRow& row, const ServingProbe& p) {
+  const auto& [m, w, r, inst, acc] = p;
+  row.on_demand_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::on_demand)).usd_per_hour;
+  row.spot_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::spot)).usd_per_hour;
+  row.savings_1y_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::savings_1y)).usd_per_hour;
+  row.savings_3y_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::savings_3y)).usd_per_hour;
+  const ServingCost ranked = serving_cost(row, w, hourly_rate(inst, r.region, r.pricing));
+  row.ranked_usd_per_hour = ranked.usd_per_hour;
+  row.usd_per_million_output_tokens = ranked.usd_per_million_output_tokens;
+  row.usd_per_million_input_tokens = ranked.usd_per_million_input_tokens;
+  row.capacity = service_capacity_advice(inst, row.instances, r.pricing);
+  return ranked;
+}
+
+// What trying one (tp, pp) on an instance led to.
+enum class Tried { more_stages, stop, added };
+
+Tried try_serving_layout(const ServingProbe& p, int tp, int pp, InstanceProblems& why, ServingRecommendation& out) {
+  const auto& [m, w, r, inst, acc] = p;
+  Cluster c{&inst, &acc, pp};
+  ServingLayout l{tp, pp};
+  if (serving_layout_problem(m, c, l)) return Tried::more_stages;
+  std::string problem;
+  InferenceEstimate e = estimate_inference(m, w, c, l, std::nullopt, &problem);
+  if (!e.fits()) {
+    if (pp == 1) why.memory = fmt::format("{}: {}", tp == 1 ? "one accelerator" : fmt::format("tp {}", tp), problem);
+    return Tried::more_stages;
+  }
+  const InferenceEstimate batch1 = note_batch1(p, c, e, tp, pp, out);
+  if (!problem.empty()) {
+    // Targets missed: more stages would only add latency.
+    if (batch1.tpot_s < why.target_tpot_s) {
+      why.target_tpot_s = batch1.tpot_s;
+      why.target = fmt::format("{}: {}", layout_name(tp, pp, " pp "), problem);
+    }
+    return Tried::stop;
+  }
+  ServingRow row;
+  row.instance = &inst;
+  row.accelerator = &acc;
+  row.estimate = e;
+  size_service(row, w);
+  operating_point(row, m, w);
+  if (row.instances > r.max_instances) {
+    why.constraint = fmt::format("tp {}: the load needs {} instances (--max-instances {})", tp, row.instances, r.max_instances);
+    return Tried::stop;
+  }
+  const ServingCost ranked = price_row(row, p);
+  if (r.budget_usd && (!ranked.usd_per_month || *ranked.usd_per_month > *r.budget_usd)) {
+    why.constraint = ranked.usd_per_month ? fmt::format("tp {}: ${:.0f} per month is over the ${:.0f} budget", tp, *ranked.usd_per_month, *r.budget_usd)
+                                          : "price unknown, so the budget cannot be checked";
+    return Tried::stop;
+  }
+  if (pp > 1)
+    out.notes.push_back(fmt::format("{}: {} in {} weights does not fit one instance ({}), so it is pipelined over {}{}", inst.name,
+                                    human_params(m.total_params()), to_string(w.weights), why.memory, pp, lighter_fit(m, w, inst, acc)));
+  out.rows.push_back(std::move(row));
+  return Tried::added;
+}
+
+// The rejection of an instance that gave no row: a constraint, else the
+// targets, else memory (with what a lighter format or EFA would change).
+std::string rejection_reason(const ServingProbe& p, const InstanceProblems& why) {
+  const auto& [m, w, r, inst, acc] = p;
+  std::string reason = !why.constraint.empty() ? why.constraint : !why.target.empty() ? why.target : why.memory;
+  if (reason.empty()) reason = "no valid tensor-parallel layout for this model";
+  if (why.constraint.empty() && why.target.empty()) {
+    reason = inst.efa_supported ? fmt::format("{} in {} weights does not fit with up to {} instance(s): {}", human_params(m.total_params()),
+                                              to_string(w.weights), r.max_instances, why.memory)
+                                : fmt::format("{} in {} weights does not fit one instance ({}), and without EFA a replica is not "
+                                              "pipelined across instances", human_params(m.total_params()), to_string(w.weights), why.memory);
+    reason += lighter_fit(m, w, inst, acc);
+  }
+  return reason;
+}
+
+// Every tensor-parallel size on one instance type, a row for each with the
+// smallest pipeline that fits: pipeline stages across instances only when one
+// instance cannot hold the model, and only over EFA. No row: its rejection.
+void consider_serving_instance(const ServingProbe& p, ServingRecommendation& out) {
+  InstanceProblems why;
+  bool any = false;
+  for (int tp : tensor_parallel_sizes(p.m, p.inst, p.acc)) {
+    std::vector<int> pps{1};
+    if (tp == p.inst.accelerator_count && p.inst.efa_supported)
+      for (int pp = 2; pp <= std::min(p.r.max_instances, p.m.layers); pp *= 2) pps.push_back(pp);
+    for (int pp : pps) {
+      const Tried tried = try_serving_layout(p, tp, pp, why, out);
+      any = any || tried == Tried::added;
+      if (tried != Tried::more_stages) break;
+    }
+  }
+  if (!any) out.rejections.push_back({p.inst.name, rejection_reason(p, why)});
+}
+
+}  // namespace
+
+ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
+                                          const RecommendRequest& r) {
+  ServingRecommendation out;
+  for (const Instance& inst : catalog.instances) {
+    if (!considered(inst, r, out.rejections)) continue;
+    const Accelerator& acc = catalog.accelerator_of(inst);
+    if (auto p = serving_accelerator_problem(acc, w)) {
+      out.rejections.push_back({inst.name, *p});
+      continue;
+    }
+    consider_serving_instance(ServingProbe{m, w, r, inst, acc}, out);
+  }
+
+  drop_needless_pipelines(out);
+  out.options_found = out.rows.size();
+  mark_pareto(out.rows);
+  choose_rows(out, r, w);
+  std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
+  return out;
+}
+
+}  // namespace gpuadvisor

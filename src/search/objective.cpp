@@ -1,0 +1,120 @@
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+#include "gpuadvisor/search/objective.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace gpuadvisor {
+
+namespace {
+
+// Strict "better" orders, total so that the result is deterministic.
+bool cheaper(const Candidate& a, const Candidate& b) {
+  return std::tuple(*a.cost, a.time, a.accelerators, a.group) < std::tuple(*b.cost, b.time, b.accelerators, b.group);
+}
+bool quicker(const Candidate& a, const Candidate& b) {
+  const double ca = a.cost.value_or(1e300), cb = b.cost.value_or(1e300);
+  return std::tuple(a.time, a.accelerators, ca, a.group) < std::tuple(b.time, b.accelerators, cb, b.group);
+}
+
+std::optional<size_t> best_of(const std::vector<Candidate>& c, const std::vector<size_t>& among, bool (*better)(const Candidate&, const Candidate&),
+                              bool priced_only) {
+  std::optional<size_t> best;
+  for (size_t i : among) {
+    if (priced_only && !c[i].cost) continue;
+    if (!best || better(c[i], c[*best])) best = i;
+  }
+  return best;
+}
+
+std::vector<size_t> all(const std::vector<Candidate>& c) {
+  std::vector<size_t> v(c.size());
+  for (size_t i = 0; i < c.size(); ++i) v[i] = i;
+  return v;
+}
+
+// Within the slack, an option dearer than another qualifies only if it is
+// faster by at least the share it costs more: its cost x time no worse than
+// that of every cheaper option within the slack (a blind trial's DeepSeek
+// service took 16% more than the cheapest for a 4% lower time per token, and
+// its DeepSeek-V3 pre-training 11% more than the runner-up for 0.5% less time).
+std::optional<size_t> pick_among(const std::vector<Candidate>& c, const std::vector<size_t>& among, double slack) {
+  const auto low = best_of(c, among, cheaper, true);
+  if (!low) return std::nullopt;
+  std::vector<size_t> within;
+  for (size_t i : among)
+    if (c[i].cost && *c[i].cost <= *c[*low].cost * (1 + slack)) within.push_back(i);
+  std::stable_sort(within.begin(), within.end(), [&](size_t a, size_t b) { return cheaper(c[a], c[b]); });
+  std::vector<size_t> qualified;
+  double least_value = 1e300;  // the lowest cost x time among the cheaper options
+  for (size_t i : within) {
+    const double value = *c[i].cost * c[i].time;
+    if (value <= least_value) qualified.push_back(i);
+    least_value = std::min(least_value, value);
+  }
+  return best_of(c, qualified, quicker, true);
+}
+
+}  // namespace
+
+std::optional<size_t> cheapest(const std::vector<Candidate>& c) { return best_of(c, all(c), cheaper, true); }
+std::optional<size_t> fastest(const std::vector<Candidate>& c) { return best_of(c, all(c), quicker, true); }
+std::optional<size_t> pick(const std::vector<Candidate>& c, double slack) { return pick_among(c, all(c), slack); }
+
+// A type without a price: the same rule with accelerator-hours standing in
+// for the cost (what any one price per accelerator-hour would bill), so its row
+// is not simply its largest, fastest count.
+std::optional<size_t> unpriced_pick(const std::vector<Candidate>& c, const std::vector<size_t>& members, double slack) {
+  std::vector<Candidate> proxy;
+  for (size_t i : members) proxy.push_back({c[i].accelerators * c[i].time, c[i].time, c[i].accelerators, c[i].group});
+  const auto i = pick(proxy, slack);
+  return i ? std::optional<size_t>(members[*i]) : std::nullopt;
+}
+
+std::vector<size_t> best_per_group(const std::vector<Candidate>& c, double slack, std::optional<size_t> forced) {
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < c.size(); ++i) groups[c[i].group].push_back(i);
+  std::vector<size_t> keep;
+  for (const auto& [name, members] : groups) {
+    std::optional<size_t> best;
+    if (forced && c[*forced].group == name) best = forced;
+    if (!best) best = pick_among(c, members, slack);
+    if (!best) best = unpriced_pick(c, members, slack);
+    keep.push_back(*best);
+  }
+  std::sort(keep.begin(), keep.end());
+  return keep;
+}
+
+std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std::vector<size_t>& keep, double slack,
+                                      std::optional<size_t> pick_index) {
+  std::optional<double> low;
+  for (size_t i : keep)
+    if (c[i].cost && (!low || *c[i].cost < *low)) low = c[i].cost;
+  auto within = [&](size_t i) { return c[i].cost && low && *c[i].cost <= *low * (1 + slack); };
+  std::vector<size_t> order = keep;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if ((pick_index && a == *pick_index) != (pick_index && b == *pick_index)) return pick_index && a == *pick_index;
+    if (within(a) != within(b)) return within(a);
+    if (within(a)) return quicker(c[a], c[b]);
+    if (c[a].cost.has_value() != c[b].cost.has_value()) return c[a].cost.has_value();
+    if (!c[a].cost) return quicker(c[a], c[b]);
+    return cheaper(c[a], c[b]);
+  });
+  return order;
+}
+
+Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidate) {
+  Choice out;
+  out.pick = pick(c, slack);
+  if (out.pick) {
+    out.cheapest = cheapest(c);
+    out.fastest = fastest(c);
+  }
+  const std::vector<size_t> keep = every_candidate ? all(c) : best_per_group(c, slack, out.pick);
+  out.order = recommended_order(c, keep, slack, out.pick);
+  return out;
+}
+
+}  // namespace gpuadvisor

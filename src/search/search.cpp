@@ -1,0 +1,549 @@
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+#include "gpuadvisor/search/search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/workload/framework.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+
+namespace gpuadvisor {
+
+std::optional<SortBy> sort_by_from_string(std::string_view s) {
+  if (s == "recommended") return SortBy::recommended;
+  if (s == "pareto") return SortBy::pareto;
+  if (s == "time") return SortBy::time;
+  if (s == "cost") return SortBy::cost;
+  if (s == "cost-per-token") return SortBy::cost_per_token;
+  return std::nullopt;
+}
+
+std::string_view to_string(SortBy s) {
+  switch (s) {
+    case SortBy::recommended: return "recommended";
+    case SortBy::pareto: return "pareto";
+    case SortBy::time: return "time";
+    case SortBy::cost: return "cost";
+    case SortBy::cost_per_token: return "cost-per-token";
+  }
+  return "?";
+}
+
+std::optional<std::string> accelerator_problem(const Accelerator& acc, const TrainingWorkload& w) {
+  if (acc.name.find("Inferentia") != std::string::npos)
+    return fmt::format("{} is an inference accelerator; train on Trainium (trn1, trn2) or GPUs", acc.name);
+  if (!effective_precision(acc, w.precision))
+    return fmt::format("{} has no {} tensor throughput", acc.name, to_string(w.precision));
+  if (w.framework) return framework_problem(*w.framework, acc);
+  return std::nullopt;
+}
+
+namespace {
+
+std::vector<int> powers_of_two_dividing(int n, int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= n && v <= limit; v *= 2)
+    if (n % v == 0) out.push_back(v);
+  return out;
+}
+
+// Expert-parallel sizes to try: powers of two dividing the ranks the experts
+// are drawn from (dp x cp; folded, tp x dp x cp / etp) and the experts.
+std::vector<int> expert_parallel_sizes(const ModelSpec& m, int tp, int dp, int cp, int etp) {
+  if (!m.is_moe()) return {1};
+  const int ranks = etp == tp ? dp * cp : tp * dp * cp / etp;
+  std::vector<int> out;
+  for (int ep : powers_of_two_dividing(ranks, ranks))
+    if (m.experts % ep == 0) out.push_back(ep);
+  return out;
+}
+
+std::vector<int> divisors(int n, int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= n && v <= limit; ++v)
+    if (n % v == 0) out.push_back(v);
+  return out;
+}
+
+// Megatron's block recompute: the fewest layers of a stage to rebuild so that
+// the layout fits (memory falls as more are rebuilt). The layout fits with
+// all of them rebuilt; 0 means all.
+int fewest_rebuilt_layers(const ModelSpec& m, const TrainingWorkload& w, Layout l, const Accelerator& acc) {
+  const int stage = static_cast<int>(std::ceil(double(m.layers) / l.pp));
+  int lo = 1, hi = stage;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    l.recompute_layers = mid;
+    if (training_memory(m, w, l, acc).fits()) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo >= stage ? 0 : lo;
+}
+
+bool faster(const TrainingEstimate& a, const TrainingEstimate& b) {
+  const double ta = a.step.total_s(), tb = b.step.total_s();
+  if (ta != tb) return ta < tb;
+  // Deterministic tie-break: the simpler layout.
+  auto key = [](const Layout& l) {
+    return std::tuple(l.tp, l.cp, l.pp, l.vp, l.ep, -l.expert_tp(), l.zero_stage, -l.micro_batch, static_cast<int>(l.recompute), l.recompute_layers);
+  };
+  return key(a.layout) < key(b.layout);
+}
+
+// What search_cluster walks for one cluster: the recompute modes and
+// micro-batches to try, after the user's fixed values.
+struct SearchSpace {
+  const ModelSpec& m;
+  const TrainingWorkload& w;
+  const Cluster& c;
+  const LayoutConstraints& fixed;
+  std::vector<Recompute> recomputes;
+  std::vector<int> micro_batches;
+};
+
+SearchSpace search_space(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const LayoutConstraints& fixed) {
+  SearchSpace s{m, w, c, fixed, {Recompute::none, Recompute::full}, {1, 2, 4, 8, 16, 32, 64}};
+  if (!w.flash_attention) s.recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+  if (fixed.recompute) s.recomputes = {*fixed.recompute};
+  if (fixed.micro_batch) s.micro_batches = {*fixed.micro_batch};  // any size the user fixed, not only powers of two
+  return s;
+}
+
+// Context parallelism only where each rank keeps at least
+// kMinContextParallelTokens of a sequence (it pays off for long ones).
+std::vector<int> context_parallel_sizes(const SearchSpace& s, int tp, int total) {
+  if (s.fixed.cp) return {*s.fixed.cp};
+  std::vector<int> cps{1};
+  for (int cp = 2; cp <= total / tp && s.w.seq_len / cp >= kMinContextParallelTokens; cp *= 2)
+    if ((total / tp) % cp == 0 && s.w.seq_len % (2 * cp) == 0) cps.push_back(cp);
+  return cps;
+}
+
+// Expert ranks come from the data- and context-parallel ranks (Megatron-Core);
+// folded (etp 1), from the tensor-parallel ranks too.
+std::vector<int> expert_tensor_sizes(const SearchSpace& s, int tp) {
+  if (s.fixed.etp) return {*s.fixed.etp > 0 ? *s.fixed.etp : tp};
+  std::vector<int> etps{tp};
+  if (s.m.is_moe() && tp > 1 && s.c.accelerator->software == "cuda") etps.push_back(1);  // a Megatron-Core feature
+  return etps;
+}
+
+// One micro-batch size at one (tp, cp, pp, dp, ep, etp): the least recompute,
+// then the lowest ZeRO stage that fits (stages 0-2 cost the same time here,
+// stage 3 more: docs/methodology.md §Search), each interleaving allowed.
+// False when nothing fits (a larger micro-batch will not either).
+bool search_micro_batch(const SearchSpace& s, const Layout& base, const std::vector<int>& zeros, const std::vector<int>& vps, ClusterSearch& out) {
+  const Accelerator& acc = *s.c.accelerator;
+  for (Recompute rc : s.recomputes) {
+    for (int z : zeros) {
+      Layout l = base;
+      l.zero_stage = z;
+      l.recompute = rc;
+      if (rc == Recompute::full && s.fixed.recompute_layers) l.recompute_layers = *s.fixed.recompute_layers;
+      if (layout_problem(s.m, s.w, s.c, l)) continue;
+      ++out.layouts_evaluated;
+      if (!training_memory(s.m, s.w, l, acc).fits()) continue;
+      // Full recompute of only as many layers as memory needs.
+      if (rc == Recompute::full && !s.fixed.recompute_layers) l.recompute_layers = fewest_rebuilt_layers(s.m, s.w, l, acc);
+      // Interleaved schedules (vp virtual stages) where the layers and micro-batches allow.
+      for (int vp : vps) {
+        l.vp = vp;
+        if (vp > 1 && layout_problem(s.m, s.w, s.c, l)) continue;
+        TrainingEstimate e = estimate_training(s.m, s.w, s.c, l);
+        if (!out.best || faster(e, *out.best)) out.best = e;
+      }
+      return true;  // less recompute is faster
+    }
+  }
+  return false;
+}
+
+// Every micro-batch, recompute, ZeRO stage and interleaving at one
+// (tp, cp, pp, dp, ep, etp), and its smallest memory need for the message.
+void search_parallel_sizes(const SearchSpace& s, const Layout& sizes, ClusterSearch& out) {
+  std::vector<int> zeros = sizes.pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
+  std::vector<int> vps = sizes.pp > 1 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
+  if (s.fixed.vp) vps = {*s.fixed.vp};
+  if (s.fixed.zero_stage) zeros = {*s.fixed.zero_stage};
+  // Smallest memory need of these sizes: most sharding, full recompute, the smallest micro-batch allowed.
+  Layout lean = sizes;
+  lean.zero_stage = zeros.back();
+  lean.micro_batch = s.fixed.micro_batch.value_or(1);
+  lean.recompute = s.recomputes.back();
+  if (s.w.global_batch % sizes.dp == 0) out.smallest_need_gb = std::min(out.smallest_need_gb, training_memory(s.m, s.w, lean, *s.c.accelerator).total_gb());
+  for (int mb : s.micro_batches) {
+    if ((s.w.global_batch / sizes.dp) % mb != 0) continue;
+    Layout base = sizes;
+    base.micro_batch = mb;
+    if (!search_micro_batch(s, base, zeros, vps, out) && !s.fixed.micro_batch) break;  // larger micro-batches need more memory
+  }
+}
+
+// Why no layout was found, when none was.
+void explain_no_layout(ClusterSearch& out, const std::string& expert_problem) {
+  if (out.smallest_need_gb > 1e299) {
+    out.smallest_need_gb = 0;
+    out.problem = expert_problem.empty() ? "no valid layout (the batch or heads do not divide over the accelerators)"
+                                         : "no valid layout: " + expert_problem;
+  } else if (!out.best && out.smallest_need_gb <= out.capacity_gb) {
+    out.problem = "no valid layout with the fixed values: the global batch, micro-batch, heads or layers do not divide over them";
+  } else if (!out.best) {
+    out.problem = fmt::format("needs {:.1f} GB per accelerator at best, has {:.1f} GB", out.smallest_need_gb, out.capacity_gb);
+  }
+}
+
+}  // namespace
+
+ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const LayoutConstraints& fixed) {
+  ClusterSearch out;
+  out.capacity_gb = c.accelerator->memory_usable_gb();
+  out.smallest_need_gb = 1e300;
+  if (auto p = accelerator_problem(*c.accelerator, w)) {
+    out.problem = *p;
+    out.smallest_need_gb = 0;
+    return out;
+  }
+  const SearchSpace s = search_space(m, w, c, fixed);
+  const int per_node = c.instance->accelerator_count;
+  const int total = c.accelerators();
+  std::string expert_problem;  // why a fixed ep fits no (tp, dp, cp, etp), for the message
+  for (int tp : powers_of_two_dividing(per_node, per_node)) {
+    if ((fixed.tp && tp != *fixed.tp) || m.heads % tp != 0) continue;
+    for (int cp : context_parallel_sizes(s, tp, total))
+      for (int pp : divisors(total / (tp * cp), m.layers)) {
+        if (fixed.pp && pp != *fixed.pp) continue;
+        const int dp = total / (tp * cp * pp);
+        if (w.global_batch % dp != 0) continue;
+        for (int etp : expert_tensor_sizes(s, tp))
+          for (int ep : fixed.ep ? std::vector<int>{*fixed.ep} : expert_parallel_sizes(m, tp, dp, cp, etp)) {
+            Layout sizes{tp, pp, dp, ep, 0, 1, Recompute::none, 1, cp};
+            sizes.etp = etp;
+            if (auto p = expert_layout_problem(m, sizes)) {
+              if (expert_problem.empty()) expert_problem = *p;
+              continue;
+            }
+            search_parallel_sizes(s, sizes, out);
+          }
+      }
+  }
+  explain_no_layout(out, expert_problem);
+  return out;
+}
+
+bool excluded(const Instance& inst, const RecommendRequest& r) {
+  if (!r.families.empty() && std::find(r.families.begin(), r.families.end(), inst.family) == r.families.end()) return true;
+  for (const auto& x : r.exclude)
+    if (x == inst.name || x == inst.family) return true;
+  return false;
+}
+
+bool considered(const Instance& inst, const RecommendRequest& r, std::vector<Rejection>& rejections) {
+  if (excluded(inst, r)) return false;
+  if (inst.prices_in(r.region)) return true;
+  rejections.push_back({inst.name, fmt::format("not offered in {} in this catalog", r.region)});
+  return false;
+}
+
+std::string human_params(double p) {
+  if (p >= 1e12) return fmt::format("{:.4g}T", p / 1e12);
+  if (p >= 1e9) return fmt::format("{:.4g}B", p / 1e9);
+  return fmt::format("{:.4g}M", p / 1e6);
+}
+
+namespace {
+
+void rank_cost(RecommendRow& row, Pricing pricing, bool interruptions_priced) {
+  // Spot ranks by its expected cost with interruptions, so only where the
+  // interruption range is known: a snapshot cost without them would rank an
+  // unknown rate as none beside others that pay theirs. Hours given without a
+  // model have no interruption figures at all: the snapshot cost for them.
+  const std::optional<double> spot = interruptions_priced ? row.spot_expected_cost_usd : row.spot_cost_usd;
+  const std::pair<Pricing, std::optional<double>> options[] = {{Pricing::on_demand, row.on_demand_cost_usd},
+                                                               {Pricing::spot, pricing == Pricing::best ? row.spot_expected_cost_usd : spot},
+                                                               {Pricing::savings_1y, row.savings_1y_cost_usd},
+                                                               {Pricing::savings_3y, row.savings_3y_cost_usd}};
+  row.ranked_cost_usd.reset();
+  for (const auto& [p, cost] : options) {
+    if (pricing != Pricing::best && p != pricing) continue;
+    if (cost && (!row.ranked_cost_usd || *cost < *row.ranked_cost_usd)) {
+      row.ranked_cost_usd = cost;
+      row.ranked_pricing = std::string(to_string(p));
+    }
+  }
+}
+
+void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
+  const double hours = row.estimate.total_hours;
+  const int accelerators = row.count * row.instance->accelerator_count;
+  const double write_s = checkpoint_size_gb(m, w) /
+                         r.overheads.checkpoint_write_gb_per_s.value_or(checkpoint_write_gb_per_s(r.overheads.storage, row.count));
+  const double hardware_mtti = hardware_mtti_hours(accelerators);
+  row.on_demand_interruptions = expected_runtime(hours, hardware_mtti, write_s, r.restart_s);
+  if (row.on_demand_usd_per_hour) row.on_demand_expected_cost_usd = *row.on_demand_usd_per_hour * row.count * row.on_demand_interruptions.expected_hours;
+  const RegionPrices* rp = row.instance->prices_in(r.region);
+  if (!rp) return;
+  row.spot_interruption_bucket = rp->spot.interruption_bucket;
+  auto fraction = interruption_bucket_monthly_fraction(rp->spot.interruption_bucket);
+  if (!fraction || !row.spot_usd_per_hour) return;
+  auto spot_at = [&](double p) {
+    const double mtti = 1 / (1 / spot_mtti_hours(p, row.count) + 1 / hardware_mtti);
+    return expected_runtime(hours, mtti, write_s, r.restart_s);
+  };
+  row.spot_interruptions = spot_at(*fraction);
+  row.spot_expected_cost_usd = *row.spot_usd_per_hour * row.count * row.spot_interruptions->expected_hours;
+  if (!row.on_demand_expected_cost_usd) return;
+  auto spot_cost = [&](double p) { return *row.spot_usd_per_hour * row.count * spot_at(p).expected_hours; };
+  if (spot_cost(0.99) <= *row.on_demand_expected_cost_usd) return;  // spot cheaper at any rate
+  if (spot_cost(1e-6) >= *row.on_demand_expected_cost_usd) {
+    row.break_even_monthly_interruption = 0;
+    return;
+  }
+  double lo = 1e-6, hi = 0.99;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (spot_cost(mid) < *row.on_demand_expected_cost_usd ? lo : hi) = mid;
+  }
+  row.break_even_monthly_interruption = lo;
+}
+
+}  // namespace
+
+std::optional<DeadlineMargin> deadline_margin(const RecommendRow& pick, const RecommendRequest& r) {
+  if (!r.deadline_hours) return std::nullopt;
+  DeadlineMargin d;
+  d.deadline_hours = *r.deadline_hours;
+  d.predicted_hours = pick.estimate.total_hours;
+  d.p90_abs_error = pick.capacity.margin;
+  d.hours_at_p90 = d.predicted_hours * (1 + d.p90_abs_error);
+  d.exceeds_deadline_at_p90 = d.hours_at_p90 > d.deadline_hours;
+  return d;
+}
+
+void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
+  // A block ends at a fixed time: cover the prediction's p90 error (its group's band).
+  const auto band = row.rl ? accuracy_band(row.instance->accelerator_name, "rl")
+                           : accuracy_band(row.instance->accelerator_name, accuracy_task(to_string(w.task)),
+                                           row.estimate.framework ? row.estimate.framework->name : std::string(), m.is_moe());
+  price_hours(row, r, band ? band->p90_abs_error : 0);
+  price_interruptions(row, m, w, r);
+  rank_cost(row, r.pricing, true);
+  // --pricing best: the capacity the chosen price needs (spot's own market, not a block).
+  if (r.pricing == Pricing::best && row.ranked_pricing == to_string(Pricing::spot))
+    row.capacity = capacity_advice(*row.instance, row.count, row.estimate.total_hours, r.region, Pricing::spot, row.capacity.margin);
+  if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
+}
+
+void price_hours(RecommendRow& row, const RecommendRequest& r, double block_margin) {
+  const Instance& inst = *row.instance;
+  const double instance_hours = row.count * billed_hours(row.estimate.total_hours);
+  auto job = [&](std::optional<double> rate) { return rate ? std::optional<double>(*rate * instance_hours) : std::nullopt; };
+  row.on_demand_usd_per_hour = hourly_rate(inst, r.region, Pricing::on_demand);
+  row.spot_usd_per_hour = hourly_rate(inst, r.region, Pricing::spot);
+  row.savings_1y_usd_per_hour = hourly_rate(inst, r.region, Pricing::savings_1y);
+  row.savings_3y_usd_per_hour = hourly_rate(inst, r.region, Pricing::savings_3y);
+  row.on_demand_cost_usd = job(row.on_demand_usd_per_hour);
+  row.spot_cost_usd = job(row.spot_usd_per_hour);
+  row.savings_1y_cost_usd = job(row.savings_1y_usd_per_hour);
+  row.savings_3y_cost_usd = job(row.savings_3y_usd_per_hour);
+  rank_cost(row, r.pricing, false);
+  row.capacity = capacity_advice(inst, row.count, row.estimate.total_hours, r.region, r.pricing, block_margin);
+}
+
+namespace {
+
+// Why nothing on this instance type is acceptable.
+std::string rejection_reason(const ModelSpec& m, const TrainingWorkload& w, const Instance& inst, const Accelerator& acc,
+                             const RecommendRequest& r, double smallest_need, const std::string& problem, const std::string& constraint_reason) {
+  if (!constraint_reason.empty()) return constraint_reason;
+  if (smallest_need >= 1e299) return problem.empty() ? "no feasible layout" : problem;
+  const std::string span = inst.efa_supported ? fmt::format("with up to {} instance(s)", r.max_instances)
+                                              : "on one instance (no EFA, so no multi-instance training)";
+  std::string reason = fmt::format("{} on {} in {} needs {:.1f} GB per accelerator {}, has {:.1f} GB ({:.0f} GiB)", to_string(w.task),
+                                   human_params(m.total_params()), to_string(w.precision), smallest_need, span, acc.memory_usable_gb(),
+                                   acc.memory_usable_gib);
+  // Suggest the lighter task that would fit on one instance.
+  std::optional<Task> lighter;
+  if (w.task == Task::lora) lighter = Task::qlora;
+  else if (w.task == Task::finetune) lighter = Task::lora;
+  if (lighter) {
+    TrainingWorkload lw = w;
+    lw.task = *lighter;
+    if (search_cluster(m, lw, Cluster{&inst, &acc, 1}).best) reason += fmt::format("; --task {} fits", to_string(*lighter));
+  }
+  return reason;
+}
+
+// Every acceptable count of one instance type (powers of two up to
+// --max-instances), or a rejection.
+void options_for_instance(const ModelSpec& m, const TrainingWorkload& w, const Instance& inst, const Accelerator& acc,
+                          const RecommendRequest& r, Recommendation& out) {
+  double smallest_need = 1e300;
+  std::string problem;
+  RowFilter filter;
+  bool any_row = false;
+  // A job spans instances only over EFA: without it AWS does not recommend
+  // multi-node training, and "up to" network figures are bursts.
+  const int max_count = inst.efa_supported ? r.max_instances : 1;
+  for (int count = 1; count <= max_count; count *= 2) {
+    Cluster c{&inst, &acc, count};
+    if (c.accelerators() > w.global_batch * inst.accelerator_count) break;  // dp would exceed the batch
+    ClusterSearch s = search_cluster(m, w, c);
+    out.layouts_evaluated += s.layouts_evaluated;
+    if (!s.best) {
+      if (s.smallest_need_gb > 0) smallest_need = std::min(smallest_need, s.smallest_need_gb);
+      if (problem.empty()) problem = s.problem;
+      continue;
+    }
+    RecommendRow row;
+    row.instance = &inst;
+    row.count = count;
+    row.estimate = *s.best;
+    add_job_overheads(row.estimate, m, w, c, r.overheads);
+    price_row(row, m, w, r);
+    any_row |= admit_row(std::move(row), r, filter, out);
+  }
+  if (!any_row) out.rejections.push_back({inst.name, rejection_reason(m, w, inst, acc, r, smallest_need, problem, filter.reason)});
+}
+
+void mark_pareto(std::vector<RecommendRow>& rows) {
+  // Pareto frontier over (total time, ranked cost); rows without a price are never on it.
+  for (auto& a : rows) {
+    if (!a.ranked_cost_usd) continue;
+    a.pareto = std::none_of(rows.begin(), rows.end(), [&](const RecommendRow& b) {
+      if (!b.ranked_cost_usd) return false;
+      const double ta = a.estimate.total_hours, tb = b.estimate.total_hours;
+      const double ca = *a.ranked_cost_usd, cb = *b.ranked_cost_usd;
+      return tb <= ta && cb <= ca && (tb < ta || cb < ca);
+    });
+  }
+}
+
+std::string option_text(const RecommendRow& r) {
+  return fmt::format("{} x {}, {}, ${}", r.count, r.instance->name, format_duration(r.estimate.total_hours),
+                     format_thousands(*r.ranked_cost_usd, *r.ranked_cost_usd < 1000 ? 2 : 0));
+}
+
+// Why the pick, in one sentence (docs/methodology.md §The pick).
+std::string why_text(const Recommendation& rec, const RecommendRequest& r) {
+  const RecommendRow &p = *rec.pick, &low = *rec.cheapest;
+  const double slack_pct = r.cost_slack * 100;
+  std::string s;
+  if (p.instance == low.instance && p.count == low.count) {
+    s = slack_pct > 0 ? fmt::format("the cheapest option ({}), and no option within {:.0f}% of its cost is faster by as much as it costs more", option_text(p), slack_pct)
+                      : fmt::format("the cheapest option ({}; --cost-slack 0)", option_text(p));
+  } else {
+    s = fmt::format("the fastest option within {:.0f}% of the cheapest cost that is faster than each cheaper one by as much as it costs "
+                    "more: {}, {:.0f}% more than the cheapest ({}) and {:.1f}x faster",
+                    slack_pct, option_text(p), (*p.ranked_cost_usd / *low.ranked_cost_usd - 1) * 100, option_text(low),
+                    low.estimate.total_hours / p.estimate.total_hours);
+  }
+  if (const auto d = deadline_margin(p, r)) {
+    s += fmt::format("; meets the {} deadline", format_duration(d->deadline_hours));
+    if (d->exceeds_deadline_at_p90)
+      s += fmt::format(" at the prediction, not at its p90 error (+{:.0f}%: {}; a later --deadline or a faster pick leaves room)",
+                       d->p90_abs_error * 100, format_duration(d->hours_at_p90));
+  }
+  if (r.budget_usd) s += fmt::format("; within the ${} budget", format_thousands(*r.budget_usd));
+  return s;
+}
+
+std::vector<Candidate> candidates(const std::vector<RecommendRow>& rows) {
+  std::vector<Candidate> c;
+  for (const auto& x : rows)
+    c.push_back({x.ranked_cost_usd, x.estimate.total_hours, x.count * x.instance->accelerator_count, x.instance->name});
+  return c;
+}
+
+void sort_rows(std::vector<RecommendRow>& rows, SortBy sort_by) {
+  auto name_key = [](const RecommendRow& x) { return std::pair(x.instance->name, x.count); };
+  auto cost_or_inf = [](const RecommendRow& x) { return x.ranked_cost_usd.value_or(1e300); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const RecommendRow& a, const RecommendRow& b) {
+    switch (sort_by) {
+      case SortBy::recommended: return false;  // already in that order
+      case SortBy::time:
+        if (a.estimate.total_hours != b.estimate.total_hours) return a.estimate.total_hours < b.estimate.total_hours;
+        break;
+      case SortBy::cost:
+      case SortBy::cost_per_token:
+        if (cost_or_inf(a) != cost_or_inf(b)) return cost_or_inf(a) < cost_or_inf(b);
+        break;
+      case SortBy::pareto:
+        if (a.pareto != b.pareto) return a.pareto;
+        if (a.pareto) {
+          if (a.estimate.total_hours != b.estimate.total_hours) return a.estimate.total_hours < b.estimate.total_hours;
+        } else if (cost_or_inf(a) != cost_or_inf(b)) {
+          return cost_or_inf(a) < cost_or_inf(b);
+        }
+        break;
+    }
+    return name_key(a) < name_key(b);
+  });
+}
+
+// The pick, the alternatives, one row per instance type (or every count) in
+// the requested order.
+void choose_rows(Recommendation& out, const RecommendRequest& r) {
+  const std::vector<Candidate> c = candidates(out.rows);
+  const Choice ch = choose(c, r.cost_slack, r.all_counts);
+  if (ch.pick && out.rows[*ch.pick].capacity.beyond_on_demand) {
+    // The pick's own type at the counts one can usually start on demand.
+    std::vector<Candidate> startable = c;
+    for (size_t i = 0; i < c.size(); ++i)
+      if (out.rows[i].capacity.beyond_on_demand || out.rows[i].instance != out.rows[*ch.pick].instance) startable[i].cost.reset();
+    if (const auto i = pick(startable, r.cost_slack)) out.on_demand_pick = out.rows[*i];
+  }
+  apply_choice(out, ch);
+  if (out.pick) out.why = why_text(out, r);
+  sort_rows(out.rows, r.sort_by);
+}
+
+}  // namespace
+
+Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
+  Recommendation out;
+  for (const Instance& inst : catalog.instances) {
+    if (!considered(inst, r, out.rejections)) continue;
+    const Accelerator& acc = catalog.accelerator_of(inst);
+    if (auto p = accelerator_problem(acc, w)) {
+      out.rejections.push_back({inst.name, *p});
+      continue;
+    }
+    options_for_instance(m, w, inst, acc, r, out);
+  }
+  finish_recommendation(out, r);
+  return out;
+}
+
+bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter, Recommendation& out) {
+  const double hours = row.estimate.total_hours;
+  if (r.deadline_hours && hours > *r.deadline_hours) {
+    filter.reason = fmt::format("misses the {} deadline (fastest {} at {} instances)", format_duration(*r.deadline_hours),
+                                format_duration(hours), row.count);
+    return false;
+  }
+  if (r.budget_usd && (!row.ranked_cost_usd || *row.ranked_cost_usd > *r.budget_usd)) {
+    if (!row.ranked_cost_usd) {
+      filter.reason = "price unknown, so the budget cannot be checked";
+    } else if (*row.ranked_cost_usd < filter.cheapest_over_budget) {
+      filter.cheapest_over_budget = *row.ranked_cost_usd;
+      filter.reason = fmt::format("over the ${} budget (cheapest ${} at {} instance{})", format_thousands(*r.budget_usd),
+                                  format_thousands(*row.ranked_cost_usd), row.count, row.count > 1 ? "s" : "");
+    }
+    return false;
+  }
+  out.rows.push_back(std::move(row));
+  return true;
+}
+
+void finish_recommendation(Recommendation& out, const RecommendRequest& r) {
+  out.options_found = out.rows.size();
+  mark_pareto(out.rows);
+  choose_rows(out, r);
+  std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
+}
+
+}  // namespace gpuadvisor

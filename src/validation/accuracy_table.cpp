@@ -1,0 +1,66 @@
+// Layer validation: published measurements predicted and scored (cases, calibration, accuracy bands); includes search and below.
+#include "gpuadvisor/validation/accuracy_table.hpp"
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "gpuadvisor/physics/accuracy.hpp"
+
+namespace gpuadvisor {
+
+using ordered_json = nlohmann::ordered_json;
+
+namespace {
+
+// One group: |error| of the published metric, and the error signed as speed.
+struct GroupErrors {
+  std::vector<double> abs, speed;
+};
+
+ordered_json group_json(const std::string& accelerator, const std::string& task, const GroupErrors& e) {
+  auto r6 = [](double v) { return std::round(v * 1e6) / 1e6; };
+  return {{"accelerator", accelerator}, {"task", task}, {"cases", e.abs.size()},
+          {"median_abs_error", r6(percentile(e.abs, 0.5))}, {"p90_abs_error", r6(percentile(e.abs, 0.9))},
+          {"median_signed_error", r6(percentile(e.speed, 0.5))}};
+}
+
+}  // namespace
+
+std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<CaseResult>& rl_results) {
+  std::map<std::pair<std::string, std::string>, GroupErrors> groups;
+  auto add = [&](const CaseResult& r) {
+    if (!r.c->usable || !r.predicted) return;
+    const std::string task = accuracy_task(r.c->task);
+    // Signed as speed: positive when the prediction is faster than measured
+    // (throughput over, or a time under, the measurement).
+    const bool time_metric = r.c->metric == Metric::tpot_s || r.c->metric == Metric::ttft_s || r.c->metric == Metric::rl_step_time_s;
+    const double speed_error = time_metric ? 1 / (1 + r.error) - 1 : r.error;
+    // Dense models' cases by task, and serving cases also by engine, training
+    // cases by stack: "inference/trtllm", "pretrain/fsdp". MoE models' cases
+    // only in "<task>/moe" (every engine and stack): a dense prediction's band
+    // is not widened by the MoE rows' misses. RL steps: one group.
+    std::vector<std::string> tasks;
+    const std::string& variant = r.c->is_inference() ? r.c->engine : r.c->framework;
+    if (r.c->is_rl() || !r.c->model.is_moe()) tasks.push_back(task);
+    if (!r.c->is_rl() && !r.c->model.is_moe() && !variant.empty()) tasks.push_back(task + "/" + variant);
+    if (!r.c->is_rl() && r.c->model.is_moe()) tasks.push_back(task + "/" + kMoeVariant);
+    for (const std::string& t : tasks)
+      for (const std::string& acc : {r.accelerator, std::string("*")}) {
+        groups[{acc, t}].abs.push_back(std::fabs(r.error));
+        groups[{acc, t}].speed.push_back(speed_error);
+      }
+  };
+  for (const auto& r : l.held_out) add(r);
+  for (const auto& r : rl_results)
+    if (r.c->is_rl()) add(r);
+  ordered_json j;
+  j["generated_by"] = "gpuadvisor calibrate --leave-one-source-out --write-accuracy (scripts/validation_report.sh)";
+  j["note"] = "out-of-sample |error| of the bundled cases by accelerator and task: each case predicted by the fit made without its own "
+              "source; RL cases are never fitted. docs/validation.md";
+  j["groups"] = ordered_json::array();
+  for (const auto& [key, errors] : groups) j["groups"].push_back(group_json(key.first, key.second, errors));
+  return j.dump(1) + "\n";
+}
+
+}  // namespace gpuadvisor

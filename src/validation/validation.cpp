@@ -1,0 +1,705 @@
+// Layer validation: published measurements predicted and scored (cases, calibration, accuracy bands); includes search and below.
+#include "gpuadvisor/validation/validation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "gpuadvisor/physics/communication.hpp"
+#include "gpuadvisor/physics/compute.hpp"
+#include "gpuadvisor/workload/engine.hpp"
+#include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/workload/framework.hpp"
+#include "gpuadvisor/workload/neuron.hpp"
+#include "gpuadvisor/base/errors.hpp"
+#include "base/json_input.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/search/rl_search.hpp"
+
+namespace gpuadvisor {
+
+extern const char* const embedded_validation_cases_json;
+extern const std::size_t embedded_validation_cases_json_size;
+extern const char* const embedded_validation_systems_json;
+extern const std::size_t embedded_validation_systems_json_size;
+
+std::string_view embedded_validation_cases_text() { return {embedded_validation_cases_json, embedded_validation_cases_json_size}; }
+std::string_view embedded_validation_systems_text() { return {embedded_validation_systems_json, embedded_validation_systems_json_size}; }
+
+using nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+
+std::string_view to_string(Metric m) {
+  switch (m) {
+    case Metric::tokens_per_second_per_gpu: return "tokens_per_second_per_gpu";
+    case Metric::model_tflops_per_gpu: return "model_tflops_per_gpu";
+    case Metric::hardware_tflops_per_gpu: return "hardware_tflops_per_gpu";
+    case Metric::mfu: return "mfu";
+    case Metric::output_tokens_per_second: return "output_tokens_per_second";
+    case Metric::tpot_s: return "tpot_s";
+    case Metric::ttft_s: return "ttft_s";
+    case Metric::rl_step_time_s: return "rl_step_time_s";
+  }
+  return "?";
+}
+
+namespace {
+
+std::optional<Metric> metric_from_string(std::string_view s) {
+  for (Metric m : {Metric::tokens_per_second_per_gpu, Metric::model_tflops_per_gpu, Metric::hardware_tflops_per_gpu, Metric::mfu,
+                   Metric::output_tokens_per_second, Metric::tpot_s, Metric::ttft_s, Metric::rl_step_time_s})
+    if (to_string(m) == s) return m;
+  return std::nullopt;
+}
+
+struct Reader {
+  std::string origin, id;
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw InputError(fmt::format("{}: case {}: field '{}': {}", origin, id.empty() ? "?" : id, field, what));
+  }
+  const json& need(const json& j, const char* key) const {
+    if (!j.contains(key) || j[key].is_null()) fail(key, "is missing");
+    return j[key];
+  }
+  std::string text(const json& j, const char* key, bool required = true) const {
+    if (!j.contains(key) || j[key].is_null()) {
+      if (required) fail(key, "is missing");
+      return "";
+    }
+    if (!j[key].is_string()) fail(key, "expected a string");
+    return j[key].get<std::string>();
+  }
+  double number(const json& j, const char* key, double lo, double hi) const {
+    const json& v = need(j, key);
+    if (!v.is_number()) fail(key, "expected a number");
+    const double d = v.get<double>();
+    if (!(d >= lo && d <= hi)) fail(key, fmt::format("{} is outside [{}, {}]", d, lo, hi));
+    return d;
+  }
+  // A key the case format does not have is refused, named with the nearest one.
+  void known_keys(const json& j, const std::vector<std::string>& known, const std::string& prefix = "") const {
+    if (auto u = unknown_key(j, known)) fail(prefix + u->key, u->message);
+  }
+  std::optional<int> integer(const json& j, const char* key, int lo, int hi) const {
+    if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+    if (!j[key].is_number_integer()) fail(key, "expected an integer");
+    const long long v = j[key].get<long long>();
+    if (v < lo || v > hi) fail(key, fmt::format("{} is outside [{}, {}]", v, lo, hi));
+    return static_cast<int>(v);
+  }
+};
+
+// An RL case's "rl" object (docs/validation.md §RL cases) and its "stages".
+void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
+  if (c.metric != Metric::rl_step_time_s) r.fail("metric", "an rl case measures rl_step_time_s");
+  const json& x = r.need(j, "rl");
+  if (!x.is_object()) r.fail("rl", "expected an object");
+  r.known_keys(x, {"algorithm", "prompts_per_step", "samples_per_prompt", "prompt_tokens", "response_tokens", "response_tokens_max",
+                   "reference", "placement", "rollout_instances"}, "rl.");
+  if (x.contains("reference") && !x["reference"].is_boolean()) r.fail("rl.reference", "expected true or false");
+  RlRequest q;
+  auto algorithm = rl_algorithm_from_string(r.text(x, "algorithm"));
+  if (!algorithm) r.fail("rl.algorithm", "expected grpo, ppo or dpo");
+  q.algorithm = *algorithm;
+  q.prompts_per_step = r.integer(x, "prompts_per_step", 1, 1 << 20);
+  q.samples_per_prompt = r.integer(x, "samples_per_prompt", 1, 1024);
+  q.prompt_tokens = r.number(x, "prompt_tokens", 1, 1 << 22);
+  q.response_tokens = r.number(x, "response_tokens", 1, 1 << 22);
+  q.response_tokens_max = r.number(x, "response_tokens_max", 1, 1 << 22);
+  q.steps = 1;
+  q.no_reference = x.contains("reference") && x["reference"].is_boolean() && !x["reference"].get<bool>();
+  const std::string placement = r.text(x, "placement");
+  auto p = rl_placement_from_string(placement);
+  if (!p) r.fail("rl.placement", "expected colocated or split");
+  q.placement = *p;
+  c.rollout_instances = r.integer(x, "rollout_instances", 1, 1000000).value_or(0);
+  if (*p == RlPlacement::split && c.rollout_instances == 0) r.fail("rl.rollout_instances", "a split case names its rollout pool");
+  auto prec = precision_from_string(c.precision);
+  if (!prec) r.fail("precision", "expected bf16, fp16 or fp8");
+  q.precision = *prec;
+  try {
+    c.rl = make_rl_workload(q, c.model);
+  } catch (const InputError& e) {
+    r.fail("rl", e.what());
+  }
+  if (j.contains("stages")) {
+    const json& s = j["stages"];
+    if (!s.is_object()) r.fail("stages", "expected an object of measured seconds");
+    for (const char* k : {"generation_s", "scoring_s", "training_s", "weight_sync_s"})
+      if (s.contains(k)) c.stages_measured.push_back({k, r.number(s, k, 1e-6, 1e7)});
+    for (auto it = s.begin(); it != s.end(); ++it)
+      if (std::none_of(c.stages_measured.begin(), c.stages_measured.end(), [&](const auto& m) { return m.first == it.key(); }))
+        r.fail("stages", fmt::format("unknown stage '{}' (generation_s, scoring_s, training_s, weight_sync_s)", it.key()));
+  }
+}
+
+// Every key a case may have (docs/validation.md §Case format).
+const std::vector<std::string> kCaseKeys{
+    "id", "task", "usable", "reason", "source", "source_key", "counts", "metric", "measured", "system", "instances", "precision",
+    "model", "model_name", "rl", "stages", "prompt_tokens", "output_tokens", "kv_cache", "concurrency", "compiled_batch",
+    "requests_per_second", "batch", "engine", "engine_version", "tp", "pp", "layout", "seq_len", "global_batch", "lora_rank",
+    "lora_targets", "flash_attention", "framework"};
+
+const std::vector<std::string> kLayoutKeys{"tp", "pp", "ep", "etp", "vp", "cp", "recompute_layers", "micro_batch", "zero_stage", "recompute"};
+
+// The fields every case has: what was measured, where, on which model.
+void read_case_common(const Reader& r, const json& j, ValidationCase& c) {
+  c.task = r.text(j, "task");
+  c.usable = !j.contains("usable") || (j["usable"].is_boolean() ? j["usable"].get<bool>() : (r.fail("usable", "expected true or false"), true));
+  c.reason = r.text(j, "reason", false);
+  if (!c.usable && c.reason.empty()) r.fail("reason", "an unusable case must say why");
+  c.source = r.text(j, "source");
+  c.source_key = r.text(j, "source_key");
+  c.counts = r.text(j, "counts", false);
+  auto metric = metric_from_string(r.text(j, "metric"));
+  if (!metric) r.fail("metric", "expected one of tokens_per_second_per_gpu, model_tflops_per_gpu, hardware_tflops_per_gpu, mfu, output_tokens_per_second, tpot_s, ttft_s, rl_step_time_s");
+  c.metric = *metric;
+  c.measured = r.number(j, "measured", 1e-9, 1e12);
+  if (c.metric == Metric::mfu && c.measured >= 1) r.fail("measured", "an MFU is a fraction below 1");
+  c.system = r.text(j, "system");
+  c.instances = r.integer(j, "instances", 1, 1000000).value_or(1);
+  c.precision = r.text(j, "precision");
+  // The model: a preset name or a shape object.
+  const json& model = r.need(j, "model");
+  if (model.is_string()) {
+    const ModelSpec* p = find_model_preset(model.get<std::string>());
+    if (!p) r.fail("model", fmt::format("unknown preset '{}'", model.get<std::string>()));
+    c.model = *p;
+  } else if (model.is_object()) {
+    c.model = model_from_shape_json(model.dump(), fmt::format("{}: case {}: model", r.origin, c.id));
+  } else {
+    r.fail("model", "expected a preset name or a shape object");
+  }
+  c.model_name = j.contains("model_name") && j["model_name"].is_string() ? j["model_name"].get<std::string>() : c.model.name;
+}
+
+// A serving case: the request shape, the engine, the layout it ran.
+void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
+  if (c.metric != Metric::output_tokens_per_second && c.metric != Metric::tpot_s && c.metric != Metric::ttft_s)
+    r.fail("metric", "an inference case measures output_tokens_per_second, tpot_s or ttft_s");
+  InferenceRequest q;
+  q.mode = ServingMode::offline;
+  q.prompt_tokens = r.number(j, "prompt_tokens", 1, 1e7);
+  q.output_tokens = r.number(j, "output_tokens", 1, 1e7);
+  auto wf = weight_format_from_string(c.precision);
+  if (!wf) r.fail("precision", "expected bf16, fp16, fp8, int8, int4 or fp4");
+  q.weights = *wf;
+  const std::string kv = r.text(j, "kv_cache", false);
+  if (kv == "fp8") q.kv_cache = Precision::fp8;
+  else if (!kv.empty() && kv != "bf16" && kv != "fp16") r.fail("kv_cache", "expected bf16 or fp8");
+  q.concurrency = r.integer(j, "concurrency", 1, 1000000);
+  q.compiled_batch = r.integer(j, "compiled_batch", 1, 4096);
+  if (j.contains("requests_per_second")) {
+    q.requests_per_second = r.number(j, "requests_per_second", 1e-6, 1e6);
+    if (j.contains("batch")) r.fail("requests_per_second", "a case measured at an offered load has no fixed batch (the load sets it)");
+  }
+  c.engine = r.text(j, "engine", false);
+  c.engine_version = r.text(j, "engine_version", false);
+  if (!c.engine.empty()) {
+    q.engine = find_engine(c.engine);
+    if (!q.engine) r.fail("engine", fmt::format("'{}' is not one of {}", c.engine, engine_names()));
+  }
+  c.inference = make_inference_workload(q);
+  c.tp = r.integer(j, "tp", 1, 4096).value_or(0);
+  c.pp = r.integer(j, "pp", 1, 4096).value_or(1);
+  c.batch = r.integer(j, "batch", 1, 1000000);
+}
+
+// A training case's layout, as published (what it leaves out keeps the defaults).
+void read_case_layout(const Reader& r, const json& l, LayoutConstraints& layout) {
+  if (!l.is_object()) r.fail("layout", "expected an object");
+  if (auto v = r.integer(l, "tp", 1, 4096)) layout.tp = *v;
+  if (auto v = r.integer(l, "pp", 1, 4096)) layout.pp = *v;
+  if (auto v = r.integer(l, "ep", 1, 4096)) layout.ep = *v;
+  if (auto v = r.integer(l, "etp", 1, 4096)) layout.etp = *v;
+  if (auto v = r.integer(l, "vp", 1, 4096)) layout.vp = *v;
+  if (auto v = r.integer(l, "cp", 1, 4096)) layout.cp = *v;
+  if (auto v = r.integer(l, "recompute_layers", 1, 100000)) layout.recompute_layers = *v;
+  if (auto v = r.integer(l, "micro_batch", 1, 65536)) layout.micro_batch = *v;
+  if (auto v = r.integer(l, "zero_stage", 0, 3)) layout.zero_stage = *v;
+  const std::string rc = r.text(l, "recompute", false);
+  if (!rc.empty()) {
+    auto v = recompute_from_string(rc);
+    if (!v) r.fail("layout.recompute", "expected none, selective or full");
+    layout.recompute = *v;
+  }
+}
+
+// A training case: the job's shape, precision, LoRA, attention kernel, stack and layout.
+void read_training_case(const Reader& r, const json& j, ValidationCase& c) {
+  auto task = task_from_string(c.task);
+  if (!task) r.fail("task", "expected pretrain, finetune, lora, qlora, inference or rl");
+  if (c.metric == Metric::output_tokens_per_second || c.metric == Metric::tpot_s || c.metric == Metric::ttft_s || c.metric == Metric::rl_step_time_s)
+    r.fail("metric", "a training case measures tokens_per_second_per_gpu, model_tflops_per_gpu, hardware_tflops_per_gpu or mfu");
+  WorkloadRequest w;
+  w.task = *task;
+  w.seq_len = r.integer(j, "seq_len", 16, 10000000);
+  if (!w.seq_len) r.fail("seq_len", "is missing");
+  w.global_batch = r.integer(j, "global_batch", 1, 100000000);
+  if (!w.global_batch) r.fail("global_batch", "is missing");
+  w.tokens = 1e9;
+  auto p = precision_from_string(c.precision);
+  if (!p) r.fail("precision", "expected bf16, fp16, fp8 or fp4");
+  w.precision = *p;
+  if (auto rank = r.integer(j, "lora_rank", 1, 65536)) w.lora_rank = *rank;
+  const std::string targets = r.text(j, "lora_targets", false);
+  if (!targets.empty()) {
+    auto t = lora_targets_from_string(targets);
+    if (!t) r.fail("lora_targets", "expected attention or attention+mlp");
+    w.lora_targets = *t;
+  }
+  if (j.contains("flash_attention")) {
+    if (!j["flash_attention"].is_boolean()) r.fail("flash_attention", "expected true or false (false: the stack computed the full attention matrix)");
+    w.flash_attention = j["flash_attention"].get<bool>();
+  }
+  c.framework = r.text(j, "framework", false);
+  if (!c.framework.empty()) {
+    w.framework = find_framework(c.framework);
+    if (!w.framework) r.fail("framework", fmt::format("'{}' is not one of {}", c.framework, framework_names()));
+  }
+  c.training = make_workload(w, c.model);
+  if (j.contains("layout")) read_case_layout(r, j["layout"], c.layout);
+  // A published run without an expert tensor-parallel size ran at
+  // Megatron-Core's default, --expert-tensor-parallel-size = tp: a folded
+  // run had to set it, and its case says so (etp 1).
+  if (!c.layout.etp) c.layout.etp = 0;
+}
+
+}  // namespace
+
+std::vector<ValidationCase> read_cases(const std::string& origin, const std::string& text) {
+  const json doc = parse_json_input(text, origin);
+  if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
+    throw InputError(fmt::format("{}: expected an object with a 'cases' list", origin));
+  if (auto u = unknown_key(doc, {"schema_version", "description", "cases"}))
+    throw InputError(fmt::format("{}: field '{}': {}", origin, u->key, u->message));
+  std::vector<ValidationCase> out;
+  std::set<std::string> ids;
+  for (const auto& j : doc["cases"]) {
+    Reader r{origin, ""};
+    if (!j.is_object()) r.fail("id", "expected an object");
+    ValidationCase c;
+    c.id = r.text(j, "id");
+    r.id = c.id;
+    r.known_keys(j, kCaseKeys);
+    if (j.contains("layout")) r.known_keys(j["layout"], kLayoutKeys, "layout.");
+    if (!ids.insert(c.id).second) r.fail("id", "duplicate case id");
+    read_case_common(r, j, c);
+    // An unusable case is kept for the record, not run: nothing more is read.
+    if (c.usable && c.is_rl()) read_rl_case(r, j, c);
+    else if (c.usable && c.is_inference()) read_inference_case(r, j, c);
+    else if (c.usable) read_training_case(r, j, c);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+namespace {
+
+// One RL step on the case's cluster and placement; each measured stage beside its prediction.
+void predict_rl(const ValidationCase& c, const Instance& inst, const Accelerator& acc, CaseResult& r) {
+  if (auto p = accelerator_problem(acc, c.rl.update)) {
+    r.problem = *p;
+    return;
+  }
+  RlEvaluation ev = estimate_rl(c.model, c.rl, Cluster{&inst, &acc, c.instances}, *c.rl.placement, c.rollout_instances);
+  if (!ev.estimate) {
+    r.problem = "does not fit in memory under the model: " + ev.problem;
+    return;
+  }
+  const RlEstimate& e = *ev.estimate;
+  r.predicted = e.step_time_s;
+  for (const auto& [name, measured] : c.stages_measured) {
+    const double predicted = name == "generation_s" ? e.generation.seconds
+                             : name == "scoring_s"  ? e.scoring.seconds
+                             : name == "training_s" ? e.training.seconds
+                                                    : e.weight_sync_s;
+    r.stages.push_back({name, measured, predicted, (predicted - measured) / measured});
+  }
+}
+
+}  // namespace
+
+CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
+  CaseResult r;
+  r.c = &c;
+  const Instance* inst = catalog.find_instance(c.system);
+  if (!inst) {
+    r.problem = fmt::format("system '{}' is not in the catalog (load data/validation/systems.json)", c.system);
+    return r;
+  }
+  const Accelerator& acc = catalog.accelerator_of(*inst);
+  r.accelerator = acc.name;
+  if (!c.usable) return r;
+  if (c.is_rl()) {
+    predict_rl(c, *inst, acc, r);
+  } else if (c.is_inference()) {
+    if (auto p = serving_accelerator_problem(acc, c.inference)) {
+      r.problem = *p;
+      return r;
+    }
+    const ServingChoice choice = choose_serving_layout(c.model, c.inference, *inst, acc, c.pp, c.tp ? std::optional<int>(c.tp) : std::nullopt, c.batch);
+    if (!choice.row || !choice.problem.empty()) {
+      r.problem = "does not fit in memory under the model: " + choice.problem;
+      return r;
+    }
+    const InferenceEstimate* best = &choice.row->estimate;
+    // Measured at an offered load on one replica: the operating point that
+    // load keeps in flight (Little's law), as recommend reports it.
+    ServingRow at_load = *choice.row;
+    if (c.inference.requests_per_second) {
+      at_load.replicas = 1;
+      at_load.utilisation = *c.inference.requests_per_second / best->requests_per_second;
+      if (at_load.utilisation >= 1) {
+        r.problem = fmt::format("saturated under the model: {:.3g} requests/s offered, {:.3g} predicted capacity",
+                                *c.inference.requests_per_second, best->requests_per_second);
+        return r;
+      }
+      operating_point(at_load, c.model, c.inference);
+      best = &at_load.at_load;
+    }
+    switch (c.metric) {
+      case Metric::output_tokens_per_second: r.predicted = best->output_tokens_per_second; break;
+      case Metric::tpot_s: r.predicted = best->tpot_s; break;
+      // A TTFT measured with several prompts submitted together counts their joint prefill.
+      case Metric::ttft_s:
+        r.predicted = static_batch_ttft_s(c.model, c.inference, Cluster{inst, &acc, best->layout.pp}, *best, c.batch.value_or(1));
+        break;
+      default: break;
+    }
+  } else {
+    if (auto p = accelerator_problem(acc, c.training)) {
+      r.problem = *p;
+      return r;
+    }
+    ClusterSearch s = search_cluster(c.model, c.training, Cluster{inst, &acc, c.instances}, c.layout);
+    if (!s.best) {
+      r.problem = "does not fit in memory under the model: " + s.problem;
+      return r;
+    }
+    const TrainingEstimate& e = *s.best;
+    switch (c.metric) {
+      case Metric::tokens_per_second_per_gpu: r.predicted = e.tokens_per_second_per_accelerator; break;
+      // Published TFLOP/s and MFU count the whole attention matrix (PaLM, Narayanan, Llama 3).
+      case Metric::model_tflops_per_gpu: r.predicted = e.model_flops_per_token_full_attention * e.tokens_per_second_per_accelerator / 1e12; break;
+      case Metric::hardware_tflops_per_gpu: r.predicted = e.hardware_flops_per_token * e.tokens_per_second_per_accelerator / 1e12; break;
+      case Metric::mfu: r.predicted = e.mfu * e.model_flops_per_token_full_attention / e.model_flops_per_token; break;
+      default: break;
+    }
+  }
+  if (r.predicted) r.error = (*r.predicted - c.measured) / c.measured;
+  return r;
+}
+
+std::vector<CaseResult> run_cases(const std::vector<ValidationCase>& cases, const Catalog& catalog) {
+  std::vector<CaseResult> out;
+  for (const auto& c : cases) out.push_back(predict_case(c, catalog));
+  return out;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  // Linear between the closest ranks (numpy's default): the median of an even
+  // count is the mean of the middle two.
+  const double pos = std::clamp(q, 0.0, 1.0) * (v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - lo) * (v[hi] - v[lo]);
+}
+
+std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results) {
+  std::map<std::string, std::vector<double>> groups;
+  std::vector<std::string> order{"all"};
+  for (const auto& r : results) {
+    if (!r.c->usable || !r.predicted) continue;
+    const std::string task = r.c->task == "finetune" || r.c->task == "lora" || r.c->task == "qlora" ? "fine-tuning" : r.c->task;
+    // RL steps compose the training and serving predictions with more
+    // assumptions: their own group (and sources), not `all` or the accelerators.
+    if (r.c->is_rl()) {
+      for (const std::string& g : {"task: " + task, "source: " + r.c->source_key}) groups[g].push_back(r.error);
+      continue;
+    }
+    for (const std::string& g : {std::string("all"), "task: " + task, "accelerator: " + r.accelerator, "source: " + r.c->source_key})
+      groups[g].push_back(r.error);
+  }
+  std::vector<ErrorSummary> out;
+  auto add = [&](const std::string& g) {
+    const auto& v = groups[g];
+    std::vector<double> a;
+    for (double e : v) a.push_back(std::fabs(e));
+    out.push_back({g, static_cast<int>(v.size()), percentile(a, 0.5), percentile(a, 0.9), percentile(v, 0.5)});
+  };
+  if (groups.count("all")) add("all");
+  for (const char* prefix : {"task: ", "accelerator: ", "source: "})
+    for (const auto& [g, v] : groups)
+      if (g.rfind(prefix, 0) == 0) add(g);
+  return out;
+}
+
+namespace {
+
+// Accelerators that share one fitted compute fraction: the same silicon with
+// different memory or power (the catalog's same_silicon_as: A100-40GB and
+// A100-80GB are both GA100; fitting them apart let two MosaicML cases set
+// A100-40GB at 0.77 against 0.62 for the 80 GB part, and the 40 GB part then
+// out-ranked H100). Memory and all-reduce figures stay per accelerator.
+std::string fit_group(const Catalog& catalog, const std::string& accelerator, const std::string& parameter) {
+  const Accelerator* a = catalog.find_accelerator(accelerator);
+  if (a && !a->same_silicon_as.empty() && parameter.rfind("compute_max_fraction.", 0) == 0) return a->same_silicon_as;
+  return accelerator;
+}
+
+// The parameters a case depends on, as (fit group, parameter) keys.
+std::vector<std::pair<std::string, std::string>> parameters_of(const ValidationCase& c, const Catalog& catalog) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const Instance* inst = catalog.find_instance(c.system);
+  if (!inst || !c.usable || c.is_rl()) return out;  // RL cases are never fitted: they check the composition out of sample
+  const Accelerator& acc = catalog.accelerator_of(*inst);
+  if (c.is_inference()) {
+    auto p = serving_precision(acc, c.inference.weights);
+    if (!p) return out;
+    const std::string compute = "compute_max_fraction." + std::string(to_string(p->compute));
+    if (c.metric == Metric::ttft_s) out.push_back({fit_group(catalog, acc.name, compute), compute});
+    else out.push_back({acc.name, "memory_bandwidth_fraction"});
+    if (c.metric == Metric::output_tokens_per_second) out.push_back({fit_group(catalog, acc.name, compute), compute});
+    if (c.metric != Metric::ttft_s && c.tp * std::max(1, neuron_cores_per_chip(acc)) > 1) out.push_back({acc.name, "all_reduce_latency_us"});
+    if (c.metric != Metric::ttft_s && c.batch.value_or(1) > 1 && decode_sequence_layer_s(acc) > 0) out.push_back({acc.name, "sequence_layer_us"});
+  } else {
+    auto p = effective_precision(acc, c.training.precision);
+    if (p) {
+      const std::string compute = "compute_max_fraction." + std::string(to_string(*p));
+      out.push_back({fit_group(catalog, acc.name, compute), compute});
+    }
+  }
+  return out;
+}
+
+double& parameter_ref(Accelerator& a, const std::string& name) {
+  if (name == "memory_bandwidth_fraction") return a.efficiency.memory_bandwidth_fraction;
+  if (name == "all_reduce_latency_us") {
+    if (a.efficiency.all_reduce_latency_us <= 0) a.efficiency.all_reduce_latency_us = serving_all_reduce_latency_s(a) * 1e6;
+    return a.efficiency.all_reduce_latency_us;
+  }
+  if (name == "sequence_layer_us") {
+    if (a.efficiency.sequence_layer_us <= 0) a.efficiency.sequence_layer_us = decode_sequence_layer_s(a) * 1e6;
+    return a.efficiency.sequence_layer_us;
+  }
+  const std::string p = name.substr(name.find('.') + 1);
+  const Precision precision = *precision_from_string(p);
+  auto& m = a.efficiency.compute_max_fraction;
+  if (!m.count(precision)) m[precision] = max_compute_fraction(a, precision);
+  return m[precision];
+}
+
+// The two latencies (microseconds, rounded to 0.1) rather than fractions.
+bool is_latency(const std::string& parameter) { return parameter == "all_reduce_latency_us" || parameter == "sequence_layer_us"; }
+
+// Sets a parameter on every accelerator of its fit group.
+void set_parameter(Catalog& catalog, const std::string& group, const std::string& parameter, double x) {
+  for (Accelerator& a : catalog.accelerators)
+    if (fit_group(catalog, a.name, parameter) == group) {
+      parameter_ref(a, parameter) = x;
+      // fp16 and bf16 run at the same tensor rate on the same units: one fraction.
+      if (parameter == "compute_max_fraction.bf16" && a.efficiency.compute_max_fraction.count(Precision::fp16))
+        a.efficiency.compute_max_fraction[Precision::fp16] = x;
+    }
+}
+
+// The loss of the cases on the accelerators of one fit group, plus the pull
+// toward the parameter's prior.
+double fit_loss(Catalog& catalog, const std::vector<ValidationCase>& cases, const FittedParameter& f, const ParameterPrior& prior) {
+  const double x = parameter_ref(*const_cast<Accelerator*>(catalog.find_accelerator(f.accelerator)), f.parameter);
+  double sum = kPriorWeight * std::pow(std::log(x / prior.value) / prior.log_width, 2);
+  for (const auto& c : cases) {
+    const Instance* inst = catalog.find_instance(c.system);
+    if (!c.usable || c.is_rl() || !inst || fit_group(catalog, inst->accelerator_name, f.parameter) != f.accelerator) continue;
+    CaseResult r = predict_case(c, catalog);
+    sum += r.predicted && *r.predicted > 0 ? std::fabs(std::log(*r.predicted / c.measured)) : 3.0;
+  }
+  return sum;
+}
+
+// Golden-section search within the prior's physical bounds; sets and returns
+// the best point seen, rounded.
+double fit_parameter(Catalog& catalog, const std::vector<ValidationCase>& cases, const FittedParameter& f, const ParameterPrior& prior) {
+  auto loss_at = [&](double x) {
+    set_parameter(catalog, f.accelerator, f.parameter, x);
+    return fit_loss(catalog, cases, f, prior);
+  };
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double lo = prior.lower, hi = prior.upper;
+  double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+  double f1 = loss_at(x1), f2 = loss_at(x2);
+  for (int i = 0; i < 18; ++i) {
+    if (f1 <= f2) {
+      hi = x2, x2 = x1, f2 = f1, x1 = hi - g * (hi - lo), f1 = loss_at(x1);
+    } else {
+      lo = x1, x1 = x2, f1 = f2, x2 = lo + g * (hi - lo), f2 = loss_at(x2);
+    }
+  }
+  const double best = f1 <= f2 ? x1 : x2;
+  const double value = is_latency(f.parameter) ? std::round(best * 10) / 10 : std::round(best * 1000) / 1000;
+  set_parameter(catalog, f.accelerator, f.parameter, value);
+  return value;
+}
+
+// fp16 follows bf16 (one tensor rate): pooled under one name.
+std::string pooled_name(const std::string& parameter) {
+  return parameter == "compute_max_fraction.fp16" ? "compute_max_fraction.bf16" : parameter;
+}
+
+// The median of the values fitted for a parameter on the other fit groups of
+// the group's software stack with at least kMinCasesToPool cases.
+std::optional<double> pooled_value(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& group,
+                                   const std::string& parameter) {
+  const Accelerator& a = *catalog.find_accelerator(group);
+  const bool latency = is_latency(parameter);
+  std::vector<double> values;
+  for (const auto& f : fitted) {
+    const Accelerator& b = *catalog.find_accelerator(f.accelerator);
+    if (pooled_name(f.parameter) == pooled_name(parameter) && f.accelerator != group && f.cases >= kMinCasesToPool &&
+        b.software == a.software && (!latency || (a.link_kind == "nvswitch" && b.link_kind == "nvswitch")))
+      values.push_back(f.after);
+  }
+  if (values.empty()) return std::nullopt;
+  return percentile(values, 0.5);
+}
+}  // namespace
+
+ParameterPrior pooled_prior(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& group,
+                            const std::string& parameter) {
+  ParameterPrior prior = parameter_prior(*catalog.find_accelerator(group), parameter);
+  if (auto v = pooled_value(catalog, fitted, group, parameter)) prior.value = std::clamp(*v, prior.lower, prior.upper);
+  return prior;
+}
+
+std::vector<FittedParameter> calibrate(Catalog& catalog, const std::vector<ValidationCase>& cases) {
+  std::map<std::pair<std::string, std::string>, int> case_counts;
+  for (const auto& c : cases)
+    for (const auto& key : parameters_of(c, catalog)) ++case_counts[key];
+  std::vector<FittedParameter> out;
+  for (const auto& [key, n] : case_counts) {
+    if (n < kMinCasesPerParameter) continue;  // one case would be memorised, not fitted
+    Accelerator* a = const_cast<Accelerator*>(catalog.find_accelerator(key.first));
+    out.push_back({key.first, key.second, parameter_ref(*a, key.second), 0, n});
+  }
+  // First toward the stack-wide priors, then toward the values the other
+  // accelerators of the same stack reached (partial pooling).
+  for (int pass = 0; pass < 3; ++pass)
+    for (auto& f : out) f.after = fit_parameter(catalog, cases, f, parameter_prior(*catalog.find_accelerator(f.accelerator), f.parameter));
+  const std::vector<FittedParameter> first = out;
+  for (int pass = 0; pass < 3; ++pass)
+    for (auto& f : out) f.after = fit_parameter(catalog, cases, f, pooled_prior(catalog, first, f.accelerator, f.parameter));
+  // A parameter no case measures takes the pooled value (reported with 0 cases).
+  for (const Accelerator& a : catalog.accelerators) {
+    std::vector<std::string> names{"memory_bandwidth_fraction"};  // latencies: only where measured
+    for (const auto& [p, v] : a.efficiency.compute_max_fraction)
+      if (!(p == Precision::fp16 && a.efficiency.compute_max_fraction.count(Precision::bf16)))
+        names.push_back("compute_max_fraction." + std::string(to_string(p)));
+    for (const auto& name : names) {
+      const std::string group = fit_group(catalog, a.name, name);
+      const bool known = std::any_of(out.begin(), out.end(), [&](const FittedParameter& f) {
+        return f.accelerator == group && pooled_name(f.parameter) == pooled_name(name);
+      });
+      const auto value = known ? std::nullopt : pooled_value(catalog, first, group, name);
+      if (!value) continue;
+      out.push_back({group, name, parameter_ref(*const_cast<Accelerator*>(catalog.find_accelerator(group)), name), *value, 0});
+      set_parameter(catalog, group, name, *value);
+    }
+  }
+  return out;
+}
+
+ParameterPrior parameter_prior(const Accelerator& acc, const std::string& parameter) {
+  if (parameter == "memory_bandwidth_fraction") return {kPriorMemoryFraction, 0.50, 0.95, 0.25};
+  if (parameter == "all_reduce_latency_us") {
+    Accelerator bare = acc;
+    bare.efficiency.all_reduce_latency_us = 0;
+    return {serving_all_reduce_latency_s(bare) * 1e6, 3, 300, 2.0};
+  }
+  if (parameter == "sequence_layer_us") return {kNeuronSequenceLayerS * 1e6, 2, 200, 1.0};
+  const std::string p = parameter.substr(parameter.find('.') + 1);
+  const double value = p == "fp8" || p == "int8" ? kPriorComputeFraction8 : p == "fp4" ? kPriorComputeFraction4 : kPriorComputeFraction16;
+  return {value, 0.15, 0.90, 0.5};
+}
+
+void reset_to_prior(Catalog& catalog) {
+  for (Accelerator& a : catalog.accelerators) {
+    for (auto& [p, v] : a.efficiency.compute_max_fraction)
+      v = p == Precision::fp8 || p == Precision::int8 ? kPriorComputeFraction8 : p == Precision::fp4 ? kPriorComputeFraction4 : kPriorComputeFraction16;
+    a.efficiency.memory_bandwidth_fraction = kPriorMemoryFraction;
+    a.efficiency.all_reduce_latency_us = 0;
+    a.efficiency.sequence_layer_us = 0;
+  }
+}
+
+ResultCounts count_results(const std::vector<CaseResult>& results) {
+  ResultCounts n;
+  for (const auto& r : results) {
+    ++n.total;
+    if (!r.c->usable) continue;
+    ++n.usable;
+    (r.predicted ? n.predicted : n.disagreements)++;
+  }
+  return n;
+}
+
+LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog) {
+  std::set<std::string> sources;
+  for (const auto& c : cases)
+    if (c.usable && !c.is_rl()) sources.insert(c.source_key);  // RL cases are never fitted
+  reset_to_prior(catalog);
+  Catalog all = catalog;
+  calibrate(all, cases);
+  LeaveOneSourceOut out;
+  for (const auto& src : sources) {
+    std::vector<ValidationCase> train;
+    std::vector<const ValidationCase*> test;
+    for (const auto& c : cases) (c.source_key == src ? test.push_back(&c) : train.push_back(c));
+    Catalog fitted = catalog;
+    calibrate(fitted, train);
+    std::vector<CaseResult> without, with_all, priors;
+    for (const ValidationCase* c : test) {
+      without.push_back(predict_case(*c, fitted));
+      with_all.push_back(predict_case(*c, all));
+      priors.push_back(predict_case(*c, catalog));
+    }
+    const auto s_without = summarise(without);
+    if (s_without.empty()) continue;
+    out.sources.push_back({src, s_without[0].cases, s_without[0].median_abs, summarise(with_all)[0].median_abs, summarise(priors)[0].median_abs});
+    out.held_out.insert(out.held_out.end(), without.begin(), without.end());
+    out.in_sample.insert(out.in_sample.end(), with_all.begin(), with_all.end());
+  }
+  return out;
+}
+
+std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& note) {
+  ordered_json overlay;
+  overlay["description"] = note;
+  overlay["sources"] = {{"CALIBRATED", {{"title", note}, {"url", "file:calibrate"}}}};
+  ordered_json accs = ordered_json::array();
+  std::set<std::string> names;
+  for (const auto& f : fitted)
+    for (const Accelerator& a : catalog.accelerators)
+      if (f.cases > 0 && fit_group(catalog, a.name, f.parameter) == f.accelerator) names.insert(a.name);  // pooled ones keep the catalog's
+  for (const auto& name : names) {
+    const Accelerator& a = *catalog.find_accelerator(name);
+    ordered_json e;
+    for (const auto& [p, v] : a.efficiency.compute_max_fraction) e[std::string(to_string(p))] = v;
+    e["memory_bandwidth"] = a.efficiency.memory_bandwidth_fraction;
+    e["link"] = a.efficiency.link_fraction;
+    if (a.efficiency.all_reduce_latency_us > 0) e["all_reduce_latency_us"] = a.efficiency.all_reduce_latency_us;
+    if (a.efficiency.sequence_layer_us > 0) e["sequence_layer_us"] = a.efficiency.sequence_layer_us;
+    e["source"] = "CALIBRATED";
+    accs.push_back({{"name", name}, {"efficiency", e}});
+  }
+  overlay["accelerators"] = accs;
+  return overlay.dump(1) + "\n";
+}
+
+}  // namespace gpuadvisor

@@ -1,0 +1,202 @@
+// Layer workload: what is run: model shapes, jobs, serving engines, training stacks, Neuron rules; includes catalog and base.
+#include "gpuadvisor/workload/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/named.hpp"
+#include "base/json_input.hpp"
+
+namespace gpuadvisor {
+
+extern const char* const embedded_engines_json;
+extern const std::size_t embedded_engines_json_size;
+
+std::string_view embedded_engines_text() { return {embedded_engines_json, embedded_engines_json_size}; }
+
+using nlohmann::json;
+
+namespace {
+
+struct EngineReader {
+  std::string origin, name;
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw InputError(fmt::format("{}: engine {}: field '{}': {}", origin, name.empty() ? "?" : name, field, what));
+  }
+  double number(const json& j, const char* key, double lo, double hi) const {
+    if (!j.contains(key) || !j[key].is_number()) fail(key, "expected a number");
+    const double v = j[key].get<double>();
+    if (!(v >= lo && v <= hi)) fail(key, fmt::format("{} is outside [{}, {}]", v, lo, hi));
+    return v;
+  }
+  std::string text(const json& j, const char* key) const {
+    if (!j.contains(key) || !j[key].is_string()) fail(key, "expected a string");
+    return j[key].get<std::string>();
+  }
+};
+
+std::vector<std::string> accelerator_names(const EngineReader& r, const json& j, const char* key, const char* field) {
+  std::vector<std::string> out;
+  if (!j.contains(key)) return out;
+  if (!j[key].is_array()) r.fail(field, fmt::format("{}: expected a list of accelerator names", key));
+  for (const auto& x : j[key]) {
+    if (!x.is_string()) r.fail(field, fmt::format("{}: expected a list of accelerator names", key));
+    out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+// "prefill_chunk_tokens": N, or {"default": N, "tiers": [{"from_gib": G, "tokens": N}, ...], "excludes": [names]}.
+void read_prefill_chunk(const EngineReader& r, const json& j, EngineProfile& e) {
+  const char* key = "prefill_chunk_tokens";
+  if (j.contains(key) && j[key].is_object()) {
+    const json& o = j[key];
+    e.prefill_chunk_tokens = static_cast<int>(r.number(o, "default", 16, 1 << 20));
+    if (o.contains("tiers") && !o["tiers"].is_array()) r.fail(key, "tiers: expected a list of {\"from_gib\": GiB, \"tokens\": N}");
+    for (const auto& t : o.value("tiers", json::array())) {
+      if (!t.is_object()) r.fail(key, "tiers: expected a list of {\"from_gib\": GiB, \"tokens\": N}");
+      const EngineProfile::MemoryTier tier{r.number(t, "from_gib", 1, 1e5), static_cast<int>(r.number(t, "tokens", 16, 1 << 20))};
+      if (!e.prefill_chunk_tiers.empty() && tier.from_gib <= e.prefill_chunk_tiers.back().from_gib) r.fail(key, "tiers: from_gib must ascend");
+      e.prefill_chunk_tiers.push_back(tier);
+    }
+    e.prefill_chunk_excludes = accelerator_names(r, o, "excludes", key);
+    return;
+  }
+  e.prefill_chunk_tokens = static_cast<int>(r.number(j, key, 16, 1 << 20));
+}
+
+EngineProfile read_engine(const EngineReader& r, const json& j, const json& sources) {
+  EngineProfile e;
+  e.name = r.name;
+  e.title = r.text(j, "title");
+  e.software = r.text(j, "software");
+  if (e.software != "cuda" && e.software != "neuron") r.fail("software", "expected cuda or neuron");
+  e.step_overhead_s = r.number(j, "step_overhead_ms", 0, 1000) / 1e3;
+  e.sequence_overhead_s = r.number(j, "sequence_overhead_us", 0, 1e5) / 1e6;
+  e.launch_s_per_layer = r.number(j, "launch_ms_per_layer", 0, 100) / 1e3;
+  const std::string prefill = r.text(j, "prefill");
+  if (prefill == "chunked") e.prefill = PrefillScheduling::chunked;
+  else if (prefill == "separate") e.prefill = PrefillScheduling::separate;
+  else r.fail("prefill", "expected chunked or separate");
+  read_prefill_chunk(r, j, e);
+  e.free_fraction = r.number(j, "free_fraction", 0, 0.9);
+  const std::string of = r.text(j, "free_fraction_of");
+  if (of != "total" && of != "remaining") r.fail("free_fraction_of", "expected total or remaining");
+  e.free_fraction_of_remaining = of == "remaining";
+  e.cuda_graph_pool_gb = r.number(j, "cuda_graph_pool_gb", 0, 64);
+  e.dequant_ops_per_weight = r.number(j, "dequant_ops_per_weight", 0, 100);
+  e.prefill_compute_factor = j.contains("prefill_compute_factor") ? r.number(j, "prefill_compute_factor", 0.01, 1) : 0;
+  e.prefill_batching_steps = j.contains("prefill_batching_steps") ? static_cast<int>(r.number(j, "prefill_batching_steps", 0, 1000)) : 0;
+  if (j.contains("dequant_per_sequence")) {
+    if (!j["dequant_per_sequence"].is_boolean()) r.fail("dequant_per_sequence", "expected true or false");
+    e.dequant_per_sequence = j["dequant_per_sequence"].get<bool>();
+  }
+  if (!j.contains("continuous_batching") || !j["continuous_batching"].is_boolean()) r.fail("continuous_batching", "expected true or false");
+  e.continuous_batching = j["continuous_batching"].get<bool>();
+  if (j.contains("reserves_full_kv")) {
+    if (!j["reserves_full_kv"].is_boolean()) r.fail("reserves_full_kv", "expected true or false");
+    e.reserves_full_kv = j["reserves_full_kv"].get<bool>();
+  }
+  if (j.contains("full_length_local_kv")) {
+    if (!j["full_length_local_kv"].is_boolean()) r.fail("full_length_local_kv", "expected true or false");
+    e.full_length_local_kv = j["full_length_local_kv"].get<bool>();
+  }
+  if (j.contains("max_sequences")) {
+    const json& m = j["max_sequences"];
+    if (!m.is_object()) r.fail("max_sequences", "expected {\"default\": N, \"large\": N, \"large_from_gib\": GiB, \"large_excludes\": [names]}");
+    e.max_sequences = static_cast<int>(r.number(m, "default", 1, 1 << 20));
+    if (m.contains("large")) {
+      e.max_sequences_large = static_cast<int>(r.number(m, "large", 1, 1 << 20));
+      e.large_from_gib = r.number(m, "large_from_gib", 1, 1e5);
+    }
+    e.large_excludes = accelerator_names(r, m, "large_excludes", "max_sequences");
+  }
+  auto formats = [&](const char* key, std::vector<WeightFormat>& out) {
+    if (!j.contains(key) || !j[key].is_array()) r.fail(key, "expected a list of weight formats");
+    for (const auto& w : j[key]) {
+      auto f = w.is_string() ? weight_format_from_string(w.get<std::string>()) : std::nullopt;
+      if (!f) r.fail(key, "expected bf16, fp8, int8, int4 or fp4");
+      out.push_back(*f);
+    }
+  };
+  formats("weights", e.weights);
+  if (e.weights.empty()) r.fail("weights", "an engine serves at least one format");
+  formats("weight_only", e.weight_only);
+  if (!j.contains("sources") || !j["sources"].is_object() || j["sources"].empty()) r.fail("sources", "each profile names its sources");
+  for (auto it = j["sources"].begin(); it != j["sources"].end(); ++it) {
+    if (!it->is_string()) r.fail("sources", "expected field: source text");
+    const std::string s = it->get<std::string>();
+    if (!sources.contains(s.substr(0, s.find(' ')))) r.fail("sources", fmt::format("'{}' is not in the file's sources", s.substr(0, s.find(' '))));
+    e.notes.push_back(fmt::format("{}: {}", it.key(), s));
+  }
+  return e;
+}
+
+}  // namespace
+
+std::vector<EngineProfile> read_engines(const std::string& origin, const std::string& text) {
+  const json doc = parse_json_input(text, origin);
+  if (!doc.is_object() || !doc.contains("engines") || !doc["engines"].is_array())
+    throw InputError(fmt::format("{}: expected an object with an 'engines' list", origin));
+  const json sources = doc.value("sources", json::object());
+  std::vector<EngineProfile> out;
+  std::set<std::string> names;
+  for (const auto& j : doc["engines"]) {
+    EngineReader r{origin, ""};
+    if (!j.is_object()) r.fail("name", "expected an object");
+    r.name = r.text(j, "name");
+    if (!names.insert(r.name).second) r.fail("name", "duplicate engine");
+    out.push_back(read_engine(r, j, sources));
+  }
+  return out;
+}
+
+const std::vector<EngineProfile>& engine_profiles() {
+  static const std::vector<EngineProfile> profiles = read_engines("<embedded data/engines.json>", std::string(embedded_engines_text()));
+  return profiles;
+}
+
+const EngineProfile* find_engine(std::string_view name) { return find_named(engine_profiles(), name); }
+
+std::string engine_names() { return joined_names(engine_profiles()); }
+
+const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* chosen) {
+  if (chosen) return *chosen;
+  return *find_engine(acc.software == "neuron" ? kDefaultNeuronEngine : kDefaultCudaEngine);
+}
+
+namespace {
+bool named_in(const Accelerator& acc, const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(), [&](const std::string& x) { return acc.name.find(x) != std::string::npos; });
+}
+}  // namespace
+
+int engine_max_sequences(const EngineProfile& e, const Accelerator& acc, int fallback) {
+  if (e.max_sequences <= 0) return fallback;
+  if (e.max_sequences_large > 0 && acc.memory_usable_gib >= e.large_from_gib && !named_in(acc, e.large_excludes)) return e.max_sequences_large;
+  return e.max_sequences;
+}
+
+int engine_prefill_chunk_tokens(const EngineProfile& e, const Accelerator& acc) {
+  int tokens = e.prefill_chunk_tokens;
+  if (named_in(acc, e.prefill_chunk_excludes)) return tokens;
+  for (const auto& tier : e.prefill_chunk_tiers)
+    if (acc.memory_usable_gib >= tier.from_gib) tokens = tier.tokens;
+  return tokens;
+}
+
+std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights) {
+  if (e.software != acc.software)
+    return acc.software == "neuron"
+               ? fmt::format("engine {} is the CUDA build; {} is a Neuron accelerator: --engine neuron (vLLM or TGI on Neuron) or neuron-direct",
+                             e.name, acc.name)
+               : fmt::format("engine {} runs on Inferentia and Trainium only; {} is a GPU: --engine vllm, sglang, trtllm, tgi, ...", e.name, acc.name);
+  if (std::find(e.weights.begin(), e.weights.end(), weights) == e.weights.end())
+    return fmt::format("engine {} does not serve {} weights (--weights bf16, or an engine that does)", e.name, to_string(weights));
+  return std::nullopt;
+}
+
+}  // namespace gpuadvisor

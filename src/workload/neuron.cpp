@@ -1,0 +1,42 @@
+// Layer workload: what is run: model shapes, jobs, serving engines, training stacks, Neuron rules; includes catalog and base.
+#include "gpuadvisor/workload/neuron.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace gpuadvisor {
+
+int neuron_cores_per_chip(const Accelerator& acc) {
+  if (acc.software != "neuron") return 0;
+  return acc.name == "Trainium2" ? 4 : 2;
+}
+
+bool neuron_small_collectives_mesh(const Accelerator& acc) { return acc.software == "neuron" && acc.name == "Trainium2"; }
+
+std::vector<int> neuron_tp_cores(const Accelerator& acc) {
+  if (acc.software != "neuron") return {};
+  if (acc.name == "Inferentia2") return {1, 2, 4, 8, 12, 24};
+  if (acc.name == "Trainium2") return {1, 2, 4, 8, 16, 32, 64};
+  return {1, 2, 8, 16, 32};  // Trainium (trn1)
+}
+
+std::optional<std::string> neuron_layout_problem(const Accelerator& acc, const ModelSpec& m, int tp_chips, bool training) {
+  const int per_chip = neuron_cores_per_chip(acc);
+  if (per_chip == 0) return std::nullopt;
+  const int cores = tp_chips * per_chip;
+  const std::vector<int> allowed = neuron_tp_cores(acc);
+  if (std::find(allowed.begin(), allowed.end(), cores) == allowed.end())
+    return fmt::format("tp {} {} chips = {} NeuronCores, not a group size the Neuron stack runs on {} ({} NeuronCores)", tp_chips, acc.name,
+                       cores, acc.name, fmt::join(allowed, ", "));
+  if (!training) return std::nullopt;  // NxD Inference and transformers-neuronx pad heads
+  if (m.heads % cores != 0)
+    return fmt::format("tp {} NeuronCores does not divide the model's {} attention heads (neuronx-distributed)", cores, m.heads);
+  if (m.kv_heads % cores != 0 && cores % m.kv_heads != 0)
+    return fmt::format("tp {} NeuronCores and the model's {} KV heads: neither divides the other (neuronx-distributed replicates KV heads only by a whole factor)",
+                       cores, m.kv_heads);
+  return std::nullopt;
+}
+
+}  // namespace gpuadvisor

@@ -1,0 +1,225 @@
+// Layer workload: what is run: model shapes, jobs, serving engines, training stacks, Neuron rules; includes catalog and base.
+#include "gpuadvisor/workload/workload.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/quantity.hpp"
+
+namespace gpuadvisor {
+
+std::string_view to_string(Task t) {
+  switch (t) {
+    case Task::pretrain: return "pretrain";
+    case Task::finetune: return "finetune";
+    case Task::lora: return "lora";
+    case Task::qlora: return "qlora";
+  }
+  return "?";
+}
+
+std::optional<Task> task_from_string(std::string_view s) {
+  for (Task t : {Task::pretrain, Task::finetune, Task::lora, Task::qlora})
+    if (to_string(t) == s) return t;
+  return std::nullopt;
+}
+
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+std::optional<Recompute> recompute_from_string(std::string_view s) {
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+    if (to_string(r) == s) return r;
+  return std::nullopt;
+}
+
+std::string_view to_string(LoraTargets t) { return t == LoraTargets::attention ? "attention" : "attention+mlp"; }
+
+std::optional<LoraTargets> lora_targets_from_string(std::string_view s) {
+  if (s == "attention" || s == "attn") return LoraTargets::attention;
+  if (s == "attention+mlp" || s == "all" || s == "attn+mlp") return LoraTargets::attention_mlp;
+  return std::nullopt;
+}
+
+double TrainingWorkload::steps() const { return std::ceil(total_tokens() / tokens_per_step()); }
+
+TrainingWorkload make_workload(const WorkloadRequest& r, const ModelSpec& model) {
+  TrainingWorkload w;
+  w.task = r.task;
+  w.precision = r.precision;
+  w.lora_rank = r.lora_rank;
+  w.lora_targets = r.lora_targets;
+  w.flash_attention = r.flash_attention;
+  w.framework = r.framework;
+  const bool pretraining = r.task == Task::pretrain;
+  w.seq_len = r.seq_len.value_or(pretraining ? 4096 : 2048);
+  if (!r.seq_len) w.assumptions.push_back(fmt::format("sequence length {} (default for {})", w.seq_len, to_string(r.task)));
+  if (r.global_batch) {
+    w.global_batch = *r.global_batch;
+  } else if (pretraining) {
+    // About 4M tokens per step, the scale used by Llama 2/3 pre-training.
+    w.global_batch = std::max(1, static_cast<int>(std::lround(4194304.0 / w.seq_len)));
+    w.assumptions.push_back(fmt::format("global batch {} sequences (~4M tokens per step, as in Llama 2 pre-training)", w.global_batch));
+  } else {
+    w.global_batch = 64;
+    w.assumptions.push_back("global batch 64 sequences (fine-tuning default)");
+  }
+  if (r.tokens) {
+    w.tokens = *r.tokens;
+  } else if (pretraining) {
+    w.tokens = kChinchillaTokensPerParam * model.total_params();
+    const std::string tokens = w.tokens >= 1e12 ? fmt::format("{:.3g}T", w.tokens / 1e12) : fmt::format("{:.3g}B", w.tokens / 1e9);
+    w.assumptions.push_back(fmt::format("{} training tokens: 20 tokens per parameter (Chinchilla, Hoffmann et al. 2022)", tokens));
+  } else {
+    w.tokens = kDefaultFinetuneTokens;
+    w.assumptions.push_back("100M fine-tuning tokens per epoch (default dataset size; set --tokens)");
+  }
+  w.epochs = r.epochs.value_or(1);
+  if (w.seq_len < 16 || w.seq_len > 10'000'000)
+    throw InputError(fmt::format("--seq-len: {} is outside [16, 10000000]", w.seq_len));
+  if (w.global_batch < 1 || w.global_batch > 100'000'000)
+    throw InputError(fmt::format("--global-batch: {} is outside [1, 100000000]", w.global_batch));
+  if (!(w.epochs > 0) || w.epochs > 1e6) throw InputError("--epochs: must be in (0, 1000000]");
+  if (!(w.tokens >= 1) || w.tokens > kMaxTokens)
+    throw InputError(r.tokens ? fmt::format("--tokens: {:.3g} is outside [1, {:.0e}]", w.tokens, kMaxTokens)
+                              : fmt::format("the default of 20 tokens per parameter gives {:.3g} tokens, over the {:.0e} limit; set --tokens", w.tokens, kMaxTokens));
+  if (w.lora_rank < 1 || w.lora_rank > 65536) throw InputError("--lora-rank: must be in [1, 65536]");
+  return w;
+}
+
+std::string_view to_string(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::bf16: return "bf16";
+    case WeightFormat::fp8: return "fp8";
+    case WeightFormat::int8: return "int8";
+    case WeightFormat::int4: return "int4";
+    case WeightFormat::fp4: return "fp4";
+  }
+  return "?";
+}
+
+std::optional<WeightFormat> weight_format_from_string(std::string_view s) {
+  for (WeightFormat f : {WeightFormat::bf16, WeightFormat::fp8, WeightFormat::int8, WeightFormat::int4, WeightFormat::fp4})
+    if (to_string(f) == s) return f;
+  if (s == "fp16") return WeightFormat::bf16;
+  return std::nullopt;
+}
+
+std::string_view to_string(ServingMode m) { return m == ServingMode::online ? "online" : "offline"; }
+
+std::optional<ServingMode> serving_mode_from_string(std::string_view s) {
+  if (s == "online") return ServingMode::online;
+  if (s == "offline") return ServingMode::offline;
+  return std::nullopt;
+}
+
+InferenceWorkload make_inference_workload(const InferenceRequest& r) {
+  InferenceWorkload w;
+  w.mode = r.mode;
+  w.weights = r.weights;
+  w.kv_cache = r.kv_cache;
+  w.samples = r.samples;
+  w.reasoning_tokens = r.reasoning_tokens;
+  w.verifier = r.verifier;
+  w.engine = r.engine;
+  if (w.verifier)
+    w.assumptions.push_back(fmt::format("the verifier {} runs on each replica beside the model and scores all {} samples of a request "
+                                        "(prompt + generated tokens, one forward pass each)",
+                                        w.verifier->name, w.samples));
+  w.concurrency = r.concurrency;
+  w.compiled_batch = r.compiled_batch;
+  w.prompt_tokens = r.prompt_tokens.value_or(kDefaultPromptTokens);
+  if (!r.prompt_tokens) w.assumptions.push_back(fmt::format("{:.0f} prompt tokens per request (default; set --prompt-tokens)", w.prompt_tokens));
+  w.output_tokens = r.output_tokens.value_or(kDefaultOutputTokens);
+  if (!r.output_tokens) w.assumptions.push_back(fmt::format("{:.0f} output tokens per request (default; set --output-tokens)", w.output_tokens));
+  w.prompt_tokens_p95 = r.prompt_tokens_p95.value_or(w.prompt_tokens);
+  w.output_tokens_p95 = r.output_tokens_p95.value_or(w.output_tokens);
+  auto check = [](double v, double lo, double hi, std::string_view flag) { check_range(v, flag, lo, hi); };
+  check(w.prompt_tokens, 1, 10'000'000, "--prompt-tokens");
+  check(w.output_tokens, 1, 10'000'000, "--output-tokens");
+  check(w.reasoning_tokens, 0, 10'000'000, "--reasoning-tokens");
+  check(w.samples, 1, 10'000, "--samples");
+  if (w.prompt_tokens_p95 < w.prompt_tokens)
+    throw InputError(fmt::format("--prompt-tokens-p95: {:g} is below the mean {:g}", w.prompt_tokens_p95, w.prompt_tokens));
+  if (w.output_tokens_p95 < w.output_tokens)
+    throw InputError(fmt::format("--output-tokens-p95: {:g} is below the mean {:g}", w.output_tokens_p95, w.output_tokens));
+  check(w.prompt_tokens_p95, 1, 10'000'000, "--prompt-tokens-p95");
+  check(w.output_tokens_p95, 1, 10'000'000, "--output-tokens-p95");
+  if (w.concurrency) check(*w.concurrency, 1, 1'000'000, "--concurrency");
+  if (w.compiled_batch) check(*w.compiled_batch, 1, 4096, "--compiled-batch");
+  if (r.requests_per_second && r.output_tokens_per_day)
+    throw InputError("give only one of --requests-per-second and --tokens-per-day");
+  if (r.requests_per_second) w.requests_per_second = *r.requests_per_second;
+  if (r.output_tokens_per_day) w.requests_per_second = *r.output_tokens_per_day / 86400.0 / w.output_tokens;
+  if (w.requests_per_second) check(*w.requests_per_second, 1e-9, 1e9, "--requests-per-second");
+  if (r.max_tpot_s && r.min_tokens_per_second_per_user)
+    throw InputError("give only one of --max-tpot and --min-tokens-per-second-per-user");
+  w.max_ttft_s = r.max_ttft_s;
+  w.max_tpot_s = r.max_tpot_s;
+  if (r.min_tokens_per_second_per_user) w.max_tpot_s = 1.0 / *r.min_tokens_per_second_per_user;
+  if (w.mode == ServingMode::online) {
+    if (!w.max_ttft_s) {
+      w.max_ttft_s = kDefaultMaxTtftS;
+      w.assumptions.push_back("time to first token at most 450 ms (default online target for chat, as MLPerf Inference's Llama-2-70B interactive scenario; set --max-ttft, or --mode offline for a batch job without latency targets)");
+    }
+    if (!w.max_tpot_s) {
+      w.max_tpot_s = kDefaultMaxTpotS;
+      w.assumptions.push_back("time per output token at most 40 ms, 25 tokens/s per user (default online target for chat, as MLPerf Inference's Llama-2-70B interactive scenario; its server scenario allows 200 ms; set --max-tpot)");
+    }
+  }
+  if (w.max_tpot_s) w.assumptions.push_back("the time-per-output-token target applies to the mean: the model has no queueing, so it has no percentiles");
+  if (w.max_ttft_s && r.prompt_tokens_p95)
+    w.assumptions.push_back(fmt::format("the time-to-first-token target is checked at the p95 prompt ({:.0f} tokens)", w.prompt_tokens_p95));
+  else if (w.max_ttft_s)
+    w.assumptions.push_back("the time-to-first-token target applies to the mean prompt and excludes queueing");
+  if (r.target_utilisation) {
+    check(*r.target_utilisation, 0.05, 1, "--target-utilisation");
+    w.target_utilisation = *r.target_utilisation;
+  } else if (w.mode == ServingMode::offline) {
+    w.target_utilisation = 1.0;  // a batch queue has no bursts to absorb and no latency to keep
+  }
+  if (!w.requests_per_second)
+    w.assumptions.push_back(fmt::format("no load given (--requests-per-second or --tokens-per-day): one instance with every replica slot it holds, costs per token at {:.0f}% "
+                                        "utilisation (--target-utilisation)", w.target_utilisation * 100));
+  else
+    w.assumptions.push_back(w.mode == ServingMode::offline && !r.target_utilisation
+                                ? std::string("offline: replicas run fully busy (a batch queue has no bursts to absorb; --target-utilisation sets headroom)")
+                                : fmt::format("replicas run at most {:.0f}% busy (--target-utilisation): headroom for bursts and queueing",
+                                              w.target_utilisation * 100));
+  return w;
+}
+
+double lora_adapter_params(const ModelSpec& m, int rank, LoraTargets targets) {
+  const double r = rank, h = m.hidden;
+  double attn;
+  if (m.uses_mla()) {
+    const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    attn = r * (h + double(m.heads) * qk) + r * (h + m.kv_lora_rank + m.qk_rope_head_dim) +
+           r * (double(m.heads) * m.v_head_dim + h);
+  } else {
+    const double q = double(m.heads) * m.head_dim, kv = double(m.kv_heads) * m.head_dim;
+    attn = r * (h + q) * 2 + r * (h + kv) * 2;  // q, o, k, v
+  }
+  double total = m.layers * attn;
+  if (targets == LoraTargets::attention_mlp) {
+    const int matrices = m.gated_mlp ? 3 : 2;
+    auto mlp = [&](double f) { return matrices * r * (h + f); };
+    if (m.is_moe()) {
+      total += m.dense_layers * mlp(m.ffn);
+      total += m.moe_layers() * (m.experts + m.shared_experts) * mlp(m.expert_ffn);
+    } else {
+      total += m.layers * mlp(m.ffn);
+    }
+  }
+  return total;
+}
+
+}  // namespace gpuadvisor
