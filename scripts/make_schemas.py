@@ -37,6 +37,7 @@ CORPUS = {
         ("recommend --model mixtral-8x7b --task inference --requests-per-second 2", 0),
         ("recommend --model llama-3-8b --task inference --max-tpot 20ms --requests-per-second 4", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 15T --family p5", 0),
+        ("recommend --params 70B --task pretrain --tokens 15T --max-instances 8 --horizon 1100d", 0),
         ("recommend --params 7B --task finetune --tokens 1B --family trn1", 0),
         ("recommend --params 7B --task rl --family p5 --algorithm ppo --reward model --reward-model 7B --placement split --async", 0),
         ("recommend --model llama-3-8b --task inference --concurrency 64 --fail-if-over 100000", 0),
@@ -97,12 +98,15 @@ MAPS = {
 # Fields no cheap command fills in, with the type the code gives them.
 TYPES = {
     "error": {"error.ttft_s": ["number"], "error.tpot_s": ["number"]},
-    "recommend": {"alternatives.on_demand.capacity.note": ["string"]},
+    # The on-demand alternative has every field of a row: a run past 182 days has no block length, a non-RL job no rl.
+    "recommend": {"alternatives.on_demand.capacity.note": ["string"], "alternatives.on_demand.capacity.capacity_block_days": ["integer", "null"],
+                  "alternatives.on_demand.rl": ["object", "null"]},
     "cost": {"alternatives.on_demand.capacity.note": ["string"], "recommendation.batch_hours_per_day": ["number"]},
 }
 
 # Money, rates and price dates are null when unknown (docs/json.md), whether or not the corpus met one.
 UNKNOWN_IS_NULL = re.compile(r"(usd|_as_of$|^prices_as_of$)")
+NEVER_NULL = {"value_of_time_usd_per_hour"}  # a setting, always given: not a price that may be unknown
 
 KEEP = ("title", "description", "enum", "const", "pattern", "minimum", "maximum", "$schema", "$id")
 
@@ -166,7 +170,7 @@ class Inferrer:
         if "integer" in types and "number" in types:
             types.discard("integer")
         key = path.rsplit(".", 1)[-1].rstrip("[]")
-        if UNKNOWN_IS_NULL.search(key) and types & {"number", "string"} and not path.startswith("catalog."):
+        if UNKNOWN_IS_NULL.search(key) and key not in NEVER_NULL and types & {"number", "string"} and not path.startswith("catalog."):
             types.add("null")
         hand = [t for t in old.get("type", []) if t != "null"]
         if path in TYPES.get(self.name, {}):

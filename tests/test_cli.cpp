@@ -215,7 +215,8 @@ TEST_CASE("cli: a family with no price is no pick, exit 3, and a training job is
 }
 
 TEST_CASE("cli: a deadline met only at the prediction, not at its p90 error, is said in the why line and in deadline_margin") {
-  const std::string base = "recommend --model llama-3-70b --task finetune --tokens 200M -q";
+  // With a slack given, the slack rule picks among the options that meet the deadline at the prediction.
+  const std::string base = "recommend --model llama-3-70b --task finetune --tokens 200M --cost-slack 20% -q";
   const auto tight = nlohmann::json::parse(run(base + " --deadline 1h --format json").out)["recommendation"];
   const auto d = tight["deadline_margin"];
   REQUIRE(d.is_object());
@@ -729,9 +730,10 @@ TEST_CASE("cli: --pricing best that picks spot gives spot's capacity advice, not
 }
 
 TEST_CASE("cli: a pick that fills its memory names the first option with room") {
-  Run r = run("recommend --params 13B --task finetune");
+  // By money alone the pick is the option that fills its memory.
+  Run r = run("recommend --params 13B --task finetune --value-of-time 0");
   REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(run("recommend --params 13B --task finetune --format json").out);
+  const auto j = nlohmann::json::parse(run("recommend --params 13B --task finetune --value-of-time 0 --format json").out);
   REQUIRE(j["options"][0]["pick"] == true);
   REQUIRE(j["options"][0]["memory_percent"].get<double>() >= 0.97);  // a fraction, despite the name
   CHECK(r.out.find("  memory: 100% of each accelerator's under the model") != std::string::npos);
@@ -824,8 +826,11 @@ TEST_CASE("cli: recommend names one pick, why, and the alternatives") {
   CHECK(rec["accelerators"].get<int>() <= 16);
   CHECK_FALSE(rec["why"].get<std::string>().empty());
   CHECK(rec["setup_hours"].get<double>() > 0);
-  CHECK(rec["costs"]["ranked_usd"].get<double>() <= 1.3 * doc["alternatives"]["cheapest"]["costs"]["ranked_usd"].get<double>());
+  CHECK(rec["total_hours"].get<double>() <= 2);  // the wait is weighed: not 9.8 h to save $23
   CHECK(doc["options"][0]["instance"] == rec["instance"]);
+  const auto by_money = nlohmann::json::parse(run("recommend --params 13B --task lora --value-of-time 0 --format json").out);
+  CHECK(by_money["recommendation"]["costs"]["ranked_usd"].get<double>() <=
+        1.3 * by_money["alternatives"]["cheapest"]["costs"]["ranked_usd"].get<double>());
   std::set<std::string> types;
   for (const auto& o : doc["options"]) CHECK(types.insert(o["instance"].get<std::string>()).second);
   // No "0m" anywhere: durations read "26 s", "4 min", "11.2 h".
@@ -994,4 +999,25 @@ TEST_CASE("cli: serving figures a person reads: prices without exponents, second
   r = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --tp 4");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("runtime reserve (Neuron runtime)") != std::string::npos);
+}
+
+TEST_CASE("cli: the horizon: a 405B run on 15T tokens picks within 90 days, and a job nothing finishes in time exits 3 naming the fastest") {
+  Run big = run("recommend --model llama-3.1-405b --task pretrain --tokens 15T --max-instances 4096 --format json");
+  REQUIRE(big.code == 0);
+  const auto j = nlohmann::json::parse(big.out);
+  CHECK(j["request"]["horizon_hours"] == 2160);
+  CHECK(j["recommendation"]["total_hours"].get<double>() <= 2160);
+  CHECK(j["alternatives"]["cheapest"]["total_hours"].get<double>() <= 2160);
+  CHECK(j["options_beyond_horizon"].get<int>() > 0);
+  // At most 8 instances, 70B on 15T tokens takes years: no pick, the fastest named with the --horizon that takes it.
+  Run none = run("recommend --params 70B --task pretrain --tokens 15T --max-instances 8");
+  CHECK(none.code == 3);
+  CHECK(none.err.find("within the 90.0 d horizon") != std::string::npos);
+  CHECK(none.err.find("the fastest is 8 x ") != std::string::npos);
+  CHECK(none.err.find("--horizon ") != std::string::npos);
+  CHECK(run("recommend --params 70B --task pretrain --tokens 15T --max-instances 8 --horizon 1100d").code == 0);
+  // Not a flag for a service, a reservation or a given run.
+  CHECK(run("recommend --params 7B --task inference --horizon 30d").code == 2);
+  CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --value-of-time 10").code == 2);
+  CHECK(run("cost --model llama-3-8b --task lora --instance p5.48xlarge --count 1 --horizon 30d").code == 2);
 }

@@ -50,6 +50,36 @@ TEST_CASE("objective: the fastest option within the slack of the cheapest") {
   CHECK(recommended_order(c, keep, 0.20, pick(c, 0.20)) == std::vector<size_t>{4, 0, 2, 3});
 }
 
+TEST_CASE("objective: the value of time weighs the wait into the pick, not into the cheapest") {
+  // 13B LoRA's options: 9.8 h for $18.32, 44 min for $30.60, 39 min for $35.91.
+  std::vector<Candidate> c = {{18.32, 9.8, 1, "g6e.xlarge"}, {30.60, 0.733, 4, "g6e.12xlarge"}, {35.91, 0.65, 8, "p5.48xlarge"}};
+  CHECK(*pick(c, 0.20) == 0);  // by money alone: the cheapest
+  for (auto& k : c) k.time_value_usd = 60 * k.time;
+  // Weighed at $60/h: $606.32, $74.58, $74.91; within $74.58 + 20% of the cheapest price ($3.66),
+  // and $74.91 x 0.65 h = 48.7 <= 74.58 x 0.733 h = 54.7: the fastest.
+  CHECK(*pick(c, 0.20) == 2);
+  CHECK(*pick(c, 0.0) == 1);    // no slack: the least weighed cost
+  CHECK(*cheapest(c) == 0);     // "cheapest" stays the least money
+  // At large cost the wait moves nothing: $1.49M in 17 d against $1.53M in 4.4 d is decided by the slack rule either way.
+  std::vector<Candidate> big = {{1490202, 408, 256, "32 x"}, {1533777, 105.6, 1024, "128 x"}};
+  const auto before = pick(big, 0.20);
+  for (auto& k : big) k.time_value_usd = 60 * k.time;
+  CHECK(pick(big, 0.20) == before);
+}
+
+TEST_CASE("objective: an option beyond the horizon is never the pick, the cheapest or the fastest, and is listed last") {
+  // 11.2 years for $22.28M, 65.6 days for $22.96M, 26.7 days for $37.3M: the first is past a 90-day horizon.
+  std::vector<Candidate> c = {{22275221, 11.2 * 8766, 16, "2 x"}, {22956791, 65.6 * 24, 1024, "128 x"}, {37342613, 26.7 * 24, 4096, "512 x"}};
+  c[0].eligible = false;
+  CHECK(*cheapest(c) == 1);
+  CHECK(*pick(c, 0.20) == 1);
+  CHECK(*fastest(c) == 2);
+  CHECK(recommended_order(c, {0, 1, 2}, 0.20, pick(c, 0.20)).back() == 0);
+  for (auto& k : c) k.eligible = false;
+  CHECK_FALSE(pick(c, 0.20));
+  CHECK_FALSE(cheapest(c));
+}
+
 TEST_CASE("objective: an unpriced type's row weighs accelerator-hours, not the largest count") {
   // 4 chips for 10 h (40 chip-hours), 16 for 2.6 h (41.6), 64 for 0.9 h (57.6): without a price the
   // row is the 16-chip count (within 20% of the least chip-hours and faster), not the 64-chip one.
@@ -188,12 +218,27 @@ TEST_CASE("job overheads, by hand") {
 
 TEST_CASE("13B LoRA: a pick a practitioner would rent, one row per instance type") {
   RecommendRequest r;
+  // By money alone (--value-of-time 0): within the slack of the cheapest.
+  r.value_of_time_usd_per_hour = 0;
+  const Recommendation by_money = recommend(model13b(), workload(model13b(), Task::lora), cat(), r);
+  REQUIRE(by_money.pick);
+  CHECK(*by_money.pick->ranked_cost_usd <= (1 + r.cost_slack) * *by_money.cheapest->ranked_cost_usd);
+  // With the default value of time the wait counts: done within two hours, and its price plus
+  // its wait within 20% of the cheapest price of the least weighed option's.
+  r.value_of_time_usd_per_hour = kDefaultValueOfTimeUsdPerHour;
   Recommendation rec = recommend(model13b(), workload(model13b(), Task::lora), cat(), r);
   REQUIRE(rec.pick);
   const RecommendRow& p = *rec.pick;
   CHECK(p.count * p.instance->accelerator_count <= 16);
-  CHECK(*p.ranked_cost_usd <= 1.3 * *rec.cheapest->ranked_cost_usd);
-  CHECK(*p.ranked_cost_usd <= (1 + r.cost_slack) * *rec.cheapest->ranked_cost_usd);
+  CHECK(p.estimate.total_hours <= 2);
+  CHECK(p.estimate.total_hours < by_money.pick->estimate.total_hours / 4);
+  r.all_counts = true;
+  double least_weighed = 1e300;
+  for (const auto& row : recommend(model13b(), workload(model13b(), Task::lora), cat(), r).rows)
+    if (row.ranked_cost_usd) least_weighed = std::min(least_weighed, *row.ranked_cost_usd + r.value_of_time_usd_per_hour * row.estimate.total_hours);
+  r.all_counts = false;
+  CHECK(*p.ranked_cost_usd + r.value_of_time_usd_per_hour * p.estimate.total_hours <= least_weighed + r.cost_slack * *rec.cheapest->ranked_cost_usd);
+  CHECK(rec.why.find("--value-of-time") != std::string::npos);
   CHECK_FALSE(rec.why.empty());
   CHECK(rec.rows.front().instance == p.instance);
   CHECK(rec.rows.front().count == p.count);
@@ -263,6 +308,7 @@ TEST_CASE("pre-training picks meet the deadline and say how to buy the capacity"
   const ModelSpec& m7 = *find_model_preset("llama-2-7b");
   RecommendRequest two_weeks;
   two_weeks.deadline_hours = 14 * 24;
+  two_weeks.cost_slack_given = true;  // the slack rule, not the cheapest that meets the deadline
   Recommendation seven = recommend(m7, workload(m7, Task::pretrain, 300e9), cat(), two_weeks);
   REQUIRE(seven.pick);
   REQUIRE(seven.pick->capacity.beyond_on_demand);
@@ -333,4 +379,42 @@ TEST_CASE("serving: one instance with its replica slots filled without a load, t
     if (row.estimate.layout.pp == 1) single.insert(row.instance->family);
   for (const auto& row : loaded.rows)
     if (row.estimate.layout.pp > 1) CHECK(single.count(row.instance->family) == 0);
+}
+
+// The capacity issue's practical answers for the pick rule: a horizon and a deadline.
+TEST_CASE("a 70B model on 15T tokens: neither the pick nor the cheapest takes longer than the horizon") {
+  const ModelSpec m = model_from_param_count(70e9);
+  RecommendRequest r;
+  const Recommendation rec = recommend(m, workload(m, Task::pretrain, 15e12), cat(), r);
+  REQUIRE(rec.pick);
+  CHECK(rec.pick->estimate.total_hours <= r.horizon_hours);
+  CHECK(rec.cheapest->estimate.total_hours <= r.horizon_hours);
+  CHECK(rec.fastest->estimate.total_hours <= r.horizon_hours);
+  CHECK(rec.beyond_horizon > 0);  // the 11-year option is still counted and listed, last
+  CHECK(rec.why.find("horizon") != std::string::npos);
+  // Raising the horizon lets the longer, cheaper runs back in as the cheapest.
+  r.horizon_hours = 20 * 8766;
+  const Recommendation wide = recommend(m, workload(m, Task::pretrain, 15e12), cat(), r);
+  REQUIRE(wide.cheapest);
+  CHECK(wide.cheapest->estimate.total_hours > 90 * 24);
+}
+
+TEST_CASE("8B on 1T tokens by a 14-day deadline: the cheapest option that meets it at its p90 error") {
+  const ModelSpec m = model_from_param_count(8e9);
+  RecommendRequest r;
+  r.deadline_hours = 14 * 24;
+  r.all_counts = true;
+  const Recommendation rec = recommend(m, workload(m, Task::pretrain, 1e12), cat(), r);
+  REQUIRE(rec.pick);
+  const RecommendRow& p = *rec.pick;
+  CHECK(p.estimate.total_hours * (1 + p.capacity.margin) <= *r.deadline_hours);
+  for (const auto& row : rec.rows)
+    if (row.ranked_cost_usd && row.estimate.total_hours * (1 + row.capacity.margin) <= *r.deadline_hours)
+      CHECK(*row.ranked_cost_usd >= *p.ranked_cost_usd);
+  CHECK(rec.why.find("meets the 14.0 d deadline at its p90 error") != std::string::npos);
+  // With a slack given, the slack rule decides again (a faster, dearer option may win).
+  r.cost_slack_given = true;
+  const Recommendation slack = recommend(m, workload(m, Task::pretrain, 1e12), cat(), r);
+  REQUIRE(slack.pick);
+  CHECK(slack.why.find("within 20%") != std::string::npos);
 }

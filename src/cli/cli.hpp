@@ -182,7 +182,7 @@ struct OverheadOptions {
 };
 
 struct RankingOptions {
-  std::string sort_by, deadline, budget, region = "us-east-1", pricing = "on-demand", cost_slack;
+  std::string sort_by, deadline, budget, region = "us-east-1", pricing = "on-demand", cost_slack, horizon, value_of_time;
   std::string checkpoint_storage = "fsx-lustre", checkpoint_gb_per_s, restart_minutes, chart;
   int top = 10;
   int max_instances = 512;
@@ -208,6 +208,9 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
 // `options`: the instance types that can run it (all unpriced), named in the message.
 // `fastest`: the fastest unpriced option in words, for a training job.
 [[noreturn]] void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& options = {}, const std::string& fastest = {});
+// A training or RL ranking with no pick: nothing within the horizon (exit 3,
+// the fastest option named with what buying it takes), else no known price.
+[[noreturn]] void throw_no_pick(const Recommendation& result, const RecommendRequest& r, const std::string& fastest = {});
 // The instance types of a result's rows, each once, for that message.
 template <class Rows>
 std::vector<std::string> row_instances(const Rows& rows) {

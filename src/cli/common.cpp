@@ -305,6 +305,12 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
       ->group("Ranking");
   cmd->add_option("--cost-slack", o.cost_slack, "The pick is the fastest option within this much of the cheapest cost that is faster than each cheaper one by as much as it costs more: 20% (default; 0 for --mode offline), 0.5")
       ->group("Ranking");
+  cmd->add_option("--horizon", o.horizon,
+                  "Longest run the pick may take: 90d (default), 180d; longer options are listed last, never picked (training, RL)")
+      ->group("Ranking");
+  cmd->add_option("--value-of-time", o.value_of_time,
+                  "What an hour of the run's wait is worth, USD: 25 (default, a judgement: part of an engineer's hour), 0 to rank by money alone (training, RL)")
+      ->group("Ranking");
   cmd->add_option("--top", o.top, "Rows to show (default 10)")->group("Ranking");
   cmd->add_flag("--all-counts", o.all_counts, "Show every instance count (every tensor-parallel size for a service), not one row per type")
       ->group("Ranking");
@@ -602,6 +608,13 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
     r.sort_by = *sort;
   }
   if (!o.cost_slack.empty()) r.cost_slack = parse_fraction(o.cost_slack, "--cost-slack", 0, 10);
+  r.cost_slack_given = !o.cost_slack.empty();
+  if (!o.horizon.empty()) r.horizon_hours = parse_duration_hours(o.horizon, "--horizon");
+  if (!o.value_of_time.empty()) {
+    const bool zero = o.value_of_time.find_first_not_of("$0.") == std::string::npos && o.value_of_time.find('0') != std::string::npos;
+    r.value_of_time_usd_per_hour = zero ? 0 : parse_usd(o.value_of_time, "--value-of-time");  // 0: by money alone
+  }
+  r.value_of_time_given = !o.value_of_time.empty();
   if (o.top < 1) throw InputError("--top: must be at least 1");
   if (o.max_instances < 1 || o.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
   r.top = o.top;
@@ -653,6 +666,20 @@ void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& o
                                                 : "; try --pricing on-demand or another --region"));
 }
 
+void throw_no_pick(const Recommendation& result, const RecommendRequest& r, const std::string& fastest) {
+  const bool any_within = std::any_of(result.rows.begin(), result.rows.end(), [&](const RecommendRow& x) {
+    return x.ranked_cost_usd && x.estimate.total_hours <= r.horizon_hours;
+  });
+  if (const auto& f = result.fastest_beyond_horizon; f && !any_within)
+    throw NothingFitsError(fmt::format("no priced option finishes within the {} horizon (--horizon); the fastest is {} x {}, {}, ${} {} ({}): "
+                                       "--horizon {:.0f}d accepts it, or give more --max-instances, fewer --tokens or a smaller model",
+                                       format_duration(r.horizon_hours), f->count, f->instance->name, format_duration(f->estimate.total_hours),
+                                       format_thousands(*f->ranked_cost_usd, 0), f->ranked_pricing, f->capacity.column(),
+                                       std::ceil(f->estimate.total_hours / 24)),
+                           rejections_json(result.rejections));
+  throw_no_price(r, row_instances(result.rows), fastest);
+}
+
 std::string nothing_fits_hint(Task task) {
   if (task == Task::lora || task == Task::finetune)
     return fmt::format("try --task {}, a larger --max-instances, a later --deadline or a bigger --budget", task == Task::lora ? "qlora" : "lora");
@@ -666,7 +693,7 @@ void refuse_neuron_flags_off_neuron(const CLI::App* cmd, const Accelerator& acc,
 
 void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kTrainingOnly[] = {"--tokens", "--seq-len", "--global-batch", "--no-flash-attention"};
-  static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline",
+  static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline", "--horizon", "--value-of-time",
                                                    "--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
                                                    "--resume", "--no-overheads"};
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",

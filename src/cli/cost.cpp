@@ -71,7 +71,7 @@ class CostCommand : public Command {
                                          nothing_fits_hint(w.task)),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_price(r, row_instances(result.rows));
+    if (!result.pick) throw_no_pick(result, r);
     return print(result, RecommendContext{&m, &w, &r}, catalog, g);
   }
 
@@ -90,8 +90,8 @@ class CostCommand : public Command {
     if (instance.empty()) throw InputError("a given run needs --instance (with --count and --hours, or a model to estimate the hours)");
     const Instance* inst = &instance_named(catalog, instance, "--instance");
     if (count < 1 || count > 100000) throw InputError("--count: must be in [1, 100000]");
-    for (const char* f : {"--family", "--exclude"})
-      if (given(app, f)) throw InputError(fmt::format("{} filters a ranking; a given run is the --instance it names", f));
+    for (const char* f : {"--family", "--exclude", "--horizon", "--value-of-time"})
+      if (given(app, f)) throw InputError(fmt::format("{} shapes a ranking; a given run is the --instance it names", f));
     refuse_neuron_flags_off_neuron(app, catalog.accelerator_of(*inst), inst->name);
     return *inst;
   }
@@ -165,7 +165,7 @@ class CostCommand : public Command {
       throw NothingFitsError(fmt::format("no instance type can run RL post-training of {} under these constraints", m.name),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_price(r, row_instances(result.rows));
+    if (!result.pick) throw_no_pick(result, r);
     return print(result, ctx, catalog, g);
   }
 
@@ -178,7 +178,7 @@ class CostCommand : public Command {
     static constexpr const char* kOverheads[] = {"--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
                                                  "--resume", "--no-overheads", "--checkpoint-storage", "--checkpoint-gb-per-s",
                                                  "--restart-minutes"};
-    static constexpr const char* kRanking[] = {"--sort-by", "--cost-slack", "--top", "--all-counts", "--max-instances", "--family", "--exclude"};
+    static constexpr const char* kRanking[] = {"--sort-by", "--cost-slack", "--horizon", "--value-of-time", "--top", "--all-counts", "--max-instances", "--family", "--exclude"};
     for (const char* f : kJob)
       if (given(app, f)) throw InputError(fmt::format("{} needs the model (--params, --model or --model-config)", f));
     for (const char* f : kOverheads)

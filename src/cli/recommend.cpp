@@ -125,7 +125,7 @@ class RecommendCommand : public Command {
       const auto f = std::min_element(result.rows.begin(), result.rows.end(),
                                       [](const RecommendRow& a, const RecommendRow& b) { return a.estimate.total_hours < b.estimate.total_hours; });
       if (f != result.rows.end()) fastest = fmt::format("{} x {}, {}", f->count, f->instance->name, format_duration(f->estimate.total_hours));
-      throw_no_price(r, row_instances(result.rows), fastest);
+      throw_no_pick(result, r, fastest);
     }
     const RecommendRow& pick = *result.pick;
     if (!eo.target.empty()) {

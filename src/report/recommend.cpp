@@ -215,6 +215,9 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
   j["workload"] = workload_json(*ctx.workload);
   j["request"] = request_json(*ctx.request);
   j["request"]["all_counts"] = ctx.request->all_counts;
+  j["request"]["horizon_hours"] = sig6(ctx.request->horizon_hours);
+  j["request"]["value_of_time_usd_per_hour"] = sig6(ctx.request->value_of_time_usd_per_hour);
+  j["options_beyond_horizon"] = rec.beyond_horizon;
   if (ctx.rl) {
     j["workload"]["task"] = "rl";
     j["workload"]["policy_update"] = ctx.workload->task == Task::lora ? "lora" : "full";

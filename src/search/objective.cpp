@@ -22,10 +22,16 @@ std::optional<size_t> best_of(const std::vector<Candidate>& c, const std::vector
                               bool priced_only) {
   std::optional<size_t> best;
   for (size_t i : among) {
-    if (priced_only && !c[i].cost) continue;
+    if (priced_only && (!c[i].cost || !c[i].eligible)) continue;
     if (!best || better(c[i], c[*best])) best = i;
   }
   return best;
+}
+
+// The cost the pick weighs: the price plus what the wait is worth.
+double weighed(const Candidate& c) { return *c.cost + c.time_value_usd; }
+bool weighed_lower(const Candidate& a, const Candidate& b) {
+  return std::tuple(weighed(a), *a.cost, a.time, a.accelerators, a.group) < std::tuple(weighed(b), *b.cost, b.time, b.accelerators, b.group);
 }
 
 std::vector<size_t> all(const std::vector<Candidate>& c) {
@@ -39,17 +45,25 @@ std::vector<size_t> all(const std::vector<Candidate>& c) {
 // that of every cheaper option within the slack (a blind trial's DeepSeek
 // service took 16% more than the cheapest for a 4% lower time per token, and
 // its DeepSeek-V3 pre-training 11% more than the runner-up for 0.5% less time).
+// With a value of time the reference is the least weighed cost (price plus
+// wait), and the slack is a share of the cheapest price in dollars: an option
+// qualifies within that many dollars of the least weighed cost. Without one
+// (time value 0) this is the rule above: cost <= (1 + slack) x the cheapest.
 std::optional<size_t> pick_among(const std::vector<Candidate>& c, const std::vector<size_t>& among, double slack) {
-  const auto low = best_of(c, among, cheaper, true);
+  const auto low = best_of(c, among, weighed_lower, true);
   if (!low) return std::nullopt;
+  const size_t cheapest_index = *best_of(c, among, cheaper, true);
+  // The same bound written as (1 + slack) x the cheapest when nothing is weighed, so those picks keep their bytes.
+  const double bound = cheapest_index == *low && c[*low].time_value_usd == 0 ? *c[*low].cost * (1 + slack)
+                                                                             : weighed(c[*low]) + slack * *c[cheapest_index].cost;
   std::vector<size_t> within;
   for (size_t i : among)
-    if (c[i].cost && *c[i].cost <= *c[*low].cost * (1 + slack)) within.push_back(i);
-  std::stable_sort(within.begin(), within.end(), [&](size_t a, size_t b) { return cheaper(c[a], c[b]); });
+    if (c[i].cost && c[i].eligible && weighed(c[i]) <= bound) within.push_back(i);
+  std::stable_sort(within.begin(), within.end(), [&](size_t a, size_t b) { return weighed_lower(c[a], c[b]); });
   std::vector<size_t> qualified;
   double least_value = 1e300;  // the lowest cost x time among the cheaper options
   for (size_t i : within) {
-    const double value = *c[i].cost * c[i].time;
+    const double value = weighed(c[i]) * c[i].time;
     if (value <= least_value) qualified.push_back(i);
     least_value = std::min(least_value, value);
   }
@@ -91,11 +105,12 @@ std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std
                                       std::optional<size_t> pick_index) {
   std::optional<double> low;
   for (size_t i : keep)
-    if (c[i].cost && (!low || *c[i].cost < *low)) low = c[i].cost;
-  auto within = [&](size_t i) { return c[i].cost && low && *c[i].cost <= *low * (1 + slack); };
+    if (c[i].cost && c[i].eligible && (!low || weighed(c[i]) < *low)) low = weighed(c[i]);
+  auto within = [&](size_t i) { return c[i].cost && c[i].eligible && low && weighed(c[i]) <= *low * (1 + slack); };
   std::vector<size_t> order = keep;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if ((pick_index && a == *pick_index) != (pick_index && b == *pick_index)) return pick_index && a == *pick_index;
+    if (c[a].eligible != c[b].eligible) return c[a].eligible;  // beyond the horizon: last
     if (within(a) != within(b)) return within(a);
     if (within(a)) return quicker(c[a], c[b]);
     if (c[a].cost.has_value() != c[b].cost.has_value()) return c[a].cost.has_value();

@@ -427,34 +427,81 @@ std::string option_text(const RecommendRow& r) {
                      format_thousands(*r.ranked_cost_usd, *r.ranked_cost_usd < 1000 ? 2 : 0));
 }
 
-// Why the pick, in one sentence (docs/methodology.md §The pick).
-std::string why_text(const Recommendation& rec, const RecommendRequest& r) {
+// The rule the pick was made by (docs/methodology.md §The pick).
+struct PickRule {
+  bool deadline = false;          // the cheapest that meets the deadline (no slack, no value of time)
+  bool deadline_at_p90 = false;   // ... at its p90 error (else at the prediction: none meets it at p90)
+  double slack = 0;
+  double value_of_time_usd_per_hour = 0;
+};
+
+PickRule pick_rule(const RecommendRequest& r) {
+  PickRule rule;
+  rule.deadline = r.deadline_hours && !r.cost_slack_given && !r.value_of_time_given;
+  rule.deadline_at_p90 = rule.deadline;
+  rule.slack = rule.deadline ? 0 : r.cost_slack;
+  rule.value_of_time_usd_per_hour = rule.deadline ? 0 : r.value_of_time_usd_per_hour;
+  return rule;
+}
+
+std::string slack_rule_text(const Recommendation& rec, const PickRule& rule) {
   const RecommendRow &p = *rec.pick, &low = *rec.cheapest;
-  const double slack_pct = r.cost_slack * 100;
+  const double slack_pct = rule.slack * 100;
+  const std::string weighed = rule.value_of_time_usd_per_hour > 0
+                                  ? fmt::format(" with each hour of the run counted at ${:g} (--value-of-time)", rule.value_of_time_usd_per_hour)
+                                  : std::string();
+  if (p.instance == low.instance && p.count == low.count)
+    return slack_pct > 0 ? fmt::format("the cheapest option ({}), and no option within {:.0f}% of its cost{} is faster by as much as it costs more",
+                                       option_text(p), slack_pct, weighed)
+                         : fmt::format("the cheapest option ({}; --cost-slack 0)", option_text(p));
+  return fmt::format("the fastest option within {:.0f}% of the lowest cost{} that is faster than each cheaper one by as much as it costs "
+                     "more: {}, {:.0f}% more than the cheapest ({}) and {:.1f}x faster",
+                     slack_pct, weighed, option_text(p), (*p.ranked_cost_usd / *low.ranked_cost_usd - 1) * 100, option_text(low),
+                     low.estimate.total_hours / p.estimate.total_hours);
+}
+
+// Why the pick, in one sentence: the rule that decided, then the deadline,
+// budget and horizon it was held to.
+std::string why_text(const Recommendation& rec, const RecommendRequest& r, const PickRule& rule) {
+  const RecommendRow& p = *rec.pick;
   std::string s;
-  if (p.instance == low.instance && p.count == low.count) {
-    s = slack_pct > 0 ? fmt::format("the cheapest option ({}), and no option within {:.0f}% of its cost is faster by as much as it costs more", option_text(p), slack_pct)
-                      : fmt::format("the cheapest option ({}; --cost-slack 0)", option_text(p));
+  const auto d = deadline_margin(p, r);
+  if (rule.deadline) {
+    s = rule.deadline_at_p90
+            ? fmt::format("the cheapest option that meets the {} deadline at its p90 error (+{:.0f}%: {}): {}", format_duration(d->deadline_hours),
+                          d->p90_abs_error * 100, format_duration(d->hours_at_p90), option_text(p))
+            : fmt::format("the cheapest option that meets the {} deadline: {}; none meets it at its p90 error (+{:.0f}%: {}; a later --deadline "
+                          "leaves room)", format_duration(d->deadline_hours), option_text(p), d->p90_abs_error * 100, format_duration(d->hours_at_p90));
+    s += " (--cost-slack or --value-of-time trade money for time)";
   } else {
-    s = fmt::format("the fastest option within {:.0f}% of the cheapest cost that is faster than each cheaper one by as much as it costs "
-                    "more: {}, {:.0f}% more than the cheapest ({}) and {:.1f}x faster",
-                    slack_pct, option_text(p), (*p.ranked_cost_usd / *low.ranked_cost_usd - 1) * 100, option_text(low),
-                    low.estimate.total_hours / p.estimate.total_hours);
-  }
-  if (const auto d = deadline_margin(p, r)) {
-    s += fmt::format("; meets the {} deadline", format_duration(d->deadline_hours));
-    if (d->exceeds_deadline_at_p90)
-      s += fmt::format(" at the prediction, not at its p90 error (+{:.0f}%: {}; a later --deadline or a faster pick leaves room)",
-                       d->p90_abs_error * 100, format_duration(d->hours_at_p90));
+    s = slack_rule_text(rec, rule);
+    if (d) {
+      s += fmt::format("; meets the {} deadline", format_duration(d->deadline_hours));
+      if (d->exceeds_deadline_at_p90)
+        s += fmt::format(" at the prediction, not at its p90 error (+{:.0f}%: {}; a later --deadline or a faster pick leaves room)",
+                         d->p90_abs_error * 100, format_duration(d->hours_at_p90));
+    }
   }
   if (r.budget_usd) s += fmt::format("; within the ${} budget", format_thousands(*r.budget_usd));
+  if (rec.beyond_horizon > 0)
+    s += fmt::format("; {} option{} longer than the {} horizon {} listed last, never the pick (--horizon)", rec.beyond_horizon,
+                     rec.beyond_horizon > 1 ? "s" : "", format_duration(r.horizon_hours), rec.beyond_horizon > 1 ? "are" : "is");
   return s;
 }
 
-std::vector<Candidate> candidates(const std::vector<RecommendRow>& rows) {
+// The candidates the pick rule weighs: within the horizon (and, under the
+// deadline rule, meeting the deadline at the p90 error when `at_p90`), each
+// hour weighed at the rule's value of time.
+std::vector<Candidate> candidates(const std::vector<RecommendRow>& rows, const RecommendRequest& r, const PickRule& rule) {
   std::vector<Candidate> c;
-  for (const auto& x : rows)
-    c.push_back({x.ranked_cost_usd, x.estimate.total_hours, x.count * x.instance->accelerator_count, x.instance->name});
+  for (const auto& x : rows) {
+    const double hours = x.estimate.total_hours;
+    Candidate k{x.ranked_cost_usd, hours, x.count * x.instance->accelerator_count, x.instance->name};
+    k.time_value_usd = rule.value_of_time_usd_per_hour * hours;
+    k.eligible = hours <= r.horizon_hours;
+    if (rule.deadline && rule.deadline_at_p90) k.eligible = k.eligible && hours * (1 + x.capacity.margin) <= *r.deadline_hours;
+    c.push_back(k);
+  }
   return c;
 }
 
@@ -487,17 +534,28 @@ void sort_rows(std::vector<RecommendRow>& rows, SortBy sort_by) {
 // The pick, the alternatives, one row per instance type (or every count) in
 // the requested order.
 void choose_rows(Recommendation& out, const RecommendRequest& r) {
-  const std::vector<Candidate> c = candidates(out.rows);
-  const Choice ch = choose(c, r.cost_slack, r.all_counts);
+  PickRule rule = pick_rule(r);
+  std::vector<Candidate> c = candidates(out.rows, r, rule);
+  if (rule.deadline && std::none_of(c.begin(), c.end(), [](const Candidate& k) { return k.cost && k.eligible; })) {
+    rule.deadline_at_p90 = false;  // none meets it at p90: the cheapest that meets it at the prediction
+    c = candidates(out.rows, r, rule);
+  }
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c[i].time <= r.horizon_hours) continue;
+    ++out.beyond_horizon;
+    if (out.rows[i].ranked_cost_usd && (!out.fastest_beyond_horizon || c[i].time < out.fastest_beyond_horizon->estimate.total_hours))
+      out.fastest_beyond_horizon = out.rows[i];
+  }
+  const Choice ch = choose(c, rule.slack, r.all_counts);
   if (ch.pick && out.rows[*ch.pick].capacity.beyond_on_demand) {
     // The pick's own type at the counts one can usually start on demand.
     std::vector<Candidate> startable = c;
     for (size_t i = 0; i < c.size(); ++i)
       if (out.rows[i].capacity.beyond_on_demand || out.rows[i].instance != out.rows[*ch.pick].instance) startable[i].cost.reset();
-    if (const auto i = pick(startable, r.cost_slack)) out.on_demand_pick = out.rows[*i];
+    if (const auto i = pick(startable, rule.slack)) out.on_demand_pick = out.rows[*i];
   }
   apply_choice(out, ch);
-  if (out.pick) out.why = why_text(out, r);
+  if (out.pick) out.why = why_text(out, r, rule);
   sort_rows(out.rows, r.sort_by);
 }
 

@@ -13,12 +13,21 @@
 namespace gpuadvisor {
 
 inline constexpr double kDefaultCostSlack = 0.20;
+// A training job's pick rule (docs/methodology.md §The pick): options longer
+// than the horizon are never the pick, and each hour of the run is worth this
+// much to whoever waits for it: a judgement, a fraction of an engineer's hour
+// (the US median wage of software developers, $63.59/h in May 2023, BLS OES
+// 15-1252), as a person does other work while a job runs.
+inline constexpr double kDefaultHorizonDays = 90;
+inline constexpr double kDefaultValueOfTimeUsdPerHour = 25;
 
 struct Candidate {
   std::optional<double> cost;  // unknown price: never picked, never cheapest
   double time = 0;             // smaller is better
   int accelerators = 0;        // ties go to the smaller cluster
   std::string group;           // the instance type
+  double time_value_usd = 0;   // what the wait is worth (value of time x hours): added to the cost for the pick, not for "cheapest"
+  bool eligible = true;        // within the horizon (and a deadline's p90): else listed last, never the pick, cheapest or fastest
 };
 
 // The cheapest and the fastest candidate with a known price (an option one
@@ -27,7 +36,9 @@ std::optional<size_t> cheapest(const std::vector<Candidate>& c);
 std::optional<size_t> fastest(const std::vector<Candidate>& c);
 // The fastest candidate whose cost is at most (1 + slack) x the cheapest and
 // whose cost x time is no more than the cheapest's (speed that pays for what it
-// costs more); ties: fewer accelerators, then lower cost. nullopt when no price is known.
+// costs more); ties: fewer accelerators, then lower cost. nullopt when no price
+// is known. The costs here are each candidate's cost plus its time_value_usd;
+// only eligible candidates are considered.
 std::optional<size_t> pick(const std::vector<Candidate>& c, double slack);
 
 // One candidate per group: the group's own pick (its fastest if it has no

@@ -59,6 +59,14 @@ struct RecommendRequest {
   SortBy sort_by = SortBy::recommended;
   int top = 10;
   double cost_slack = kDefaultCostSlack;  // the pick: fastest within this share of the cheapest
+  // The pick rule for training and RL (docs/methodology.md §The pick): runs
+  // longer than the horizon are listed last and never the pick; each hour of
+  // the run is weighed at the value of time. With a deadline and neither of
+  // --cost-slack and --value-of-time given, the pick is the cheapest option
+  // that meets the deadline at its p90 error.
+  double horizon_hours = kDefaultHorizonDays * 24;
+  double value_of_time_usd_per_hour = kDefaultValueOfTimeUsdPerHour;
+  bool cost_slack_given = false, value_of_time_given = false;
   bool all_counts = false;                // every instance count, not one row per instance type
   // Job overheads and checkpoint storage (docs/methodology.md §Job overheads).
   OverheadSettings overheads;
@@ -132,6 +140,10 @@ struct Recommendation {
   // the constraints).
   std::optional<RecommendRow> on_demand_pick;
   std::string why;                       // why the pick, in one sentence
+  // Options longer than the horizon (listed last, never the pick), and the
+  // fastest of them when no option is within it.
+  int beyond_horizon = 0;
+  std::optional<RecommendRow> fastest_beyond_horizon;
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   long layouts_evaluated = 0;
   std::vector<std::string> notes;
