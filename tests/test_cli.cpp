@@ -1015,7 +1015,7 @@ TEST_CASE("cli: the horizon: a 405B run on 15T tokens picks within 90 days, and 
   CHECK(none.err.find("within the 90.0 d horizon") != std::string::npos);
   CHECK(none.err.find("the fastest is 8 x ") != std::string::npos);
   CHECK(none.err.find("--horizon ") != std::string::npos);
-  CHECK(run("recommend --params 70B --task pretrain --tokens 15T --max-instances 8 --horizon 1100d").code == 0);
+  CHECK(run("recommend --params 70B --task pretrain --tokens 15T --max-instances 8 --horizon 3y").code == 0);  // years as printed
   // Not a flag for a service, a reservation or a given run.
   CHECK(run("recommend --params 7B --task inference --horizon 30d").code == 2);
   CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --value-of-time 10").code == 2);

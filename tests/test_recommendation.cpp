@@ -416,5 +416,5 @@ TEST_CASE("8B on 1T tokens by a 14-day deadline: the cheapest option that meets 
   r.cost_slack_given = true;
   const Recommendation slack = recommend(m, workload(m, Task::pretrain, 1e12), cat(), r);
   REQUIRE(slack.pick);
-  CHECK(slack.why.find("within 20%") != std::string::npos);
+  CHECK(slack.why.find("(20% of the cheapest price)") != std::string::npos);
 }

@@ -145,10 +145,11 @@ double parse_duration_hours(std::string_view text, std::string_view what) {
   else if (u == "h" || u == "hr" || u == "hours") hours_per_unit = 1;
   else if (u == "d" || u == "days") hours_per_unit = 24;
   else if (u == "w" || u == "weeks") hours_per_unit = 24 * 7;
+  else if (u == "y" || u == "years") hours_per_unit = 24 * 365;  // as format_duration prints years
   else if (u.empty())
-    throw InputError(fmt::format("{}: '{}' needs a unit (s, min, h, d or w), e.g. 72h or 14d", what, trim(text)));
+    throw InputError(fmt::format("{}: '{}' needs a unit (s, min, h, d, w or y), e.g. 72h or 14d", what, trim(text)));
   else
-    throw InputError(fmt::format("{}: unknown unit '{}' in '{}' (use s, min, h, d or w)", what, unit, trim(text)));
+    throw InputError(fmt::format("{}: unknown unit '{}' in '{}' (use s, min, h, d, w or y)", what, unit, trim(text)));
   double hours = value * hours_per_unit;
   require_positive(hours, text, what);
   return hours;

@@ -447,16 +447,25 @@ PickRule pick_rule(const RecommendRequest& r) {
 std::string slack_rule_text(const Recommendation& rec, const PickRule& rule) {
   const RecommendRow &p = *rec.pick, &low = *rec.cheapest;
   const double slack_pct = rule.slack * 100;
-  const std::string weighed = rule.value_of_time_usd_per_hour > 0
-                                  ? fmt::format(" with each hour of the run counted at ${:g} (--value-of-time)", rule.value_of_time_usd_per_hour)
-                                  : std::string();
-  if (p.instance == low.instance && p.count == low.count)
-    return slack_pct > 0 ? fmt::format("the cheapest option ({}), and no option within {:.0f}% of its cost{} is faster by as much as it costs more",
-                                       option_text(p), slack_pct, weighed)
-                         : fmt::format("the cheapest option ({}; --cost-slack 0)", option_text(p));
-  return fmt::format("the fastest option within {:.0f}% of the lowest cost{} that is faster than each cheaper one by as much as it costs "
-                     "more: {}, {:.0f}% more than the cheapest ({}) and {:.1f}x faster",
-                     slack_pct, weighed, option_text(p), (*p.ranked_cost_usd / *low.ranked_cost_usd - 1) * 100, option_text(low),
+  const bool same = p.instance == low.instance && p.count == low.count;
+  if (slack_pct <= 0 && same && rule.value_of_time_usd_per_hour <= 0) return fmt::format("the cheapest option ({}; --cost-slack 0)", option_text(p));
+  if (rule.value_of_time_usd_per_hour <= 0) {
+    if (same)
+      return fmt::format("the cheapest option ({}), and no option within {:.0f}% of its cost is faster by as much as it costs more", option_text(p), slack_pct);
+    return fmt::format("the fastest option within {:.0f}% of the cheapest cost that is faster than each cheaper one by as much as it costs "
+                       "more: {}, {:.0f}% more than the cheapest ({}) and {:.1f}x faster",
+                       slack_pct, option_text(p), (*p.ranked_cost_usd / *low.ranked_cost_usd - 1) * 100, option_text(low),
+                       low.estimate.total_hours / p.estimate.total_hours);
+  }
+  // With a value of time: price plus wait, within the slack's dollars of the least such total.
+  const std::string wait = fmt::format("price plus its wait at ${:g} an hour (--value-of-time)", rule.value_of_time_usd_per_hour);
+  const std::string allowance = fmt::format("${} ({:.0f}% of the cheapest price)", format_thousands(rule.slack * *low.ranked_cost_usd, rule.slack * *low.ranked_cost_usd < 1000 ? 2 : 0), slack_pct);
+  if (same)
+    return fmt::format("the cheapest option ({}), and no option whose {} is within {} of the lowest such total is faster by as much as it costs more",
+                       option_text(p), wait, allowance);
+  return fmt::format("the fastest option whose {} is within {} of the lowest such total, and that is faster than each option below it by as much "
+                     "as it costs more: {}, {:.0f}% more money than the cheapest ({}) and {:.1f}x faster",
+                     wait, allowance, option_text(p), (*p.ranked_cost_usd / *low.ranked_cost_usd - 1) * 100, option_text(low),
                      low.estimate.total_hours / p.estimate.total_hours);
 }
 
