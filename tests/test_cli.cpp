@@ -1016,6 +1016,14 @@ TEST_CASE("cli: the horizon: a 405B run on 15T tokens picks within 90 days, and 
   CHECK(none.err.find("the fastest is 8 x ") != std::string::npos);
   CHECK(none.err.find("--horizon ") != std::string::npos);
   CHECK(run("recommend --params 70B --task pretrain --tokens 15T --max-instances 8 --horizon 3y").code == 0);  // years as printed
+  // Bad values name the flag (exit 2); 0 is a value of time (money alone).
+  for (const char* bad : {"--horizon 0d", "--horizon 90", "--horizon soon", "--value-of-time cheap", "--value-of-time -5", "--value-of-time ''"})
+    CHECK(run(std::string("recommend --params 13B --task lora ") + bad).code == 2);
+  CHECK(run("recommend --params 13B --task lora --horizon soon").err.find("--horizon") != std::string::npos);
+  CHECK(run("recommend --params 13B --task lora --value-of-time cheap").err.find("--value-of-time") != std::string::npos);
+  const Run money = run("recommend --params 13B --task lora --value-of-time 0");
+  CHECK(money.code == 0);
+  CHECK(money.out.rfind("Recommended: 1 x g6e.xlarge", 0) == 0);  // by money alone: the old pick
   // Not a flag for a service, a reservation or a given run.
   CHECK(run("recommend --params 7B --task inference --horizon 30d").code == 2);
   CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --value-of-time 10").code == 2);

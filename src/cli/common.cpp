@@ -667,10 +667,7 @@ void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& o
 }
 
 void throw_no_pick(const Recommendation& result, const RecommendRequest& r, const std::string& fastest) {
-  const bool any_within = std::any_of(result.rows.begin(), result.rows.end(), [&](const RecommendRow& x) {
-    return x.ranked_cost_usd && x.estimate.total_hours <= r.horizon_hours;
-  });
-  if (const auto& f = result.fastest_beyond_horizon; f && !any_within)
+  if (const auto& f = result.fastest_beyond_horizon)  // set by the search only when no priced option is within the horizon
     throw NothingFitsError(fmt::format("no priced option finishes within the {} horizon (--horizon); the fastest is {} x {}, {}, ${} {} ({}): "
                                        "--horizon {:.0f}d accepts it, or give more --max-instances, fewer --tokens or a smaller model",
                                        format_duration(r.horizon_hours), f->count, f->instance->name, format_duration(f->estimate.total_hours),

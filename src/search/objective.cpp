@@ -49,13 +49,21 @@ std::vector<size_t> all(const std::vector<Candidate>& c) {
 // wait), and the slack is a share of the cheapest price in dollars: an option
 // qualifies within that many dollars of the least weighed cost. Without one
 // (time value 0) this is the rule above: cost <= (1 + slack) x the cheapest.
-std::optional<size_t> pick_among(const std::vector<Candidate>& c, const std::vector<size_t>& among, double slack) {
+// The largest weighed cost within the slack: the least weighed cost plus the
+// slack's share of the cheapest price (nullopt when nothing is priced). Written
+// as (1 + slack) x the cheapest when nothing is weighed, so those picks keep their bytes.
+std::optional<double> slack_bound(const std::vector<Candidate>& c, const std::vector<size_t>& among, double slack) {
   const auto low = best_of(c, among, weighed_lower, true);
   if (!low) return std::nullopt;
   const size_t cheapest_index = *best_of(c, among, cheaper, true);
-  // The same bound written as (1 + slack) x the cheapest when nothing is weighed, so those picks keep their bytes.
-  const double bound = cheapest_index == *low && c[*low].time_value_usd == 0 ? *c[*low].cost * (1 + slack)
-                                                                             : weighed(c[*low]) + slack * *c[cheapest_index].cost;
+  if (cheapest_index == *low && c[*low].time_value_usd == 0) return *c[*low].cost * (1 + slack);
+  return weighed(c[*low]) + slack * *c[cheapest_index].cost;
+}
+
+std::optional<size_t> pick_among(const std::vector<Candidate>& c, const std::vector<size_t>& among, double slack) {
+  const auto limit = slack_bound(c, among, slack);
+  if (!limit) return std::nullopt;
+  const double bound = *limit;
   std::vector<size_t> within;
   for (size_t i : among)
     if (c[i].cost && c[i].eligible && weighed(c[i]) <= bound) within.push_back(i);
@@ -103,10 +111,8 @@ std::vector<size_t> best_per_group(const std::vector<Candidate>& c, double slack
 
 std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std::vector<size_t>& keep, double slack,
                                       std::optional<size_t> pick_index) {
-  std::optional<double> low;
-  for (size_t i : keep)
-    if (c[i].cost && c[i].eligible && (!low || weighed(c[i]) < *low)) low = weighed(c[i]);
-  auto within = [&](size_t i) { return c[i].cost && c[i].eligible && low && weighed(c[i]) <= *low * (1 + slack); };
+  const std::optional<double> bound = slack_bound(c, keep, slack);  // the pick's own bound: the table's "within the slack" is the rule's
+  auto within = [&](size_t i) { return c[i].cost && c[i].eligible && bound && weighed(c[i]) <= *bound; };
   std::vector<size_t> order = keep;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if ((pick_index && a == *pick_index) != (pick_index && b == *pick_index)) return pick_index && a == *pick_index;

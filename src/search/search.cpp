@@ -549,12 +549,17 @@ void choose_rows(Recommendation& out, const RecommendRequest& r) {
     rule.deadline_at_p90 = false;  // none meets it at p90: the cheapest that meets it at the prediction
     c = candidates(out.rows, r, rule);
   }
+  bool priced_within = false;
+  std::optional<size_t> fastest_beyond;
   for (size_t i = 0; i < c.size(); ++i) {
-    if (c[i].time <= r.horizon_hours) continue;
+    if (c[i].time <= r.horizon_hours) {
+      priced_within = priced_within || c[i].cost.has_value();
+      continue;
+    }
     ++out.beyond_horizon;
-    if (out.rows[i].ranked_cost_usd && (!out.fastest_beyond_horizon || c[i].time < out.fastest_beyond_horizon->estimate.total_hours))
-      out.fastest_beyond_horizon = out.rows[i];
+    if (c[i].cost && (!fastest_beyond || c[i].time < c[*fastest_beyond].time)) fastest_beyond = i;
   }
+  if (!priced_within && fastest_beyond) out.fastest_beyond_horizon = out.rows[*fastest_beyond];
   const Choice ch = choose(c, rule.slack, r.all_counts);
   if (ch.pick && out.rows[*ch.pick].capacity.beyond_on_demand) {
     // The pick's own type at the counts one can usually start on demand.
