@@ -18,6 +18,7 @@
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/workload/model.hpp"
 #include "gpuadvisor/search/search.hpp"
+#include "gpuadvisor/serving/simulate.hpp"
 
 using namespace gpuadvisor;
 
@@ -52,6 +53,47 @@ void bench_import(long megabytes) {
 }
 
 }  // namespace
+
+// One replica simulated under 10,000 requests (the serving simulator's inner
+// loop): llama-3-8b on one L40S at 4 requests/s, and llama-3.1-70b fp8 at TP4
+// on p5.48xlarge with 32 clients.
+void bench_simulator(const Catalog& catalog) {
+  struct Sim {
+    const char* label;
+    const char* instance;
+    const char* model;
+    WeightFormat weights;
+    int tp;
+    std::optional<double> rate;
+    std::optional<int> clients;
+  };
+  const Sim sims[] = {{"simulate 10k requests: 8B, L40S, 4 req/s", "g6e.xlarge", "llama-3-8b", WeightFormat::bf16, 1, 4.0, std::nullopt},
+                      {"simulate 10k requests: 70B fp8 TP4, 32 clients", "p5.48xlarge", "llama-3.1-70b", WeightFormat::fp8, 4, std::nullopt, 32}};
+  fmt::print("\n{:<42} {:>10} {:>10} {:>12}\n", "serving simulator (one core)", "best ms", "median ms", "steps");
+  for (const Sim& x : sims) {
+    InferenceRequest q;
+    q.mode = ServingMode::offline;
+    q.weights = x.weights;
+    q.requests_per_second = x.rate;
+    q.clients = x.clients;
+    q.simulated_requests = 10000;
+    const ModelSpec& m = *find_model_preset(x.model);
+    const InferenceWorkload w = make_inference_workload(q);
+    const Instance& inst = *catalog.find_instance(x.instance);
+    const Cluster c{&inst, &catalog.accelerator_of(inst), 1};
+    const InferenceEstimate e = estimate_inference(m, w, c, ServingLayout{x.tp, 1}, std::nullopt, nullptr);
+    const ServingLoad load = *serving_load(w, x.rate);
+    std::vector<double> ms;
+    SimulatedService last;
+    for (int i = 0; i < 5; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      last = simulate_service(m, w, c, e, load);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    fmt::print("{:<42} {:>10.1f} {:>10.1f} {:>12}\n", x.label, ms.front(), ms[ms.size() / 2], last.metrics.steps);
+  }
+}
 
 int main(int argc, char** argv) {
   long import_mb = 512;
@@ -94,6 +136,7 @@ int main(int argc, char** argv) {
     std::sort(ms.begin(), ms.end());
     fmt::print("{:<42} {:>10.1f} {:>10.1f} {:>12} {:>8}\n", c.label, ms.front(), ms[ms.size() / 2], last.layouts_evaluated, last.options_found);
   }
+  bench_simulator(catalog);
   if (import_mb > 0) bench_import(import_mb);
   return 0;
 }

@@ -62,6 +62,9 @@ CORPUS = {
     "estimate": [
         ("estimate --instance p5.48xlarge --params 7B --task lora", 0),
         ("estimate --task inference --instance g6e.xlarge --model llama-3-8b", 0),
+        ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 16", 0),
+        ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --requests-per-second 2 --arrival gamma:2 --length-spread 0.5", 0),
+        ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --requests-per-second 1 --samples 4 --mode offline", 0),
         ("estimate --task rl --instance p5.48xlarge --count 2 --params 7B --placement split", 0),
         ("estimate --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain --tokens 1T", 0),
         ("estimate --task inference --instance p5.48xlarge --model mixtral-8x7b --max-tpot 50ms", 0),

@@ -1,6 +1,7 @@
 // The validation set and calibration: coverage of the bundled cases, the
 // accuracy they reach (a regression guard), error paths and the fit.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <algorithm>
 #include <set>
 
@@ -381,4 +382,27 @@ TEST_CASE("percentiles interpolate between the closest ranks: the median of an e
   CHECK(percentile(ten, 1.0) == Approx(10));
   CHECK(percentile({}, 0.5) == 0);
   CHECK(percentile({0.2, 0.0}, 0.5) == Approx(0.1));  // two cases: not the lower one
+}
+
+TEST_CASE("a serving case under a closed loop of clients, or measuring a latency percentile, is predicted by the simulator") {
+  auto serving = [](const std::string& fields) {
+    return R"({"cases": [{"id": "C1", "task": "inference", "model": "llama-3-8b", "system": "p5.48xlarge", "precision": "bf16",
+      "engine": "vllm", "prompt_tokens": 1024, "output_tokens": 256, "tp": 1, "measured": 0.02,
+      "source": "test", "source_key": "TEST")" + fields + "}]}";
+  };
+  const Catalog catalog = validation_catalog();
+  double previous = 0;
+  for (const char* metric : {"tpot_p90_s", "tpot_p99_s", "ttft_p90_s", "ttft_p99_s"}) {
+    if (std::string(metric) == "ttft_p90_s") previous = 0;
+    const auto cases = read_cases("cases.json", serving(fmt::format(R"(, "clients": 64, "metric": "{}")", metric)));
+    const CaseResult r = predict_case(cases.front(), catalog);
+    REQUIRE(r.predicted);
+    CHECK(*r.predicted >= previous);  // p90 below p99
+    previous = *r.predicted;
+  }
+  const auto e2e = read_cases("cases.json", serving(R"(, "requests_per_second": 2, "metric": "e2e_p99_s", "length_spread": 0.5)"));
+  REQUIRE(predict_case(e2e.front(), catalog).predicted);
+  CHECK_THROWS_WITH(read_cases("cases.json", serving(R"(, "metric": "e2e_s")")), Catch::Contains("measured under a load"));
+  CHECK_THROWS_WITH(read_cases("cases.json", serving(R"(, "clients": 8, "batch": 8, "metric": "tpot_s")")), Catch::Contains("clients"));
+  CHECK_THROWS_WITH(read_cases("cases.json", serving(R"(, "clients": 0, "metric": "tpot_s")")), Catch::Contains("clients"));
 }

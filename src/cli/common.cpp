@@ -22,6 +22,7 @@
 #include "gpuadvisor/base/files.hpp"
 #include "gpuadvisor/catalog/pricing.hpp"
 #include "gpuadvisor/base/quantity.hpp"
+#include "gpuadvisor/serving/arrivals.hpp"
 
 namespace gpuadvisor::cli {
 
@@ -250,6 +251,13 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   cmd->add_option("--verifier-model", o.verifier_model, "Best-of-N: a verifier (preset or size, e.g. 8B) on the same replica scores every sample")->group(g);
   cmd->add_option("--requests-per-second", o.requests_per_second, "The load, requests per second (sets the replicas)")->group(g);
   cmd->add_option("--tokens-per-day", o.tokens_per_day, "The load as visible output tokens per day: 2B, 500M")->group(g);
+  cmd->add_option("--clients", o.clients,
+                  "estimate: the load as a closed loop of N users, each sending its next request when the last completes (as benchmark "
+                  "clients' --max-concurrency); simulated step by step, with latency percentiles")->group(g);
+  cmd->add_option("--arrival", o.arrival, "Open-loop arrivals with --requests-per-second: poisson (default) | gamma:CV, bursty gaps (gamma:2)")->group(g);
+  cmd->add_option("--length-spread", o.length_spread,
+                  "Simulated lengths uniform over mean x (1 +- spread): 0.8 (default 0: fixed; a p95 above the mean draws lognormal lengths)")->group(g);
+  cmd->add_option("--simulated-requests", o.simulated_requests, "Requests the simulator runs (default 1000, or 8 per client)")->group(g);
   cmd->add_option("--target-utilisation", o.target_utilisation,
                   "Most a replica may be busy: 80% (default online: headroom for bursts and queueing; 100% offline), 0.6")->group(g);
   cmd->add_option("--concurrency", o.concurrency, "Most sequences in flight per replica (default: what fits, up to the engine's limit: vLLM 256, or 1024 on 70 GiB+ GPUs except A100; 1024 otherwise)")->group(g);
@@ -483,6 +491,14 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
   if (!o.samples.empty()) r.samples = static_cast<int>(std::min<long long>(parse_positive_integer(o.samples, "--samples"), 1LL << 30));
   if (!o.requests_per_second.empty()) r.requests_per_second = parse_number(o.requests_per_second, "--requests-per-second", 1e-9, 1e9);
   r.output_tokens_per_day = count(o.tokens_per_day, "--tokens-per-day");
+  if (!o.clients.empty()) r.clients = static_cast<int>(std::min<long long>(parse_positive_integer(o.clients, "--clients"), 1LL << 30));
+  if (!o.arrival.empty()) {
+    r.arrival_cv = arrival_cv_from_string(o.arrival);
+    if (!r.arrival_cv) throw InputError(fmt::format("--arrival: '{}' is not poisson or gamma:CV with CV a positive number (gamma:2)", o.arrival));
+  }
+  if (!o.length_spread.empty()) r.length_spread = parse_fraction(o.length_spread, "--length-spread", 0, 0.99);
+  if (!o.simulated_requests.empty())
+    r.simulated_requests = static_cast<int>(std::min<long long>(parse_positive_integer(o.simulated_requests, "--simulated-requests"), 1LL << 30));
   if (!o.target_utilisation.empty()) r.target_utilisation = parse_fraction(o.target_utilisation, "--target-utilisation", 0.05, 1);
   if (!o.concurrency.empty()) r.concurrency = static_cast<int>(std::min<long long>(parse_positive_integer(o.concurrency, "--concurrency"), 1LL << 30));
   if (!o.compiled_batch.empty())
@@ -695,6 +711,7 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
                                                    "--resume", "--no-overheads"};
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
+                                                   "--clients", "--arrival", "--length-spread", "--simulated-requests",
                                                    "--concurrency", "--compiled-batch", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user",
                                                    "--weights", "--kv-cache", "--mode", "--target-utilisation",
                                                    "--verifier-model", "--engine"};

@@ -8,6 +8,7 @@
 #include "cli.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/serving/simulate.hpp"
 #include "gpuadvisor/search/rl_search.hpp"
 
 namespace gpuadvisor::cli {
@@ -238,10 +239,32 @@ class EstimateCommand : public Command {
     return 0;
   }
 
+  // Whether the estimate misses a latency target the user set (not a default).
+  static bool misses_given_target(const InferenceWorkload& w, const InferenceEstimate& e) {
+    const bool tpot = !w.tpot_target_default && w.max_tpot_s && e.tpot_s > *w.max_tpot_s;
+    const bool ttft = !w.ttft_target_default && w.max_ttft_s && e.prefill_p95_s + e.step.total_s() > *w.max_ttft_s;
+    return tpot || ttft;
+  }
+
+  // One replica under the load (--clients, or --requests-per-second over the replicas), simulated.
+  static std::optional<SimulatedService> simulate_at_load(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingRow& row) {
+    const std::optional<double> per_replica =
+        w.requests_per_second ? std::optional<double>(*w.requests_per_second / std::max(1, row.replicas)) : std::nullopt;
+    const std::optional<ServingLoad> load = serving_load(w, per_replica);
+    if (!load) return std::nullopt;
+    if (w.samples > 1 || w.verifier) {
+      spdlog::warn("best-of-N samples and verifiers are not simulated: the figures at load are the analytic operating point (no queueing)");
+      return std::nullopt;
+    }
+    return simulate_service(m, w, c, row.estimate, *load);
+  }
+
   int run_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog, const Instance& inst, const GlobalOptions& g) {
     const Format format = parse_format(g);
     const Accelerator& acc = catalog.accelerator_of(inst);
     if (auto p = serving_accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst.name, *p));
+    if (w.clients && app->count("--batch"))
+      throw InputError("give --clients (the simulator finds the batch the users keep in flight) or --batch (a fixed batch), not both");
     for (const char* f : {"--tp", "--pp", "--batch"})
       if (app->count(f) && (f == std::string("--tp") ? eo.tp : f == std::string("--pp") ? eo.pp : eo.batch) < 1)
         throw InputError(fmt::format("{}: must be at least 1 (leave it out to search it)", f));
@@ -266,21 +289,29 @@ class EstimateCommand : public Command {
       nlohmann::ordered_json details{{"memory_need_gb", row.estimate.memory.total_gb()}, {"capacity_gb", row.estimate.memory.capacity_gb}};
       throw NothingFitsError(fmt::format("{} x {} with tp {}: {}", pp, inst.name, row.estimate.layout.tp, choice.problem), details.dump());
     }
-    if (!choice.problem.empty() && format == Format::json) {
+    // A target the user set gates (exit 3); the documented defaults are only reported.
+    const bool gate = !choice.problem.empty() && misses_given_target(w, row.estimate);
+    if (gate && format == Format::json) {
       nlohmann::ordered_json details{{"ttft_s", row.estimate.ttft_s}, {"tpot_s", row.estimate.tpot_s}};
       throw NothingFitsError(choice.problem, details.dump());
     }
     InferenceEstimateContext ctx{&m, &w, &c, &row, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot),
-                                 eo.region, eo.batch > 0};
+                                 eo.region, eo.batch > 0, nullptr, {}};
+    const std::optional<SimulatedService> simulated = simulate_at_load(m, w, c, row);
+    ctx.simulated = simulated ? &*simulated : nullptr;
+    if (!gate) ctx.targets_missed = choice.problem;
     if (!choice.problem.empty() && (format == Format::table || format == Format::markdown))
-      std::cout << fmt::format("MISSES ITS LATENCY TARGETS ({}): the figures below are for the closest batch, and the service they size "
-                               "does not meet them.\n\n",
-                               choice.problem);
+      std::cout << (gate ? fmt::format("MISSES ITS LATENCY TARGETS ({}): the figures below are for the closest batch, and the service they size "
+                                       "does not meet them.\n\n",
+                                       choice.problem)
+                         : fmt::format("Misses the default latency targets ({}); the figures below are what it does (set --max-ttft and --max-tpot "
+                                       "to your own, or --mode offline).\n\n",
+                                       choice.problem));
     print_document(render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);
-    if (choice.problem.empty()) emit_serving_files(emit, g, m, w, row, "on-demand", eo.region);
-    if (!choice.problem.empty()) {
+    if (!gate) emit_serving_files(emit, g, m, w, row, "on-demand", eo.region);
+    if (gate) {
       spdlog::error("{} (the targets: --max-ttft, --max-tpot; --mode offline has none)", choice.problem);
       return static_cast<int>(ExitCode::nothing_fits);
     }

@@ -159,11 +159,16 @@ struct Prefill {
 // Prefill of `tokens` prompt tokens in `sequences` prompts of equal length;
 // `batched_tokens` is the token count the matrices see (the prompts alone, or
 // a shared chunk under load).
+// With `attention_context`, each token attends that many earlier tokens (a
+// chunk of a longer prompt: the tokens before it plus half the chunk) instead
+// of half its own prompt (causal).
 Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l, const ServingPrecision& p,
-                double tokens, double batched_tokens, double sequences = 1) {
+                double tokens, double batched_tokens, double sequences = 1, std::optional<double> attention_context = std::nullopt) {
   const Accelerator& acc = *c.accelerator;
   Prefill out;
-  const double flops = tokens * 2 * matmul_params_per_token(m) + 2.0 * m.layers * m.query_width() * tokens * m.attended_tokens(tokens / sequences);
+  const double attention_flops = attention_context ? 4.0 * m.layers * m.query_width() * tokens * m.attended_tokens(*attention_context)
+                                                   : 2.0 * m.layers * m.query_width() * tokens * m.attended_tokens(tokens / sequences);
+  const double flops = tokens * 2 * matmul_params_per_token(m) + attention_flops;
   // Compiled prefill graphs (prefill_compute_factor) run at a flat share of the
   // compute fraction; GPU kernels ramp with width and tokens.
   const EngineProfile& engine = engine_for(acc, w.engine);
@@ -192,8 +197,10 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   return out;
 }
 
+// `context`: the tokens each sequence holds (default: the mean over a
+// sequence's life, prompt + half its generated tokens).
 DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
-                       const ServingPrecision& p, int batch) {
+                       const ServingPrecision& p, int batch, std::optional<double> context_tokens = std::nullopt) {
   const Accelerator& acc = *c.accelerator;
   const EngineProfile& engine = engine_for(acc, w.engine);
   DecodeStep s;
@@ -207,7 +214,7 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
     weight_bytes -= m.expert_params_total() * bytes_per_weight(w.weights);
     weight_bytes += m.moe_layers() * experts_touched(m, stage_batch) * expert_bytes;
   }
-  const double context = w.prompt_tokens + w.generated_tokens_per_sequence() / 2;  // mean over a sequence's life
+  const double context = context_tokens.value_or(w.prompt_tokens + w.generated_tokens_per_sequence() / 2);
   const double kv_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp);
   // pp stages in turn: each reads its 1/pp share for its micro-batch.
   s.weights_read_s = weight_bytes / l.tp / bw;
@@ -260,6 +267,33 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
 double static_batch_ttft_s(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int sequences) {
   const double tokens = double(sequences) * w.prompt_tokens;
   return prefill(m, w, c, e.layout, e.precision, tokens, tokens, sequences).total_s() + e.step.total_s();
+}
+
+namespace {
+constexpr double kProbeContextTokens = 1024;  // any context: the terms are linear in it
+}
+
+DecodeCost decode_cost(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int batch) {
+  DecodeCost d;
+  d.base = decode_step(m, w, c, e.layout, e.precision, batch, 0.0);
+  if (batch < 1) return d;
+  const DecodeStep probe = decode_step(m, w, c, e.layout, e.precision, batch, kProbeContextTokens);
+  const double attended_sum = batch * m.attended_tokens(kProbeContextTokens);
+  d.kv_read_s_per_token = probe.kv_read_s / attended_sum;
+  d.attention_s_per_token = (probe.compute_s - d.base.compute_s) / attended_sum;
+  return d;
+}
+
+PrefillCost prefill_cost(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int tokens) {
+  PrefillCost out;
+  const Prefill bare = prefill(m, w, c, e.layout, e.precision, tokens, tokens, 1, 0.0);
+  const Prefill probe = prefill(m, w, c, e.layout, e.precision, tokens, tokens, 1, kProbeContextTokens);
+  out.matmul_s = bare.compute_s;
+  out.attention_s_per_token_context = (probe.compute_s - bare.compute_s) / (double(tokens) * m.attended_tokens(kProbeContextTokens));
+  out.weights_read_s = bare.weights_read_s;
+  out.comm_s = bare.comm_s;
+  out.launch_s = bare.launch_s;
+  return out;
 }
 
 int prompts_per_prefill(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, int batch) {

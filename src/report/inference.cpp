@@ -9,6 +9,7 @@
 #include "gpuadvisor/workload/neuron.hpp"
 #include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/serving/kv_blocks.hpp"
 #include "report/detail.hpp"
 
 namespace gpuadvisor {
@@ -348,7 +349,56 @@ ordered_json decode_step_json(const InferenceEstimate& e) {
           {"bound", e.step.bound()}};
 }
 
-ordered_json at_load_json(const ServingRow& row, const InferenceWorkload& w) {
+ordered_json percentiles_json(const Percentiles& p) {
+  return {{"p50", sig6(p.p50)}, {"p90", sig6(p.p90)}, {"p99", sig6(p.p99)}, {"mean", sig6(p.mean)}};
+}
+
+ordered_json load_json(const ServingLoad& load) {
+  auto lengths = [](const LengthDistribution& d) {
+    ordered_json j{{"shape", d.shape == LengthShape::fixed ? "fixed" : d.shape == LengthShape::uniform ? "uniform" : "lognormal"}, {"mean", sig6(d.mean)}};
+    if (d.shape == LengthShape::uniform) j["spread"] = sig6(d.spread);
+    return j;
+  };
+  ordered_json j;
+  if (load.arrivals.closed_loop) j = {{"kind", "closed loop"}, {"clients", load.arrivals.clients}};
+  else j = {{"kind", "open loop"}, {"requests_per_second", sig6(load.arrivals.requests_per_second)}, {"gap_cv", sig6(load.arrivals.gap_cv)}};
+  j["prompt_tokens"] = lengths(load.prompt);
+  j["generated_tokens"] = lengths(load.output);
+  j["simulated_requests"] = load.requests;
+  j["seed"] = load.seed;
+  return j;
+}
+
+// The replica simulated under the load (docs/methodology.md §Serving under load).
+ordered_json simulated_at_load_json(const SimulatedService& sim) {
+  const ServiceMetrics& m = sim.metrics;
+  return {{"model", "simulated"},
+          {"batch", static_cast<int>(std::lround(m.mean_sequences))},
+          {"ttft_s", sig6(m.ttft_s.mean)},
+          {"tpot_s", sig6(m.tpot_s.mean)},
+          {"latency_s", sig6(m.e2e_s.mean)},
+          {"tokens_per_second_per_user", sig6(m.tpot_s.mean > 0 ? 1 / m.tpot_s.mean : 0)},
+          {"percentiles", {{"ttft_s", percentiles_json(m.ttft_s)}, {"tpot_s", percentiles_json(m.tpot_s)},
+                           {"e2e_s", percentiles_json(m.e2e_s)}, {"queue_s", percentiles_json(m.queue_s)}}},
+          {"requests_per_second", sig6(m.requests_per_second)},
+          {"output_tokens_per_second", sig6(m.output_tokens_per_second)},
+          {"goodput_requests_per_second", sig6(m.goodput_requests_per_second)},
+          {"mean_sequences", sig6(m.mean_sequences)},
+          {"kv_utilisation", sig6(m.kv_utilisation)},
+          {"busy_share", sig6(m.busy_share)},
+          {"preemptions", m.preemptions},
+          {"rejected", m.rejected},
+          {"saturated", m.saturated},
+          {"steps", m.steps},
+          {"load", load_json(sim.load)},
+          {"engine_limits", {{"max_sequences", sim.limits.max_sequences}, {"token_budget", sim.limits.token_budget},
+                             {"kv_blocks", sim.limits.kv_blocks}, {"kv_block_tokens", kKvBlockTokens},
+                             {"prefill", sim.limits.chunked ? "chunked" : "separate"}, {"continuous_batching", sim.limits.continuous},
+                             {"reserves_full_kv", sim.limits.reserves_full_kv}}}};
+}
+
+ordered_json at_load_json(const ServingRow& row, const InferenceWorkload& w, const SimulatedService* sim) {
+  if (sim) return simulated_at_load_json(*sim);
   if (!w.requests_per_second) return nullptr;
   return {{"batch", row.at_load.batch},
           {"ttft_s", sig6(row.at_load.ttft_s)},
@@ -357,7 +407,7 @@ ordered_json at_load_json(const ServingRow& row, const InferenceWorkload& w) {
           {"tokens_per_second_per_user", sig6(row.at_load.tokens_per_second_per_user)}};
 }
 
-ordered_json serving_figures_json(const ServingRow& row, const InferenceWorkload& w) {
+ordered_json serving_figures_json(const ServingRow& row, const InferenceWorkload& w, const SimulatedService* sim) {
   const InferenceEstimate& e = row.estimate;
   return {{"ttft_s", sig6(e.ttft_s)},
           {"ttft_p95_s", sig6(e.prefill_p95_s + e.step.total_s())},
@@ -375,7 +425,7 @@ ordered_json serving_figures_json(const ServingRow& row, const InferenceWorkload
           {"prefill_s", sig6(e.prefill_s)},
           {"prefill_share", sig6(e.prefill_share)},
           {"test_time_multiplier", sig6(w.test_time_multiplier())},
-          {"at_load", at_load_json(row, w)},
+          {"at_load", at_load_json(row, w, sim)},
           {"decode_step", decode_step_json(e)}};
 }
 
@@ -415,7 +465,8 @@ std::string serving_estimate_json(const Catalog& catalog, const InferenceEstimat
   j["fits"] = e.fits();
   j["accuracy"] = accuracy_json(c.accelerator->name, "inference", e.engine->name, ctx.model->is_moe());
   j["memory"] = serving_memory_json(e.memory);
-  j["inference"] = serving_figures_json(*ctx.row, w);
+  j["inference"] = serving_figures_json(*ctx.row, w, ctx.simulated);
+  if (!ctx.targets_missed.empty()) j["targets_missed"] = ctx.targets_missed;
   j["cost"] = serving_cost_json(ctx, od, spot);
   return j.dump(2) + "\n";
 }
@@ -468,6 +519,34 @@ void add_decode_step(const InferenceEstimateContext& ctx, const ItemAdder& add) 
   add("decode", "step", latency_cell(e.step.total_s()), e.step.bound() + "-bound");
 }
 
+std::string percentiles_cell_note(const Percentiles& p) {
+  return fmt::format("p50 {} / p90 {} / p99 {}", latency_cell(p.p50).text, latency_cell(p.p90).text, latency_cell(p.p99).text);
+}
+
+// The replica simulated step by step under the load: percentiles of what users saw.
+void add_simulated_load(const SimulatedService& sim, const ServingRow& row, const ItemAdder& add) {
+  const ServiceMetrics& m = sim.metrics;
+  const std::string load = sim.load.arrivals.closed_loop
+                               ? fmt::format("{} clients, closed loop", sim.load.arrivals.clients)
+                               : fmt::format("{:.3g} requests/s per replica, {}", sim.load.arrivals.requests_per_second,
+                                             sim.load.arrivals.gap_cv == 1 ? std::string("Poisson") : fmt::format("gamma gaps, CV {:g}", sim.load.arrivals.gap_cv));
+  const std::string g = "at load (simulated)";
+  add(g, "load", Cell{fmt::format("{} requests", m.completed), std::monostate{}}, load);
+  add(g, "sequences in flight", num(m.mean_sequences, 1),
+      fmt::format("mean; engine limit {}, {}-token steps, {} KV blocks of {} tokens", sim.limits.max_sequences, sim.limits.token_budget,
+                  sim.limits.kv_blocks, kKvBlockTokens));
+  add(g, "time to first token", latency_cell(m.ttft_s.mean), "mean; " + percentiles_cell_note(m.ttft_s));
+  add(g, "time per output token", latency_cell(m.tpot_s.mean), "mean; " + percentiles_cell_note(m.tpot_s));
+  add(g, "request latency", latency_cell(m.e2e_s.mean), "mean; " + percentiles_cell_note(m.e2e_s));
+  add(g, "queueing", latency_cell(m.queue_s.mean), "mean; " + percentiles_cell_note(m.queue_s));
+  add(g, "requests/s", num(m.requests_per_second, 3), fmt::format("served; goodput {:.3g} within the targets", m.goodput_requests_per_second));
+  add(g, "output tokens/s", num(m.output_tokens_per_second, 0), "generated, per replica");
+  add(g, "KV cache in use", num(m.kv_utilisation * 100, 0), fmt::format("% of blocks, mean; {} preemptions", m.preemptions));
+  if (m.saturated) add(g, "SATURATED", Cell{"yes", std::monostate{}}, "the queue still grows: the load is above what one replica serves");
+  if (m.rejected > 0) add(g, "rejected", integer(m.rejected), "requests longer than the whole KV cache");
+  (void)row;
+}
+
 void add_latency_and_throughput(const InferenceEstimateContext& ctx, const ItemAdder& add) {
   const ServingRow& row = *ctx.row;
   const InferenceEstimate& e = row.estimate;
@@ -477,8 +556,10 @@ void add_latency_and_throughput(const InferenceEstimateContext& ctx, const ItemA
   add(latency, "time to first token", latency_cell(e.ttft_s), "mean prompt, no queueing");
   add(latency, "time per output token", latency_cell(e.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", e.prefill_share * 100));
   add(latency, "request latency", latency_cell(e.latency_s), "TTFT + generated tokens x TPOT");
-  // With a load, what a user sees: the batch the load keeps in flight (Little's law), as recommend reports it.
-  if (w.requests_per_second) {
+  if (ctx.simulated) {
+    add_simulated_load(*ctx.simulated, row, add);
+  } else if (w.requests_per_second) {
+    // With a load, what a user sees: the batch the load keeps in flight (Little's law), as recommend reports it.
     const InferenceEstimate& a = row.at_load;
     const std::string per_replica = fmt::format("{:.3g} requests/s per replica", *w.requests_per_second / row.replicas);
     add("at load", "sequences in flight", integer(a.batch), "at " + per_replica + " (Little's law)");

@@ -34,7 +34,7 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
     const std::string task = accuracy_task(r.c->task);
     // Signed as speed: positive when the prediction is faster than measured
     // (throughput over, or a time under, the measurement).
-    const bool time_metric = r.c->metric == Metric::tpot_s || r.c->metric == Metric::ttft_s || r.c->metric == Metric::rl_step_time_s;
+    const bool time_metric = (is_serving_metric(r.c->metric) && r.c->metric != Metric::output_tokens_per_second) || r.c->metric == Metric::rl_step_time_s;
     const double speed_error = time_metric ? 1 / (1 + r.error) - 1 : r.error;
     // Dense models' cases by task, and serving cases also by engine, training
     // cases by stack: "inference/trtllm", "pretrain/fsdp". MoE models' cases

@@ -1,5 +1,6 @@
 // Layer validation: published measurements predicted and scored (cases, calibration, accuracy bands); includes search and below.
 #include "gpuadvisor/validation/validation.hpp"
+#include "gpuadvisor/serving/simulate.hpp"
 
 #include <fmt/format.h>
 
@@ -43,15 +44,30 @@ std::string_view to_string(Metric m) {
     case Metric::tpot_s: return "tpot_s";
     case Metric::ttft_s: return "ttft_s";
     case Metric::rl_step_time_s: return "rl_step_time_s";
+    case Metric::e2e_s: return "e2e_s";
+    case Metric::ttft_p90_s: return "ttft_p90_s";
+    case Metric::ttft_p99_s: return "ttft_p99_s";
+    case Metric::tpot_p90_s: return "tpot_p90_s";
+    case Metric::tpot_p99_s: return "tpot_p99_s";
+    case Metric::e2e_p90_s: return "e2e_p90_s";
+    case Metric::e2e_p99_s: return "e2e_p99_s";
   }
   return "?";
 }
 
+bool is_serving_metric(Metric m) {
+  return m != Metric::tokens_per_second_per_gpu && m != Metric::model_tflops_per_gpu && m != Metric::hardware_tflops_per_gpu && m != Metric::mfu &&
+         m != Metric::rl_step_time_s;
+}
+
 namespace {
+
+bool is_load_metric(Metric m) { return is_serving_metric(m) && m != Metric::output_tokens_per_second && m != Metric::tpot_s && m != Metric::ttft_s; }
 
 std::optional<Metric> metric_from_string(std::string_view s) {
   for (Metric m : {Metric::tokens_per_second_per_gpu, Metric::model_tflops_per_gpu, Metric::hardware_tflops_per_gpu, Metric::mfu,
-                   Metric::output_tokens_per_second, Metric::tpot_s, Metric::ttft_s, Metric::rl_step_time_s})
+                   Metric::output_tokens_per_second, Metric::tpot_s, Metric::ttft_s, Metric::rl_step_time_s, Metric::e2e_s, Metric::ttft_p90_s,
+                   Metric::ttft_p99_s, Metric::tpot_p90_s, Metric::tpot_p99_s, Metric::e2e_p90_s, Metric::e2e_p99_s})
     if (to_string(m) == s) return m;
   return std::nullopt;
 }
@@ -141,7 +157,7 @@ void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
 const std::vector<std::string> kCaseKeys{
     "id", "task", "usable", "reason", "source", "source_key", "counts", "metric", "measured", "system", "instances", "precision",
     "model", "model_name", "rl", "stages", "prompt_tokens", "output_tokens", "kv_cache", "concurrency", "compiled_batch",
-    "requests_per_second", "batch", "engine", "engine_version", "tp", "pp", "layout", "seq_len", "global_batch", "lora_rank",
+    "requests_per_second", "clients", "length_spread", "batch", "engine", "engine_version", "tp", "pp", "layout", "seq_len", "global_batch", "lora_rank",
     "lora_targets", "flash_attention", "framework"};
 
 const std::vector<std::string> kLayoutKeys{"tp", "pp", "ep", "etp", "vp", "cp", "recompute_layers", "micro_batch", "zero_stage", "recompute"};
@@ -156,7 +172,7 @@ void read_case_common(const Reader& r, const json& j, ValidationCase& c) {
   c.source_key = r.text(j, "source_key");
   c.counts = r.text(j, "counts", false);
   auto metric = metric_from_string(r.text(j, "metric"));
-  if (!metric) r.fail("metric", "expected one of tokens_per_second_per_gpu, model_tflops_per_gpu, hardware_tflops_per_gpu, mfu, output_tokens_per_second, tpot_s, ttft_s, rl_step_time_s");
+  if (!metric) r.fail("metric", "expected one of tokens_per_second_per_gpu, model_tflops_per_gpu, hardware_tflops_per_gpu, mfu, output_tokens_per_second, tpot_s, ttft_s, rl_step_time_s, e2e_s, ttft_p90_s, ttft_p99_s, tpot_p90_s, tpot_p99_s, e2e_p90_s, e2e_p99_s");
   c.metric = *metric;
   c.measured = r.number(j, "measured", 1e-9, 1e12);
   if (c.metric == Metric::mfu && c.measured >= 1) r.fail("measured", "an MFU is a fraction below 1");
@@ -179,8 +195,8 @@ void read_case_common(const Reader& r, const json& j, ValidationCase& c) {
 
 // A serving case: the request shape, the engine, the layout it ran.
 void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
-  if (c.metric != Metric::output_tokens_per_second && c.metric != Metric::tpot_s && c.metric != Metric::ttft_s)
-    r.fail("metric", "an inference case measures output_tokens_per_second, tpot_s or ttft_s");
+  if (!is_serving_metric(c.metric))
+    r.fail("metric", "an inference case measures output_tokens_per_second, tpot_s, ttft_s, e2e_s or a percentile (ttft_p90_s ... e2e_p99_s)");
   InferenceRequest q;
   q.mode = ServingMode::offline;
   q.prompt_tokens = r.number(j, "prompt_tokens", 1, 1e7);
@@ -207,6 +223,13 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   c.tp = r.integer(j, "tp", 1, 4096).value_or(0);
   c.pp = r.integer(j, "pp", 1, 4096).value_or(1);
   c.batch = r.integer(j, "batch", 1, 1000000);
+  c.clients = r.integer(j, "clients", 1, 100000);
+  c.inference.clients = c.clients;
+  if (c.clients && (c.batch || c.inference.requests_per_second))
+    r.fail("clients", "a closed loop of clients sets the batch and the rate itself: no batch or requests_per_second with it");
+  if (j.contains("length_spread")) c.inference.length_spread = r.number(j, "length_spread", 0, 0.99);
+  if (is_load_metric(c.metric) && !c.clients && !c.inference.requests_per_second)
+    r.fail("metric", fmt::format("{} is measured under a load: give clients or requests_per_second", to_string(c.metric)));
 }
 
 // A training case's layout, as published (what it leaves out keeps the defaults).
@@ -233,7 +256,7 @@ void read_case_layout(const Reader& r, const json& l, LayoutConstraints& layout)
 void read_training_case(const Reader& r, const json& j, ValidationCase& c) {
   auto task = task_from_string(c.task);
   if (!task) r.fail("task", "expected pretrain, finetune, lora, qlora, inference or rl");
-  if (c.metric == Metric::output_tokens_per_second || c.metric == Metric::tpot_s || c.metric == Metric::ttft_s || c.metric == Metric::rl_step_time_s)
+  if (is_serving_metric(c.metric) || c.metric == Metric::rl_step_time_s)
     r.fail("metric", "a training case measures tokens_per_second_per_gpu, model_tflops_per_gpu, hardware_tflops_per_gpu or mfu");
   WorkloadRequest w;
   w.task = *task;
@@ -322,6 +345,33 @@ void predict_rl(const ValidationCase& c, const Instance& inst, const Accelerator
   }
 }
 
+
+// A serving case measured under a load (a closed loop of clients, or an
+// offered rate on one replica): one replica simulated step by step
+// (docs/methodology.md §Serving under load).
+static void predict_under_load(const ValidationCase& c, const Cluster& cluster, const InferenceEstimate& e, CaseResult& r) {
+  const std::optional<ServingLoad> load = serving_load(c.inference, c.inference.requests_per_second);
+  const ServiceMetrics m = simulate_service(c.model, c.inference, cluster, e, *load).metrics;
+  if (m.saturated) {
+    r.problem = fmt::format("saturated under the model: {:.3g} requests/s offered, {:.3g} served in the simulation", *c.inference.requests_per_second,
+                            m.requests_per_second);
+    return;
+  }
+  switch (c.metric) {
+    case Metric::output_tokens_per_second: r.predicted = m.output_tokens_per_second; break;
+    case Metric::tpot_s: r.predicted = m.tpot_s.mean; break;
+    case Metric::ttft_s: r.predicted = m.ttft_s.mean; break;
+    case Metric::e2e_s: r.predicted = m.e2e_s.mean; break;
+    case Metric::ttft_p90_s: r.predicted = m.ttft_s.p90; break;
+    case Metric::ttft_p99_s: r.predicted = m.ttft_s.p99; break;
+    case Metric::tpot_p90_s: r.predicted = m.tpot_s.p90; break;
+    case Metric::tpot_p99_s: r.predicted = m.tpot_s.p99; break;
+    case Metric::e2e_p90_s: r.predicted = m.e2e_s.p90; break;
+    case Metric::e2e_p99_s: r.predicted = m.e2e_s.p99; break;
+    default: break;
+  }
+}
+
 }  // namespace
 
 CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
@@ -345,6 +395,15 @@ CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
     const ServingChoice choice = choose_serving_layout(c.model, c.inference, *inst, acc, c.pp, c.tp ? std::optional<int>(c.tp) : std::nullopt, c.batch);
     if (!choice.row || !choice.problem.empty()) {
       r.problem = "does not fit in memory under the model: " + choice.problem;
+      return r;
+    }
+    // Cases with clients, and every latency distribution, go through the
+    // simulator; the older at-rate cases (tpot_s at requests_per_second) keep
+    // the analytic operating point below until the accuracy table moves with
+    // them (docs/validation.md §Under load).
+    if (c.clients || is_load_metric(c.metric)) {
+      predict_under_load(c, Cluster{inst, &acc, choice.row->estimate.layout.pp}, choice.row->estimate, r);
+      if (r.predicted) r.error = (*r.predicted - c.measured) / c.measured;
       return r;
     }
     const InferenceEstimate* best = &choice.row->estimate;
@@ -399,17 +458,6 @@ std::vector<CaseResult> run_cases(const std::vector<ValidationCase>& cases, cons
   std::vector<CaseResult> out;
   for (const auto& c : cases) out.push_back(predict_case(c, catalog));
   return out;
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  // Linear between the closest ranks (numpy's default): the median of an even
-  // count is the mean of the middle two.
-  const double pos = std::clamp(q, 0.0, 1.0) * (v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - lo) * (v[hi] - v[lo]);
 }
 
 std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results) {

@@ -160,6 +160,24 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   if (r.requests_per_second) w.requests_per_second = *r.requests_per_second;
   if (r.output_tokens_per_day) w.requests_per_second = *r.output_tokens_per_day / 86400.0 / w.output_tokens;
   if (w.requests_per_second) check(*w.requests_per_second, 1e-9, 1e9, "--requests-per-second");
+  if (r.clients && w.requests_per_second)
+    throw InputError("give only one of --clients (a closed loop: each user sends its next request when the last completes) and --requests-per-second (open-loop arrivals)");
+  if (r.clients) check(*r.clients, 1, 100'000, "--clients");
+  w.clients = r.clients;
+  if (r.arrival_cv) {
+    check(*r.arrival_cv, 0.05, 20, "--arrival");
+    if (!w.requests_per_second) throw InputError("--arrival shapes open-loop arrivals: give --requests-per-second (or --tokens-per-day) with it");
+    w.arrival_cv = *r.arrival_cv;
+  }
+  if (r.length_spread) check(*r.length_spread, 0, 0.99, "--length-spread");
+  w.length_spread = r.length_spread.value_or(0);
+  if (w.length_spread > 0 && (r.prompt_tokens_p95 || r.output_tokens_p95))
+    throw InputError("give --length-spread (uniform lengths) or a p95 (--prompt-tokens-p95, --output-tokens-p95: lognormal lengths), not both");
+  if (r.simulated_requests) check(*r.simulated_requests, 10, 1'000'000, "--simulated-requests");
+  if ((r.length_spread || r.simulated_requests) && !w.clients && !w.requests_per_second)
+    throw InputError(fmt::format("{} shapes the simulated load: give --clients or --requests-per-second with it",
+                                 r.length_spread ? "--length-spread" : "--simulated-requests"));
+  w.simulated_requests = r.simulated_requests.value_or(0);
   if (r.max_tpot_s && r.min_tokens_per_second_per_user)
     throw InputError("give only one of --max-tpot and --min-tokens-per-second-per-user");
   w.max_ttft_s = r.max_ttft_s;
@@ -168,10 +186,12 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   if (w.mode == ServingMode::online) {
     if (!w.max_ttft_s) {
       w.max_ttft_s = kDefaultMaxTtftS;
+      w.ttft_target_default = true;
       w.assumptions.push_back("time to first token at most 450 ms (default online target for chat, as MLPerf Inference's Llama-2-70B interactive scenario; set --max-ttft, or --mode offline for a batch job without latency targets)");
     }
     if (!w.max_tpot_s) {
       w.max_tpot_s = kDefaultMaxTpotS;
+      w.tpot_target_default = true;
       w.assumptions.push_back("time per output token at most 40 ms, 25 tokens/s per user (default online target for chat, as MLPerf Inference's Llama-2-70B interactive scenario; its server scenario allows 200 ms; set --max-tpot)");
     }
   }

@@ -156,6 +156,25 @@ struct InferenceEstimate {
   bool fits() const { return max_batch >= 1; }
 };
 
+// The pieces of one engine step whose composition changes from step to step
+// (the serving simulator, src/serving/, composes every step from them;
+// docs/methodology.md §Serving under load). Each is the roofline above, split
+// into the part fixed for the step and the parts linear in its tokens.
+struct DecodeCost {
+  DecodeStep base;                    // `batch` sequences holding no context: weights, matrices, fixed times, communication, host
+  double kv_read_s_per_token = 0;     // KV read per attended context token summed over the sequences
+  double attention_s_per_token = 0;   // attention compute per attended context token summed over the sequences
+};
+DecodeCost decode_cost(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int batch);
+struct PrefillCost {
+  double matmul_s = 0;                        // the chunk's matrix math (tokens x 2 x parameters per token)
+  double attention_s_per_token_context = 0;   // attention per token and attended earlier token
+  double weights_read_s = 0;                  // every weight once
+  double comm_s = 0;                          // tensor-parallel all-reduces and pipeline sends of the chunk's activations
+  double launch_s = 0;                        // kernel launches, overlapped
+};
+PrefillCost prefill_cost(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int tokens);
+
 // Prompts a separate-prefill engine runs in one prefill pass at `batch`
 // sequences in flight: those arriving over its prefill_batching_steps decode
 // steps (batch x steps / generated tokens), within its prefill token budget

@@ -11,6 +11,7 @@
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/report/chart.hpp"
 #include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/serving/simulate.hpp"
 #include "gpuadvisor/catalog/price_import.hpp"
 #include "gpuadvisor/search/search.hpp"
 #include "gpuadvisor/validation/validation.hpp"
@@ -172,6 +173,10 @@ struct InferenceEstimateContext {
   std::optional<double> spot_usd_per_hour;
   std::string region;
   bool fixed_batch = false;  // the batch was given (--batch), not searched
+  // One replica simulated under the load (--clients, or --requests-per-second
+  // spread over the replicas): the "at load" figures come from it.
+  const SimulatedService* simulated = nullptr;
+  std::string targets_missed;  // default targets the estimate misses (reported, not refused)
 };
 std::string render_inference_estimate(const Catalog& catalog, const InferenceEstimateContext& ctx, const RenderOptions& o);
 std::string explain_inference(const InferenceEstimateContext& ctx);

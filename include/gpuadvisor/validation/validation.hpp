@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "gpuadvisor/base/statistics.hpp"
+
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/physics/inference.hpp"
 #include "gpuadvisor/workload/model.hpp"
@@ -26,7 +28,12 @@ enum class Metric {
   tpot_s,                     // inference: time per output token
   ttft_s,                     // inference: time to first token
   rl_step_time_s,             // RL post-training: one step (its stages in ValidationCase::stages_measured)
+  // Inference under a load (`clients` or `requests_per_second`), predicted
+  // through the serving simulator: means and percentiles over requests.
+  e2e_s, ttft_p90_s, ttft_p99_s, tpot_p90_s, tpot_p99_s, e2e_p90_s, e2e_p99_s,
 };
+// output_tokens_per_second, tpot_s, ttft_s and the load metrics above.
+bool is_serving_metric(Metric m);
 std::string_view to_string(Metric m);
 
 struct ValidationCase {
@@ -54,6 +61,7 @@ struct ValidationCase {
   int tp = 0;  // 0: search
   int pp = 1;
   std::optional<int> batch;
+  std::optional<int> clients;  // inference: measured under a closed loop of this many clients (simulated)
   // RL cases: the step's workload, the placement (split: rollout instances)
   // and the stages the source measured, by name (generation_s, scoring_s,
   // training_s, weight_sync_s).
@@ -95,9 +103,7 @@ struct ErrorSummary {
   double p90_abs = 0;
   double median_signed = 0;
 };
-// Percentile (q in [0, 1]), linear between the closest ranks as numpy's
-// default: the median of an even count is the mean of the middle two; 0 for no values.
-double percentile(std::vector<double> v, double q);
+
 
 // Over usable cases with a prediction: overall (training and serving), then by
 // task, accelerator and source; RL cases only in "task: rl" and their sources.

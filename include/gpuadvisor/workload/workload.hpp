@@ -99,6 +99,20 @@ struct InferenceWorkload {
   double reasoning_tokens = 0;      // hidden "thinking" tokens per sample
   int samples = 1;                  // best-of-N / self-consistency sequences per request
   std::optional<double> requests_per_second;  // the load; empty: size one replica
+  // The load as the serving simulator draws it (docs/methodology.md §Serving
+  // under load): a closed loop of `clients` users, each sending its next
+  // request when the last completes, or open-loop arrivals at
+  // requests_per_second whose gaps have this coefficient of variation (1:
+  // Poisson; above 1: bursty, gamma-distributed gaps).
+  std::optional<int> clients;
+  double arrival_cv = 1;
+  // Request lengths: fixed at the mean, uniform over mean x (1 +- spread)
+  // (benchmark clients' range ratio), or lognormal through the mean and the
+  // p95 where a p95 above the mean was given.
+  double length_spread = 0;
+  int simulated_requests = 0;       // 0: the default count (serving/simulate.hpp)
+  bool ttft_target_default = false; // the TTFT target is the documented default, not the user's
+  bool tpot_target_default = false;
   std::optional<int> concurrency;   // most sequences in flight per replica
   // Neuron: the batch the decode graph was compiled for. Every step runs all
   // its slots, filled or not (docs/methodology.md §Decode step); empty: the
@@ -135,6 +149,10 @@ struct InferenceRequest {
   int samples = 1;
   std::optional<double> requests_per_second;
   std::optional<double> output_tokens_per_day;
+  std::optional<int> clients;                 // --clients: a closed loop of this many users
+  std::optional<double> arrival_cv;           // --arrival gamma:CV (1: Poisson)
+  std::optional<double> length_spread;        // --length-spread: uniform lengths mean x (1 +- spread)
+  std::optional<int> simulated_requests;      // --simulated-requests
   std::optional<int> concurrency;
   std::optional<int> compiled_batch;  // --compiled-batch
   std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;

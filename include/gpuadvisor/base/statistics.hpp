@@ -1,0 +1,13 @@
+// Layer base: small utilities every layer may use; includes nothing above base.
+// Percentiles of a sample, for validation errors and simulated latencies.
+#pragma once
+#include <vector>
+
+namespace gpuadvisor {
+
+// The q-quantile (0..1) of v, linear between the closest ranks (numpy's
+// default: the median of an even count is the mean of the middle two); 0 for
+// an empty sample.
+double percentile(std::vector<double> v, double q);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,55 @@
+// Layer serving: the serving simulator (arrivals, lengths, engine scheduling, KV blocks, metrics); includes physics and below.
+// One replica's engine, step by step (docs/methodology.md §Serving under
+// load): requests wait in arrival order, are admitted while the engine's
+// sequence limit, its token budget per step and the free KV blocks allow,
+// and leave when their last token is out.
+//  - chunked engines (vLLM V1, SGLang, TensorRT-LLM, TGI 2+) run the decode
+//    sequences first, one token each from the step's token budget, then
+//    continue unfinished prompts and admit new ones into what is left;
+//  - separate-prefill engines run waiting prompts as a step of their own,
+//    the decode batch paused;
+//  - engines without continuous batching admit only into an empty batch.
+// A sequence whose next token finds no free block preempts the most recently
+// admitted sequence, which is recomputed later (vLLM's recompute mode); an
+// engine that reserves each request's whole KV at admission never preempts.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "gpuadvisor/serving/arrivals.hpp"
+#include "gpuadvisor/serving/step_time.hpp"
+
+namespace gpuadvisor {
+
+struct SimRequest {
+  double arrival_s = 0;
+  int prompt_tokens = 1, output_tokens = 1;
+  double scheduled_s = -1, first_token_s = -1, finish_s = -1;  // -1: not reached
+  int preemptions = 0;
+  bool rejected = false;  // longer than the whole KV cache holds
+};
+
+struct EngineLimits {
+  int max_sequences = 1;   // vLLM max_num_seqs, SGLang max_running_requests, TensorRT-LLM max_batch_size
+  int token_budget = 2048; // tokens one step computes: max_num_batched_tokens, chunked_prefill_size, max_num_tokens
+  bool chunked = true;
+  bool continuous = true;
+  bool reserves_full_kv = false;
+  int64_t kv_blocks = 0;
+};
+
+struct SchedulerTotals {
+  double busy_s = 0;            // time the replica ran steps
+  double sequence_seconds = 0;  // sequences in flight integrated over busy time
+  double block_seconds = 0;     // KV blocks in use integrated over busy time
+  int preemptions = 0;
+  int64_t steps = 0;
+};
+
+// Runs every request to completion. Open loop: arrival_s is set for each, in
+// order. Closed loop: the first `clients` arrive at 0 and each completion
+// sends the next request at once.
+SchedulerTotals run_engine(std::vector<SimRequest>& requests, const ArrivalPattern& arrivals, const EngineLimits& limits, StepTimer& timer,
+                           const ModelSpec& m, const EngineProfile& engine);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,49 @@
+// Layer serving: the serving simulator (arrivals, lengths, engine scheduling, KV blocks, metrics); includes physics and below.
+// One replica under a load, simulated step by step (docs/methodology.md
+// §Serving under load): the requests the load draws, the engine's scheduler
+// over the replica's KV blocks, every step timed by the roofline of its
+// composition, and what the users saw. Deterministic: a fixed seed.
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "gpuadvisor/serving/lengths.hpp"
+#include "gpuadvisor/serving/metrics.hpp"
+
+namespace gpuadvisor {
+
+// Requests simulated when the workload does not say (--simulated-requests):
+// enough for stable p99s (10 above the p99 of 1,000), and 8 rounds of a
+// closed loop's clients.
+inline constexpr int kDefaultSimulatedRequests = 1000;
+inline constexpr int kClosedLoopRounds = 8;
+inline constexpr uint64_t kSimulationSeed = 20261202;
+
+struct ServingLoad {
+  ArrivalPattern arrivals;
+  LengthDistribution prompt, output;  // output: every generated token (visible and reasoning)
+  int requests = kDefaultSimulatedRequests;
+  uint64_t seed = kSimulationSeed;
+};
+
+// The load the workload describes on one replica: its clients (closed loop),
+// or `requests_per_second_per_replica` (open loop); empty with neither.
+std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optional<double> requests_per_second_per_replica);
+
+// The engine's limits on this replica: its sequence limit (or --concurrency,
+// or a Neuron graph's compiled batch), its token budget per step, and the KV
+// blocks left after the weights, workspace and reserve.
+EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e);
+
+struct SimulatedService {
+  EngineLimits limits;
+  ServingLoad load;
+  ServiceMetrics metrics;
+};
+
+// `e` is an estimate of this layout that fits (estimate_inference): its
+// memory and precision. Best-of-N samples and verifiers are not simulated.
+SimulatedService simulate_service(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e,
+                                  const ServingLoad& load);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,89 @@
+// Layer serving: the serving simulator (arrivals, lengths, engine scheduling, KV blocks, metrics); includes physics and below.
+#include "gpuadvisor/serving/metrics.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "gpuadvisor/base/statistics.hpp"
+
+namespace gpuadvisor {
+
+double Percentiles::at(int percentile) const {
+  switch (percentile) {
+    case 50: return p50;
+    case 90: return p90;
+    case 99: return p99;
+    default: return mean;
+  }
+}
+
+Percentiles percentiles_of(const std::vector<double>& v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  p.p50 = percentile(v, 0.5);
+  p.p90 = percentile(v, 0.9);
+  p.p99 = percentile(v, 0.99);
+  p.mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+  return p;
+}
+
+namespace {
+
+double mean_of(const std::vector<double>& v) { return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
+
+// The last quarter of arrivals waits longer than the median request takes to serve once admitted.
+bool queue_growing(const std::vector<SimRequest>& requests, double median_service_s) {
+  std::vector<double> tail;
+  for (size_t i = requests.size() * 3 / 4; i < requests.size(); ++i)
+    if (!requests[i].rejected) tail.push_back(requests[i].scheduled_s - requests[i].arrival_s);
+  return mean_of(tail) > std::max(1.0, median_service_s);
+}
+
+}  // namespace
+
+ServiceMetrics service_metrics(const std::vector<SimRequest>& requests, const SchedulerTotals& totals, const EngineLimits& limits,
+                               bool open_loop, std::optional<double> max_ttft_s, std::optional<double> max_tpot_s) {
+  ServiceMetrics out;
+  out.requests = static_cast<int>(requests.size());
+  std::vector<double> ttft, tpot, e2e, queue, service;
+  double first = 1e300, last = 0, tokens = 0;
+  int good = 0;
+  for (const SimRequest& r : requests) {
+    if (r.rejected) {
+      ++out.rejected;
+      continue;
+    }
+    ++out.completed;
+    first = std::min(first, r.arrival_s);
+    last = std::max(last, r.finish_s);
+    tokens += r.output_tokens;
+    ttft.push_back(r.first_token_s - r.arrival_s);
+    e2e.push_back(r.finish_s - r.arrival_s);
+    queue.push_back(r.scheduled_s - r.arrival_s);
+    service.push_back(r.finish_s - r.scheduled_s);
+    const double per_token = r.output_tokens > 1 ? (r.finish_s - r.first_token_s) / (r.output_tokens - 1) : 0;
+    if (r.output_tokens > 1) tpot.push_back(per_token);
+    if ((!max_ttft_s || ttft.back() <= *max_ttft_s) && (!max_tpot_s || per_token <= *max_tpot_s)) ++good;
+  }
+  out.ttft_s = percentiles_of(ttft);
+  out.tpot_s = percentiles_of(tpot);
+  out.e2e_s = percentiles_of(e2e);
+  out.queue_s = percentiles_of(queue);
+  out.duration_s = out.completed ? last - first : 0;
+  if (out.duration_s > 0) {
+    out.requests_per_second = out.completed / out.duration_s;
+    out.output_tokens_per_second = tokens / out.duration_s;
+    out.goodput_requests_per_second = good / out.duration_s;
+    out.busy_share = totals.busy_s / out.duration_s;
+  }
+  if (totals.busy_s > 0) {
+    out.mean_sequences = totals.sequence_seconds / totals.busy_s;
+    out.kv_utilisation = limits.kv_blocks > 0 ? totals.block_seconds / totals.busy_s / limits.kv_blocks : 0;
+  }
+  out.preemptions = totals.preemptions;
+  out.steps = totals.steps;
+  out.saturated = open_loop && out.completed > 0 && queue_growing(requests, percentile(service, 0.5));
+  return out;
+}
+
+}  // namespace gpuadvisor

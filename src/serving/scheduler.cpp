@@ -1,0 +1,317 @@
+// Layer serving: the serving simulator (arrivals, lengths, engine scheduling, KV blocks, metrics); includes physics and below.
+#include "gpuadvisor/serving/scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include "gpuadvisor/serving/kv_blocks.hpp"
+
+namespace gpuadvisor {
+
+namespace {
+
+struct Sequence {
+  int request = 0;
+  int prompt_target = 0;  // tokens to prefill: the prompt, plus what it had generated if preempted
+  int computed = 0;       // of those, done
+  int cached = 0;         // tokens in its KV cache
+  int generated = 0;      // output tokens out
+  int64_t blocks = 0;
+  bool decoding() const { return computed == prompt_target; }
+};
+
+struct Chunk {
+  size_t index;  // into running
+  int tokens;
+};
+
+class Engine {
+ public:
+  Engine(std::vector<SimRequest>& r, const ArrivalPattern& a, const EngineLimits& l, StepTimer& t, const ModelSpec& m, const EngineProfile& e)
+      : requests_(r), arrivals_(a), limits_(l), timer_(t), model_(m), engine_(e) {
+    pool_.total = l.kv_blocks;
+  }
+  SchedulerTotals run();
+
+ private:
+  int64_t blocks_for(double tokens) const { return KvBlockPool::blocks_for(kv_cached_tokens(model_, engine_, tokens)); }
+  void arrive();
+  void issue(double at);
+  void preempt_last();
+  bool grow_decodes();
+  void admit(std::vector<Chunk>& chunks, int& budget);
+  void continue_prefills(std::vector<Chunk>& chunks, int& budget);
+  int decode_run_length(double step_s) const;
+  void run_decodes(int steps);
+  void run_step(const std::vector<Chunk>& chunks, bool decode);
+  void account(double dt, int64_t steps);
+  void finish_done();
+  void reject_alone();
+
+  std::vector<SimRequest>& requests_;
+  const ArrivalPattern& arrivals_;
+  const EngineLimits& limits_;
+  StepTimer& timer_;
+  const ModelSpec& model_;
+  const EngineProfile& engine_;
+  KvBlockPool pool_;
+  std::deque<Sequence> waiting_;
+  std::vector<Sequence> running_;
+  SchedulerTotals totals_;
+  double now_ = 0;
+  size_t next_ = 0;  // open loop: next arrival; closed loop: next request to send
+  size_t ended_ = 0;
+};
+
+void Engine::arrive() {
+  if (arrivals_.closed_loop) return;
+  while (next_ < requests_.size() && requests_[next_].arrival_s <= now_) {
+    const SimRequest& r = requests_[next_];
+    waiting_.push_back(Sequence{static_cast<int>(next_), r.prompt_tokens});
+    ++next_;
+  }
+}
+
+void Engine::issue(double at) {
+  if (!arrivals_.closed_loop || next_ >= requests_.size()) return;
+  requests_[next_].arrival_s = at;
+  waiting_.push_back(Sequence{static_cast<int>(next_), requests_[next_].prompt_tokens});
+  ++next_;
+}
+
+// Recompute preemption: the blocks are freed, and the sequence waits at the
+// front to prefill its prompt and the tokens it had generated again.
+void Engine::preempt_last() {
+  Sequence s = running_.back();
+  running_.pop_back();
+  pool_.give(s.blocks);
+  ++requests_[s.request].preemptions;
+  ++totals_.preemptions;
+  const SimRequest& r = requests_[s.request];
+  waiting_.push_front(Sequence{s.request, r.prompt_tokens + s.generated, 0, 0, s.generated, 0});
+}
+
+// Each decoding sequence's next token needs room; false if the last one
+// standing had to be preempted (nothing to decode).
+bool Engine::grow_decodes() {
+  if (limits_.reserves_full_kv) return true;
+  for (size_t i = 0; i < running_.size(); ++i) {
+    Sequence& s = running_[i];
+    if (!s.decoding()) continue;
+    const int64_t need = blocks_for(s.cached + 1) - s.blocks;
+    while (need > pool_.free() && running_.size() > i + 1) preempt_last();
+    if (need > pool_.free()) {
+      preempt_last();  // itself
+      return false;
+    }
+    pool_.take(need);
+    running_[i].blocks += need;
+  }
+  return true;
+}
+
+void Engine::continue_prefills(std::vector<Chunk>& chunks, int& budget) {
+  for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    Sequence& s = running_[i];
+    if (s.decoding()) continue;
+    const int tokens = std::min(s.prompt_target - s.computed, budget);
+    const int64_t need = limits_.reserves_full_kv ? 0 : blocks_for(s.cached + tokens) - s.blocks;
+    if (!pool_.take(need)) continue;
+    s.blocks += need;
+    chunks.push_back({i, tokens});
+    budget -= tokens;
+  }
+}
+
+// Waiting requests in order while the sequence limit, the budget and the KV
+// blocks allow (a separate prefill takes whole prompts, at least one).
+void Engine::admit(std::vector<Chunk>& chunks, int& budget) {
+  while (!waiting_.empty() && static_cast<int>(running_.size()) < limits_.max_sequences && budget > 0) {
+    Sequence s = waiting_.front();
+    const SimRequest& r = requests_[s.request];
+    int tokens = s.prompt_target;
+    if (limits_.chunked) tokens = std::min(tokens, budget);
+    else if (tokens > budget && !chunks.empty()) break;
+    const int64_t need = limits_.reserves_full_kv ? blocks_for(r.prompt_tokens + r.output_tokens) : blocks_for(tokens);
+    if (!pool_.take(need)) break;
+    waiting_.pop_front();
+    s.blocks = need;
+    if (requests_[s.request].scheduled_s < 0) requests_[s.request].scheduled_s = now_;
+    running_.push_back(s);
+    chunks.push_back({running_.size() - 1, tokens});
+    budget -= tokens;
+  }
+}
+
+// A request that does not fit the KV cache even alone is turned away.
+void Engine::reject_alone() {
+  int request;
+  if (!running_.empty()) {
+    request = running_.back().request;
+    pool_.give(running_.back().blocks);
+    running_.pop_back();
+  } else if (!waiting_.empty()) {
+    request = waiting_.front().request;
+    waiting_.pop_front();
+  } else {
+    return;
+  }
+  requests_[request].rejected = true;
+  ++ended_;
+  issue(now_);
+}
+
+void Engine::account(double dt, int64_t steps) {
+  totals_.busy_s += dt;
+  totals_.sequence_seconds += dt * running_.size();
+  totals_.block_seconds += dt * pool_.used;
+  totals_.steps += steps;
+  now_ += dt;
+}
+
+void Engine::finish_done() {
+  for (size_t i = 0; i < running_.size();) {
+    Sequence& s = running_[i];
+    SimRequest& r = requests_[s.request];
+    if (s.generated < r.output_tokens) {
+      ++i;
+      continue;
+    }
+    r.finish_s = now_;
+    pool_.give(s.blocks);
+    running_.erase(running_.begin() + i);
+    ++ended_;
+    issue(now_);
+  }
+}
+
+// One step: the chunks given and, with `decode`, a token for every decoding sequence.
+void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
+  StepComposition c;
+  std::vector<bool> chunked(running_.size(), false);
+  for (const Chunk& k : chunks) {
+    const Sequence& s = running_[k.index];
+    c.prefill_tokens += k.tokens;
+    c.prefill_attended_pairs += k.tokens * model_.attended_tokens(s.computed + k.tokens / 2.0);
+    chunked[k.index] = true;
+  }
+  for (size_t i = 0; decode && i < running_.size(); ++i)
+    if (!chunked[i] && running_[i].decoding()) {
+      ++c.decode_sequences;
+      c.decode_attended_tokens += model_.attended_tokens(running_[i].cached);
+    }
+  account(timer_.step_s(c), 1);
+  for (const Chunk& k : chunks) {
+    Sequence& s = running_[k.index];
+    s.computed += k.tokens;
+    s.cached += k.tokens;
+    if (!s.decoding()) continue;
+    ++s.generated;  // the prefill's last position samples the next token
+    if (requests_[s.request].first_token_s < 0) requests_[s.request].first_token_s = now_;
+  }
+  for (size_t i = 0; decode && i < running_.size(); ++i)
+    if (!chunked[i] && running_[i].decoding() && running_[i].generated > 0) {
+      ++running_[i].generated;
+      ++running_[i].cached;
+    }
+  finish_done();
+}
+
+// Decode-only steps change nothing but the contexts until a sequence
+// finishes, a request arrives that could be admitted, or the blocks run out:
+// that many steps run as one, timed at their mean context.
+int Engine::decode_run_length(double step_s) const {
+  int k = 1 << 30;
+  for (const Sequence& s : running_) k = std::min(k, requests_[s.request].output_tokens - s.generated);
+  const bool room = static_cast<int>(running_.size()) < limits_.max_sequences;
+  if (!arrivals_.closed_loop && waiting_.empty() && room && next_ < requests_.size())
+    k = std::min<double>(k, std::max(1.0, std::ceil((requests_[next_].arrival_s - now_) / step_s)));
+  if (limits_.reserves_full_kv) return std::max(k, 1);
+  auto extra = [&](int steps) {
+    int64_t n = 0;
+    for (const Sequence& s : running_) n += blocks_for(s.cached + steps) - s.blocks;
+    return n;
+  };
+  while (k > 1 && extra(k) > pool_.free()) k /= 2;
+  return std::max(k, 1);
+}
+
+void Engine::run_decodes(int steps) {
+  StepComposition c;
+  c.decode_sequences = static_cast<int>(running_.size());
+  for (const Sequence& s : running_) c.decode_attended_tokens += model_.attended_tokens(s.cached + (steps - 1) / 2.0);
+  for (Sequence& s : running_) {
+    const int64_t need = limits_.reserves_full_kv ? 0 : blocks_for(s.cached + steps) - s.blocks;
+    pool_.take(need);
+    s.blocks += need;
+    s.generated += steps;
+    s.cached += steps;
+  }
+  account(steps * timer_.step_s(c), steps);
+  finish_done();
+}
+
+SchedulerTotals Engine::run() {
+  if (arrivals_.closed_loop)
+    for (int i = 0; i < arrivals_.clients; ++i) issue(0);
+  while (ended_ < requests_.size()) {
+    arrive();
+    if (running_.empty() && waiting_.empty()) {
+      if (next_ >= requests_.size()) break;
+      now_ = std::max(now_, requests_[next_].arrival_s);
+      continue;
+    }
+    std::vector<Chunk> chunks;
+    int budget = limits_.token_budget;
+    const bool may_admit = limits_.continuous || running_.empty();
+    if (!limits_.chunked) {
+      if (may_admit) admit(chunks, budget);
+      if (!chunks.empty()) {
+        run_step(chunks, false);
+        continue;
+      }
+    }
+    if (!grow_decodes()) continue;
+    for (const Sequence& s : running_) budget -= s.decoding() ? 1 : 0;
+    if (limits_.chunked) {
+      continue_prefills(chunks, budget);
+      if (may_admit) admit(chunks, budget);
+    }
+    const bool any_decoding = std::any_of(running_.begin(), running_.end(), [](const Sequence& s) { return s.decoding(); });
+    if (chunks.empty() && !any_decoding) {
+      if (running_.size() > 1) {
+        preempt_last();  // prompts stalled for blocks: the newest gives its blocks back
+        continue;
+      }
+      reject_alone();
+      continue;
+    }
+    const bool decode_only = chunks.empty() && std::all_of(running_.begin(), running_.end(), [](const Sequence& s) { return s.decoding(); });
+    if (decode_only) {
+      StepComposition probe;
+      probe.decode_sequences = static_cast<int>(running_.size());
+      for (const Sequence& s : running_) probe.decode_attended_tokens += model_.attended_tokens(s.cached);
+      const int k = decode_run_length(timer_.step_s(probe));
+      // The first step's blocks are already taken by grow_decodes.
+      for (Sequence& s : running_) {
+        const int64_t had = blocks_for(s.cached);
+        pool_.give(s.blocks - had);
+        s.blocks = had;
+      }
+      run_decodes(k);
+    } else {
+      run_step(chunks, true);
+    }
+  }
+  return totals_;
+}
+
+}  // namespace
+
+SchedulerTotals run_engine(std::vector<SimRequest>& requests, const ArrivalPattern& arrivals, const EngineLimits& limits, StepTimer& timer,
+                           const ModelSpec& m, const EngineProfile& engine) {
+  return Engine(requests, arrivals, limits, timer, m, engine).run();
+}
+
+}  // namespace gpuadvisor

@@ -1,0 +1,76 @@
+// Layer serving: the serving simulator (arrivals, lengths, engine scheduling, KV blocks, metrics); includes physics and below.
+#include "gpuadvisor/serving/simulate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuadvisor/serving/kv_blocks.hpp"
+
+namespace gpuadvisor {
+
+std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optional<double> requests_per_second_per_replica) {
+  ServingLoad load;
+  if (w.clients) {
+    load.arrivals.closed_loop = true;
+    load.arrivals.clients = *w.clients;
+    load.requests = std::max(kDefaultSimulatedRequests, kClosedLoopRounds * *w.clients);
+  } else if (requests_per_second_per_replica) {
+    load.arrivals.requests_per_second = *requests_per_second_per_replica;
+    load.arrivals.gap_cv = w.arrival_cv;
+  } else {
+    return std::nullopt;
+  }
+  if (w.simulated_requests > 0) load.requests = w.simulated_requests;
+  load.prompt = length_distribution(w.prompt_tokens, w.prompt_tokens_p95, w.length_spread);
+  load.output = length_distribution(w.generated_tokens_per_sequence(), w.output_tokens_p95 + w.reasoning_tokens, w.length_spread);
+  return load;
+}
+
+EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e) {
+  const Accelerator& acc = *c.accelerator;
+  const EngineProfile& engine = *e.engine;
+  EngineLimits l;
+  l.max_sequences = w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch));
+  if (const auto compiled = compiled_batch_on(acc, w)) l.max_sequences = std::min(l.max_sequences, *compiled);
+  l.token_budget = engine_prefill_chunk_tokens(engine, acc);
+  l.chunked = engine.prefill == PrefillScheduling::chunked;
+  l.continuous = engine.continuous_batching;
+  l.reserves_full_kv = engine.reserves_full_kv;
+  const auto& mem = e.memory;
+  const double free_gb = std::max(0.0, mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb);
+  const double gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / 1e9;
+  l.kv_blocks = static_cast<int64_t>(std::floor(free_gb / gb_per_token / kKvBlockTokens));
+  return l;
+}
+
+namespace {
+
+std::vector<SimRequest> draw_requests(const ServingLoad& load) {
+  Random random(load.seed);
+  std::vector<SimRequest> out(load.requests);
+  for (SimRequest& r : out) {
+    r.prompt_tokens = load.prompt.draw(random);
+    r.output_tokens = load.output.draw(random);
+  }
+  if (!load.arrivals.closed_loop) {
+    const std::vector<double> at = open_loop_arrivals(load.arrivals, load.requests, random);
+    for (size_t i = 0; i < out.size(); ++i) out[i].arrival_s = at[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+SimulatedService simulate_service(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e,
+                                  const ServingLoad& load) {
+  SimulatedService s;
+  s.load = load;
+  s.limits = engine_limits(m, w, c, e);
+  std::vector<SimRequest> requests = draw_requests(load);
+  StepTimer timer(m, w, c, e);
+  const SchedulerTotals totals = run_engine(requests, load.arrivals, s.limits, timer, m, *e.engine);
+  s.metrics = service_metrics(requests, totals, s.limits, !load.arrivals.closed_loop, w.max_ttft_s, w.max_tpot_s);
+  return s;
+}
+
+}  // namespace gpuadvisor

@@ -1,0 +1,212 @@
+// The serving simulator (src/serving/): hand-computable cases (one request
+// alone, a fixed batch), Little's law on its own output, percentiles that
+// order and rise near capacity, determinism, and the CLI around it.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+#include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/serving/arrivals.hpp"
+#include "gpuadvisor/serving/lengths.hpp"
+#include "gpuadvisor/serving/simulate.hpp"
+#include "gpuadvisor/serving/step_time.hpp"
+#include "gpuadvisor/workload/engine.hpp"
+
+using namespace gpuadvisor;
+
+namespace {
+const Catalog& cat() {
+  static const Catalog c = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+  return c;
+}
+struct Replica {
+  ModelSpec m;
+  InferenceWorkload w;
+  Cluster c;
+  InferenceEstimate e;
+};
+Replica replica(const char* instance, const char* preset, double prompt, double output, int tp) {
+  InferenceRequest r;
+  r.mode = ServingMode::offline;
+  r.prompt_tokens = prompt;
+  r.output_tokens = output;
+  r.engine = find_engine("vllm");
+  Replica x{*find_model_preset(preset), make_inference_workload(r), {}, {}};
+  const Instance* i = cat().find_instance(instance);
+  x.c = Cluster{i, &cat().accelerator_of(*i), 1};
+  std::string problem;
+  x.e = estimate_inference(x.m, x.w, x.c, ServingLayout{tp, 1}, std::nullopt, &problem);
+  REQUIRE(x.e.fits());
+  return x;
+}
+ServingLoad closed(int clients, int requests, double prompt, double output) {
+  ServingLoad l;
+  l.arrivals.closed_loop = true;
+  l.arrivals.clients = clients;
+  l.requests = requests;
+  l.prompt = length_distribution(prompt, prompt, 0);
+  l.output = length_distribution(output, output, 0);
+  return l;
+}
+ServingLoad open(double rate, int requests, double prompt, double output) {
+  ServingLoad l = closed(0, requests, prompt, output);
+  l.arrivals.closed_loop = false;
+  l.arrivals.requests_per_second = rate;
+  return l;
+}
+}  // namespace
+
+TEST_CASE("One request alone takes its prefill step, then one decode step per further token at its growing context") {
+  Replica x = replica("g6e.xlarge", "llama-3-8b", 512, 64, 1);
+  const SimulatedService s = simulate_service(x.m, x.w, x.c, x.e, closed(1, 1, 512, 64));
+  StepTimer timer(x.m, x.w, x.c, x.e);
+  StepComposition prefill;
+  prefill.prefill_tokens = 512;
+  prefill.prefill_attended_pairs = 512 * 256.0;  // each prompt token attends half the prompt on average
+  const double ttft = timer.step_s(prefill);
+  double e2e = ttft;
+  for (int t = 1; t < 64; ++t) {
+    StepComposition d;
+    d.decode_sequences = 1;
+    d.decode_attended_tokens = 512 + t - 1;
+    e2e += timer.step_s(d);
+  }
+  CHECK(s.metrics.ttft_s.mean == Approx(ttft).epsilon(1e-9));
+  CHECK(s.metrics.e2e_s.mean == Approx(e2e).epsilon(1e-3));  // decode steps run together, timed at their mean context
+  CHECK(s.metrics.queue_s.mean == 0);
+  CHECK(s.metrics.preemptions == 0);
+}
+
+TEST_CASE("A fixed batch with no further arrivals decodes at the analytic decode step of that batch") {
+  Replica x = replica("p5.48xlarge", "llama-3-70b", 128, 512, 8);
+  const int batch = 16;
+  const SimulatedService s = simulate_service(x.m, x.w, x.c, x.e, closed(batch, batch, 128, 512));
+  // All 16 prompts (2,048 tokens) are prefilled in one step, then decode together.
+  InferenceEstimate at = x.e;
+  evaluate_batch(x.m, x.w, x.c, at, batch);  // its step at the mean context, prompt + half the output
+  CHECK(s.metrics.tpot_s.p50 == Approx(at.step.total_s()).epsilon(0.01));
+  CHECK(s.metrics.tpot_s.p99 == Approx(s.metrics.tpot_s.p50).epsilon(1e-6));
+  CHECK(s.metrics.mean_sequences == Approx(batch).epsilon(1e-9));
+}
+
+TEST_CASE("Little's law holds on the simulator's own output") {
+  Replica x = replica("g6e.xlarge", "llama-3-8b", 1024, 256, 1);
+  const SimulatedService s = simulate_service(x.m, x.w, x.c, x.e, open(2.0, 2000, 1024, 256));
+  const ServiceMetrics& m = s.metrics;
+  REQUIRE(m.completed == 2000);
+  // L (sequences running, over the whole run) = lambda (served rate) x W (time from admission to the last token).
+  const double running_over_run = m.mean_sequences * m.busy_share;
+  const double in_service_s = m.e2e_s.mean - m.queue_s.mean;
+  CHECK(running_over_run == Approx(m.requests_per_second * in_service_s).epsilon(0.01));
+  CHECK(m.requests_per_second == Approx(2.0).epsilon(0.1));
+}
+
+TEST_CASE("Percentiles order, and the p99 time to first token rises steeply as the load nears the replica's capacity") {
+  Replica x = replica("g6e.xlarge", "llama-3-8b", 1024, 256, 1);
+  // Capacity: what a closed loop of many clients gets served.
+  const double capacity = simulate_service(x.m, x.w, x.c, x.e, closed(512, 3000, 1024, 256)).metrics.requests_per_second;
+  const ServiceMetrics light = simulate_service(x.m, x.w, x.c, x.e, open(0.3 * capacity, 2000, 1024, 256)).metrics;
+  const ServiceMetrics busy = simulate_service(x.m, x.w, x.c, x.e, open(0.8 * capacity, 2000, 1024, 256)).metrics;
+  const ServiceMetrics heavy = simulate_service(x.m, x.w, x.c, x.e, open(0.97 * capacity, 2000, 1024, 256)).metrics;
+  const ServiceMetrics over = simulate_service(x.m, x.w, x.c, x.e, open(1.5 * capacity, 2000, 1024, 256)).metrics;
+  for (const ServiceMetrics* m : {&light, &busy, &heavy, &over})
+    for (const Percentiles* p : {&m->ttft_s, &m->tpot_s, &m->e2e_s, &m->queue_s}) {
+      CHECK(p->p99 >= p->p90);
+      CHECK(p->p90 >= p->p50);
+    }
+  // Continuous batching is a many-slot server: the queue stays short until
+  // the slots (or the KV blocks) are all taken, then grows without bound.
+  CHECK(busy.ttft_s.p99 > light.ttft_s.p99);
+  CHECK(heavy.ttft_s.p99 > busy.ttft_s.p99);
+  CHECK(over.ttft_s.p99 > 10 * heavy.ttft_s.p99);
+  CHECK_FALSE(light.saturated);
+  CHECK(over.saturated);
+}
+
+TEST_CASE("The simulation is deterministic, bursty arrivals wait longer, and lengths follow their distribution") {
+  Replica x = replica("g6e.xlarge", "llama-3-8b", 1024, 256, 1);
+  const ServiceMetrics a = simulate_service(x.m, x.w, x.c, x.e, open(3, 1000, 1024, 256)).metrics;
+  const ServiceMetrics b = simulate_service(x.m, x.w, x.c, x.e, open(3, 1000, 1024, 256)).metrics;
+  CHECK(a.ttft_s.p99 == b.ttft_s.p99);
+  CHECK(a.e2e_s.mean == b.e2e_s.mean);
+  ServingLoad bursty = open(3, 1000, 1024, 256);
+  bursty.arrivals.gap_cv = 3;
+  CHECK(simulate_service(x.m, x.w, x.c, x.e, bursty).metrics.ttft_s.p99 > a.ttft_s.p99);
+  Random r(7);
+  const LengthDistribution u = length_distribution(1000, 1000, 0.5), ln = length_distribution(1000, 3000, 0);
+  CHECK(u.shape == LengthShape::uniform);
+  CHECK(ln.shape == LengthShape::lognormal);
+  double sum = 0, lo = 1e9, hi = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const int v = u.draw(r);
+    sum += v, lo = std::min<double>(lo, v), hi = std::max<double>(hi, v);
+  }
+  CHECK(sum / 20000 == Approx(1000).epsilon(0.01));
+  CHECK(lo >= 500);
+  CHECK(hi <= 1500);
+  std::vector<double> draws;
+  for (int i = 0; i < 20000; ++i) draws.push_back(ln.draw(r));
+  std::sort(draws.begin(), draws.end());
+  CHECK(draws[19000] == Approx(3000).epsilon(0.05));  // the p95
+  CHECK(arrival_cv_from_string("gamma:2") == 2.0);
+  CHECK(arrival_cv_from_string("poisson") == 1.0);
+  CHECK_FALSE(arrival_cv_from_string("gamma:x"));
+  CHECK_FALSE(arrival_cv_from_string("gamma:-1"));
+}
+
+TEST_CASE("When the KV cache runs short the engine preempts and recomputes, and a reserving engine never does") {
+  Replica x = replica("g6e.xlarge", "llama-3-8b", 2048, 2048, 1);
+  InferenceEstimate tight = x.e;
+  // Leave room for about 40 sequences of 3,000 tokens: 64 clients outgrow it mid-decode.
+  tight.memory.capacity_gb = tight.memory.weights_gb + tight.memory.workspace_gb + tight.memory.reserve_gb +
+                             40 * 3000 * kv_cache_bytes_per_token(x.m, x.w.kv_cache, 1) / 1e9;
+  const SimulatedService s = simulate_service(x.m, x.w, x.c, tight, closed(64, 256, 2048, 2048));
+  CHECK(s.metrics.preemptions > 0);
+  CHECK(s.metrics.completed == 256);
+  CHECK(s.metrics.kv_utilisation <= 1.0);
+  CHECK(s.metrics.kv_utilisation > 0.8);
+  InferenceWorkload reserving = x.w;
+  reserving.engine = find_engine("trtllm");
+  InferenceEstimate t2 = tight;
+  t2.engine = find_engine("trtllm");
+  const SimulatedService r = simulate_service(x.m, reserving, x.c, t2, closed(64, 256, 2048, 2048));
+  CHECK(r.metrics.preemptions == 0);
+  CHECK(r.metrics.completed == 256);
+}
+
+TEST_CASE("estimate simulates the load it is given: percentiles in JSON, default targets reported rather than refused") {
+  using cli_test::run;
+  const auto r = run("estimate --task inference --instance p5.48xlarge --model llama-3.1-70b --weights fp8 --tp 4 --engine vllm --clients 32 "
+                     "--prompt-tokens 1024 --output-tokens 1024 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& p = j["inference"]["at_load"]["percentiles"];
+  for (const char* k : {"ttft_s", "tpot_s", "e2e_s", "queue_s"}) {
+    CHECK(p[k]["p99"].get<double>() >= p[k]["p90"].get<double>());
+    CHECK(p[k]["p90"].get<double>() >= p[k]["p50"].get<double>());
+    CHECK(p[k]["mean"].get<double>() >= 0);
+  }
+  CHECK(j["inference"]["at_load"]["load"]["clients"] == 32);
+  CHECK(j["inference"]["at_load"]["model"] == "simulated");
+  // The g5.xlarge 7B chat estimate that used to exit 3 on the default 450 ms TTFT.
+  const auto g5 = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1");
+  CHECK(g5.code == 0);
+  CHECK(g5.out.find("default latency targets") != std::string::npos);
+  // A target the user set still gates.
+  CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --max-ttft 100ms").code == 3);
+}
+
+TEST_CASE("The load flags refuse what they cannot mean") {
+  using cli_test::run;
+  const std::string base = "estimate --task inference --instance g6e.xlarge --model llama-3-8b ";
+  CHECK(run(base + "--clients 8 --requests-per-second 2").code == 2);
+  CHECK(run(base + "--clients 8 --batch 4").code == 2);
+  CHECK(run(base + "--requests-per-second 2 --arrival gamma:x").code == 2);
+  CHECK(run(base + "--arrival gamma:2").code == 2);  // no open-loop rate
+  CHECK(run(base + "--clients 0").code == 2);
+  CHECK(run(base + "--clients 8 --length-spread 1.5").code == 2);
+  CHECK(run(base + "--clients 8 --length-spread 0.5 --prompt-tokens-p95 3000").code == 2);
+  CHECK(run("recommend --params 7B --task inference --clients 8").code == 2);
+  CHECK(run(base + "--requests-per-second 1 --arrival gamma:2 --length-spread 0.5").code == 0);
+}
