@@ -29,6 +29,8 @@ CORPUS = {
     "recommend": [
         ("recommend --params 13B --task lora", 0),
         ("recommend --params 7B --task inference", 0),
+        ("recommend --params 7B --task inference --requests-per-second 2", 0),
+        ("recommend --model llama-3-8b --task inference --requests-per-second 4 --slo-percentile mean --family g6e,p5", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 200B --family p5 --pricing spot", 0),
         ("recommend --params 7B --task rl --family p5", 0),

@@ -21,7 +21,7 @@ const Catalog& cat() {
 }
 bool finite_positive(double v) { return std::isfinite(v) && v > 0; }
 
-struct Random {
+struct ShapeDraws {
   std::mt19937_64 rng{20261129};
   int integer(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
   double log_uniform(double lo, double hi) { return std::exp(std::uniform_real_distribution<double>(std::log(lo), std::log(hi))(rng)); }
@@ -57,7 +57,7 @@ struct Random {
 }  // namespace
 
 TEST_CASE("property: training estimates are finite, positive and deterministic (2,000 random inputs)") {
-  Random rnd;
+  ShapeDraws rnd;
   int feasible = 0;
   for (int i = 0; i < 2000; ++i) {
     ModelSpec m = rnd.model();
@@ -104,7 +104,7 @@ TEST_CASE("property: training estimates are finite, positive and deterministic (
 }
 
 TEST_CASE("property: recommend's costs are time x instances x price (60 random jobs)") {
-  Random rnd;
+  ShapeDraws rnd;
   for (int i = 0; i < 60; ++i) {
     ModelSpec m = rnd.model();
     TrainingWorkload w = rnd.training(m);
@@ -123,7 +123,7 @@ TEST_CASE("property: recommend's costs are time x instances x price (60 random j
 }
 
 TEST_CASE("property: inference estimates are finite, positive and within memory (2,000 random inputs)") {
-  Random rnd;
+  ShapeDraws rnd;
   int feasible = 0;
   for (int i = 0; i < 2000; ++i) {
     ModelSpec m = rnd.model();

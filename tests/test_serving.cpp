@@ -7,6 +7,8 @@
 #include "cli_run.hpp"
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/search/replicas.hpp"
 #include "gpuadvisor/serving/arrivals.hpp"
 #include "gpuadvisor/serving/lengths.hpp"
 #include "gpuadvisor/serving/simulate.hpp"
@@ -209,4 +211,121 @@ TEST_CASE("The load flags refuse what they cannot mean") {
   CHECK(run(base + "--clients 8 --length-spread 0.5 --prompt-tokens-p95 3000").code == 2);
   CHECK(run("recommend --params 7B --task inference --clients 8").code == 2);
   CHECK(run(base + "--requests-per-second 1 --arrival gamma:2 --length-spread 0.5").code == 0);
+}
+
+TEST_CASE("Default chat targets follow the model's size class, from MLPerf's interactive scenarios") {
+  const ServingTargets small = default_serving_targets(8e9), mid = default_serving_targets(70e9), big = default_serving_targets(405e9);
+  CHECK(small.max_ttft_s == Approx(0.5));
+  CHECK(small.max_tpot_s == Approx(0.030));
+  CHECK(mid.max_ttft_s == Approx(0.45));
+  CHECK(mid.max_tpot_s == Approx(0.040));
+  CHECK(big.max_ttft_s == Approx(4.5));
+  CHECK(big.max_tpot_s == Approx(0.080));
+  // Unknown size: the 70B class, as before.
+  CHECK(default_serving_targets(std::nullopt).max_tpot_s == Approx(0.040));
+  InferenceRequest r;
+  r.model_active_params = 3e9;  // a 30B MoE touching 3B a token is in the small class
+  const InferenceWorkload w = make_inference_workload(r);
+  CHECK(*w.max_tpot_s == Approx(0.030));
+  CHECK(w.tpot_target_default);
+  r.max_tpot_s = 0.1;  // the user's own target wins
+  CHECK(*make_inference_workload(r).max_tpot_s == Approx(0.1));
+}
+
+TEST_CASE("Stopping a run once the targets are certainly missed never changes the verdict") {
+  Replica x = replica("g6e.xlarge", "llama-3-8b", 1024, 256, 1);
+  x.w.mode = ServingMode::online;
+  x.w.max_ttft_s = 0.5;
+  x.w.max_tpot_s = 0.03;
+  int stopped_runs = 0;
+  for (int percentile : {50, 90, 99}) {
+    x.w.slo_percentile = percentile;
+    for (double rate : {0.5, 2.0, 4.0, 6.0, 9.0}) {
+      x.w.requests_per_second = rate;
+      const ServingLoad load = *serving_load(x.w, rate);
+      const ServiceMetrics whole = simulate_service(x.m, x.w, x.c, x.e, load).metrics;
+      const ServiceMetrics stopped = simulate_service(x.m, x.w, x.c, x.e, load, true).metrics;
+      INFO("p" << percentile << " at " << rate << " requests/s");
+      CHECK(meets_targets(whole, x.w) == meets_targets(stopped, x.w));
+      CHECK_FALSE(whole.stopped_early);
+      if (stopped.stopped_early) CHECK_FALSE(meets_targets(whole, x.w));
+      stopped_runs += stopped.stopped_early;
+    }
+  }
+  CHECK(stopped_runs >= 3);  // the overloaded rates did stop early
+  // The threshold: once N - floor(q (N - 1)) requests exceed the target, the q-quantile does.
+  CHECK(early_stop_for(0.5, 0.03, 90, 1000).late_allowed == 1000 - 899 - 1);
+  CHECK(early_stop_for(0.5, 0.03, 0, 1000).late_allowed == (1 << 30));  // the mean: never stopped
+}
+
+TEST_CASE("Replicas sized by simulation: the fewest that meet the targets at the percentile, and a stricter percentile never needs fewer") {
+  RecommendRequest r;
+  r.families = {"g6e"};
+  InferenceRequest q;
+  q.requests_per_second = 20;
+  q.model_active_params = 8e9;
+  const ModelSpec& m = *find_model_preset("llama-3-8b");
+  auto pick_replicas = [&](int percentile) {
+    InferenceRequest p = q;
+    p.slo_percentile = percentile;
+    const InferenceWorkload w = make_inference_workload(p);
+    const ServingRecommendation rec = recommend_inference(m, w, cat(), r);
+    REQUIRE(rec.pick);
+    return std::pair(*rec.pick, w);
+  };
+  const auto [p90, w90] = pick_replicas(90);
+  REQUIRE(p90.simulated);
+  CHECK(p90.slo_percentile == 90);
+  // What the deployed replicas' users see meets the targets at p90.
+  CHECK(p90.simulated->ttft_s.p90 <= *w90.max_ttft_s);
+  CHECK(p90.simulated->tpot_s.p90 <= *w90.max_tpot_s);
+  CHECK(meets_targets(*p90.simulated, w90));
+  // One whole instance fewer misses them (or would run past the replica's capacity).
+  const int slots = p90.instance->accelerator_count / p90.estimate.layout.tp;
+  if (p90.replicas > slots) {
+    ServingRow fewer = p90;
+    ReplicaSimulations sims;
+    const int replicas = p90.replicas - slots;
+    const bool over_capacity = *w90.requests_per_second / replicas > p90.estimate.requests_per_second;
+    CHECK((over_capacity || !meets_targets(sims.whole(m, w90, fewer, replicas), w90)));
+  }
+  const auto [p99, w99] = pick_replicas(99);
+  const auto [p50, w50] = pick_replicas(50);
+  REQUIRE(p99.ranked_usd_per_hour);
+  REQUIRE(p50.ranked_usd_per_hour);
+  CHECK(*p99.ranked_usd_per_hour >= *p90.ranked_usd_per_hour);
+  CHECK(*p90.ranked_usd_per_hour >= *p50.ranked_usd_per_hour);
+}
+
+TEST_CASE("recommend sizes a 7B chat service at 2 requests/s on one GPU per instance, with its p90 latencies shown") {
+  using cli_test::run;
+  const auto r = run("recommend --params 7B --task inference --requests-per-second 2 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& pick = j["recommendation"];
+  const Instance* inst = cat().find_instance(pick["instance"].get<std::string>());
+  REQUIRE(inst);
+  CHECK(inst->accelerator_count == 1);
+  CHECK(pick["sized_by"] == "simulation");
+  CHECK(pick["slo_percentile"] == 90);
+  CHECK(pick["percentiles"]["ttft_s"]["p90"].get<double>() <= 0.5);
+  CHECK(pick["percentiles"]["tpot_s"]["p90"].get<double>() <= 0.030);
+  CHECK(pick["percentiles"]["ttft_s"]["p99"].get<double>() >= pick["percentiles"]["ttft_s"]["p90"].get<double>());
+  // The text says which percentile its latencies are at.
+  const auto t = run("recommend --params 7B --task inference --requests-per-second 2");
+  CHECK(t.out.find("p90 TTFT") != std::string::npos);
+  CHECK(t.out.find("TPOT P90") != std::string::npos);
+  // --slo-percentile: its values, and a load to bind at.
+  CHECK(run("recommend --params 7B --task inference --requests-per-second 2 --slo-percentile mean").code == 0);
+  CHECK(run("recommend --params 7B --task inference --requests-per-second 2 --slo-percentile p99").code == 0);
+  for (const char* bad : {"95", "p", "", "-1", "90%"}) {
+    const auto e = run(std::string("recommend --params 7B --task inference --requests-per-second 2 --slo-percentile '") + bad + "'");
+    INFO(bad);
+    CHECK(e.code == 2);
+    CHECK(e.err.find("--slo-percentile") != std::string::npos);
+  }
+  const auto no_load = run("recommend --params 7B --task inference --slo-percentile 99");
+  CHECK(no_load.code == 2);
+  CHECK(no_load.err.find("give a load") != std::string::npos);
+  CHECK(run("recommend --params 7B --task lora --slo-percentile 99").code == 2);
 }

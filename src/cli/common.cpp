@@ -265,8 +265,14 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
                   "Inferentia/Trainium: the batch the decode graph is compiled for; every step reads the KV, runs the matrices "
                   "and routes the experts of all its slots, filled or not, while per-sequence and host time follow the sequences in "
                   "flight (default: the batch in flight; GPUs ignore it)")->group(g);
-  cmd->add_option("--max-ttft", o.max_ttft, "Time to first token target: 500ms, 2s (online default 450ms, MLPerf's interactive chat scenario)")->group(g);
-  cmd->add_option("--max-tpot", o.max_tpot, "Time per output token target: 50ms (online default 40ms, MLPerf's interactive chat scenario)")->group(g);
+  cmd->add_option("--max-ttft", o.max_ttft,
+                  "Time to first token target: 500ms, 2s (online default by model size, MLPerf's interactive chat scenarios: 500ms up to 20B "
+                  "parameters per token, 450ms up to 150B, 4.5s above)")->group(g);
+  cmd->add_option("--max-tpot", o.max_tpot,
+                  "Time per output token target: 50ms (online default by model size, as MLPerf's interactive scenarios: 30ms up to 20B, 40ms up "
+                  "to 150B, 80ms above)")->group(g);
+  cmd->add_option("--slo-percentile", o.slo_percentile,
+                  "With a load: the percentile of the simulated latencies the targets bind at: 50 | 90 (default) | 99 | mean")->group(g);
   cmd->add_option("--min-tokens-per-second-per-user", o.min_tokens_per_second_per_user, "Alternative to --max-tpot: 20 means 50ms")->group(g);
   cmd->add_option("--weights", o.weights, "Weight format: bf16 | fp8 | int8 | int4 | fp4 (default: the checkpoint's own, e.g. fp4 for gpt-oss; else bf16)")->group(g);
   cmd->add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16 | fp8 (default bf16)")->group(g);
@@ -474,6 +480,16 @@ ModelSpec named_model(const std::string& text, const char* flag) {
     throw InputError(std::string(e.what()).replace(0, 7, flag));  // "--model: ..." names the flag given
   }
 }
+
+// --slo-percentile: 50, 90, 99 (p90 too), or mean (0).
+int slo_percentile_from_string(const std::string& text) {
+  const std::string v = lower_case(text);
+  if (v == "mean") return 0;
+  for (int p : {50, 90, 99})
+    if (v == std::to_string(p) || v == fmt::format("p{}", p)) return p;
+  throw InputError(fmt::format("--slo-percentile: '{}' is not one of 50, 90, 99, mean", text.substr(0, 40)));
+}
+
 }  // namespace
 
 InferenceWorkload build_inference_workload(const InferenceOptions& o, const ModelSpec& m) {
@@ -505,6 +521,8 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     r.compiled_batch = static_cast<int>(std::min<long long>(parse_positive_integer(o.compiled_batch, "--compiled-batch"), 1LL << 30));
   if (!o.max_ttft.empty()) r.max_ttft_s = parse_latency_s(o.max_ttft, "--max-ttft");
   if (!o.max_tpot.empty()) r.max_tpot_s = parse_latency_s(o.max_tpot, "--max-tpot");
+  if (!o.slo_percentile.empty()) r.slo_percentile = slo_percentile_from_string(o.slo_percentile);
+  r.model_active_params = m.active_params();
   if (!o.min_tokens_per_second_per_user.empty())
     r.min_tokens_per_second_per_user = parse_number(o.min_tokens_per_second_per_user, "--min-tokens-per-second-per-user", 1e-6, 1e7);
   const std::string weights = !o.weights.empty() ? o.weights : !m.native_weights.empty() ? m.native_weights : "bf16";
@@ -712,7 +730,7 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
                                                    "--clients", "--arrival", "--length-spread", "--simulated-requests",
-                                                   "--concurrency", "--compiled-batch", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user",
+                                                   "--concurrency", "--compiled-batch", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user", "--slo-percentile",
                                                    "--weights", "--kv-cache", "--mode", "--target-utilisation",
                                                    "--verifier-model", "--engine"};
   static constexpr const char* kRlOnly[] = {"--algorithm", "--prompts-per-step", "--samples-per-prompt", "--response-tokens",

@@ -97,8 +97,11 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
   ctx.model_id = hf.empty() ? "YOUR_MODEL" : hf;
   const auto& e = row.at_load;
   ctx.predicted = {fmt::format("{} replica(s) of TP{} PP{} on {} x {}", row.replicas, e.layout.tp, e.layout.pp, row.instances, row.instance->name),
-                   fmt::format("TTFT {:.0f} ms, {:.0f} ms per output token at {:.0f}% utilisation", e.ttft_s * 1e3, e.tpot_s * 1e3,
-                               row.utilisation * 100),
+                   row.simulated ? fmt::format("{0}TTFT {1:.0f} ms, {0}{2:.0f} ms per output token (simulated at the load)",
+                                               row.slo_percentile ? fmt::format("p{} ", row.slo_percentile) : "mean ",
+                                               row.ttft_seen_s() * 1e3, row.tpot_seen_s() * 1e3)
+                                 : fmt::format("TTFT {:.0f} ms, {:.0f} ms per output token at {:.0f}% utilisation", e.ttft_s * 1e3,
+                                               e.tpot_s * 1e3, row.utilisation * 100),
                    row.ranked_usd_per_hour ? fmt::format("${}/month {}", format_thousands(*row.ranked_usd_per_hour * kHoursPerMonth), pricing)
                                            : "cost unknown",
                    fmt::format("{:.1f} GB of {:.1f} GB per accelerator at the capacity batch", row.estimate.memory.total_gb(),

@@ -103,7 +103,7 @@ std::string job_of(const std::string& model_name, std::string_view task) { retur
 
 PickSummary serving_summary(const ServingRow& pick, const std::string& model_name) {
   return {pick.instance->name, pick.instances,
-          pick.ranked_usd_per_hour ? std::optional<double>(*pick.ranked_usd_per_hour * kHoursPerMonth) : std::nullopt, pick.at_load.tpot_s,
+          pick.ranked_usd_per_hour ? std::optional<double>(*pick.ranked_usd_per_hour * kHoursPerMonth) : std::nullopt, pick.tpot_mean_s(),
           "ranked_usd_per_month", job_of(model_name, "inference")};
 }
 

@@ -29,6 +29,31 @@ Cell per_million(std::optional<double> v) {
   return {format_price(*v), sig6(*v)};
 }
 
+ordered_json percentiles_json(const Percentiles& p) {
+  return {{"p50", sig6(p.p50)}, {"p90", sig6(p.p90)}, {"p99", sig6(p.p99)}, {"mean", sig6(p.mean)}};
+}
+
+ordered_json metrics_percentiles_json(const ServiceMetrics& m) {
+  return {{"ttft_s", percentiles_json(m.ttft_s)}, {"tpot_s", percentiles_json(m.tpot_s)}, {"e2e_s", percentiles_json(m.e2e_s)},
+          {"queue_s", percentiles_json(m.queue_s)}};
+}
+
+// --slo-percentile in JSON: 50, 90, 99, or "mean".
+ordered_json slo_percentile_json(int percentile) { return percentile ? ordered_json(percentile) : ordered_json("mean"); }
+
+// "p90 " before a latency simulated at the targets' percentile; "" for the analytic operating point.
+std::string seen_text(const ServingRow& r) {
+  if (!r.simulated) return "";
+  return r.slo_percentile ? fmt::format("p{} ", r.slo_percentile) : "mean ";
+}
+
+// Empty (JSON null) for a row sized analytically.
+Cell slo_cell(const ServingRow& r) {
+  if (!r.simulated) return {"", std::monostate{}};
+  return r.slo_percentile ? integer(r.slo_percentile) : text("mean");
+}
+Cell seen_cell(const ServingRow& r, double seconds) { return r.simulated ? latency_cell(seconds) : Cell{"", std::monostate{}}; }
+
 std::string layout_text(const ServingLayout& l) { return l.pp > 1 ? fmt::format("TP{} PP{}", l.tp, l.pp) : fmt::format("TP{}", l.tp); }
 
 std::string precision_text(const InferenceWorkload& w, const ServingPrecision& p) {
@@ -83,9 +108,12 @@ ordered_json service_json(const ServingRow& r, const ModelSpec& m) {
           {"engine", e.engine->name},
           {"replicas", r.replicas},
           {"utilisation", sig6(r.utilisation)},
-          {"batch_at_load", r.at_load.batch},
-          {"ttft_s", sig6(r.at_load.ttft_s)},
-          {"tpot_s", sig6(r.at_load.tpot_s)},
+          {"batch_at_load", static_cast<int>(std::lround(r.batch_seen()))},
+          {"ttft_s", sig6(r.ttft_mean_s())},
+          {"tpot_s", sig6(r.tpot_mean_s())},
+          {"sized_by", r.simulated ? "simulation" : "utilisation"},
+          {"slo_percentile", r.simulated ? slo_percentile_json(r.slo_percentile) : ordered_json(nullptr)},
+          {"percentiles", r.simulated ? metrics_percentiles_json(*r.simulated) : ordered_json(nullptr)},
           {"costs", {{"ranked_usd_per_month", money_json(per_month(r.ranked_usd_per_hour))},
                      {"on_demand_usd_per_month", money_json(per_month(r.on_demand_usd_per_hour))},
                      {"spot_usd_per_month", money_json(per_month(r.spot_usd_per_hour))},
@@ -100,8 +128,9 @@ std::string service_line(const ServingRow& r) {
       r.usd_per_million_output_tokens ? fmt::format(" (${} per million output tokens at {:.0f}% utilisation)", format_price(*r.usd_per_million_output_tokens),
                                                     r.utilisation * 100)
                                       : "";
-  return fmt::format("{} x {} ({}, {} replica{}), TTFT {:.0f} ms, {:.0f} ms per token, {}/month{}", r.instances, r.instance->name,
-                     layout_text(e.layout), r.replicas, r.replicas > 1 ? "s" : "", r.at_load.ttft_s * 1e3, r.at_load.tpot_s * 1e3,
+  const std::string at = seen_text(r);
+  return fmt::format("{} x {} ({}, {} replica{}), {}TTFT {:.0f} ms, {}{:.0f} ms per token, {}/month{}", r.instances, r.instance->name,
+                     layout_text(e.layout), r.replicas, r.replicas > 1 ? "s" : "", at, r.ttft_seen_s() * 1e3, at, r.tpot_seen_s() * 1e3,
                      r.ranked_usd_per_hour ? money_text(*r.ranked_usd_per_hour * kHoursPerMonth) : "cost unknown", per_token);
 }
 
@@ -123,7 +152,7 @@ std::optional<TpotMargin> tpot_margin(const ServingRow& pick, const InferenceWor
   if (!w.max_tpot_s) return std::nullopt;
   const auto band = accuracy_band(pick.instance->accelerator_name, "inference", pick.estimate.engine->name, moe);
   if (!band) return std::nullopt;
-  return TpotMargin{pick.at_load.tpot_s, *w.max_tpot_s, band->p90_abs_error, band->median_signed_error >= 0.05};
+  return TpotMargin{pick.tpot_seen_s(), *w.max_tpot_s, band->p90_abs_error, band->median_signed_error >= 0.05};
 }
 
 std::string margin_text(const ServingRow& pick, const InferenceWorkload& w, bool moe) {
@@ -190,7 +219,15 @@ static bool serving_pick(const ServingRow& r, const ServingRecommendation& rec) 
          r.instances == rec.pick->instances;
 }
 
+// "TTFT P90": the column of latencies at the targets' percentile.
+static std::string slo_header(const char* what, const ServingRecommendation& rec) {
+  for (const auto& r : rec.rows)
+    if (r.simulated) return r.slo_percentile ? fmt::format("{} P{}", what, r.slo_percentile) : fmt::format("{} MEAN", what);
+  return fmt::format("{} SLO", what);
+}
+
 Table inference_table(const ServingRecommendation& rec, const InferenceContext& ctx) {
+  const bool simulated = std::any_of(rec.rows.begin(), rec.rows.end(), [](const ServingRow& r) { return r.simulated.has_value(); });
   Table t;
   t.columns = {{"rank", "#", true},
                {"instance", "INSTANCE"},
@@ -199,8 +236,11 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
                {"memory_percent", "MEM", true, true},
                {"max_batch", "MAXB", true, true},
                {"batch", "BATCH", true, true},
-               {"ttft_s", "TTFT", true},
-               {"tpot_s", "TPOT", true},
+               {"ttft_s", "TTFT", true, simulated},
+               {"tpot_s", "TPOT", true, simulated},
+               {"slo_percentile", "SLO", true, false, true},
+               {"ttft_at_slo_s", slo_header("TTFT", rec), true, !simulated},
+               {"tpot_at_slo_s", slo_header("TPOT", rec), true, !simulated},
                {"tokens_per_second_per_user", "TOK/S/USER", true, true},
                {"output_tokens_per_second", "TOK/S/REPL", true, true},
                {"bound", "BOUND", false, true},
@@ -224,8 +264,9 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
     const auto& e = r.estimate;
     auto month = [](std::optional<double> h) { return h ? std::optional<double>(*h * kHoursPerMonth) : std::nullopt; };
     t.rows.push_back({integer(rank), text(r.instance->name), text(layout_text(e.layout)), text(precision_text(*ctx.workload, e.precision)),
-                      pct(e.memory.total_gb() / e.memory.capacity_gb), integer(e.max_batch), integer(r.at_load.batch), latency_cell(r.at_load.ttft_s),
-                      latency_cell(r.at_load.tpot_s), num(r.at_load.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
+                      pct(e.memory.total_gb() / e.memory.capacity_gb), integer(e.max_batch), integer(static_cast<int>(std::lround(r.batch_seen()))),
+                      latency_cell(r.ttft_mean_s()), latency_cell(r.tpot_mean_s()), slo_cell(r), seen_cell(r, r.ttft_seen_s()), seen_cell(r, r.tpot_seen_s()),
+                      num(r.simulated ? 1 / r.tpot_mean_s() : r.at_load.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
                       text(e.step.bound()), integer(r.replicas), integer(r.instances), pct(r.utilisation),
                       money(month(r.ranked_usd_per_hour)), rate(r.on_demand_usd_per_hour), money(month(r.on_demand_usd_per_hour)),
                       money(month(r.spot_usd_per_hour)), per_million(r.usd_per_million_output_tokens),
@@ -295,9 +336,9 @@ Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& 
       if (same(r, *x)) role += (role.empty() ? "" : ", ") + std::string(name);
     const bool spot_ranked = ctx.request->pricing == Pricing::spot;
     if (r.on_demand_usd_per_hour)
-      c.points.push_back({label, r.at_load.tpot_s * 1e3, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
+      c.points.push_back({label, r.tpot_seen_s() * 1e3, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
     if (r.spot_usd_per_hour)
-      c.points.push_back({label, r.at_load.tpot_s * 1e3, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
+      c.points.push_back({label, r.tpot_seen_s() * 1e3, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
   }
   return c;
 }
@@ -349,9 +390,6 @@ ordered_json decode_step_json(const InferenceEstimate& e) {
           {"bound", e.step.bound()}};
 }
 
-ordered_json percentiles_json(const Percentiles& p) {
-  return {{"p50", sig6(p.p50)}, {"p90", sig6(p.p90)}, {"p99", sig6(p.p99)}, {"mean", sig6(p.mean)}};
-}
 
 ordered_json load_json(const ServingLoad& load) {
   auto lengths = [](const LengthDistribution& d) {
@@ -378,8 +416,7 @@ ordered_json simulated_at_load_json(const SimulatedService& sim) {
           {"tpot_s", sig6(m.tpot_s.mean)},
           {"latency_s", sig6(m.e2e_s.mean)},
           {"tokens_per_second_per_user", sig6(m.tpot_s.mean > 0 ? 1 / m.tpot_s.mean : 0)},
-          {"percentiles", {{"ttft_s", percentiles_json(m.ttft_s)}, {"tpot_s", percentiles_json(m.tpot_s)},
-                           {"e2e_s", percentiles_json(m.e2e_s)}, {"queue_s", percentiles_json(m.queue_s)}}},
+          {"percentiles", metrics_percentiles_json(m)},
           {"requests_per_second", sig6(m.requests_per_second)},
           {"output_tokens_per_second", sig6(m.output_tokens_per_second)},
           {"goodput_requests_per_second", sig6(m.goodput_requests_per_second)},

@@ -1,4 +1,4 @@
-// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes serving and below.
 #include "gpuadvisor/search/inference_search.hpp"
 
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "gpuadvisor/base/quantity.hpp"
+#include "gpuadvisor/search/replicas.hpp"
 
 namespace gpuadvisor {
 
@@ -90,8 +91,9 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
   // job without a volume is priced per token: the most requests/s one instance serves, then the fastest.
   auto key = [&](const ServingRow& x) {
     const double capacity = priced_per_token(w) ? -x.replicas * x.estimate.requests_per_second : 0.0;
-    return std::tuple(x.instances, capacity, x.at_load.tpot_s);
+    return std::tuple(x.instances, capacity, x.tpot_seen_s());
   };
+  ReplicaSimulations sims;
   for (int size : tp ? std::vector<int>{*tp} : tensor_parallel_sizes(m, inst, acc, pp)) {
     const ServingLayout l{size, pp};
     if (auto lp = serving_layout_problem(m, c, l)) {
@@ -106,6 +108,7 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
     if (row.estimate.fits()) {
       size_service(row, w);
       operating_point(row, m, w);
+      if (problem.empty() && sized_by_simulation(w)) problem = size_by_simulation(row, m, w, kMaxSimulatedReplicas, sims);
     }
     if (!row.estimate.fits() || !problem.empty()) {
       // When no size meets the targets, the one closest is still returned
@@ -148,7 +151,7 @@ void mark_pareto(std::vector<ServingRow>& rows) {
     if (!a.ranked_usd_per_hour) continue;
     a.pareto = std::none_of(rows.begin(), rows.end(), [&](const ServingRow& b) {
       if (!b.ranked_usd_per_hour) return false;
-      const double ta = a.at_load.tpot_s, tb = b.at_load.tpot_s, ca = *a.ranked_usd_per_hour, cb = *b.ranked_usd_per_hour;
+      const double ta = a.tpot_seen_s(), tb = b.tpot_seen_s(), ca = *a.ranked_usd_per_hour, cb = *b.ranked_usd_per_hour;
       return tb <= ta && cb <= ca && (tb < ta || cb < ca);
     });
   }
@@ -162,10 +165,16 @@ std::optional<double> ranked_cost(const ServingRow& x, bool per_token) {
   return per_token ? x.usd_per_million_output_tokens : x.ranked_usd_per_hour;
 }
 
+// "p90 " before a latency the simulation gave at the targets' percentile.
+std::string seen_prefix(const ServingRow& x) {
+  if (!x.simulated) return "";
+  return x.slo_percentile ? fmt::format("p{} ", x.slo_percentile) : "mean ";
+}
+
 std::string service_text(const ServingRow& x, bool per_token) {
   const double month = *x.ranked_usd_per_hour * kHoursPerMonth;
-  std::string s = fmt::format("{} x {} ({} replica{}), {:.0f} ms per token, ${}/month", x.instances, x.instance->name, x.replicas,
-                              x.replicas > 1 ? "s" : "", x.at_load.tpot_s * 1e3, format_thousands(month, month < 1000 ? 2 : 0));
+  std::string s = fmt::format("{} x {} ({} replica{}), {}{:.0f} ms per token, ${}/month", x.instances, x.instance->name, x.replicas,
+                              x.replicas > 1 ? "s" : "", seen_prefix(x), x.tpot_seen_s() * 1e3, format_thousands(month, month < 1000 ? 2 : 0));
   if (per_token && x.usd_per_million_output_tokens) s += fmt::format(", ${} per million output tokens", format_price(*x.usd_per_million_output_tokens));
   return s;
 }
@@ -211,14 +220,14 @@ void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
     switch (sort_by) {
       case SortBy::recommended: return false;  // already in that order
       case SortBy::time:
-        if (a.at_load.tpot_s != b.at_load.tpot_s) return a.at_load.tpot_s < b.at_load.tpot_s;
+        if (a.tpot_seen_s() != b.tpot_seen_s()) return a.tpot_seen_s() < b.tpot_seen_s();
         break;
       case SortBy::cost_per_token:
         if (per_token(a) != per_token(b)) return per_token(a) < per_token(b);
         break;
       case SortBy::pareto:
         if (a.pareto != b.pareto) return a.pareto;
-        if (a.pareto && a.at_load.tpot_s != b.at_load.tpot_s) return a.at_load.tpot_s < b.at_load.tpot_s;
+        if (a.pareto && a.tpot_seen_s() != b.tpot_seen_s()) return a.tpot_seen_s() < b.tpot_seen_s();
         [[fallthrough]];
       case SortBy::cost:
         if (cost(a) != cost(b)) return cost(a) < cost(b);
@@ -231,7 +240,7 @@ void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
 void choose_rows(ServingRecommendation& out, const RecommendRequest& r, const InferenceWorkload& w) {
   std::vector<Candidate> c;
   for (const auto& x : out.rows)
-    c.push_back({ranked_cost(x, priced_per_token(w)), x.at_load.tpot_s, x.instances * x.instance->accelerator_count, x.instance->name});
+    c.push_back({ranked_cost(x, priced_per_token(w)), x.tpot_seen_s(), x.instances * x.instance->accelerator_count, x.instance->name});
   apply_choice(out, choose(c, r.cost_slack, r.all_counts));
   if (out.pick) out.why = why_text(out, r, w) + no_load_note(out, w);
   sort_rows(out.rows, r.sort_by);
@@ -264,6 +273,7 @@ struct ServingProbe {
   const RecommendRequest& r;
   const Instance& inst;
   const Accelerator& acc;
+  ReplicaSimulations& sims;
 };
 
 std::string layout_name(int tp, int pp, const char* pp_word) { return fmt::format("tp {}{}", tp, pp > 1 ? fmt::format("{}{}", pp_word, pp) : ""); }
@@ -288,7 +298,7 @@ InferenceEstimate note_batch1(const ServingProbe& p, const Cluster& c, const Inf
 // The row's hourly rates under every pricing, and its ranked cost per token
 // (a service runs all month: a commitment's effective rate applies as is).
 ServingCost price_row(ServingRow& row, const ServingProbe& p) {
-  const auto& [m, w, r, inst, acc] = p;
+  const auto& [m, w, r, inst, acc, sims] = p;
   row.on_demand_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::on_demand)).usd_per_hour;
   row.spot_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::spot)).usd_per_hour;
   row.savings_1y_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::savings_1y)).usd_per_hour;
@@ -305,7 +315,7 @@ ServingCost price_row(ServingRow& row, const ServingProbe& p) {
 enum class Tried { more_stages, stop, added };
 
 Tried try_serving_layout(const ServingProbe& p, int tp, int pp, InstanceProblems& why, ServingRecommendation& out) {
-  const auto& [m, w, r, inst, acc] = p;
+  const auto& [m, w, r, inst, acc, sims] = p;
   Cluster c{&inst, &acc, pp};
   ServingLayout l{tp, pp};
   if (serving_layout_problem(m, c, l)) return Tried::more_stages;
@@ -330,6 +340,12 @@ Tried try_serving_layout(const ServingProbe& p, int tp, int pp, InstanceProblems
   row.estimate = e;
   size_service(row, w);
   operating_point(row, m, w);
+  if (sized_by_simulation(w)) {
+    if (const std::string miss = size_by_simulation(row, m, w, r.max_instances, sims); !miss.empty()) {
+      why.target = fmt::format("{}: {}", layout_name(tp, pp, " pp "), miss);
+      return Tried::stop;
+    }
+  }
   if (row.instances > r.max_instances) {
     why.constraint = fmt::format("tp {}: the load needs {} instances (--max-instances {})", tp, row.instances, r.max_instances);
     return Tried::stop;
@@ -350,7 +366,7 @@ Tried try_serving_layout(const ServingProbe& p, int tp, int pp, InstanceProblems
 // The rejection of an instance that gave no row: a constraint, else the
 // targets, else memory (with what a lighter format or EFA would change).
 std::string rejection_reason(const ServingProbe& p, const InstanceProblems& why) {
-  const auto& [m, w, r, inst, acc] = p;
+  const auto& [m, w, r, inst, acc, sims] = p;
   std::string reason = !why.constraint.empty() ? why.constraint : !why.target.empty() ? why.target : why.memory;
   if (reason.empty()) reason = "no valid tensor-parallel layout for this model";
   if (why.constraint.empty() && why.target.empty()) {
@@ -387,6 +403,7 @@ void consider_serving_instance(const ServingProbe& p, ServingRecommendation& out
 ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
                                           const RecommendRequest& r) {
   ServingRecommendation out;
+  ReplicaSimulations sims;
   for (const Instance& inst : catalog.instances) {
     if (!considered(inst, r, out.rejections)) continue;
     const Accelerator& acc = catalog.accelerator_of(inst);
@@ -394,7 +411,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
       out.rejections.push_back({inst.name, *p});
       continue;
     }
-    consider_serving_instance(ServingProbe{m, w, r, inst, acc}, out);
+    consider_serving_instance(ServingProbe{m, w, r, inst, acc, sims}, out);
   }
 
   drop_needless_pipelines(out);

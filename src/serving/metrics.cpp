@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "gpuadvisor/base/statistics.hpp"
 
@@ -17,13 +18,14 @@ double Percentiles::at(int percentile) const {
   }
 }
 
-Percentiles percentiles_of(const std::vector<double>& v) {
+Percentiles percentiles_of(std::vector<double> v) {
   Percentiles p;
   if (v.empty()) return p;
-  p.p50 = percentile(v, 0.5);
-  p.p90 = percentile(v, 0.9);
-  p.p99 = percentile(v, 0.99);
   p.mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+  std::sort(v.begin(), v.end());
+  p.p50 = percentile_of_sorted(v, 0.5);
+  p.p90 = percentile_of_sorted(v, 0.9);
+  p.p99 = percentile_of_sorted(v, 0.99);
   return p;
 }
 
@@ -65,10 +67,10 @@ ServiceMetrics service_metrics(const std::vector<SimRequest>& requests, const Sc
     if (r.output_tokens > 1) tpot.push_back(per_token);
     if ((!max_ttft_s || ttft.back() <= *max_ttft_s) && (!max_tpot_s || per_token <= *max_tpot_s)) ++good;
   }
-  out.ttft_s = percentiles_of(ttft);
-  out.tpot_s = percentiles_of(tpot);
-  out.e2e_s = percentiles_of(e2e);
-  out.queue_s = percentiles_of(queue);
+  out.ttft_s = percentiles_of(std::move(ttft));
+  out.tpot_s = percentiles_of(std::move(tpot));
+  out.e2e_s = percentiles_of(std::move(e2e));
+  out.queue_s = percentiles_of(std::move(queue));
   out.duration_s = out.completed ? last - first : 0;
   if (out.duration_s > 0) {
     out.requests_per_second = out.completed / out.duration_s;

@@ -28,14 +28,20 @@ struct Chunk {
 
 class Engine {
  public:
-  Engine(std::vector<SimRequest>& r, const ArrivalPattern& a, const EngineLimits& l, StepTimer& t, const ModelSpec& m, const EngineProfile& e)
-      : requests_(r), arrivals_(a), limits_(l), timer_(t), model_(m), engine_(e) {
+  Engine(std::vector<SimRequest>& r, const ArrivalPattern& a, const EngineLimits& l, StepTimer& t, const ModelSpec& m, const EngineProfile& e,
+         const EarlyStop& stop)
+      : requests_(r), arrivals_(a), limits_(l), timer_(t), model_(m), engine_(e), stop_(stop),
+        every_token_cached_(kv_cached_tokens(m, e, 1e15) == 1e15) {
     pool_.total = l.kv_blocks;
   }
   SchedulerTotals run();
 
  private:
-  int64_t blocks_for(double tokens) const { return KvBlockPool::blocks_for(kv_cached_tokens(model_, engine_, tokens)); }
+  // Blocks a sequence of `tokens` holds; every layer caches them all unless
+  // the model has sliding-window layers the engine caches only a window of.
+  int64_t blocks_for(double tokens) const {
+    return KvBlockPool::blocks_for(every_token_cached_ ? tokens : kv_cached_tokens(model_, engine_, tokens));
+  }
   void arrive();
   void issue(double at);
   void preempt_last();
@@ -55,9 +61,14 @@ class Engine {
   StepTimer& timer_;
   const ModelSpec& model_;
   const EngineProfile& engine_;
+  const EarlyStop& stop_;
+  const bool every_token_cached_;
+  int late_ttft_ = 0, late_tpot_ = 0;  // requests that missed each target (EarlyStop)
   KvBlockPool pool_;
   std::deque<Sequence> waiting_;
   std::vector<Sequence> running_;
+  std::vector<Chunk> chunks_;      // this step's prefill chunks (kept to reuse its memory)
+  std::vector<char> chunked_;      // per running sequence: prefilled in this step
   SchedulerTotals totals_;
   double now_ = 0;
   size_t next_ = 0;  // open loop: next arrival; closed loop: next request to send
@@ -179,6 +190,7 @@ void Engine::finish_done() {
       continue;
     }
     r.finish_s = now_;
+    if (r.output_tokens > 1 && (now_ - r.first_token_s) / (r.output_tokens - 1) > stop_.max_tpot_s) ++late_tpot_;
     pool_.give(s.blocks);
     running_.erase(running_.begin() + i);
     ++ended_;
@@ -189,12 +201,13 @@ void Engine::finish_done() {
 // One step: the chunks given and, with `decode`, a token for every decoding sequence.
 void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
   StepComposition c;
-  std::vector<bool> chunked(running_.size(), false);
+  std::vector<char>& chunked = chunked_;
+  chunked.assign(running_.size(), 0);
   for (const Chunk& k : chunks) {
     const Sequence& s = running_[k.index];
     c.prefill_tokens += k.tokens;
     c.prefill_attended_pairs += k.tokens * model_.attended_tokens(s.computed + k.tokens / 2.0);
-    chunked[k.index] = true;
+    chunked[k.index] = 1;
   }
   for (size_t i = 0; decode && i < running_.size(); ++i)
     if (!chunked[i] && running_[i].decoding()) {
@@ -208,7 +221,11 @@ void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
     s.cached += k.tokens;
     if (!s.decoding()) continue;
     ++s.generated;  // the prefill's last position samples the next token
-    if (requests_[s.request].first_token_s < 0) requests_[s.request].first_token_s = now_;
+    SimRequest& r = requests_[s.request];
+    if (r.first_token_s < 0) {
+      r.first_token_s = now_;
+      if (now_ - r.arrival_s > stop_.max_ttft_s) ++late_ttft_;
+    }
   }
   for (size_t i = 0; decode && i < running_.size(); ++i)
     if (!chunked[i] && running_[i].decoding() && running_[i].generated > 0) {
@@ -256,13 +273,18 @@ SchedulerTotals Engine::run() {
   if (arrivals_.closed_loop)
     for (int i = 0; i < arrivals_.clients; ++i) issue(0);
   while (ended_ < requests_.size()) {
+    if (late_ttft_ > stop_.late_allowed || late_tpot_ > stop_.late_allowed) {
+      totals_.stopped_early = true;
+      break;
+    }
     arrive();
     if (running_.empty() && waiting_.empty()) {
       if (next_ >= requests_.size()) break;
       now_ = std::max(now_, requests_[next_].arrival_s);
       continue;
     }
-    std::vector<Chunk> chunks;
+    std::vector<Chunk>& chunks = chunks_;
+    chunks.clear();
     int budget = limits_.token_budget;
     const bool may_admit = limits_.continuous || running_.empty();
     if (!limits_.chunked) {
@@ -309,9 +331,19 @@ SchedulerTotals Engine::run() {
 
 }  // namespace
 
+EarlyStop early_stop_for(std::optional<double> max_ttft_s, std::optional<double> max_tpot_s, int percentile, int requests) {
+  EarlyStop s;
+  if (percentile <= 0 || requests < 1) return s;
+  s.max_ttft_s = max_ttft_s.value_or(1e300);
+  s.max_tpot_s = max_tpot_s.value_or(1e300);
+  const int below = static_cast<int>(std::floor(percentile / 100.0 * (requests - 1)));
+  s.late_allowed = requests - below - 1;
+  return s;
+}
+
 SchedulerTotals run_engine(std::vector<SimRequest>& requests, const ArrivalPattern& arrivals, const EngineLimits& limits, StepTimer& timer,
-                           const ModelSpec& m, const EngineProfile& engine) {
-  return Engine(requests, arrivals, limits, timer, m, engine).run();
+                           const ModelSpec& m, const EngineProfile& engine, const EarlyStop& stop) {
+  return Engine(requests, arrivals, limits, timer, m, engine, stop).run();
 }
 
 }  // namespace gpuadvisor

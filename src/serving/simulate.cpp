@@ -62,13 +62,19 @@ std::vector<SimRequest> draw_requests(const ServingLoad& load) {
 }  // namespace
 
 SimulatedService simulate_service(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e,
-                                  const ServingLoad& load) {
+                                  const ServingLoad& load, bool stop_at_miss) {
   SimulatedService s;
   s.load = load;
   s.limits = engine_limits(m, w, c, e);
   std::vector<SimRequest> requests = draw_requests(load);
   StepTimer timer(m, w, c, e);
-  const SchedulerTotals totals = run_engine(requests, load.arrivals, s.limits, timer, m, *e.engine);
+  const EarlyStop stop = stop_at_miss ? early_stop_for(w.max_ttft_s, w.max_tpot_s, w.slo_percentile, load.requests) : EarlyStop{};
+  const SchedulerTotals totals = run_engine(requests, load.arrivals, s.limits, timer, m, *e.engine, stop);
+  if (totals.stopped_early) {
+    s.metrics.requests = load.requests;
+    s.metrics.stopped_early = true;
+    return s;
+  }
   s.metrics = service_metrics(requests, totals, s.limits, !load.arrivals.closed_loop, w.max_ttft_s, w.max_tpot_s);
   return s;
 }

@@ -121,6 +121,57 @@ std::optional<ServingMode> serving_mode_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+ServingTargets default_serving_targets(std::optional<double> active_params) {
+  const double p = active_params.value_or(70e9);
+  if (p <= 20e9) return {0.5, 0.03, "MLPerf Inference's Llama-3.1-8B interactive scenario"};
+  if (p <= 150e9) return {kDefaultMaxTtftS, kDefaultMaxTpotS, "MLPerf Inference's Llama-2-70B interactive scenario"};
+  return {4.5, 0.08, "MLPerf Inference's Llama-3.1-405B interactive scenario"};
+}
+
+namespace {
+
+std::string latency_text(double s) { return s < 1 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:g} s", s); }
+
+// Online chat targets the user did not give: the model's size class (docs/methodology.md §Serving targets).
+void apply_default_targets(InferenceWorkload& w, const InferenceRequest& r) {
+  const ServingTargets t = default_serving_targets(r.model_active_params);
+  const std::string size = r.model_active_params ? fmt::format(" for a model of {:.3g}B parameters per token", *r.model_active_params / 1e9) : "";
+  if (!w.max_ttft_s) {
+    w.max_ttft_s = t.max_ttft_s;
+    w.ttft_target_default = true;
+    w.assumptions.push_back(fmt::format("time to first token at most {} (default online target for chat{}, as {}; set --max-ttft, or --mode offline "
+                                        "for a batch job without latency targets)",
+                                        latency_text(t.max_ttft_s), size, t.scenario));
+  }
+  if (!w.max_tpot_s) {
+    w.max_tpot_s = t.max_tpot_s;
+    w.tpot_target_default = true;
+    w.assumptions.push_back(fmt::format("time per output token at most {}, {:.0f} tokens/s per user (default online target for chat{}, as {}; "
+                                        "MLPerf's server scenarios allow 100-200 ms; set --max-tpot)",
+                                        latency_text(t.max_tpot_s), 1 / t.max_tpot_s, size, t.scenario));
+  }
+}
+
+// Where the targets bind: at a percentile of the simulated latencies with a
+// load, else at the no-queue mean.
+void target_assumptions(InferenceWorkload& w, const InferenceRequest& r) {
+  if (!w.max_tpot_s && !w.max_ttft_s) return;
+  if (w.requests_per_second || w.clients) {
+    const std::string at = w.slo_percentile ? fmt::format("the p{} of", w.slo_percentile) : std::string("the mean of");
+    w.assumptions.push_back(fmt::format("the latency targets bind at {} the simulated requests, queueing included (--slo-percentile; "
+                                        "MLPerf binds at p99); the prediction's error band is shown beside it, not added",
+                                        at));
+    return;
+  }
+  if (w.max_tpot_s) w.assumptions.push_back("the time-per-output-token target applies to the mean: without a load nothing queues, so it has no percentiles");
+  if (w.max_ttft_s && r.prompt_tokens_p95)
+    w.assumptions.push_back(fmt::format("the time-to-first-token target is checked at the p95 prompt ({:.0f} tokens)", w.prompt_tokens_p95));
+  else if (w.max_ttft_s)
+    w.assumptions.push_back("the time-to-first-token target applies to the mean prompt and excludes queueing");
+}
+
+}  // namespace
+
 InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   InferenceWorkload w;
   w.mode = r.mode;
@@ -183,32 +234,32 @@ InferenceWorkload make_inference_workload(const InferenceRequest& r) {
   w.max_ttft_s = r.max_ttft_s;
   w.max_tpot_s = r.max_tpot_s;
   if (r.min_tokens_per_second_per_user) w.max_tpot_s = 1.0 / *r.min_tokens_per_second_per_user;
-  if (w.mode == ServingMode::online) {
-    if (!w.max_ttft_s) {
-      w.max_ttft_s = kDefaultMaxTtftS;
-      w.ttft_target_default = true;
-      w.assumptions.push_back("time to first token at most 450 ms (default online target for chat, as MLPerf Inference's Llama-2-70B interactive scenario; set --max-ttft, or --mode offline for a batch job without latency targets)");
-    }
-    if (!w.max_tpot_s) {
-      w.max_tpot_s = kDefaultMaxTpotS;
-      w.tpot_target_default = true;
-      w.assumptions.push_back("time per output token at most 40 ms, 25 tokens/s per user (default online target for chat, as MLPerf Inference's Llama-2-70B interactive scenario; its server scenario allows 200 ms; set --max-tpot)");
-    }
+  if (w.mode == ServingMode::online) apply_default_targets(w, r);
+  if (r.slo_percentile) {
+    if (*r.slo_percentile != 50 && *r.slo_percentile != 90 && *r.slo_percentile != 99 && *r.slo_percentile != 0)
+      throw InputError(fmt::format("--slo-percentile: {} is not one of 50, 90, 99, mean", *r.slo_percentile));
+    if (!w.requests_per_second && !w.clients)
+      throw InputError("--slo-percentile binds the targets at a percentile of the simulated latencies: give a load (--requests-per-second or "
+                       "--tokens-per-day; estimate also --clients)");
+    w.slo_percentile = *r.slo_percentile;
   }
-  if (w.max_tpot_s) w.assumptions.push_back("the time-per-output-token target applies to the mean: the model has no queueing, so it has no percentiles");
-  if (w.max_ttft_s && r.prompt_tokens_p95)
-    w.assumptions.push_back(fmt::format("the time-to-first-token target is checked at the p95 prompt ({:.0f} tokens)", w.prompt_tokens_p95));
-  else if (w.max_ttft_s)
-    w.assumptions.push_back("the time-to-first-token target applies to the mean prompt and excludes queueing");
+  target_assumptions(w, r);
   if (r.target_utilisation) {
     check(*r.target_utilisation, 0.05, 1, "--target-utilisation");
     w.target_utilisation = *r.target_utilisation;
+    w.target_utilisation_given = true;
   } else if (w.mode == ServingMode::offline) {
     w.target_utilisation = 1.0;  // a batch queue has no bursts to absorb and no latency to keep
   }
   if (!w.requests_per_second)
     w.assumptions.push_back(fmt::format("no load given (--requests-per-second or --tokens-per-day): one instance with every replica slot it holds, costs per token at {:.0f}% "
                                         "utilisation (--target-utilisation)", w.target_utilisation * 100));
+  else if (w.sizes_replicas_by_simulation())
+    w.assumptions.push_back(w.target_utilisation_given
+                                ? fmt::format("replicas: the fewest whose simulated latencies meet the targets, and enough to run at most {:.0f}% busy "
+                                              "(--target-utilisation)", w.target_utilisation * 100)
+                                : std::string("replicas: the fewest whose simulated latencies meet the targets at the load (--target-utilisation caps "
+                                              "how busy they run)"));
   else
     w.assumptions.push_back(w.mode == ServingMode::offline && !r.target_utilisation
                                 ? std::string("offline: replicas run fully busy (a batch queue has no bursts to absorb; --target-utilisation sets headroom)")

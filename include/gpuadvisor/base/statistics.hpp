@@ -9,5 +9,7 @@ namespace gpuadvisor {
 // default: the median of an even count is the mean of the middle two); 0 for
 // an empty sample.
 double percentile(std::vector<double> v, double q);
+// The same of a sample already in ascending order (no copy, no sort).
+double percentile_of_sorted(const std::vector<double>& sorted, double q);
 
 }  // namespace gpuadvisor

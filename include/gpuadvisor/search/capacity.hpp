@@ -1,4 +1,4 @@
-// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes serving and below.
 // Capacity realism (docs/methodology.md §Capacity): whether a pick's instance
 // count can plausibly be started on demand, and what a Capacity Block for it
 // would be and cost.

@@ -1,4 +1,4 @@
-// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes serving and below.
 // The serving search: for each instance type and tensor-parallel size, the
 // batch that meets the latency targets, the replicas the load needs and the
 // cost (docs/methodology.md §Inference search).
@@ -10,6 +10,7 @@
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/physics/inference.hpp"
 #include "gpuadvisor/search/search.hpp"
+#include "gpuadvisor/serving/metrics.hpp"
 
 namespace gpuadvisor {
 
@@ -32,6 +33,21 @@ struct ServingRow {
   std::optional<double> usd_per_million_input_tokens;   // ranked pricing, the same bill per prompt token
   bool pareto = false;
   CapacityAdvice capacity;        // on-demand plausibility of the instance count
+  // Sized by simulation (search/replicas.hpp): what the deployed replicas'
+  // users see, each replica simulated at its share of the load, and the
+  // percentile the targets bind at (0: the mean). Empty: sized analytically.
+  std::optional<ServiceMetrics> simulated;
+  int slo_percentile = 0;
+
+  // What a user sees at the load: the simulated latency at the target's
+  // percentile where simulated, else the analytic operating point's.
+  double ttft_seen_s() const { return simulated ? simulated->ttft_s.at(slo_percentile) : at_load.ttft_s; }
+  double tpot_seen_s() const { return simulated ? simulated->tpot_s.at(slo_percentile) : at_load.tpot_s; }
+  // The mean at the load: simulated where simulated.
+  double ttft_mean_s() const { return simulated ? simulated->ttft_s.mean : at_load.ttft_s; }
+  double tpot_mean_s() const { return simulated ? simulated->tpot_s.mean : at_load.tpot_s; }
+  // Sequences in flight per replica at the load.
+  double batch_seen() const { return simulated ? simulated->mean_sequences : at_load.batch; }
 };
 
 // Services that fit an instance count, at a price: costs for a given row.

@@ -1,4 +1,4 @@
-// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes serving and below.
 // The recommendation objective (docs/methodology.md §The pick): among the
 // feasible options, the fastest whose cost is within a slack of the cheapest.
 // Shared by training (time = total hours, cost = the job) and serving (time =

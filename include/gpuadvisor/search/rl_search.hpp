@@ -1,4 +1,4 @@
-// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes serving and below.
 // RL post-training physics and search (docs/methodology.md §RL post-training):
 // one step on a given cluster and placement, and the ranked recommendation
 // over (instance type, count, placement, split).

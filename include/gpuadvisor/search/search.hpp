@@ -1,4 +1,4 @@
-// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes physics and below.
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes serving and below.
 // The search: the fastest feasible layout for each (instance type, count),
 // and the ranked recommendation over the catalog (docs/methodology.md §Search).
 #pragma once

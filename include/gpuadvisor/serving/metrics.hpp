@@ -16,7 +16,7 @@ struct Percentiles {
   // The percentile a target binds at: 50, 90, 99, or 0 for the mean.
   double at(int percentile) const;
 };
-Percentiles percentiles_of(const std::vector<double>& v);
+Percentiles percentiles_of(std::vector<double> v);
 
 struct ServiceMetrics {
   int requests = 0, completed = 0, rejected = 0;
@@ -38,6 +38,9 @@ struct ServiceMetrics {
   // admitted, and over a second): the load is above
   // what the replica sustains.
   bool saturated = false;
+  // The run stopped once the targets were certainly missed (sizing's
+  // EarlyStop): nothing but `requests` is filled in.
+  bool stopped_early = false;
 };
 
 ServiceMetrics service_metrics(const std::vector<SimRequest>& requests, const SchedulerTotals& totals, const EngineLimits& limits,

@@ -13,7 +13,9 @@
 // admitted sequence, which is recomputed later (vLLM's recompute mode); an
 // engine that reserves each request's whole KV at admission never preempts.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "gpuadvisor/serving/arrivals.hpp"
@@ -38,18 +40,31 @@ struct EngineLimits {
   int64_t kv_blocks = 0;
 };
 
+// Sizing only asks whether the targets are met: once more requests than the
+// percentile allows have already missed a target, the answer cannot change,
+// and the run stops there (SchedulerTotals::stopped_early). Off by default.
+struct EarlyStop {
+  double max_ttft_s = 1e300, max_tpot_s = 1e300;
+  int late_allowed = 1 << 30;  // requests that may miss each target
+};
+// The EarlyStop of a target at `percentile` (0: the mean, never stopped)
+// over `requests`: once N - floor(q (N - 1)) values exceed the target, the
+// interpolated q-quantile does too (base/statistics.hpp).
+EarlyStop early_stop_for(std::optional<double> max_ttft_s, std::optional<double> max_tpot_s, int percentile, int requests);
+
 struct SchedulerTotals {
   double busy_s = 0;            // time the replica ran steps
   double sequence_seconds = 0;  // sequences in flight integrated over busy time
   double block_seconds = 0;     // KV blocks in use integrated over busy time
   int preemptions = 0;
   int64_t steps = 0;
+  bool stopped_early = false;  // EarlyStop: more requests than allowed missed a target
 };
 
 // Runs every request to completion. Open loop: arrival_s is set for each, in
 // order. Closed loop: the first `clients` arrive at 0 and each completion
 // sends the next request at once.
 SchedulerTotals run_engine(std::vector<SimRequest>& requests, const ArrivalPattern& arrivals, const EngineLimits& limits, StepTimer& timer,
-                           const ModelSpec& m, const EngineProfile& engine);
+                           const ModelSpec& m, const EngineProfile& engine, const EarlyStop& stop = {});
 
 }  // namespace gpuadvisor

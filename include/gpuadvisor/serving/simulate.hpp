@@ -43,7 +43,10 @@ struct SimulatedService {
 
 // `e` is an estimate of this layout that fits (estimate_inference): its
 // memory and precision. Best-of-N samples and verifiers are not simulated.
+// `stop_at_miss`: stop once the workload's targets are certainly missed at
+// its --slo-percentile (EarlyStop); such a run's metrics hold only
+// `stopped_early` and the requests: sizing asks no more of it.
 SimulatedService simulate_service(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e,
-                                  const ServingLoad& load);
+                                  const ServingLoad& load, bool stop_at_miss = false);
 
 }  // namespace gpuadvisor

@@ -88,6 +88,10 @@ std::optional<ServingMode> serving_mode_from_string(std::string_view s);
 // Replicas run at most this busy: headroom for bursts and the queueing a
 // replica's continuous batch sees near saturation.
 inline constexpr double kDefaultTargetUtilisation = 0.8;
+// The percentile of the simulated latencies the targets bind at
+// (--slo-percentile): 50, 90 or 99, or 0 for the mean.
+inline constexpr int kDefaultSloPercentile = 90;
+
 
 struct EngineProfile;  // engine.hpp
 
@@ -125,6 +129,11 @@ struct InferenceWorkload {
   ServingMode mode = ServingMode::online;
   // Share of a replica's capacity the load may use (docs/methodology.md §Replicas).
   double target_utilisation = kDefaultTargetUtilisation;
+  // --target-utilisation was given: with a load simulated online, the
+  // replicas are sized by the targets alone unless a cap was given.
+  bool target_utilisation_given = false;
+  // The percentile of the simulated latencies the targets bind at (0: the mean).
+  int slo_percentile = kDefaultSloPercentile;
   // Other state kept on each accelerator beside the replica (RL: a colocated
   // trainer's weights and optimizer state), GB.
   double resident_state_gb = 0;
@@ -135,6 +144,12 @@ struct InferenceWorkload {
   const EngineProfile* engine = nullptr;
   std::vector<std::string> assumptions;
 
+  // Replicas sized by simulation (docs/methodology.md §Replicas sized by
+  // simulation): online, with a load and a latency target, one sample per
+  // request (best-of-N and verifiers are not simulated).
+  bool sizes_replicas_by_simulation() const {
+    return mode == ServingMode::online && requests_per_second && (max_ttft_s || max_tpot_s) && samples == 1 && !verifier;
+  }
   // Decode steps each sample runs (output plus hidden reasoning).
   double generated_tokens_per_sequence() const { return output_tokens + reasoning_tokens; }
   // Tokens generated per request, all samples.
@@ -160,6 +175,8 @@ struct InferenceRequest {
   Precision kv_cache = Precision::bf16;
   ServingMode mode = ServingMode::online;
   std::optional<double> target_utilisation;
+  std::optional<int> slo_percentile;        // --slo-percentile: 50, 90, 99, 0 (mean)
+  std::optional<double> model_active_params;  // sets the default targets' size class; empty: the 70B class
   std::optional<ModelSpec> verifier;  // --verifier-model
   const EngineProfile* engine = nullptr;  // --engine
 };
@@ -169,8 +186,21 @@ inline constexpr double kDefaultOutputTokens = 256;
 // Online defaults: MLPerf Inference v5.0's Llama-2-70B interactive-scenario
 // limits, set for chat from ChatGPT and Perplexity data (MLCommons, 2025-04);
 // its older server scenario allows 2 s and 200 ms (5 tokens/s per user).
+// The class of a model whose size is not known (70B).
 inline constexpr double kDefaultMaxTtftS = 0.45;
 inline constexpr double kDefaultMaxTpotS = 0.04;
+
+// The online chat targets of a model's size class (docs/methodology.md
+// §Serving targets): MLPerf Inference's interactive scenario for the nearest
+// of its models by parameters touched per token (loadgen/mlperf.conf,
+// mlcommons/inference): Llama-3.1-8B up to 20B (500 ms, 30 ms), Llama-2-70B
+// up to 150B (450 ms, 40 ms), Llama-3.1-405B above (4.5 s, 80 ms).
+struct ServingTargets {
+  double max_ttft_s, max_tpot_s;
+  const char* scenario;  // "MLPerf Inference's Llama-3.1-8B interactive scenario"
+};
+ServingTargets default_serving_targets(std::optional<double> active_params);
+
 
 // Applies the documented defaults and checks the values; InputError names the flag.
 InferenceWorkload make_inference_workload(const InferenceRequest& request);

@@ -1,0 +1,53 @@
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes serving and below.
+// Replicas sized by simulation (docs/methodology.md §Replicas sized by
+// simulation): with a load and latency targets, a service gets the fewest
+// replicas whose simulated latencies, at the percentile the user promises
+// (--slo-percentile), meet the targets, instead of a guessed utilisation.
+#pragma once
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/serving/metrics.hpp"
+
+namespace gpuadvisor {
+
+struct ServingRow;
+
+// Most replicas the sizing tries where no instance limit is given (estimate, cost).
+inline constexpr int kMaxSimulatedReplicas = 4096;
+
+// Whether a service with this workload is sized by simulation: online, with
+// a load and a latency target, one sample per request (best-of-N and
+// verifiers are not simulated).
+bool sized_by_simulation(const InferenceWorkload& w);
+
+// Whether one replica's simulated users saw the targets met at the
+// workload's percentile: nothing turned away, the queue not growing.
+bool meets_targets(const ServiceMetrics& s, const InferenceWorkload& w);
+
+// One simulation per (accelerator, layout, load per replica): instance types
+// that differ only in vCPUs and memory share the same replica, so they share
+// its runs (the network only matters once a replica spans instances).
+class ReplicaSimulations {
+ public:
+  // Stops at a certain miss (simulate_service's stop_at_miss): enough to size by.
+  const ServiceMetrics& at(const ModelSpec& m, const InferenceWorkload& w, const ServingRow& row, int replicas);
+  // The whole run, for a figure shown.
+  ServiceMetrics whole(const ModelSpec& m, const InferenceWorkload& w, const ServingRow& row, int replicas);
+  int runs() const { return runs_; }
+
+ private:
+  std::map<std::tuple<const void*, int, int, const void*, double>, ServiceMetrics> done_;
+  int runs_ = 0;
+};
+
+// Sizes `row` (estimated, analytically sized, at most `max_instances`): the
+// fewest replicas meeting the targets, rounded up to whole instances, with
+// every replica slot of them deployed; row.simulated holds what the deployed
+// replicas' users see. Returns why no count up to `max_instances` meets them
+// (row unchanged), or "".
+std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const InferenceWorkload& w, int max_instances, ReplicaSimulations& sims);
+
+}  // namespace gpuadvisor

@@ -1,0 +1,117 @@
+// Layer search: layouts, instance counts, pricing channels and the ranking over them; includes serving and below.
+#include "gpuadvisor/search/replicas.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/serving/simulate.hpp"
+
+namespace gpuadvisor {
+
+bool sized_by_simulation(const InferenceWorkload& w) { return w.sizes_replicas_by_simulation(); }
+
+bool meets_targets(const ServiceMetrics& s, const InferenceWorkload& w) {
+  const int p = w.slo_percentile;
+  return !s.stopped_early && s.completed > 0 && !s.saturated && s.rejected == 0 && (!w.max_ttft_s || s.ttft_s.at(p) <= *w.max_ttft_s) &&
+         (!w.max_tpot_s || s.tpot_s.at(p) <= *w.max_tpot_s);
+}
+
+const ServiceMetrics& ReplicaSimulations::at(const ModelSpec& m, const InferenceWorkload& w, const ServingRow& row, int replicas) {
+  const ServingLayout& l = row.estimate.layout;
+  const double rate = *w.requests_per_second / replicas;
+  const auto key = std::tuple<const void*, int, int, const void*, double>(row.accelerator, l.tp, l.pp, l.pp > 1 ? row.instance : nullptr, rate);
+  if (auto it = done_.find(key); it != done_.end()) return it->second;
+  ++runs_;
+  const Cluster c{row.instance, row.accelerator, l.pp};
+  return done_.emplace(key, simulate_service(m, w, c, row.estimate, *serving_load(w, rate), true).metrics).first->second;
+}
+
+ServiceMetrics ReplicaSimulations::whole(const ModelSpec& m, const InferenceWorkload& w, const ServingRow& row, int replicas) {
+  const ServiceMetrics& s = at(m, w, row, replicas);
+  if (!s.stopped_early) return s;
+  const Cluster c{row.instance, row.accelerator, row.estimate.layout.pp};
+  return simulate_service(m, w, c, row.estimate, *serving_load(w, *w.requests_per_second / replicas)).metrics;
+}
+
+namespace {
+
+std::string latency_text(double s) { return s < 1 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:.2g} s", s); }
+
+// What the simulated users at `replicas` missed, for the rejection.
+std::string miss_text(const ServiceMetrics& s, const InferenceWorkload& w, int replicas, bool limited) {
+  const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
+  const std::string where = limited ? fmt::format("even with {} replica{} (the most the instance limit allows)", replicas, replicas > 1 ? "s" : "")
+                                    : fmt::format("even with {} replica{}", replicas, replicas > 1 ? "s" : "");
+  std::vector<std::string> misses;
+  if (w.max_ttft_s && s.ttft_s.at(w.slo_percentile) > *w.max_ttft_s)
+    misses.push_back(fmt::format("the simulated {} time to first token is {} (target {})", at, latency_text(s.ttft_s.at(w.slo_percentile)), latency_text(*w.max_ttft_s)));
+  if (w.max_tpot_s && s.tpot_s.at(w.slo_percentile) > *w.max_tpot_s)
+    misses.push_back(fmt::format("the simulated {} time per output token is {} (target {})", at, latency_text(s.tpot_s.at(w.slo_percentile)), latency_text(*w.max_tpot_s)));
+  if (s.saturated) misses.push_back("the queue keeps growing");
+  if (s.rejected > 0) misses.push_back(fmt::format("{} requests do not fit the KV cache", s.rejected));
+  return fmt::format("{}, {}", where, misses.empty() ? std::string("the targets are missed") : fmt::format("{}", fmt::join(misses, " and ")));
+}
+
+}  // namespace
+
+// The analytic count at the default utilisation is the first guess; from
+// there steps of 10%, 20%, 40% ... of it up (or down) to a count that meets
+// (misses) the targets, then bisection to within 2% of the count: the
+// simulation's own error is several times that (each count one simulation,
+// cached).
+std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const InferenceWorkload& w, int max_instances, ReplicaSimulations& sims) {
+  const ServingLayout& l = row.estimate.layout;
+  const int slots = l.pp == 1 ? row.instance->accelerator_count / l.tp : 1;  // replicas per instance
+  const int span = l.pp;                                                     // instances per replica
+  const double lambda = *w.requests_per_second, capacity = row.estimate.requests_per_second;
+  const int most = std::max(1, std::min(kMaxSimulatedReplicas, max_instances / span * slots));
+  auto replicas_at = [&](double utilisation) {
+    return static_cast<int>(std::clamp(std::ceil(lambda / (capacity * utilisation) - 1e-9), 1.0, static_cast<double>(most)));
+  };
+  // Never more load on a replica than its analytic capacity at the targets
+  // (utilisation at most 100%), nor than a --target-utilisation cap allows.
+  const int floor = replicas_at(w.target_utilisation_given ? w.target_utilisation : 1.0);
+  auto ok = [&](int r) { return meets_targets(sims.at(m, w, row, r), w); };
+  auto step = [](int guess, int k) { return std::max(1, static_cast<int>(std::lround(guess * 0.1 * (1 << k)))); };
+  const int guess = std::max(floor, replicas_at(kDefaultTargetUtilisation));
+  int lo = floor - 1, hi = guess;  // lo misses (or is below the floor), hi meets
+  if (ok(guess)) {
+    for (int k = 0; hi - 1 > lo; ++k) {
+      const int r = std::max(lo + 1, guess - step(guess, k));
+      if (!ok(r)) {
+        lo = r;
+        break;
+      }
+      hi = r;
+    }
+  } else {
+    // The lightest load first: where even the most replicas miss, no count meets the targets.
+    if (guess == most || !ok(most)) return miss_text(sims.whole(m, w, row, most), w, most, true);
+    lo = guess;
+    hi = most;
+    for (int k = 0;; ++k) {
+      const int r = std::min(most, guess + step(guess, k));
+      if (r >= most) break;
+      if (ok(r)) {
+        hi = r;
+        break;
+      }
+      lo = r;
+    }
+  }
+  while (hi - lo > std::max(1, hi / 50)) {
+    const int mid = lo + (hi - lo) / 2;
+    (ok(mid) ? hi : lo) = mid;
+  }
+  row.instances = (hi + slots - 1) / slots * span;
+  row.replicas = row.instances / span * slots;
+  row.utilisation = lambda / (row.replicas * capacity);
+  row.simulated = sims.at(m, w, row, row.replicas);
+  row.slo_percentile = w.slo_percentile;
+  return "";
+}
+
+}  // namespace gpuadvisor
