@@ -17,6 +17,7 @@
 
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/workload/model.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
 #include "gpuadvisor/search/search.hpp"
 #include "gpuadvisor/serving/simulate.hpp"
 
@@ -95,6 +96,38 @@ void bench_simulator(const Catalog& catalog) {
   }
 }
 
+// The serving search with a load over the whole catalog: every instance
+// type's replicas sized by simulation at the p90 targets (default chat
+// targets of the model's size class).
+void bench_serving_search(const Catalog& catalog) {
+  struct Service {
+    const char* label;
+    const char* model;
+    double requests_per_second;
+  };
+  const Service services[] = {{"llama-3-8b service, 20 req/s", "llama-3-8b", 20},
+                              {"llama-3-70b service, 5 req/s", "llama-3-70b", 5},
+                              {"deepseek-v3 service, 10 req/s", "deepseek-v3", 10}};
+  fmt::print("\n{:<42} {:>10} {:>10} {:>12}\n", "serving search with a load", "best ms", "median ms", "replicas");
+  for (const Service& x : services) {
+    const ModelSpec& m = *find_model_preset(x.model);
+    InferenceRequest q;
+    q.requests_per_second = x.requests_per_second;
+    q.model_active_params = m.active_params();
+    if (!m.native_weights.empty()) q.weights = *weight_format_from_string(m.native_weights);
+    const InferenceWorkload w = make_inference_workload(q);
+    std::vector<double> ms;
+    ServingRecommendation last;
+    for (int i = 0; i < 5; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      last = recommend_inference(m, w, catalog, RecommendRequest{});
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    fmt::print("{:<42} {:>10.1f} {:>10.1f} {:>12}\n", x.label, ms.front(), ms[ms.size() / 2], last.pick ? last.pick->replicas : 0);
+  }
+}
+
 int main(int argc, char** argv) {
   long import_mb = 512;
   if (argc == 3 && std::string(argv[1]) == "--import-mb") import_mb = std::atol(argv[2]);
@@ -137,6 +170,7 @@ int main(int argc, char** argv) {
     fmt::print("{:<42} {:>10.1f} {:>10.1f} {:>12} {:>8}\n", c.label, ms.front(), ms[ms.size() / 2], last.layouts_evaluated, last.options_found);
   }
   bench_simulator(catalog);
+  bench_serving_search(catalog);
   if (import_mb > 0) bench_import(import_mb);
   return 0;
 }

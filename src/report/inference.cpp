@@ -200,6 +200,7 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
                        "methodology §Precision)\n",
                        to_string(ctx.workload->weights), to_string(p.compute), rec.pick->accelerator->name, to_string(ctx.workload->weights));
   out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name, "inference", rec.pick->estimate.engine->name, ctx.model->is_moe()));
+  if (!rec.sizing.empty()) out += fmt::format("  sizing: {}\n", rec.sizing);
   out += margin_text(*rec.pick, *ctx.workload, ctx.model->is_moe());
   out += batch_hours_text(*rec.pick, *ctx.workload);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
@@ -354,6 +355,7 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
   if (rec.pick) {
     j["recommendation"] = service_json(*rec.pick, *ctx.model);
     j["recommendation"]["why"] = rec.why;
+    j["recommendation"]["sizing"] = rec.sizing.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(rec.sizing);
     j["recommendation"]["tpot_margin"] = margin_json(*rec.pick, *ctx.workload, ctx.model->is_moe());
     const auto batch_hours = batch_hours_per_day(*rec.pick, *ctx.workload);
     j["recommendation"]["batch_hours_per_day"] = batch_hours ? ordered_json(sig6(*batch_hours)) : ordered_json(nullptr);

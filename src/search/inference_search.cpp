@@ -418,6 +418,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
   out.options_found = out.rows.size();
   mark_pareto(out.rows);
   choose_rows(out, r, w);
+  if (out.pick) out.sizing = sizing_note(*out.pick, m, w, sims);
   std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
   return out;
 }

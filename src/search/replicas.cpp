@@ -114,4 +114,31 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   return "";
 }
 
+std::string sizing_note(const ServingRow& row, const ModelSpec& m, const InferenceWorkload& w, ReplicaSimulations& sims) {
+  if (!row.simulated) return "";
+  const ServingLayout& l = row.estimate.layout;
+  const int slots = l.pp == 1 ? row.instance->accelerator_count / l.tp : 1;
+  const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
+  std::vector<std::string> targets;
+  if (w.max_ttft_s) targets.push_back(fmt::format("{} TTFT", latency_text(*w.max_ttft_s)));
+  if (w.max_tpot_s) targets.push_back(fmt::format("{} TPOT", latency_text(*w.max_tpot_s)));
+  std::string out = fmt::format("{} replica{}: the fewest whose simulated {} meets {} at {:.3g} requests/s (--slo-percentile)", row.replicas,
+                                row.replicas > 1 ? "s" : "", at, fmt::join(targets, " and "), *w.requests_per_second);
+  const int fewer = row.replicas - slots;
+  if (fewer < 1) return out;
+  const double capacity = row.estimate.requests_per_second;
+  if (*w.requests_per_second / fewer > capacity * (w.target_utilisation_given ? w.target_utilisation : 1.0))
+    return out + fmt::format("; one instance fewer ({} replica{}) would give each {:.3g} requests/s, more than {}the {:.3g} one replica serves "
+                             "at its largest batch within the targets",
+                             fewer, fewer > 1 ? "s" : "", *w.requests_per_second / fewer,
+                             w.target_utilisation_given ? fmt::format("{:.0f}% (--target-utilisation) of ", w.target_utilisation * 100) : "",
+                             capacity);
+  const ServiceMetrics s = sims.whole(m, w, row, fewer);
+  std::vector<std::string> seen;
+  if (w.max_ttft_s) seen.push_back(fmt::format("TTFT {}", latency_text(s.ttft_s.at(w.slo_percentile))));
+  if (w.max_tpot_s) seen.push_back(fmt::format("TPOT {}", latency_text(s.tpot_s.at(w.slo_percentile))));
+  return out + fmt::format("; one instance fewer ({} replica{}): {} {}{}", fewer, fewer > 1 ? "s" : "", at, fmt::join(seen, ", "),
+                           s.saturated ? ", the queue growing" : "");
+}
+
 }  // namespace gpuadvisor

@@ -63,6 +63,7 @@ struct ServingRecommendation {
   // cost is the service per month, time the time per output token.
   std::optional<ServingRow> pick, cheapest, fastest;
   std::string why;
+  std::string sizing;  // the pick sized by simulation: why this many replicas (search/replicas.hpp sizing_note)
   std::vector<Rejection> rejections;
   std::vector<std::string> notes;  // e.g. a model pipelined over instances because it does not fit one
   // The lowest time per output token any option reaches at batch 1, for the

@@ -50,4 +50,10 @@ class ReplicaSimulations {
 // (row unchanged), or "".
 std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const InferenceWorkload& w, int max_instances, ReplicaSimulations& sims);
 
+// The pick's sizing in words: the fewest replicas meeting the targets at the
+// percentile, and what one instance fewer would show (its simulated figure
+// at the percentile, or that it would carry more than a replica's capacity).
+// "" for a row not sized by simulation.
+std::string sizing_note(const ServingRow& row, const ModelSpec& m, const InferenceWorkload& w, ReplicaSimulations& sims);
+
 }  // namespace gpuadvisor
