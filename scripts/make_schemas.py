@@ -65,6 +65,7 @@ CORPUS = {
         ("estimate --instance p5.48xlarge --params 7B --task lora", 0),
         ("estimate --task inference --instance g6e.xlarge --model llama-3-8b", 0),
         ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 16", 0),
+        ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --trace {trace}", 0),
         ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --requests-per-second 2 --arrival gamma:2 --length-spread 0.5", 0),
         ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --requests-per-second 1 --samples 4 --mode offline", 0),
         ("estimate --task rl --instance p5.48xlarge --count 2 --params 7B --placement split", 0),
@@ -244,7 +245,7 @@ def main():
     files = {"dir": tmp, "offer": os.path.join(TESTS, "prices", "offer_ec2.json"),
              "advisor": os.path.join(TESTS, "prices", "spot_advisor.json"), "overlay": os.path.join(tmp, "overlay.json"),
              "baseline": os.path.join(tmp, "baseline.json"), "minimal": os.path.join(TESTS, "minimal_catalog.json"),
-             "team": os.path.join(TESTS, "overlay_team.json"),
+             "team": os.path.join(TESTS, "overlay_team.json"), "trace": os.path.join(TESTS, "trace_chat.jsonl"),
              "commitments": os.path.join(tmp, "commitments.json")}
     with open(files["baseline"], "w") as f:
         json.dump(run(binary, "cost --model llama-3-8b --task pretrain --tokens 40B --family p5", 0, files), f)

@@ -14,6 +14,8 @@
 #include "gpuadvisor/serving/simulate.hpp"
 #include "gpuadvisor/serving/step_time.hpp"
 #include "gpuadvisor/workload/engine.hpp"
+#include "gpuadvisor/workload/trace.hpp"
+#include "gpuadvisor/base/errors.hpp"
 
 using namespace gpuadvisor;
 
@@ -328,4 +330,99 @@ TEST_CASE("recommend sizes a 7B chat service at 2 requests/s on one GPU per inst
   CHECK(no_load.code == 2);
   CHECK(no_load.err.find("give a load") != std::string::npos);
   CHECK(run("recommend --params 7B --task lora --slo-percentile 99").code == 2);
+}
+
+TEST_CASE("A request trace reads as load generators and published traces write it, and refuses what it cannot mean") {
+  // JSON Lines, Mooncake's keys: timestamp in milliseconds.
+  const RequestTrace j = parse_request_trace("{\"timestamp\": 1000, \"input_length\": 100, \"output_length\": 20, \"hash_ids\": [1]}\n"
+                                             "\n{\"timestamp\": 3500, \"input_length\": 300, \"output_length\": 40}\n"
+                                             "{\"timestamp\": 2000, \"input_length\": 200, \"output_length\": 30}\n",
+                                             "t.jsonl");
+  REQUIRE(j.requests.size() == 3);
+  CHECK(j.requests[0].arrival_s == Approx(0));
+  CHECK(j.requests[1].arrival_s == Approx(1.0));  // sorted by arrival
+  CHECK(j.requests[1].prompt_tokens == 200);
+  CHECK(j.span_s() == Approx(2.5));
+  // Seconds under arrival_s.
+  CHECK(parse_request_trace("{\"arrival_s\": 0.5, \"prompt_tokens\": 1, \"output_tokens\": 1}\n{\"arrival_s\": 1.5, \"prompt_tokens\": 2, \"output_tokens\": 3}",
+                            "s.jsonl").span_s() == Approx(1.0));
+  // CSV: BurstGPT's header, and Azure's dates.
+  const RequestTrace b = parse_request_trace("Timestamp,Model,Request tokens,Response tokens\n5,ChatGPT,472,18\n7.5,GPT-4,1000,200\n", "b.csv");
+  CHECK(b.requests[1].prompt_tokens == 1000);
+  CHECK(b.span_s() == Approx(2.5));
+  const RequestTrace a = parse_request_trace("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 23:59:59.5000000,10,2\n2023-11-17 00:00:01.0000000,20,4\n", "a.csv");
+  CHECK(a.span_s() == Approx(1.5));  // across midnight
+  // Refused, naming the file and the line.
+  const std::pair<const char*, const char*> bad[] = {
+      {"{\"timestamp\": 1, \"input_length\": 10}\n{\"timestamp\": 2, \"input_length\": 10, \"output_length\": 5}", "line 1"},
+      {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 5}\n{\"timestamp\": 2, \"input_length\": 0, \"output_length\": 5}", "line 2"},
+      {"{\"timestamp\": 1, \"input_length\": 10.5, \"output_length\": 5}\n{\"timestamp\": 2, \"input_length\": 3, \"output_length\": 5}", "whole number"},
+      {"{\"timestamp\": \"x\", \"input_length\": 10, \"output_length\": 5}\n{\"timestamp\": 2, \"input_length\": 3, \"output_length\": 5}", "not a number"},
+      {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 5}\n{oops", "not valid JSON"},
+      {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 5}", "at least 2"},
+      {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 5}\n{\"timestamp\": 1, \"input_length\": 3, \"output_length\": 5}", "same instant"},
+      {"time,prompt,output\n1,2,3\n2,3,4\n", "header needs"},
+      {"arrival_s,prompt_tokens,output_tokens\n1,2,3\nsoon,3,4\n", "neither seconds"},
+      {"arrival_s,prompt_tokens,output_tokens\n1,2,3\n2,3\n", "columns"},
+      {"", "at least 2"},
+  };
+  for (const auto& [text, says] : bad) {
+    INFO(text);
+    try {
+      parse_request_trace(text, "bad.trace");
+      FAIL("accepted");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("--trace bad.trace") != std::string::npos);
+      CHECK(std::string(e.what()).find(says) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("A trace is the load: its rate and lengths, replicas taking its requests in turn, and the flags it sets refused beside it") {
+  InferenceRequest q;
+  q.trace = std::make_shared<const RequestTrace>(parse_request_trace(
+      "{\"arrival_s\": 0, \"prompt_tokens\": 100, \"output_tokens\": 10}\n{\"arrival_s\": 1, \"prompt_tokens\": 300, \"output_tokens\": 30}\n"
+      "{\"arrival_s\": 2, \"prompt_tokens\": 200, \"output_tokens\": 20}\n{\"arrival_s\": 4, \"prompt_tokens\": 400, \"output_tokens\": 40}\n",
+      "four.jsonl"));
+  const InferenceWorkload w = make_inference_workload(q);
+  CHECK(*w.requests_per_second == Approx(1.0));  // 4 requests over 4 s
+  CHECK(w.prompt_tokens == Approx(250));
+  CHECK(w.output_tokens == Approx(25));
+  // Round robin: 2 replicas take requests 1 and 3 (from 0) ... every second one.
+  const auto half = trace_share_of(*w.trace, 0.5, 100);
+  REQUIRE(half.size() == 2);
+  CHECK(half[0].prompt_tokens == 300);
+  CHECK(half[1].prompt_tokens == 400);
+  CHECK(trace_share_of(*w.trace, 1.0, 100).size() == 4);
+  CHECK(trace_share_of(*w.trace, 1.0, 3).size() == 3);  // --simulated-requests caps it
+  const ServingLoad load = *serving_load(w, 0.5);
+  CHECK(load.trace);
+  CHECK(load.trace_share == Approx(0.5));
+  CHECK(load.requests == 2);
+  InferenceRequest clash = q;
+  clash.requests_per_second = 2;
+  CHECK_THROWS_AS(make_inference_workload(clash), InputError);
+  clash = q;
+  clash.prompt_tokens = 10;
+  CHECK_THROWS_AS(make_inference_workload(clash), InputError);
+
+  using cli_test::run;
+  const std::string trace = cli_test::data("trace_chat.jsonl");
+  const auto e = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --trace " + trace + " --format json");
+  REQUIRE(e.code == 0);
+  const auto j = nlohmann::json::parse(e.out);
+  CHECK(j["inference"]["at_load"]["load"]["kind"] == "trace");
+  CHECK(j["inference"]["at_load"]["load"]["trace"]["requests"] == 400);
+  const auto r = run("recommend --model llama-3-8b --task inference --family g6e --trace " + trace + " --format json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["recommendation"]["sized_by"] == "simulation");
+  for (const char* f : {"burstgpt", "azure"})
+    CHECK(run(std::string("estimate --task inference --instance g6e.xlarge --model llama-3-8b --trace ") + cli_test::data(std::string("trace_") + f + ".csv")).code == 0);
+  const auto both = run("recommend --model llama-3-8b --task inference --trace " + trace + " --requests-per-second 3");
+  CHECK(both.code == 2);
+  CHECK(both.err.find("--requests-per-second with --trace") != std::string::npos);
+  const auto missing = run("recommend --model llama-3-8b --task inference --trace /nonexistent/trace.jsonl");
+  CHECK(missing.code == 2);
+  CHECK(missing.err.find("--trace") != std::string::npos);
+  CHECK(run("recommend --model llama-3-8b --task lora --trace " + trace).code == 2);
 }

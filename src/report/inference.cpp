@@ -393,6 +393,21 @@ ordered_json decode_step_json(const InferenceEstimate& e) {
 }
 
 
+// A replica's share of a trace: its rate and the spread of its gaps as recorded.
+ordered_json trace_load_json(const ServingLoad& load) {
+  const std::vector<TraceRequest> taken = trace_share_of(*load.trace, load.trace_share, load.requests);
+  std::vector<double> gaps;
+  for (size_t i = 1; i < taken.size(); ++i) gaps.push_back(taken[i].arrival_s - taken[i - 1].arrival_s);
+  const double span = taken.size() > 1 ? taken.back().arrival_s - taken.front().arrival_s : 0;
+  double mean = 0, var = 0;
+  for (double g : gaps) mean += g / gaps.size();
+  for (double g : gaps) var += (g - mean) * (g - mean) / gaps.size();
+  return {{"kind", "trace"},
+          {"requests_per_second", span > 0 ? ordered_json(sig6((taken.size() - 1) / span)) : ordered_json(nullptr)},
+          {"gap_cv", mean > 0 ? ordered_json(sig6(std::sqrt(var) / mean)) : ordered_json(nullptr)},
+          {"trace", {{"file", load.trace->name}, {"requests", load.trace->requests.size()}, {"share", sig6(load.trace_share)}}}};
+}
+
 ordered_json load_json(const ServingLoad& load) {
   auto lengths = [](const LengthDistribution& d) {
     ordered_json j{{"shape", d.shape == LengthShape::fixed ? "fixed" : d.shape == LengthShape::uniform ? "uniform" : "lognormal"}, {"mean", sig6(d.mean)}};
@@ -401,6 +416,7 @@ ordered_json load_json(const ServingLoad& load) {
   };
   ordered_json j;
   if (load.arrivals.closed_loop) j = {{"kind", "closed loop"}, {"clients", load.arrivals.clients}};
+  else if (load.trace) j = trace_load_json(load);
   else j = {{"kind", "open loop"}, {"requests_per_second", sig6(load.arrivals.requests_per_second)}, {"gap_cv", sig6(load.arrivals.gap_cv)}};
   j["prompt_tokens"] = lengths(load.prompt);
   j["generated_tokens"] = lengths(load.output);
@@ -568,7 +584,9 @@ void add_simulated_load(const SimulatedService& sim, const ServingRow& row, cons
   const std::string load = sim.load.arrivals.closed_loop
                                ? fmt::format("{} clients, closed loop", sim.load.arrivals.clients)
                                : fmt::format("{:.3g} requests/s per replica, {}", sim.load.arrivals.requests_per_second,
-                                             sim.load.arrivals.gap_cv == 1 ? std::string("Poisson") : fmt::format("gamma gaps, CV {:g}", sim.load.arrivals.gap_cv));
+                                             sim.load.trace ? fmt::format("as recorded in {} (1 request in {:.3g})", sim.load.trace->name, 1 / sim.load.trace_share)
+                                             : sim.load.arrivals.gap_cv == 1 ? std::string("Poisson")
+                                                                             : fmt::format("gamma gaps, CV {:g}", sim.load.arrivals.gap_cv));
   const std::string g = "at load (simulated)";
   add(g, "load", Cell{fmt::format("{} requests", m.completed), std::monostate{}}, load);
   add(g, "sequences in flight", num(m.mean_sequences, 1),

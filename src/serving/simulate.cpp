@@ -21,6 +21,12 @@ std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optiona
     return std::nullopt;
   }
   if (w.simulated_requests > 0) load.requests = w.simulated_requests;
+  if (w.trace) {
+    load.trace = w.trace;
+    load.trace_share = std::clamp(*requests_per_second_per_replica / *w.requests_per_second, 1e-9, 1.0);
+    load.extra_output_tokens = w.reasoning_tokens;
+    load.requests = static_cast<int>(trace_share_of(*w.trace, load.trace_share, w.simulated_requests > 0 ? w.simulated_requests : kMaxTraceReplicaRequests).size());
+  }
   load.prompt = length_distribution(w.prompt_tokens, w.prompt_tokens_p95, w.length_spread);
   load.output = length_distribution(w.generated_tokens_per_sequence(), w.output_tokens_p95 + w.reasoning_tokens, w.length_spread);
   return load;
@@ -45,7 +51,19 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
 
 namespace {
 
+std::vector<SimRequest> trace_requests(const ServingLoad& load) {
+  const std::vector<TraceRequest> taken = trace_share_of(*load.trace, load.trace_share, load.requests);
+  std::vector<SimRequest> out(taken.size());
+  for (size_t i = 0; i < taken.size(); ++i) {
+    out[i].arrival_s = taken[i].arrival_s - taken.front().arrival_s;
+    out[i].prompt_tokens = taken[i].prompt_tokens;
+    out[i].output_tokens = static_cast<int>(std::min(1e7, taken[i].output_tokens + load.extra_output_tokens));
+  }
+  return out;
+}
+
 std::vector<SimRequest> draw_requests(const ServingLoad& load) {
+  if (load.trace) return trace_requests(load);
   Random random(load.seed);
   std::vector<SimRequest> out(load.requests);
   for (SimRequest& r : out) {
@@ -60,6 +78,13 @@ std::vector<SimRequest> draw_requests(const ServingLoad& load) {
 }
 
 }  // namespace
+
+std::vector<TraceRequest> trace_share_of(const RequestTrace& t, double share, int most) {
+  std::vector<TraceRequest> out;
+  for (size_t i = 0; i < t.requests.size() && static_cast<int>(out.size()) < most; ++i)
+    if (std::floor((i + 1) * share + 1e-9) > std::floor(i * share + 1e-9)) out.push_back(t.requests[i]);
+  return out;
+}
 
 SimulatedService simulate_service(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e,
                                   const ServingLoad& load, bool stop_at_miss) {

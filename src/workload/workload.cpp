@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <numeric>
 
 #include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/statistics.hpp"
 #include "gpuadvisor/base/quantity.hpp"
 
 namespace gpuadvisor {
@@ -172,8 +174,46 @@ void target_assumptions(InferenceWorkload& w, const InferenceRequest& r) {
 
 }  // namespace
 
-InferenceWorkload make_inference_workload(const InferenceRequest& r) {
+namespace {
+
+// A trace sets the load and the lengths: the means and p95s of its requests,
+// and its rate over its span.
+InferenceRequest from_trace(const InferenceRequest& given) {
+  const RequestTrace& t = *given.trace;
+  const std::pair<bool, const char*> conflicts[] = {
+      {given.prompt_tokens.has_value(), "--prompt-tokens"}, {given.prompt_tokens_p95.has_value(), "--prompt-tokens-p95"},
+      {given.output_tokens.has_value(), "--output-tokens"}, {given.output_tokens_p95.has_value(), "--output-tokens-p95"},
+      {given.requests_per_second.has_value(), "--requests-per-second"}, {given.output_tokens_per_day.has_value(), "--tokens-per-day"},
+      {given.clients.has_value(), "--clients"}, {given.arrival_cv.has_value(), "--arrival"}, {given.length_spread.has_value(), "--length-spread"}};
+  for (const auto& [set, flag] : conflicts)
+    if (set) throw InputError(fmt::format("{} with --trace: the trace sets the load, the arrivals and the lengths; leave {} out", flag, flag));
+  std::vector<double> prompts, outputs;
+  for (const TraceRequest& x : t.requests) {
+    prompts.push_back(x.prompt_tokens);
+    outputs.push_back(x.output_tokens);
+  }
+  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); };
+  InferenceRequest r = given;
+  r.prompt_tokens = std::round(mean(prompts));
+  r.output_tokens = std::round(mean(outputs));
+  r.prompt_tokens_p95 = std::max(*r.prompt_tokens, std::round(percentile(prompts, 0.95)));
+  r.output_tokens_p95 = std::max(*r.output_tokens, std::round(percentile(outputs, 0.95)));
+  r.requests_per_second = t.requests.size() / t.span_s();
+  return r;
+}
+
+}  // namespace
+
+InferenceWorkload make_inference_workload(const InferenceRequest& given) {
+  const InferenceRequest r = given.trace ? from_trace(given) : given;
   InferenceWorkload w;
+  if (r.trace) {
+    w.trace = r.trace;
+    w.assumptions.push_back(fmt::format("the load is the trace {}: {} requests over {:.4g} s ({:.4g} requests/s), prompts {:.0f} tokens mean and {:.0f} "
+                                        "p95, outputs {:.0f} and {:.0f}; replicas take its requests in turn",
+                                        r.trace->name, r.trace->requests.size(), r.trace->span_s(), *r.requests_per_second, *r.prompt_tokens,
+                                        *r.prompt_tokens_p95, *r.output_tokens, *r.output_tokens_p95));
+  }
   w.mode = r.mode;
   w.weights = r.weights;
   w.kv_cache = r.kv_cache;

@@ -5,6 +5,7 @@
 // composition, and what the users saw. Deterministic: a fixed seed.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "gpuadvisor/serving/lengths.hpp"
@@ -18,13 +19,25 @@ namespace gpuadvisor {
 inline constexpr int kDefaultSimulatedRequests = 1000;
 inline constexpr int kClosedLoopRounds = 8;
 inline constexpr uint64_t kSimulationSeed = 20261202;
+// A trace's requests one replica simulates, unless --simulated-requests says.
+inline constexpr int kMaxTraceReplicaRequests = 10000;
 
 struct ServingLoad {
   ArrivalPattern arrivals;
   LengthDistribution prompt, output;  // output: every generated token (visible and reasoning)
   int requests = kDefaultSimulatedRequests;
   uint64_t seed = kSimulationSeed;
+  // A recorded trace instead of drawn arrivals and lengths: this replica
+  // takes the requests a round-robin share `trace_share` (1/replicas) gives
+  // it, at most `requests` of them, with their recorded times and lengths.
+  std::shared_ptr<const RequestTrace> trace;
+  double trace_share = 1;
+  double extra_output_tokens = 0;  // hidden reasoning tokens added to each recorded output
 };
+
+// The requests of a trace one replica takes at share s (0 < s <= 1): request
+// i when floor((i + 1) s) > floor(i s), every 1/s-th for s = 1/replicas.
+std::vector<TraceRequest> trace_share_of(const RequestTrace& t, double share, int most);
 
 // The load the workload describes on one replica: its clients (closed loop),
 // or `requests_per_second_per_replica` (open loop); empty with neither.

@@ -4,12 +4,14 @@
 #pragma once
 #include <algorithm>
 #include <optional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/workload/model.hpp"
+#include "gpuadvisor/workload/trace.hpp"
 
 namespace gpuadvisor {
 
@@ -115,6 +117,9 @@ struct InferenceWorkload {
   // p95 where a p95 above the mean was given.
   double length_spread = 0;
   int simulated_requests = 0;       // 0: the default count (serving/simulate.hpp)
+  // --trace: the requests as recorded; the load, lengths and arrivals come
+  // from it (requests_per_second = requests / span, the means and p95s its own).
+  std::shared_ptr<const RequestTrace> trace;
   bool ttft_target_default = false; // the TTFT target is the documented default, not the user's
   bool tpot_target_default = false;
   std::optional<int> concurrency;   // most sequences in flight per replica
@@ -168,6 +173,7 @@ struct InferenceRequest {
   std::optional<double> arrival_cv;           // --arrival gamma:CV (1: Poisson)
   std::optional<double> length_spread;        // --length-spread: uniform lengths mean x (1 +- spread)
   std::optional<int> simulated_requests;      // --simulated-requests
+  std::shared_ptr<const RequestTrace> trace;  // --trace
   std::optional<int> concurrency;
   std::optional<int> compiled_batch;  // --compiled-batch
   std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;

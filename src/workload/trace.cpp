@@ -1,0 +1,180 @@
+// Layer workload: what is run: model shapes, jobs, serving engines, training stacks, Neuron rules; includes catalog and base.
+#include "gpuadvisor/workload/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+#include "base/json_input.hpp"
+#include "gpuadvisor/base/errors.hpp"
+
+namespace gpuadvisor {
+
+namespace {
+
+constexpr std::array kArrivalNames{"arrival_s", "timestamp"};
+constexpr std::array kPromptNames{"prompt_tokens", "input_length", "request tokens", "contexttokens"};
+constexpr std::array kOutputNames{"output_tokens", "output_length", "response tokens", "generatedtokens"};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '"')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '"')) s.remove_suffix(1);
+  return s;
+}
+
+struct Place {
+  const std::string& name;
+  size_t line;
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(fmt::format("--trace {}: line {}: {}", name, line, what)); }
+};
+
+int tokens_of(double v, const Place& at, const char* what) {
+  if (!std::isfinite(v) || v < 1 || v > 10'000'000 || v != std::floor(v))
+    at.fail(fmt::format("{} {:.40g} is not a whole number of tokens from 1 to 10,000,000", what, v));
+  return static_cast<int>(v);
+}
+
+std::optional<double> number_of(std::string_view s) {
+  s = trim(s);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// "2023-11-16 18:15:46.6805900" (Azure's traces): seconds since 1970-01-01.
+std::optional<double> date_time_of(std::string_view s) {
+  s = trim(s);
+  int y, mo, d, h, mi;
+  double sec;
+  char sep;
+  if (s.size() < 19 || std::sscanf(std::string(s).c_str(), "%4d-%2d-%2d%c%2d:%2d:%lf", &y, &mo, &d, &sep, &h, &mi, &sec) != 7) return std::nullopt;
+  if ((sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec < 0 || sec >= 61) return std::nullopt;
+  // Days from the civil date (H. Hinnant's algorithm).
+  y -= mo <= 2;
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const int yoe = y - era * 400;
+  const int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const double days = era * 146097.0 + doe - 719468;
+  return days * 86400 + h * 3600 + mi * 60 + sec;
+}
+
+template <size_t N>
+std::optional<std::string> key_in(const nlohmann::json& o, const std::array<const char*, N>& names) {
+  for (auto it = o.begin(); it != o.end(); ++it)
+    for (const char* n : names)
+      if (lower(it.key()) == n) return it.key();
+  return std::nullopt;
+}
+
+TraceRequest json_request(const nlohmann::json& o, const Place& at) {
+  if (!o.is_object()) at.fail("not a JSON object");
+  const auto arrival = key_in(o, kArrivalNames), prompt = key_in(o, kPromptNames), output = key_in(o, kOutputNames);
+  if (!arrival || !prompt || !output) at.fail("needs an arrival (arrival_s, or timestamp in ms), prompt tokens (prompt_tokens, input_length) and output tokens (output_tokens, output_length)");
+  for (const auto& k : {*arrival, *prompt, *output})
+    if (!o[k].is_number()) at.fail(fmt::format("{} is {}, not a number", k, json_excerpt(o[k])));
+  TraceRequest r;
+  r.arrival_s = o[*arrival].get<double>() / (lower(*arrival) == "timestamp" ? 1000.0 : 1.0);
+  r.prompt_tokens = tokens_of(o[*prompt].get<double>(), at, "the prompt");
+  r.output_tokens = tokens_of(o[*output].get<double>(), at, "the output");
+  return r;
+}
+
+std::vector<std::string_view> fields_of(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= line.size(); ++i)
+    if (i == line.size() || line[i] == ',') {
+      out.push_back(line.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
+template <size_t N>
+int column_of(const std::vector<std::string_view>& header, const std::array<const char*, N>& names) {
+  for (size_t i = 0; i < header.size(); ++i)
+    for (const char* n : names)
+      if (lower(trim(header[i])) == n) return static_cast<int>(i);
+  return -1;
+}
+
+struct Columns {
+  int arrival, prompt, output;
+};
+
+TraceRequest csv_request(std::string_view line, const Columns& c, const Place& at) {
+  const auto f = fields_of(line);
+  const int needed = std::max({c.arrival, c.prompt, c.output});
+  if (static_cast<int>(f.size()) <= needed) at.fail(fmt::format("{} columns, the header has more", f.size()));
+  TraceRequest r;
+  const auto arrival = number_of(f[c.arrival]) ? number_of(f[c.arrival]) : date_time_of(f[c.arrival]);
+  if (!arrival) at.fail(fmt::format("arrival '{}' is neither seconds nor a date and time", std::string(trim(f[c.arrival])).substr(0, 40)));
+  r.arrival_s = *arrival;
+  const auto prompt = number_of(f[c.prompt]), output = number_of(f[c.output]);
+  if (!prompt || !output) at.fail("the prompt and output tokens must be numbers");
+  r.prompt_tokens = tokens_of(*prompt, at, "the prompt");
+  r.output_tokens = tokens_of(*output, at, "the output");
+  return r;
+}
+
+// Calls `each(line, number)` for every line that is not blank.
+template <typename F>
+void for_lines(std::string_view text, F each) {
+  size_t number = 0;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    const std::string_view line = text.substr(0, end);
+    ++number;
+    if (!trim(line).empty()) each(line, number);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+}
+
+}  // namespace
+
+RequestTrace parse_request_trace(std::string_view text, const std::string& name) {
+  RequestTrace t;
+  t.name = name;
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  const bool json_lines = first != std::string_view::npos && text[first] == '{';
+  std::optional<Columns> columns;
+  for_lines(text, [&](std::string_view line, size_t number) {
+    const Place at{name, number};
+    if (t.requests.size() >= kMaxTraceRequests) at.fail(fmt::format("more than {} requests", kMaxTraceRequests));
+    if (json_lines) {
+      if (json_nesting_depth(line, kMaxJsonDepth) > kMaxJsonDepth) at.fail("nested too deeply");
+      const nlohmann::json o = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
+      if (o.is_discarded()) at.fail("not valid JSON (a JSON Lines trace has one object a line)");
+      t.requests.push_back(json_request(o, at));
+    } else if (!columns) {
+      const auto header = fields_of(line);
+      columns = Columns{column_of(header, kArrivalNames), column_of(header, kPromptNames), column_of(header, kOutputNames)};
+      if (columns->arrival < 0 || columns->prompt < 0 || columns->output < 0)
+        at.fail("a CSV trace's header needs an arrival column (arrival_s, timestamp), a prompt column (prompt_tokens, input_length, "
+                "request tokens, contexttokens) and an output column (output_tokens, output_length, response tokens, generatedtokens)");
+    } else {
+      t.requests.push_back(csv_request(line, *columns, at));
+    }
+  });
+  if (t.requests.size() < 2) throw InputError(fmt::format("--trace {}: {} requests; a trace needs at least 2", name, t.requests.size()));
+  std::stable_sort(t.requests.begin(), t.requests.end(), [](const TraceRequest& a, const TraceRequest& b) { return a.arrival_s < b.arrival_s; });
+  const double start = t.requests.front().arrival_s;
+  for (TraceRequest& r : t.requests) r.arrival_s -= start;
+  if (t.span_s() <= 0) throw InputError(fmt::format("--trace {}: every request arrives at the same instant, so the trace has no rate", name));
+  return t;
+}
+
+}  // namespace gpuadvisor
