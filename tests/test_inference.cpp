@@ -211,7 +211,10 @@ TEST_CASE("more load never needs fewer replicas") {
       const std::string key = row.instance->name + "/" + std::to_string(row.estimate.layout.tp);
       CHECK(row.replicas >= last[key]);
       CHECK(row.instances * row.instance->accelerator_count >= row.replicas * row.estimate.layout.accelerators());
-      CHECK(row.utilisation <= 1.0 + 1e-9);
+      // Sized by simulation, the targets hold at the percentile (the load may
+      // pass the analytic capacity point); sized by utilisation, at most 100%.
+      if (row.simulated) CHECK(row.simulated->tpot_s.p90 <= 0.040 + 1e-9);
+      else CHECK(row.utilisation <= 1.0 + 1e-9);
       last[key] = row.replicas;
     }
   }

@@ -426,3 +426,35 @@ TEST_CASE("A trace is the load: its rate and lengths, replicas taking its reques
   CHECK(missing.err.find("--trace") != std::string::npos);
   CHECK(run("recommend --model llama-3-8b --task lora --trace " + trace).code == 2);
 }
+
+TEST_CASE("A shared prefix is cached once: a request prefills only the rest of its prompt, attending the prefix") {
+  Replica x = replica("g6e.xlarge", "llama-3-8b", 512, 64, 1);
+  x.w.prefix_share = 0.75;  // 384 of 512 prompt tokens shared
+  REQUIRE(x.w.prefix_tokens() == 384);
+  const SimulatedService s = simulate_service(x.m, x.w, x.c, x.e, closed(1, 1, 512, 64));
+  StepTimer timer(x.m, x.w, x.c, x.e);
+  StepComposition prefill;
+  prefill.prefill_tokens = 128;
+  prefill.prefill_attended_pairs = 128 * (384 + 64.0);  // the prefix, then half of its own 128 on average
+  CHECK(s.metrics.ttft_s.mean == Approx(timer.step_s(prefill)).epsilon(1e-9));
+  // The analytic prefill computes the same 128 tokens: shorter than the whole prompt's (both read every weight once).
+  Replica whole = replica("g6e.xlarge", "llama-3-8b", 512, 64, 1);
+  std::string problem;
+  const InferenceEstimate shared = estimate_inference(x.m, x.w, x.c, ServingLayout{1, 1}, std::nullopt, &problem);
+  CHECK(shared.prefill_s < 0.6 * whole.e.prefill_s);
+  // Under load the prefix's blocks are held once, not per sequence: more sequences fit the same cache.
+  Replica tight = replica("g6e.xlarge", "llama-3-8b", 4000, 200, 1);
+  const ServingLoad heavy = closed(400, 800, 4000, 200);
+  const ServiceMetrics alone = simulate_service(tight.m, tight.w, tight.c, tight.e, heavy).metrics;
+  tight.w.prefix_share = 0.9;
+  const ServiceMetrics cached = simulate_service(tight.m, tight.w, tight.c, tight.e, heavy).metrics;
+  CHECK(cached.kv_utilisation * 1.0 < alone.kv_utilisation);
+  CHECK(cached.ttft_s.mean < alone.ttft_s.mean);
+  CHECK(cached.completed == alone.completed);
+  // The flag's range.
+  using cli_test::run;
+  CHECK(run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --prefix-share 30%").code == 0);
+  const auto bad = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --prefix-share 100%");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--prefix-share") != std::string::npos);
+}

@@ -162,6 +162,15 @@ struct Prefill {
 // With `attention_context`, each token attends that many earlier tokens (a
 // chunk of a longer prompt: the tokens before it plus half the chunk) instead
 // of half its own prompt (causal).
+// With a shared prefix cached (--prefix-share), the tokens a prefill
+// computes attend the prefix and, causally, half of themselves on average:
+// the context each attends; none without a prefix (the prefill's own causal half).
+std::optional<double> prefix_context(const InferenceWorkload& w, double prompt) {
+  if (w.prefix_tokens() <= 0) return std::nullopt;
+  const double computed = w.computed_prompt_tokens(prompt);
+  return (prompt - computed) + computed / 2;
+}
+
 Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l, const ServingPrecision& p,
                 double tokens, double batched_tokens, double sequences = 1, std::optional<double> attention_context = std::nullopt) {
   const Accelerator& acc = *c.accelerator;
@@ -316,10 +325,12 @@ double prefill_s_per_request(const ModelSpec& m, const InferenceWorkload& w, con
   const int chunk = engine_prefill_chunk_tokens(engine, *c.accelerator);
   double s;
   if (engine.prefill == PrefillScheduling::chunked) {
-    s = prefill(m, w, c, l, p, w.prompt_tokens, std::max<double>(w.prompt_tokens, chunk)).total_s();
+    const double computed = w.computed_prompt_tokens(w.prompt_tokens);
+    s = prefill(m, w, c, l, p, computed, std::max<double>(computed, chunk), 1, prefix_context(w, w.prompt_tokens)).total_s();
   } else {
     const int k = prompts_per_prefill(engine, *c.accelerator, w, batch);
-    s = prefill(m, w, c, l, p, k * w.prompt_tokens, k * w.prompt_tokens, k).total_s() / k;
+    const double computed = k * w.computed_prompt_tokens(w.prompt_tokens);
+    s = prefill(m, w, c, l, p, computed, computed, k, prefix_context(w, w.prompt_tokens)).total_s() / k;
   }
   // Best-of-N: the verifier reads every sample once, like a prefill of its tokens.
   if (w.verifier) {
@@ -491,8 +502,9 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   if (problem) problem->clear();
   if (!size_max_batch(e, acc, w, kv, batch_cap, problem)) return e;
   const ServingPrecision& p = e.precision;
-  e.prefill_s = prefill(m, w, c, l, p, w.prompt_tokens, w.prompt_tokens).total_s();
-  e.prefill_p95_s = prefill(m, w, c, l, p, w.prompt_tokens_p95, w.prompt_tokens_p95).total_s();
+  const double computed = w.computed_prompt_tokens(w.prompt_tokens), computed_p95 = w.computed_prompt_tokens(w.prompt_tokens_p95);
+  e.prefill_s = prefill(m, w, c, l, p, computed, computed, 1, prefix_context(w, w.prompt_tokens)).total_s();
+  e.prefill_p95_s = prefill(m, w, c, l, p, computed_p95, computed_p95, 1, prefix_context(w, w.prompt_tokens_p95)).total_s();
   if (fixed_batch) evaluate_fixed_batch(m, w, c, e, kv, *fixed_batch, problem);
   else evaluate_largest_batch(m, w, c, e, problem);
   return e;

@@ -71,9 +71,8 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   auto replicas_at = [&](double utilisation) {
     return static_cast<int>(std::clamp(std::ceil(lambda / (capacity * utilisation) - 1e-9), 1.0, static_cast<double>(most)));
   };
-  // Never more load on a replica than its analytic capacity at the targets
-  // (utilisation at most 100%), nor than a --target-utilisation cap allows.
-  const int floor = replicas_at(w.target_utilisation_given ? w.target_utilisation : 1.0);
+  // No more load on a replica than a --target-utilisation cap allows, where one is given.
+  const int floor = w.target_utilisation_given ? replicas_at(w.target_utilisation) : 1;
   auto ok = [&](int r) { return meets_targets(sims.at(m, w, row, r), w); };
   auto step = [](int guess, int k) { return std::max(1, static_cast<int>(std::lround(guess * 0.1 * (1 << k)))); };
   const int guess = std::max(floor, replicas_at(kDefaultTargetUtilisation));
@@ -127,12 +126,10 @@ std::string sizing_note(const ServingRow& row, const ModelSpec& m, const Inferen
   const int fewer = row.replicas - slots;
   if (fewer < 1) return out;
   const double capacity = row.estimate.requests_per_second;
-  if (*w.requests_per_second / fewer > capacity * (w.target_utilisation_given ? w.target_utilisation : 1.0))
-    return out + fmt::format("; one instance fewer ({} replica{}) would give each {:.3g} requests/s, more than {}the {:.3g} one replica serves "
-                             "at its largest batch within the targets",
-                             fewer, fewer > 1 ? "s" : "", *w.requests_per_second / fewer,
-                             w.target_utilisation_given ? fmt::format("{:.0f}% (--target-utilisation) of ", w.target_utilisation * 100) : "",
-                             capacity);
+  if (w.target_utilisation_given && *w.requests_per_second / fewer > capacity * w.target_utilisation)
+    return out + fmt::format("; one instance fewer ({} replica{}) would run each past {:.0f}% (--target-utilisation) of the {:.3g} requests/s "
+                             "one replica serves at its largest batch within the targets",
+                             fewer, fewer > 1 ? "s" : "", w.target_utilisation * 100, capacity);
   const ServiceMetrics s = sims.whole(m, w, row, fewer);
   std::vector<std::string> seen;
   if (w.max_ttft_s) seen.push_back(fmt::format("TTFT {}", latency_text(s.ttft_s.at(w.slo_percentile))));

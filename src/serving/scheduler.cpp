@@ -17,7 +17,8 @@ struct Sequence {
   int computed = 0;       // of those, done
   int cached = 0;         // tokens in its KV cache
   int generated = 0;      // output tokens out
-  int64_t blocks = 0;
+  int64_t blocks = 0;     // its own: the shared prefix's are held once for all
+  int shared = 0;         // leading prompt tokens in the shared prefix, cached before it arrives
   bool decoding() const { return computed == prompt_target; }
 };
 
@@ -33,6 +34,7 @@ class Engine {
       : requests_(r), arrivals_(a), limits_(l), timer_(t), model_(m), engine_(e), stop_(stop),
         every_token_cached_(kv_cached_tokens(m, e, 1e15) == 1e15) {
     pool_.total = l.kv_blocks;
+    pool_.used = std::min(l.kv_blocks, blocks_for(l.shared_prefix_tokens));  // the shared prefix, held once
   }
   SchedulerTotals run();
 
@@ -41,6 +43,13 @@ class Engine {
   // the model has sliding-window layers the engine caches only a window of.
   int64_t blocks_for(double tokens) const {
     return KvBlockPool::blocks_for(every_token_cached_ ? tokens : kv_cached_tokens(model_, engine_, tokens));
+  }
+  // A sequence's own blocks at `tokens` cached: beyond the shared prefix.
+  int64_t own_blocks(const Sequence& s, double tokens) const { return blocks_for(tokens) - blocks_for(s.shared); }
+  // A request as it joins the queue: its shared prefix already computed and cached.
+  Sequence arriving(int request, int prompt_target, int generated) const {
+    const int shared = std::min(limits_.shared_prefix_tokens, requests_[request].prompt_tokens - 1);
+    return Sequence{request, prompt_target, shared, shared, generated, 0, std::max(0, shared)};
   }
   void arrive();
   void issue(double at);
@@ -79,7 +88,7 @@ void Engine::arrive() {
   if (arrivals_.closed_loop) return;
   while (next_ < requests_.size() && requests_[next_].arrival_s <= now_) {
     const SimRequest& r = requests_[next_];
-    waiting_.push_back(Sequence{static_cast<int>(next_), r.prompt_tokens});
+    waiting_.push_back(arriving(static_cast<int>(next_), r.prompt_tokens, 0));
     ++next_;
   }
 }
@@ -87,7 +96,7 @@ void Engine::arrive() {
 void Engine::issue(double at) {
   if (!arrivals_.closed_loop || next_ >= requests_.size()) return;
   requests_[next_].arrival_s = at;
-  waiting_.push_back(Sequence{static_cast<int>(next_), requests_[next_].prompt_tokens});
+  waiting_.push_back(arriving(static_cast<int>(next_), requests_[next_].prompt_tokens, 0));
   ++next_;
 }
 
@@ -100,7 +109,7 @@ void Engine::preempt_last() {
   ++requests_[s.request].preemptions;
   ++totals_.preemptions;
   const SimRequest& r = requests_[s.request];
-  waiting_.push_front(Sequence{s.request, r.prompt_tokens + s.generated, 0, 0, s.generated, 0});
+  waiting_.push_front(arriving(s.request, r.prompt_tokens + s.generated, s.generated));
 }
 
 // Each decoding sequence's next token needs room; false if the last one
@@ -110,7 +119,7 @@ bool Engine::grow_decodes() {
   for (size_t i = 0; i < running_.size(); ++i) {
     Sequence& s = running_[i];
     if (!s.decoding()) continue;
-    const int64_t need = blocks_for(s.cached + 1) - s.blocks;
+    const int64_t need = own_blocks(s, s.cached + 1) - s.blocks;
     while (need > pool_.free() && running_.size() > i + 1) preempt_last();
     if (need > pool_.free()) {
       preempt_last();  // itself
@@ -127,7 +136,7 @@ void Engine::continue_prefills(std::vector<Chunk>& chunks, int& budget) {
     Sequence& s = running_[i];
     if (s.decoding()) continue;
     const int tokens = std::min(s.prompt_target - s.computed, budget);
-    const int64_t need = limits_.reserves_full_kv ? 0 : blocks_for(s.cached + tokens) - s.blocks;
+    const int64_t need = limits_.reserves_full_kv ? 0 : own_blocks(s, s.cached + tokens) - s.blocks;
     if (!pool_.take(need)) continue;
     s.blocks += need;
     chunks.push_back({i, tokens});
@@ -141,10 +150,10 @@ void Engine::admit(std::vector<Chunk>& chunks, int& budget) {
   while (!waiting_.empty() && static_cast<int>(running_.size()) < limits_.max_sequences && budget > 0) {
     Sequence s = waiting_.front();
     const SimRequest& r = requests_[s.request];
-    int tokens = s.prompt_target;
+    int tokens = s.prompt_target - s.computed;
     if (limits_.chunked) tokens = std::min(tokens, budget);
     else if (tokens > budget && !chunks.empty()) break;
-    const int64_t need = limits_.reserves_full_kv ? blocks_for(r.prompt_tokens + r.output_tokens) : blocks_for(tokens);
+    const int64_t need = limits_.reserves_full_kv ? own_blocks(s, r.prompt_tokens + r.output_tokens) : own_blocks(s, s.cached + tokens);
     if (!pool_.take(need)) break;
     waiting_.pop_front();
     s.blocks = need;
@@ -247,7 +256,7 @@ int Engine::decode_run_length(double step_s) const {
   if (limits_.reserves_full_kv) return std::max(k, 1);
   auto extra = [&](int steps) {
     int64_t n = 0;
-    for (const Sequence& s : running_) n += blocks_for(s.cached + steps) - s.blocks;
+    for (const Sequence& s : running_) n += own_blocks(s, s.cached + steps) - s.blocks;
     return n;
   };
   while (k > 1 && extra(k) > pool_.free()) k /= 2;
@@ -259,7 +268,7 @@ void Engine::run_decodes(int steps) {
   c.decode_sequences = static_cast<int>(running_.size());
   for (const Sequence& s : running_) c.decode_attended_tokens += model_.attended_tokens(s.cached + (steps - 1) / 2.0);
   for (Sequence& s : running_) {
-    const int64_t need = limits_.reserves_full_kv ? 0 : blocks_for(s.cached + steps) - s.blocks;
+    const int64_t need = limits_.reserves_full_kv ? 0 : own_blocks(s, s.cached + steps) - s.blocks;
     pool_.take(need);
     s.blocks += need;
     s.generated += steps;
@@ -317,7 +326,7 @@ SchedulerTotals Engine::run() {
       const int k = decode_run_length(timer_.step_s(probe));
       // The first step's blocks are already taken by grow_decodes.
       for (Sequence& s : running_) {
-        const int64_t had = blocks_for(s.cached);
+        const int64_t had = own_blocks(s, s.cached);
         pool_.give(s.blocks - had);
         s.blocks = had;
       }

@@ -42,6 +42,7 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   l.chunked = engine.prefill == PrefillScheduling::chunked;
   l.continuous = engine.continuous_batching;
   l.reserves_full_kv = engine.reserves_full_kv;
+  l.shared_prefix_tokens = w.prefix_tokens();
   const auto& mem = e.memory;
   const double free_gb = std::max(0.0, mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb);
   const double gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / 1e9;

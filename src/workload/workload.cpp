@@ -265,6 +265,13 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   if (w.length_spread > 0 && (r.prompt_tokens_p95 || r.output_tokens_p95))
     throw InputError("give --length-spread (uniform lengths) or a p95 (--prompt-tokens-p95, --output-tokens-p95: lognormal lengths), not both");
   if (r.simulated_requests) check(*r.simulated_requests, 10, 1'000'000, "--simulated-requests");
+  if (r.prefix_share) {
+    check(*r.prefix_share, 0, 0.99, "--prefix-share");
+    w.prefix_share = *r.prefix_share;
+    w.assumptions.push_back(fmt::format("a {}-token prefix ({:.0f}% of the mean prompt) is common to every request, cached once and reused: "
+                                        "each prefill computes only the rest of its prompt (--prefix-share; vLLM's automatic prefix caching)",
+                                        w.prefix_tokens(), w.prefix_share * 100));
+  }
   if ((r.length_spread || r.simulated_requests) && !w.clients && !w.requests_per_second)
     throw InputError(fmt::format("{} shapes the simulated load: give --clients or --requests-per-second with it",
                                  r.length_spread ? "--length-spread" : "--simulated-requests"));

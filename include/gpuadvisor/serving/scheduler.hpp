@@ -38,6 +38,10 @@ struct EngineLimits {
   bool continuous = true;
   bool reserves_full_kv = false;
   int64_t kv_blocks = 0;
+  // Prompt tokens every request shares (--prefix-share: a system prompt),
+  // cached once and reused: each request computes and holds only the rest
+  // (vLLM's automatic prefix caching, SGLang's radix cache).
+  int shared_prefix_tokens = 0;
 };
 
 // Sizing only asks whether the targets are met: once more requests than the

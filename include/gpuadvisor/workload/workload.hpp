@@ -3,6 +3,7 @@
 // the parallel layout a configuration runs with.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <memory>
 #include <string>
@@ -120,6 +121,11 @@ struct InferenceWorkload {
   // --trace: the requests as recorded; the load, lengths and arrivals come
   // from it (requests_per_second = requests / span, the means and p95s its own).
   std::shared_ptr<const RequestTrace> trace;
+  // --prefix-share: the share of the mean prompt that every request shares
+  // (a system prompt, few-shot examples), which the engine caches once and
+  // reuses (vLLM V1's automatic prefix caching, on by default; SGLang's radix
+  // cache): a request computes and holds only the rest of its prompt.
+  double prefix_share = 0;
   bool ttft_target_default = false; // the TTFT target is the documented default, not the user's
   bool tpot_target_default = false;
   std::optional<int> concurrency;   // most sequences in flight per replica
@@ -149,6 +155,10 @@ struct InferenceWorkload {
   const EngineProfile* engine = nullptr;
   std::vector<std::string> assumptions;
 
+  // The shared prefix, tokens.
+  int prefix_tokens() const { return static_cast<int>(std::lround(prefix_share * prompt_tokens)); }
+  // Prompt tokens a prefill computes for a prompt of `prompt` tokens: all but the shared prefix, at least one.
+  double computed_prompt_tokens(double prompt) const { return std::max(1.0, prompt - std::min<double>(prefix_tokens(), prompt - 1)); }
   // Replicas sized by simulation (docs/methodology.md §Replicas sized by
   // simulation): online, with a load and a latency target, one sample per
   // request (best-of-N and verifiers are not simulated).
@@ -174,6 +184,7 @@ struct InferenceRequest {
   std::optional<double> length_spread;        // --length-spread: uniform lengths mean x (1 +- spread)
   std::optional<int> simulated_requests;      // --simulated-requests
   std::shared_ptr<const RequestTrace> trace;  // --trace
+  std::optional<double> prefix_share;         // --prefix-share
   std::optional<int> concurrency;
   std::optional<int> compiled_batch;  // --compiled-batch
   std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;
