@@ -157,7 +157,7 @@ void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
 const std::vector<std::string> kCaseKeys{
     "id", "task", "usable", "reason", "source", "source_key", "counts", "metric", "measured", "system", "instances", "precision",
     "model", "model_name", "rl", "stages", "prompt_tokens", "output_tokens", "kv_cache", "concurrency", "compiled_batch",
-    "requests_per_second", "clients", "length_spread", "batch", "engine", "engine_version", "tp", "pp", "layout", "seq_len", "global_batch", "lora_rank",
+    "requests_per_second", "clients", "requests", "length_spread", "batch", "engine", "engine_version", "tp", "pp", "layout", "seq_len", "global_batch", "lora_rank",
     "lora_targets", "flash_attention", "framework"};
 
 const std::vector<std::string> kLayoutKeys{"tp", "pp", "ep", "etp", "vp", "cp", "recompute_layers", "micro_batch", "zero_stage", "recompute"};
@@ -228,6 +228,12 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   if (c.clients && (c.batch || c.inference.requests_per_second))
     r.fail("clients", "a closed loop of clients sets the batch and the rate itself: no batch or requests_per_second with it");
   if (j.contains("length_spread")) c.inference.length_spread = r.number(j, "length_spread", 0, 0.99);
+  // The requests the benchmark sent (bench_serving's --num-prompts): a short
+  // closed loop's first wave, every client's prompt at once, weighs in its means.
+  if (const auto n = r.integer(j, "requests", 10, 1000000)) {
+    if (!c.clients && !c.inference.requests_per_second) r.fail("requests", "the requests a load sent: give clients or requests_per_second with it");
+    c.inference.simulated_requests = *n;
+  }
   if (is_load_metric(c.metric) && !c.clients && !c.inference.requests_per_second)
     r.fail("metric", fmt::format("{} is measured under a load: give clients or requests_per_second", to_string(c.metric)));
 }
