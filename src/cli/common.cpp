@@ -265,7 +265,8 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
                   "The load as recorded: a JSON Lines or CSV file of arrival time, prompt and output tokens per request (Mooncake, "
                   "BurstGPT and Azure LLM traces read as they are); sets the rate, arrivals and lengths; replicas take its requests in turn")->group(g);
   cmd->add_option("--target-utilisation", o.target_utilisation,
-                  "Most a replica may be busy: 80% (default online: headroom for bursts and queueing; 100% offline), 0.6")->group(g);
+                  "Most a replica may be busy: 0.6, 80%. Online with a load and targets the simulated latencies size the replicas and this "
+                  "is a cap (default none); otherwise replicas = load / (capacity x this) (default 80% online, 100% offline)")->group(g);
   cmd->add_option("--concurrency", o.concurrency, "Most sequences in flight per replica (default: what fits, up to the engine's limit: vLLM 256, or 1024 on 70 GiB+ GPUs except A100; 1024 otherwise)")->group(g);
   cmd->add_option("--compiled-batch", o.compiled_batch,
                   "Inferentia/Trainium: the batch the decode graph is compiled for; every step reads the KV, runs the matrices "
