@@ -267,7 +267,7 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
     t.rows.push_back({integer(rank), text(r.instance->name), text(layout_text(e.layout)), text(precision_text(*ctx.workload, e.precision)),
                       pct(e.memory.total_gb() / e.memory.capacity_gb), integer(e.max_batch), integer(static_cast<int>(std::lround(r.batch_seen()))),
                       latency_cell(r.ttft_mean_s()), latency_cell(r.tpot_mean_s()), slo_cell(r), seen_cell(r, r.ttft_seen_s()), seen_cell(r, r.tpot_seen_s()),
-                      num(r.simulated ? 1 / r.tpot_mean_s() : r.at_load.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
+                      num(r.simulated ? (r.tpot_mean_s() > 0 ? 1 / r.tpot_mean_s() : 0) : r.at_load.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
                       text(e.step.bound()), integer(r.replicas), integer(r.instances), pct(r.utilisation),
                       money(month(r.ranked_usd_per_hour)), rate(r.on_demand_usd_per_hour), money(month(r.on_demand_usd_per_hour)),
                       money(month(r.spot_usd_per_hour)), per_million(r.usd_per_million_output_tokens),

@@ -107,8 +107,27 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   }
   row.instances = (hi + slots - 1) / slots * span;
   row.replicas = row.instances / span * slots;
+  // At a high percentile a count above one that meets can miss by the
+  // draw's noise: the deployed count must meet too, else one instance more.
+  for (int more = 0; more < 4 && !ok(row.replicas) && row.replicas + slots <= most; ++more) {
+    row.instances += span;
+    row.replicas += slots;
+  }
   row.utilisation = lambda / (row.replicas * capacity);
-  row.simulated = sims.at(m, w, row, row.replicas);
+  // A layout that meets the targets only nearly idle, spread over many
+  // instances, is not a service anyone runs: its unloaded latency is at the
+  // target, and a faster layout or a looser target serves the load.
+  const ServiceMetrics deployed = sims.whole(m, w, row, row.replicas);
+  const double in_flight = deployed.busy_share * deployed.mean_sequences;  // over all the time, idle included
+  if (row.instances > span && in_flight < kLeastSequencesInFlight) {
+    const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
+    return fmt::format("meets the {} targets only nearly idle: {} replicas, each with {:.2f} requests in flight on average (its latency "
+                       "unloaded is at the target; a faster layout, or a looser --max-ttft/--max-tpot or --slo-percentile, serves this load)",
+                       at, row.replicas, in_flight);
+  }
+  // A whole run: the deployed count (whole instances) may be above the count
+  // found, and at a high percentile one more replica can still miss by noise.
+  row.simulated = sims.whole(m, w, row, row.replicas);
   row.slo_percentile = w.slo_percentile;
   return "";
 }
@@ -123,6 +142,12 @@ std::string sizing_note(const ServingRow& row, const ModelSpec& m, const Inferen
   if (w.max_tpot_s) targets.push_back(fmt::format("{} TPOT", latency_text(*w.max_tpot_s)));
   std::string out = fmt::format("{} replica{}: the fewest whose simulated {} meets {} at {:.3g} requests/s (--slo-percentile)", row.replicas,
                                 row.replicas > 1 ? "s" : "", at, fmt::join(targets, " and "), *w.requests_per_second);
+  if (w.trace) {
+    const size_t taken = trace_share_of(*w.trace, 1.0 / row.replicas, kMaxTraceReplicaRequests).size();
+    if (taken < kFewTraceRequests)
+      out += fmt::format("; the trace gives each replica only {} requests, too few for a steady queue or a stable p{}: a longer trace sizes it "
+                         "better", taken, w.slo_percentile ? w.slo_percentile : 50);
+  }
   const int fewer = row.replicas - slots;
   if (fewer < 1) return out;
   const double capacity = row.estimate.requests_per_second;

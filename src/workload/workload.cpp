@@ -305,8 +305,8 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     w.assumptions.push_back(w.target_utilisation_given
                                 ? fmt::format("replicas: the fewest whose simulated latencies meet the targets, and enough to run at most {:.0f}% busy "
                                               "(--target-utilisation)", w.target_utilisation * 100)
-                                : std::string("replicas: the fewest whose simulated latencies meet the targets at the load (--target-utilisation caps "
-                                              "how busy they run)"));
+                                : std::string("replicas: the fewest whose simulated latencies meet the targets at the load (no cap on how busy they run: "
+                                              "--target-utilisation sets one)"));
   else
     w.assumptions.push_back(w.mode == ServingMode::offline && !r.target_utilisation
                                 ? std::string("offline: replicas run fully busy (a batch queue has no bursts to absorb; --target-utilisation sets headroom)")

@@ -15,6 +15,16 @@ namespace gpuadvisor {
 
 struct ServingRow;
 
+// Replicas spread over more than one instance that meet the targets only
+// with fewer requests than this in flight on average, idle time included,
+// are refused: nearly idle (a judgement: docs/methodology.md §Replicas sized
+// by simulation).
+inline constexpr double kLeastSequencesInFlight = 1.0;
+
+// Fewer requests than this per replica from a trace are said to be too few
+// for stable percentiles.
+inline constexpr size_t kFewTraceRequests = 500;
+
 // Most replicas the sizing tries where no instance limit is given (estimate, cost).
 inline constexpr int kMaxSimulatedReplicas = 4096;
 
