@@ -478,3 +478,27 @@ TEST_CASE("At p99 a 70B service is sized without a non-finite figure, and a layo
   CHECK(g6e.code == 3);
   CHECK((g6e.out + g6e.err).find("nearly idle") != std::string::npos);
 }
+
+TEST_CASE("Hostile traces and loads: quoted commas, a byte-order mark, a rate out of reach, a load no replica can carry") {
+  const RequestTrace q = parse_request_trace("arrival_s,note,prompt_tokens,output_tokens\n0,\"x,300\",500,200\n1,\"y\",600,100\n", "q.csv");
+  CHECK(q.requests[0].prompt_tokens == 500);  // the comma inside quotes stays in its field
+  CHECK(q.requests[0].output_tokens == 200);
+  const RequestTrace bom = parse_request_trace("\xEF\xBB\xBF{\"arrival_s\": 0, \"prompt_tokens\": 5, \"output_tokens\": 2}\n{\"arrival_s\": 1, \"prompt_tokens\": 5, \"output_tokens\": 2}",
+                                               "bom.jsonl");
+  CHECK(bom.requests.size() == 2);
+  try {
+    parse_request_trace("{\"arrival_s\": 0, \"prompt_tokens\": 5, \"output_tokens\": 2}\n{\"arrival_s\": 1e300, \"prompt_tokens\": 5, \"output_tokens\": 2}", "slow.jsonl");
+    FAIL("accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("--trace slow.jsonl") != std::string::npos);  // not a flag the user did not give
+    CHECK(std::string(e.what()).find("requests/s") != std::string::npos);
+  }
+  using cli_test::run;
+  // A load past what any replica serves even at its largest batch: no pick (a short simulated window cannot say otherwise).
+  const auto huge = run("recommend --task inference --model llama-3-8b --requests-per-second 1e9 --prefix-share 0.99");
+  CHECK(huge.code == 3);
+  CHECK((huge.out + huge.err).find("even at the largest batch memory holds") != std::string::npos);
+  CHECK(run("recommend --task inference --model llama-3-8b --requests-per-second 2 --mode offline --slo-percentile 99").code == 2);
+  // One-token outputs have no time per output token: no non-finite figure.
+  CHECK(run("recommend --task inference --model llama-3-8b --output-tokens 1 --requests-per-second 2.5 --format json").code == 0);
+}

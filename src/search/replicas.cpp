@@ -71,8 +71,18 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   auto replicas_at = [&](double utilisation) {
     return static_cast<int>(std::clamp(std::ceil(lambda / (capacity * utilisation) - 1e-9), 1.0, static_cast<double>(most)));
   };
-  // No more load on a replica than a --target-utilisation cap allows, where one is given.
-  const int floor = w.target_utilisation_given ? replicas_at(w.target_utilisation) : 1;
+  // No more load on a replica than it can serve at all (its throughput at the
+  // largest batch memory holds: a simulated window of requests that ends
+  // before a queue builds cannot say otherwise), nor than a
+  // --target-utilisation cap allows, where one is given.
+  InferenceEstimate full = row.estimate;
+  evaluate_batch(m, w, Cluster{row.instance, row.accelerator, l.pp}, full, full.max_batch);
+  if (const double needed = std::ceil(lambda / full.requests_per_second - 1e-9); needed > most)
+    return fmt::format("the load needs at least {:.0f} replicas even at the largest batch memory holds ({:.3g} requests/s each), more than "
+                       "{} instance{} hold (--max-instances)",
+                       needed, full.requests_per_second, max_instances, max_instances > 1 ? "s" : "");
+  const int floor = std::max(w.target_utilisation_given ? replicas_at(w.target_utilisation) : 1,
+                             replicas_at(full.requests_per_second / capacity));
   auto ok = [&](int r) { return meets_targets(sims.at(m, w, row, r), w); };
   auto step = [](int guess, int k) { return std::max(1, static_cast<int>(std::lround(guess * 0.1 * (1 << k)))); };
   const int guess = std::max(floor, replicas_at(kDefaultTargetUtilisation));

@@ -91,14 +91,19 @@ TraceRequest json_request(const nlohmann::json& o, const Place& at) {
   return r;
 }
 
+// CSV fields: a comma inside double quotes is part of its field (RFC 4180);
+// the quotes themselves are trimmed with the field.
 std::vector<std::string_view> fields_of(std::string_view line) {
   std::vector<std::string_view> out;
   size_t start = 0;
-  for (size_t i = 0; i <= line.size(); ++i)
-    if (i == line.size() || line[i] == ',') {
+  bool quoted = false;
+  for (size_t i = 0; i <= line.size(); ++i) {
+    if (i < line.size() && line[i] == '"') quoted = !quoted;
+    if (i == line.size() || (line[i] == ',' && !quoted)) {
       out.push_back(line.substr(start, i - start));
       start = i + 1;
     }
+  }
   return out;
 }
 
@@ -148,6 +153,7 @@ void for_lines(std::string_view text, F each) {
 RequestTrace parse_request_trace(std::string_view text, const std::string& name) {
   RequestTrace t;
   t.name = name;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte-order mark, as spreadsheets write it
   const size_t first = text.find_first_not_of(" \t\r\n");
   const bool json_lines = first != std::string_view::npos && text[first] == '{';
   std::optional<Columns> columns;
@@ -174,6 +180,11 @@ RequestTrace parse_request_trace(std::string_view text, const std::string& name)
   const double start = t.requests.front().arrival_s;
   for (TraceRequest& r : t.requests) r.arrival_s -= start;
   if (t.span_s() <= 0) throw InputError(fmt::format("--trace {}: every request arrives at the same instant, so the trace has no rate", name));
+  const double rate = t.requests.size() / t.span_s();
+  if (!std::isfinite(rate) || rate < 1e-6 || rate > 1e9)
+    throw InputError(fmt::format("--trace {}: {} requests over {:.4g} s is {:.3g} requests/s, outside [1e-6, 1e9] (are the arrivals in the unit "
+                                 "the format says: JSON timestamp in ms, arrival_s and CSV timestamp in s?)",
+                                 name, t.requests.size(), t.span_s(), rate));
   return t;
 }
 

@@ -288,6 +288,8 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     if (!w.requests_per_second && !w.clients)
       throw InputError("--slo-percentile binds the targets at a percentile of the simulated latencies: give a load (--requests-per-second or "
                        "--tokens-per-day; estimate also --clients)");
+    if (!w.max_ttft_s && !w.max_tpot_s)
+      throw InputError("--slo-percentile binds the latency targets, and --mode offline has none: give --max-ttft or --max-tpot with it");
     w.slo_percentile = *r.slo_percentile;
   }
   target_assumptions(w, r);
