@@ -79,8 +79,8 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   evaluate_batch(m, w, Cluster{row.instance, row.accelerator, l.pp}, full, full.max_batch);
   if (const double needed = std::ceil(lambda / full.requests_per_second - 1e-9); needed > most)
     return fmt::format("the load needs at least {:.0f} replicas even at the largest batch memory holds ({:.3g} requests/s each), more than "
-                       "{} instance{} hold (--max-instances)",
-                       needed, full.requests_per_second, max_instances, max_instances > 1 ? "s" : "");
+                       "the {} replica{} searched",
+                       needed, full.requests_per_second, most, most > 1 ? "s" : "");
   const int floor = std::max(w.target_utilisation_given ? replicas_at(w.target_utilisation) : 1,
                              replicas_at(full.requests_per_second / capacity));
   auto ok = [&](int r) { return meets_targets(sims.at(m, w, row, r), w); };

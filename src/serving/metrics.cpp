@@ -55,6 +55,10 @@ ServiceMetrics service_metrics(const std::vector<SimRequest>& requests, const Sc
       ++out.rejected;
       continue;
     }
+    if (r.finish_s < 0) {
+      ++out.unfinished;  // a run cut short (kMaxSchedulerRounds)
+      continue;
+    }
     ++out.completed;
     first = std::min(first, r.arrival_s);
     last = std::max(last, r.finish_s);
@@ -84,7 +88,7 @@ ServiceMetrics service_metrics(const std::vector<SimRequest>& requests, const Sc
   }
   out.preemptions = totals.preemptions;
   out.steps = totals.steps;
-  out.saturated = open_loop && out.completed > 0 && queue_growing(requests, percentile(service, 0.5));
+  out.saturated = out.unfinished > 0 || (open_loop && out.completed > 0 && queue_growing(requests, percentile(service, 0.5)));
   return out;
 }
 

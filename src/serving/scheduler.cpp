@@ -281,9 +281,13 @@ void Engine::run_decodes(int steps) {
 SchedulerTotals Engine::run() {
   if (arrivals_.closed_loop)
     for (int i = 0; i < arrivals_.clients; ++i) issue(0);
-  while (ended_ < requests_.size()) {
+  for (int64_t rounds = 0; ended_ < requests_.size(); ++rounds) {
     if (late_ttft_ > stop_.late_allowed || late_tpot_ > stop_.late_allowed) {
       totals_.stopped_early = true;
+      break;
+    }
+    if (rounds >= kMaxSchedulerRounds) {
+      totals_.cut_short = true;  // the requests not finished are left out of the metrics, and the run reads as saturated
       break;
     }
     arrive();

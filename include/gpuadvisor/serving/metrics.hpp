@@ -20,6 +20,7 @@ Percentiles percentiles_of(std::vector<double> v);
 
 struct ServiceMetrics {
   int requests = 0, completed = 0, rejected = 0;
+  int unfinished = 0;  // not finished when a run was cut short: left out, and the run saturated
   Percentiles ttft_s;   // arrival to first token
   Percentiles tpot_s;   // per request: (last token - first token) / (tokens - 1)
   Percentiles e2e_s;    // arrival to last token

@@ -63,7 +63,13 @@ struct SchedulerTotals {
   int preemptions = 0;
   int64_t steps = 0;
   bool stopped_early = false;  // EarlyStop: more requests than allowed missed a target
+  bool cut_short = false;      // kMaxSchedulerRounds reached
 };
+
+// Scheduling rounds one run may take (a few seconds): outputs of millions of
+// tokens thrashing a full KV cache could otherwise run for minutes; the
+// requests unfinished then are left out and the run is reported saturated.
+inline constexpr int64_t kMaxSchedulerRounds = 3'000'000;
 
 // Runs every request to completion. Open loop: arrival_s is set for each, in
 // order. Closed loop: the first `clients` arrive at 0 and each completion
