@@ -195,6 +195,12 @@ TEST_CASE("RL cases: at least 5 published steps with stages, errors reported by 
 
 TEST_CASE("case files: missing fields and impossible values name the case and the field") {
   CHECK_NOTHROW(read_cases("cases.json", one_case(R"(, "measured": 100)")));
+  // A simulated load's fields need the load: never accepted and ignored.
+  const std::string loaded = R"({"cases": [{"id": "X2", "task": "inference", "model": "llama-3-8b", "system": "g6e.xlarge", "precision": "bf16",
+    "prompt_tokens": 500, "output_tokens": 100, "metric": "tpot_s", "measured": 0.03, "source": "test", "source_key": "TEST")";
+  CHECK(fails_with(loaded + R"(, "length_spread": 0.5}]})", "case X2: field 'length_spread'"));
+  CHECK(fails_with(loaded + R"(, "requests": 80}]})", "case X2: field 'requests'"));
+  CHECK_NOTHROW(read_cases("cases.json", loaded + R"(, "clients": 16, "requests": 80, "length_spread": 0.5}]})"));
   CHECK(fails_with(one_case(""), "case X1: field 'measured': is missing"));
   CHECK(fails_with(one_case(R"(, "measured": -5)"), "case X1: field 'measured'"));
   // A key twice is refused (the parser would keep the later one silently); a bad metric is refused by name.

@@ -227,7 +227,11 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   c.inference.clients = c.clients;
   if (c.clients && (c.batch || c.inference.requests_per_second))
     r.fail("clients", "a closed loop of clients sets the batch and the rate itself: no batch or requests_per_second with it");
-  if (j.contains("length_spread")) c.inference.length_spread = r.number(j, "length_spread", 0, 0.99);
+  if (j.contains("length_spread")) {
+    if (!c.clients && !c.inference.requests_per_second)
+      r.fail("length_spread", "the spread of a simulated load's lengths: give clients or requests_per_second with it");
+    c.inference.length_spread = r.number(j, "length_spread", 0, 0.99);
+  }
   // The requests the benchmark sent (bench_serving's --num-prompts): a short
   // closed loop's first wave, every client's prompt at once, weighs in its means.
   if (const auto n = r.integer(j, "requests", 10, 1000000)) {
