@@ -9,10 +9,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <cmath>
+#include <fmt/ranges.h>
 
 #include "cli.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/base/files.hpp"
+#include "gpuadvisor/catalog/capacity_block_fetch.hpp"
 #include "gpuadvisor/catalog/price_fetch.hpp"
 #include "gpuadvisor/catalog/price_import.hpp"
 
@@ -39,7 +42,10 @@ class PricesCommand : public Command {
     import->add_option("--region", region, "Region of Savings Plans rates whose usage type names none");
   }
 
-  int run(const GlobalOptions& g) override { return fetch->parsed() ? run_fetch(g) : run_import(g); }
+  int run(const GlobalOptions& g) override {
+    if (!fetch->parsed()) return run_import(g);
+    return capacity_blocks ? run_capacity_blocks(g) : run_fetch(g);
+  }
 
  private:
   CLI::App* import = nullptr;
@@ -50,6 +56,11 @@ class PricesCommand : public Command {
   int retries = 3;
   std::vector<std::string> allowed_hosts;
   bool no_savings_plans = false, no_spot_advisor = false;
+  // --capacity-blocks: live offerings from EC2 with the user's credentials.
+  bool capacity_blocks = false;
+  int block_count = 0, block_days = 0;
+  std::vector<std::string> block_types;
+  std::string endpoint_url, start_date_range, end_date_range;
 
   void add_fetch() {
     fetch = app->add_subcommand("fetch", "Download AWS's public price files (no credentials) and write the prices every command then uses");
@@ -70,9 +81,33 @@ class PricesCommand : public Command {
     fetch->add_option("--retries", retries, "Retries of a failed download, 1 s, 2 s, 4 s ... apart (default 3)");
     fetch->add_flag("--no-savings-plans", no_savings_plans, "Skip the Savings Plans files");
     fetch->add_flag("--no-spot-advisor", no_spot_advisor, "Skip the Spot Instance Advisor data");
+    add_capacity_block_flags();
+  }
+
+  void add_capacity_block_flags() {
+    fetch->footer(std::string(fetch->get_footer()) +
+                  "\n\nWith --capacity-blocks it instead asks EC2 (DescribeCapacityBlockOfferings, your AWS credentials from AWS_ACCESS_KEY_ID /\n"
+                  "AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN or ~/.aws/credentials with AWS_PROFILE) what a block of --count instances for\n"
+                  "--days costs now, and caches the cheapest offering of each type as its Capacity Block rate\n"
+                  "(UpfrontFee / (InstanceCount x hours)), merged into the cached prices; a failed fetch changes nothing.\n"
+                  "Example: gpuadvisor prices fetch --capacity-blocks --region us-east-1 --count 4 --days 7");
+    fetch->add_flag("--capacity-blocks", capacity_blocks,
+                    "Fetch live Capacity Block offerings from EC2 with your AWS credentials instead of the public price files");
+    fetch->add_option("--count", block_count, "--capacity-blocks: instances in the block, 1-64 (required)");
+    fetch->add_option("--days", block_days, "--capacity-blocks: the block's length, 1-14 days or a multiple of 7 up to 182 (required)");
+    fetch->add_option("--instance-type", block_types,
+                      "--capacity-blocks: instance type to price (repeatable; default: the catalog's types that Capacity Blocks sell)");
+    fetch->add_option("--endpoint-url", endpoint_url,
+                      "--capacity-blocks: EC2 endpoint (default https://ec2.REGION.amazonaws.com; https, or http://127.0.0.1 for tests)");
+    fetch->add_option("--start-date-range", start_date_range, "--capacity-blocks: earliest start, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)");
+    fetch->add_option("--end-date-range", end_date_range, "--capacity-blocks: latest end, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)");
   }
 
   int run_fetch(const GlobalOptions& g);
+  int run_capacity_blocks(const GlobalOptions& g);
+  void check_capacity_block_flags() const;
+  CapacityBlockFetchOptions capacity_block_options(const Catalog& catalog, const std::string& region) const;
+  std::vector<CapacityBlockFetchOptions> capacity_block_requests(const Catalog& catalog) const;
   FetchOptions fetch_options(const GlobalOptions& g, const Catalog& catalog, const std::string& output) const;
 
   int run_import(const GlobalOptions& g) {
@@ -142,6 +177,73 @@ Table fetch_table(const std::vector<FetchedFile>& files) {
   return t;
 }
 
+// A fresh price-file overlay with the Capacity Block rates the previous one
+// had fetched from EC2 carried over, so refreshing the price files keeps them
+// (unless the result would not load: then they are dropped, with a warning).
+std::string keep_capacity_block_rates(const std::string& output, const std::string& fresh, const CatalogSource& base,
+                                      const std::vector<CatalogSource>& overlays) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(output, ec)) return fresh;
+  std::string previous;
+  try {
+    previous = read_input_file(output, "the cached prices");
+  } catch (const InputError&) {
+    return fresh;
+  }
+  const std::string carried = carry_capacity_block_rates(previous, fresh);
+  if (carried == fresh) return fresh;
+  std::vector<CatalogSource> with{{output, carried}};
+  with.insert(with.end(), overlays.begin(), overlays.end());
+  try {
+    load_catalog(base, with);
+    return carried;
+  } catch (const InputError& e) {
+    spdlog::warn("the Capacity Block rates fetched earlier could not be kept ({}); fetch them again with --capacity-blocks", e.what());
+    return fresh;
+  }
+}
+
+// --start-date-range / --end-date-range as EC2 takes them: YYYY-MM-DD is that day's 00:00 UTC.
+std::string iso_utc(const std::string& flag, const std::string& value) {
+  if (value.empty()) return value;
+  const std::string day = value.substr(0, 10);
+  const bool date_only = value.size() == 10;
+  const bool full = value.size() == 20 && value[10] == 'T' && value[13] == ':' && value[16] == ':' && value[19] == 'Z' &&
+                    std::all_of(value.begin() + 11, value.begin() + 19, [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == ':'; });
+  if (!days_between(day, day) || (!date_only && !full))
+    throw InputError(fmt::format("{}: '{}' is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)", flag, value));
+  return date_only ? day + "T00:00:00Z" : value;
+}
+
+// One row per region and type: the cheapest offering, or why there is none.
+Table offerings_table(const std::vector<std::pair<std::string, std::vector<TypeOfferings>>>& by_region) {
+  Table t;
+  t.columns = {{"region", "REGION"}, {"instance", "INSTANCE"}, {"offering_count", "OFFERINGS", true}, {"usd_per_hour", "$/H", true},
+               {"upfront_usd", "UPFRONT", true}, {"availability_zone", "ZONE"}, {"start_date", "START"}, {"end_date", "END"},
+               {"outcome", "OUTCOME"}};
+  auto text = [](const std::string& s) { return Cell{s, s}; };
+  for (const auto& [region, types] : by_region)
+    for (const auto& ty : types) {
+      std::vector<Cell> row{text(region), text(ty.instance_type), {std::to_string(ty.offerings.size()), static_cast<long long>(ty.offerings.size())}};
+      const auto cheapest = std::min_element(ty.offerings.begin(), ty.offerings.end(), [](const auto& a, const auto& b) {
+        return a.usd_per_instance_hour() < b.usd_per_instance_hour();
+      });
+      if (cheapest != ty.offerings.end()) {
+        const double rate = std::round(cheapest->usd_per_instance_hour() * 1e4) / 1e4;
+        row.push_back({fmt::format("${:.4f}", rate), rate});
+        row.push_back({fmt::format("${:.2f}", cheapest->upfront_fee), cheapest->upfront_fee});
+        for (const auto* s : {&cheapest->availability_zone, &cheapest->start_date, &cheapest->end_date}) row.push_back(text(*s));
+        row.push_back(text("cached"));
+      } else {
+        for (int i = 0; i < 5; ++i) row.push_back({"", Value{}});
+        row.push_back(ty.not_offered.empty() ? Cell{"no offerings (rate kept)", "no_offerings"}
+                                             : Cell{"not offered (" + ty.not_offered + ")", "not_offered: " + ty.not_offered});
+      }
+      t.rows.push_back(std::move(row));
+    }
+  return t;
+}
+
 FetchOptions PricesCommand::fetch_options(const GlobalOptions& g, const Catalog& catalog, const std::string& output) const {
   FetchOptions o;
   o.base_url = base_url;
@@ -163,6 +265,8 @@ FetchOptions PricesCommand::fetch_options(const GlobalOptions& g, const Catalog&
 }
 
 int PricesCommand::run_fetch(const GlobalOptions& g) {
+  for (const char* f : {"--count", "--days", "--instance-type", "--endpoint-url", "--start-date-range", "--end-date-range"})
+    if (given(fetch, f)) throw InputError(fmt::format("{} is a --capacity-blocks option; add --capacity-blocks", f));
   GlobalOptions without_cache = g;
   without_cache.no_cache_prices = true;  // the fetch replaces the cached prices; match against the rest
   auto [base, overlays] = catalog_sources(without_cache);
@@ -184,7 +288,7 @@ int PricesCommand::run_fetch(const GlobalOptions& g) {
   nlohmann::ordered_json overlay = nlohmann::ordered_json::parse(result.overlay_json);
   overlay["prices_as_of"] = date;
   overlay["description"] = fmt::format("prices fetched by `gpuadvisor prices fetch` on {} from {}", date, o.base_url);
-  write_file_atomically(output, overlay.dump(1) + "\n");
+  write_file_atomically(output, keep_capacity_block_rates(output, overlay.dump(1) + "\n", base, overlays));
   if (parse_format(g) == Format::json) {
     nlohmann::ordered_json report = nlohmann::ordered_json::array();
     for (const auto& l : result.report)
@@ -198,6 +302,110 @@ int PricesCommand::run_fetch(const GlobalOptions& g) {
   }
   spdlog::info("wrote {} prices as of {} to {}{}", result.prices_written, date, output,
                fetch_output.empty() ? "; every command now uses them (--no-cache-prices to ignore)" : fmt::format("; use it with --catalog-add {}", output));
+  return 0;
+}
+
+void PricesCommand::check_capacity_block_flags() const {
+  for (const char* f : {"--base-url", "--spot-advisor-url", "--allow-host", "--no-savings-plans", "--no-spot-advisor"})
+    if (given(fetch, f)) throw InputError(fmt::format("{} is for the public price files, not --capacity-blocks", f));
+  if (!given(fetch, "--count") || !given(fetch, "--days"))
+    throw InputError("--capacity-blocks needs --count N and --days D: the block you would buy (its rate depends on both)");
+  if (block_count < 1 || block_count > kBlockOfferingMaxInstances)
+    throw InputError(fmt::format("--count: {} is not 1-{} (instances in one Capacity Block)", block_count, kBlockOfferingMaxInstances));
+  if (block_days < 1 || block_days > kBlockOfferingMaxDays || (block_days > 14 && block_days % 7 != 0))
+    throw InputError(fmt::format("--days: {} is not a Capacity Block length (1-14 days, then multiples of 7 up to {})", block_days, kBlockOfferingMaxDays));
+  if (timeout_s < 1 || timeout_s > 3600) throw InputError("--timeout: must be in [1, 3600] seconds");
+  if (retries < 0 || retries > 10) throw InputError("--retries: must be in [0, 10]");
+  if (deadline_s < 1 || deadline_s > 7 * 86400) throw InputError("--deadline: must be in [1, 604800] seconds");
+}
+
+CapacityBlockFetchOptions PricesCommand::capacity_block_options(const Catalog& catalog, const std::string& region) const {
+  CapacityBlockFetchOptions o;
+  o.region = region;
+  o.endpoint_url = endpoint_url;
+  o.instance_types = block_types.empty() ? capacity_block_instance_types(catalog) : block_types;
+  for (const auto& t : o.instance_types)
+    if (!catalog.find_instance(t))
+      throw InputError(fmt::format("--instance-type: '{}' is not in the catalog (did you mean {}?)", t, fmt::join(catalog.nearest_instance_names(t), ", ")));
+  o.instance_count = block_count;
+  o.days = block_days;
+  o.start_date_range = iso_utc("--start-date-range", start_date_range);
+  o.end_date_range = iso_utc("--end-date-range", end_date_range);
+  o.timeout_s = timeout_s;
+  o.attempts = retries + 1;
+  o.deadline_s = deadline_s;
+  return o;
+}
+
+std::vector<CapacityBlockFetchOptions> PricesCommand::capacity_block_requests(const Catalog& catalog) const {
+  std::vector<CapacityBlockFetchOptions> requests;
+  for (const auto& r : fetch_regions.empty() ? catalog_regions(catalog) : fetch_regions) {
+    if (r.empty() || r.size() > 32 || r.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos)
+      throw InputError(fmt::format("--region: '{}' is not an AWS region name (e.g. us-east-1)", r.substr(0, 40)));
+    requests.push_back(capacity_block_options(catalog, r));
+    ec2_endpoint(requests.back());  // a refused --endpoint-url before any credentials are read
+  }
+  return requests;
+}
+
+// The fetched rates merged into `output` (created if missing), under the lock a
+// price-file fetch takes; nothing is written when no type had an offering.
+// Returns the number of rates written and the catalog with them.
+std::pair<int, Catalog> write_capacity_block_rates(const std::vector<std::pair<std::string, std::vector<TypeOfferings>>>& by_region,
+                                                   const CatalogSource& base, const std::vector<CatalogSource>& overlays,
+                                                   const std::string& output, const std::string& date, const std::string& lock_dir,
+                                                   std::chrono::steady_clock::time_point deadline) {
+  const DownloadLock lock(lock_dir, deadline);
+  // The catalog as it would be with `overlay` as the cached prices (checked by loading).
+  auto catalog_with = [&](const std::string& overlay) {
+    std::vector<CatalogSource> with;
+    if (!overlay.empty()) with.push_back({output, overlay});
+    with.insert(with.end(), overlays.begin(), overlays.end());
+    return load_catalog(base, with);
+  };
+  std::error_code ec;
+  std::string merged = std::filesystem::exists(output, ec) ? read_input_file(output, "the cached prices") : "";
+  int rates = 0;
+  for (const auto& [region, types] : by_region) {
+    merged = merge_capacity_block_rates(merged, output, catalog_with(merged), region, types, date);
+    rates += static_cast<int>(std::count_if(types.begin(), types.end(), [](const TypeOfferings& t) { return !t.offerings.empty(); }));
+  }
+  Catalog updated = catalog_with(merged);  // the overlay must load, or nothing is written
+  if (rates > 0) write_file_atomically(output, merged);
+  return {rates, std::move(updated)};
+}
+
+int PricesCommand::run_capacity_blocks(const GlobalOptions& g) {
+  check_capacity_block_flags();
+  GlobalOptions without_cache = g;
+  without_cache.no_cache_prices = true;  // the cached overlay is what gets merged into: read it under the lock
+  auto [base, overlays] = catalog_sources(without_cache);
+  const Catalog catalog = load_catalog(base, overlays);
+  const std::string output = fetch_output.empty() ? cached_prices_path() : fetch_output;
+  if (output.empty()) throw InputError("no cache directory (neither XDG_CACHE_HOME nor HOME is set): give --output FILE");
+  std::vector<CapacityBlockFetchOptions> requests = capacity_block_requests(catalog);
+  const auto credentials = find_aws_credentials();
+  if (!credentials) throw InputError(missing_credentials_message());
+  // Ask EC2 first; nothing on disk is touched until every answer is in.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(deadline_s);
+  std::vector<std::pair<std::string, std::vector<TypeOfferings>>> by_region;
+  for (auto& o : requests) {
+    o.deadline = deadline;
+    by_region.emplace_back(o.region, fetch_capacity_block_offerings(o, *credentials));
+  }
+  std::error_code ec;
+  if (fetch_output.empty()) std::filesystem::create_directories(cache_dir(), ec);  // --output's directory must exist, as elsewhere
+  const std::string lock_dir = !download_dir.empty() ? download_dir : cache_dir().empty() ? output + ".downloads" : cache_dir() + "/downloads";
+  const std::string date = today();
+  const auto [rates, updated] = write_capacity_block_rates(by_region, base, overlays, output, date, lock_dir, deadline);
+  const nlohmann::ordered_json extra{{"output", output}, {"prices_as_of", date}, {"rates_written", rates}};
+  print_table(offerings_table(by_region), rates > 0 ? updated : catalog, "prices fetch", "offerings", g, extra.dump());
+  if (rates == 0)
+    warn(fmt::format("no Capacity Block offerings of {} instance(s) for {} days in {}; the cached prices are unchanged (try other --days, "
+                     "--count or dates)", block_count, block_days, fmt::join(fetch_regions.empty() ? catalog_regions(catalog) : fetch_regions, ", ")));
+  else
+    spdlog::info("wrote {} Capacity Block rate(s) as of {} to {}{}", rates, date, output,
+                 fetch_output.empty() ? "; every command now ranks by them (--no-cache-prices to ignore)" : fmt::format("; use it with --catalog-add {}", output));
   return 0;
 }
 
