@@ -148,11 +148,11 @@ TEST_CASE("cli: --output and --chart to a FIFO leave it a FIFO") {
 TEST_CASE("cli: launch files are replaced as a set, never mixed") {
   TempDir t("gpuadvisor_safety_emit");
   const std::string dir = t.file("out");
-  REQUIRE(run("recommend --params 7B --task lora --emit slurm --emit-dir " + dir).code == 0);
+  REQUIRE(run("recommend --params 7B --task finetune --emit slurm --emit-dir " + dir).code == 0);
   const std::string before = slurp(dir + "/job.sbatch");
   fs::remove(dir + "/deepspeed.json");
   fs::create_directory(dir + "/deepspeed.json");  // one target that cannot be replaced
-  CHECK(run("recommend --params 13B --task lora --emit slurm --emit-dir " + dir).code == 2);
+  CHECK(run("recommend --params 13B --task finetune --emit slurm --emit-dir " + dir).code == 2);
   CHECK(slurp(dir + "/job.sbatch") == before);  // not rewritten for the new pick
 }
 
@@ -160,7 +160,7 @@ TEST_CASE("cli: a newline in a value becomes no live line in a launch file, and 
   TempDir t("gpuadvisor_safety_inject");
   const std::string dir = t.file("out\nrm -rf /tmp/gpuadvisor-never #");
   const std::string quoted = "'" + dir + "'";
-  REQUIRE(run("recommend --params 7B --task lora --emit slurm --emit-dir " + quoted).code == 0);
+  REQUIRE(run("recommend --params 7B --task finetune --emit slurm --emit-dir " + quoted).code == 0);
   std::ifstream in(dir + "/job.sbatch");
   std::string line;
   int live = 0;
@@ -168,10 +168,10 @@ TEST_CASE("cli: a newline in a value becomes no live line in a launch file, and 
     if (line.rfind("rm -rf", 0) == 0) ++live;
   CHECK(live == 0);
   CHECK(slurp(dir + "/job.sbatch").find("out\\nrm -rf") != std::string::npos);  // shown escaped in the comment
-  const auto image = run("recommend --params 7B --task lora --emit slurm --image 'img;reboot' --emit-dir " + t.file("x"));
+  const auto image = run("recommend --params 7B --task finetune --emit slurm --image 'img;reboot' --emit-dir " + t.file("x"));
   CHECK(image.code == 2);
   CHECK(image.err.find("--image") != std::string::npos);
-  const auto entry = run("recommend --params 7B --task lora --emit k8s --entrypoint 'train.py\"; reboot' --emit-dir " + t.file("x"));
+  const auto entry = run("recommend --params 7B --task finetune --emit k8s --entrypoint 'train.py\"; reboot' --emit-dir " + t.file("x"));
   CHECK(entry.code == 2);
   CHECK_FALSE(fs::exists(t.file("x") + "/pytorchjob.yaml"));
 }

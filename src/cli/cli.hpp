@@ -96,6 +96,8 @@ bool given(const CLI::App* cmd, const char* flag);
 struct EmitOptions {
   std::string target, dir = ".", entrypoint = "YOUR_TRAIN_SCRIPT.py", image = "YOUR_IMAGE";
   int rank = 0;  // recommend: the row to emit (0: the pick)
+  std::string hf_model;         // --hf-model: the checkpoint served (and the tokenizer trained with)
+  int max_request_tokens = 0;   // --max-request-tokens: serving's --max-model-len below the context length (0: the context length)
 };
 void add_emit_options(CLI::App* cmd, EmitOptions& o, bool with_rank);
 // Launch files are Megatron-LM, torchtitan and DeepSpeed: CUDA stacks. For a

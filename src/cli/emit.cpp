@@ -2,6 +2,7 @@
 // --emit TARGET --emit-dir DIR: launch files for a pick (docs/launch.md).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "cli.hpp"
@@ -12,6 +13,7 @@
 #include "gpuadvisor/report/launch.hpp"
 #include "gpuadvisor/workload/neuron.hpp"
 #include "gpuadvisor/base/quantity.hpp"
+#include "gpuadvisor/physics/interruption.hpp"
 #include "gpuadvisor/validation/validation.hpp"
 
 namespace gpuadvisor::cli {
@@ -35,6 +37,35 @@ LaunchContext context(const EmitOptions& o, const GlobalOptions& g, const std::s
   return c;
 }
 
+struct CheckpointPlan {
+  double save_s = 0;          // one checkpoint write
+  double interval_hours = 0;  // between checkpoints
+};
+
+// The cost model's checkpoint interval (search.cpp price_interruptions): Daly's
+// optimum for the save the job overheads timed (with --no-overheads, the
+// default storage's) and the job's mean time to interruption, hardware
+// failures and, under spot pricing, reclaims.
+CheckpointPlan checkpoint_plan(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const TrainingEstimate& e,
+                               const std::string& pricing, const std::string& region) {
+  const double save_s = e.setup.final_checkpoint_s > 0
+                            ? e.setup.final_checkpoint_s
+                            : checkpoint_size_gb(m, w) / checkpoint_write_gb_per_s(CheckpointStorage::fsx_lustre, c.count);
+  double mtti_hours = hardware_mtti_hours(c.accelerators());
+  const RegionPrices* prices = c.instance->prices_in(region);
+  if (pricing == "spot" && prices)
+    if (const auto fraction = interruption_bucket_monthly_fraction(prices->spot.interruption_bucket))
+      mtti_hours = 1 / (1 / spot_mtti_hours(*fraction, c.count) + 1 / mtti_hours);
+  return {save_s, expected_runtime(e.train_hours, mtti_hours, save_s, 0).interval_hours};
+}
+
+// Optimizer steps between checkpoints: the interval over the predicted step time.
+int steps_between_checkpoints(double interval_hours, const TrainingEstimate& e, const TrainingWorkload& w) {
+  const double step_hours = e.train_hours / std::max(1.0, w.steps());
+  if (!(step_hours > 0)) return 0;
+  return static_cast<int>(std::clamp(std::floor(interval_hours / step_hours), 1.0, std::max(1.0, w.steps())));
+}
+
 void write_files(const EmitOptions& o, const std::vector<EmittedFile>& files) {
   std::error_code ec;
   std::filesystem::create_directories(o.dir, ec);
@@ -42,9 +73,79 @@ void write_files(const EmitOptions& o, const std::vector<EmittedFile>& files) {
   std::vector<std::pair<std::string, std::string>> set;  // all or nothing: a failure leaves the previous set whole
   for (const auto& f : files) set.emplace_back(o.dir + "/" + f.name, f.text);
   write_files_atomically(set);
+  // A framework file an earlier run wrote but this layout cannot run would
+  // otherwise sit beside the new set as if it were part of it.
+  auto written = [&](std::string_view name) { return std::any_of(files.begin(), files.end(), [&](const EmittedFile& f) { return f.name == name; }); };
+  if (written("megatron_args.txt"))
+    for (const char* optional : {"deepspeed.json", "torchtitan.toml"})
+      if (!written(optional)) std::filesystem::remove(o.dir + "/" + optional, ec);
   std::string names;
   for (const auto& f : files) names += (names.empty() ? "" : ", ") + f.name;
   spdlog::info("wrote {} to {}", names, o.dir);
+}
+
+// Where the served checkpoint comes from, for the files' headers.
+std::string served_checkpoint_note(const EmitOptions& o, const ModelSpec& m, const std::string& id) {
+  if (!o.hf_model.empty()) return fmt::format("{} (--hf-model)", id);
+  if (id.empty()) return "YOUR_MODEL (no Hugging Face id is known for this model: --hf-model names the checkpoint)";
+  if (!m.instruct_id.empty() && m.instruct_id != hugging_face_id(m))
+    return fmt::format("{}, the instruct/chat variant of {} ({}) for a chat service (--hf-model serves another)", id, m.name, hugging_face_id(m));
+  return fmt::format("{}, {}'s published checkpoint (--hf-model serves another)", id, m.name);
+}
+
+// The longest single request the replica's KV cache holds, prompt + output
+// tokens: the memory the estimate left for the KV cache at the capacity batch
+// over one token's KV per accelerator (local-attention layers keep only their window).
+int kv_fit_tokens(const ModelSpec& m, const InferenceWorkload& w, const InferenceEstimate& e, int up_to) {
+  const double kv_gb = e.memory.capacity_gb - (e.memory.total_gb() - e.memory.kv_cache_gb);
+  const double gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / 1e9;
+  const double cached_tokens = kv_gb / gb_per_token;
+  auto fits = [&](int tokens) { return kv_cached_tokens(m, *e.engine, tokens) <= cached_tokens; };
+  if (fits(up_to)) return up_to;
+  int lo = 0, hi = up_to;  // fits(lo), !fits(hi): the attended tokens grow with the length
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+struct RequestLimit {
+  int tokens = 0;
+  std::string note;  // for the headers
+};
+
+// vLLM's --max-model-len is the longest request the service accepts: longer
+// ones are rejected, so it is the model's context length, or a cap the user
+// gives, never a mean or a percentile. It must fit the KV cache the estimate
+// sized, and a cap must hold the mean request.
+RequestLimit request_limit(const EmitOptions& o, const ModelSpec& m, const InferenceWorkload& w, const InferenceEstimate& e) {
+  if (m.context_length <= 0 && o.max_request_tokens <= 0)
+    throw InputError(fmt::format("--emit: the context length of {} is not known (config.json max_position_embeddings): give "
+                                 "--max-request-tokens, the longest request the service accepts",
+                                 m.name));
+  const int context = m.context_length > 0 ? m.context_length : o.max_request_tokens;
+  const int mean_request = static_cast<int>(std::ceil(w.prompt_tokens + w.generated_tokens_per_sequence()));
+  if (o.max_request_tokens > context)
+    throw InputError(fmt::format("--max-request-tokens {}: above {}'s context length of {} tokens", o.max_request_tokens, m.name, context));
+  if (o.max_request_tokens > 0 && o.max_request_tokens < mean_request)
+    throw InputError(fmt::format("--max-request-tokens {}: below the mean request the service was sized for ({} tokens: prompt + output{}), "
+                                 "so most requests would be rejected",
+                                 o.max_request_tokens, mean_request, w.reasoning_tokens > 0 ? " + reasoning" : ""));
+  const int wanted = o.max_request_tokens > 0 ? o.max_request_tokens : context;
+  const int fit = kv_fit_tokens(m, w, e, wanted);
+  if (o.max_request_tokens > 0 && fit < wanted)
+    throw InputError(fmt::format("--max-request-tokens {}: the KV cache the estimate sized holds one request of at most {} tokens on this replica",
+                                 o.max_request_tokens, fit));
+  if (fit < mean_request)
+    throw InputError(fmt::format("--emit: the KV cache the estimate sized holds one request of at most {} tokens, below the mean request ({})",
+                                 fit, mean_request));
+  const std::string from = o.max_request_tokens > 0 ? "--max-request-tokens"
+                           : fit < context         ? fmt::format("the most one request's KV cache can hold here; {}'s context length is {}", m.name, context)
+                                                   : fmt::format("{}'s context length", m.name);
+  return {fit, fmt::format("accepts requests up to {} tokens, prompt + output ({}); the KV cache was sized for {} sequences in flight of about "
+                           "{:.0f} tokens each, and longer requests take more of it (the engine queues what does not fit)",
+                           fit, from, e.batch, kv_tokens_held(*e.engine, w))};
 }
 
 }  // namespace
@@ -58,6 +159,12 @@ void add_emit_options(CLI::App* cmd, EmitOptions& o, bool with_rank) {
   cmd->add_option("--entrypoint", o.entrypoint, "Your training script, as the launcher runs it (default: the placeholder YOUR_TRAIN_SCRIPT.py)")
       ->group(g)->needs(emit);
   cmd->add_option("--image", o.image, "Your container image (default: the placeholder YOUR_IMAGE)")->group(g)->needs(emit);
+  cmd->add_option("--hf-model", o.hf_model,
+                  "The Hugging Face checkpoint to serve (default: the preset's instruct/chat variant) and the tokenizer to train with")
+      ->group(g)->needs(emit);
+  cmd->add_option("--max-request-tokens", o.max_request_tokens,
+                  "Serving: the longest request accepted, prompt + output tokens (vLLM's --max-model-len; default: the model's context length)")
+      ->group(g)->needs(emit)->check(CLI::Range(1, 100000000));
 }
 
 void refuse_neuron_training_emit(const EmitOptions& o, const Instance& inst, const Accelerator& acc) {
@@ -84,7 +191,14 @@ void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const Mod
       fmt::format("{} {}", cost_usd ? "$" + format_thousands(*cost_usd, *cost_usd < 1000 ? 2 : 0) : "cost unknown", pricing),
       fmt::format("{:.1f} GB of {:.1f} GB per accelerator", e.memory.total_gb(), e.memory.capacity_gb)};
   ctx.error_band = accuracy_line(c.accelerator->name, to_string(w.task), framework_for(*c.accelerator, w.framework).name, m.is_moe());
+  if (o.max_request_tokens > 0) throw InputError("--max-request-tokens: serving only (the longest request a service accepts)");
+  ctx.model_id = !o.hf_model.empty() ? o.hf_model : hugging_face_id(m);  // the tokenizer's; empty: a placeholder
   TrainingLaunch t{&m, &w, c.instance, c.accelerator, c.count, e.layout, e.precision};
+  const CheckpointPlan plan = checkpoint_plan(m, w, c, e, pricing, region);
+  t.save_interval_steps = steps_between_checkpoints(plan.interval_hours, e, w);
+  ctx.notes.push_back(fmt::format("checkpoints: every {} steps (about {}), the interval the cost model chose: Daly's optimum for a {:.0f} s save "
+                                  "and the job's mean time to interruption",
+                                  t.save_interval_steps, format_duration(plan.interval_hours), plan.save_s));
   write_files(o, emit_training(t, ctx, target));
 }
 
@@ -93,8 +207,11 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
   if (o.target.empty()) return;
   const LaunchTarget target = target_of(o);
   LaunchContext ctx = context(o, g, region, pricing);
-  const std::string hf = hugging_face_id(m);
-  ctx.model_id = hf.empty() ? "YOUR_MODEL" : hf;
+  ctx.model_id = !o.hf_model.empty() ? o.hf_model : serving_checkpoint_id(m);
+  ctx.notes.push_back("serves: " + served_checkpoint_note(o, m, ctx.model_id));
+  if (ctx.model_id.empty()) ctx.model_id = "YOUR_MODEL";
+  const RequestLimit limit = request_limit(o, m, w, row.estimate);
+  ctx.notes.push_back(limit.note);
   const auto& e = row.at_load;
   ctx.predicted = {fmt::format("{} replica(s) of TP{} PP{} on {} x {}", row.replicas, e.layout.tp, e.layout.pp, row.instances, row.instance->name),
                    row.simulated ? fmt::format("{0}TTFT {1:.0f} ms, {0}{2:.0f} ms per output token (simulated at the load)",
@@ -107,8 +224,9 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
                    fmt::format("{:.1f} GB of {:.1f} GB per accelerator at the capacity batch", row.estimate.memory.total_gb(),
                                row.estimate.memory.capacity_gb)};
   ctx.error_band = accuracy_line(row.instance->accelerator_name, "inference", row.estimate.engine->name, m.is_moe());
-  ServingLaunch s{&m, &w, row.instance, row.accelerator, row.estimate.layout, row.replicas, row.instances, row.estimate.batch,
-                  static_cast<int>(w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens)};
+  ServingLaunch s{&m, &w, row.instance, row.accelerator, row.estimate.layout, row.replicas, row.instances, row.estimate.batch, limit.tokens};
+  s.batch_at_load = row.at_load.batch;
+  s.target_qps_per_replica = row.estimate.requests_per_second * w.target_utilisation;
   write_files(o, emit_serving(s, ctx, target));
 }
 

@@ -118,13 +118,22 @@ bool get_bool(const json& j, const char* key, const std::string& where, bool fal
   return it->get<bool>();
 }
 
+// A non-negative number, or 0 when absent (rope_theta is a float in config.json).
+double get_number(const json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return 0;
+  if (!it->is_number() || it->get<double>() < 0) throw InputError(fmt::format("{}: field '{}': expected a non-negative number, got {}", where, key, json_excerpt(*it)));
+  return it->get<double>();
+}
+
 // A model shape from a JSON object with the data/models.json keys.
 ModelSpec spec_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(fmt::format("{}: expected an object with the model's shape", where));
   static const std::vector<std::string> kShapeKeys{
       "name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "tied_embeddings", "gated_mlp",
       "experts", "active_experts", "shared_experts", "expert_ffn", "dense_layers", "expert_bias", "clamped_glu", "q_lora_rank",
-      "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window", "sliding_layers", "native_weights"};
+      "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window", "sliding_layers", "native_weights",
+      "context_length", "context_source", "rope_theta", "learned_positions", "activation", "instruct", "instruct_source"};
   if (auto u = unknown_key(j, kShapeKeys)) throw InputError(fmt::format("{}: field '{}': {}", where, u->key, u->message));
   ModelSpec m;
   m.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "custom";
@@ -153,6 +162,11 @@ ModelSpec spec_from_json(const json& j, const std::string& where) {
   m.sliding_window = get_int(j, "sliding_window", where, 0);
   m.sliding_layers = get_int(j, "sliding_layers", where, 0);
   if (j.contains("native_weights") && j["native_weights"].is_string()) m.native_weights = j["native_weights"].get<std::string>();
+  m.context_length = get_int(j, "context_length", where, 0);
+  m.rope_theta = get_number(j, "rope_theta", where);
+  m.learned_positions = get_bool(j, "learned_positions", where, false);
+  if (j.contains("activation") && j["activation"].is_string()) m.activation = j["activation"].get<std::string>();
+  if (j.contains("instruct") && j["instruct"].is_string()) m.instruct_id = j["instruct"].get<std::string>();
   validate_model(m);
   return m;
 }
@@ -329,10 +343,10 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
       "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "model_type", "architectures",
       "num_experts", "max_position_embeddings", "interleave_moe_layer_step", "intermediate_size_mlp", "decoder_sparse_step",
       "mlp_only_layers", "sliding_window", "layer_types", "sliding_window_pattern", "attention_chunk_size", "no_rope_layers",
-      "experts_per_token", "use_sliding_window", "swiglu_limit"};
+      "experts_per_token", "use_sliding_window", "swiglu_limit", "rope_theta"};
   static const std::set<std::string> ignored{
       "_name_or_path", "attention_bias", "attention_dropout", "bos_token_id", "eos_token_id", "pad_token_id",
-      "initializer_range", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "rope_scaling",
+      "initializer_range", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_scaling",
       "torch_dtype", "transformers_version", "use_cache", "pretraining_tp", "sliding_window", "use_sliding_window",
       "max_window_layers", "mlp_bias", "output_router_logits", "router_aux_loss_coef", "router_jitter_noise",
       "rotary_pct", "rotary_emb_base", "use_parallel_residual", "hidden_dropout", "classifier_dropout",
@@ -384,6 +398,11 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
   std::string act = text_field("hidden_act", neox ? "gelu" : "silu");
   m.gated_mlp = !(neox || act == "gelu" || act == "gelu_new" || act == "relu2" || act == "gelu_pytorch_tanh") ||
                 model_type == "gemma" || model_type == "gemma2" || gemma3;
+  // What the launch files need (docs/launch.md): vLLM's default --max-model-len is this context length.
+  m.context_length = get_int(j, "max_position_embeddings", where, 0);
+  m.rope_theta = get_number(j, "rope_theta", where);
+  m.learned_positions = model_type == "gpt2" || model_type == "gpt_bigcode" || model_type == "opt";
+  m.activation = act == "gelu_pytorch_tanh" || act == "gelu_new" ? "gelu_tanh" : act;
   read_moe(j, model_type, m, where, warnings);
   read_local_attention(j, model_type, m, where);
   read_expert_mlp_extras(j, model_type, m);
@@ -442,6 +461,7 @@ ModelSpec model_from_param_count(double params) {
   m.layers = std::max(1, static_cast<int>(std::lround((params - fixed) / per_layer)));
   m.name = params >= 1e12 ? fmt::format("{:.4g}T-param model", params / 1e12) : fmt::format("{:.4g}B-param model", params / 1e9);
   m.source = fmt::format("shape scaled from {} ({})", nearest->name, nearest->source);
+  m.instruct_id.clear();  // a scaled shape is no published checkpoint
   m.assumptions.push_back(fmt::format(
       "shape assumed from the nearest preset {}, scaled to {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} "
       "({:.2f}B parameters); override with --layers/--hidden/--heads/--kv-heads/--vocab or use --model",
@@ -483,6 +503,7 @@ void apply_overrides(ModelSpec& m, const ShapeOverrides& o) {
   if (o.vocab) m.vocab = o.vocab, changed = true;
   if (o.hidden || o.heads) m.head_dim = m.hidden / m.heads;
   if (changed) {
+    m.instruct_id.clear();  // an overridden shape is no longer the published checkpoint's
     if (m.hidden % m.heads != 0)
       throw InputError(fmt::format("--hidden {} is not divisible by --heads {}", m.hidden, m.heads));
     m.assumptions.push_back(fmt::format("shape overridden: {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} ({:.2f}B parameters)",

@@ -25,7 +25,8 @@ struct LaunchContext {
   std::string error_band;   // e.g. "+-19.9% (p90 |error| over 56 published pre-training cases)"
   std::string entrypoint = "YOUR_TRAIN_SCRIPT.py";
   std::string image = "YOUR_IMAGE";
-  std::string model_id;     // a Hugging Face id where known, else a placeholder
+  std::string model_id;     // serving: the checkpoint served; training: the tokenizer's; a Hugging Face id, else a placeholder
+  std::vector<std::string> notes;  // header lines beside the prediction: what is served, the longest request, checkpoints
   std::string region = "us-east-1";
   bool spot = false;
   double hours = 0;         // predicted wall time (for time limits)
@@ -39,6 +40,11 @@ struct TrainingLaunch {
   int count = 1;
   Layout layout;
   Precision precision = Precision::bf16;
+  // Checkpoints every this many optimizer steps: the cost model's Daly
+  // interval over the predicted step time (0: none known, one save at the end).
+  int save_interval_steps = 0;
+  // Optimizer steps: ceil(tokens / (global batch x sequence length)).
+  long long train_iters() const { return static_cast<long long>(workload->steps()); }
   // Micro-batches per step per data-parallel replica: global / (dp x micro).
   int gradient_accumulation() const { return workload->global_batch / (layout.dp * layout.micro_batch); }
 };
@@ -52,7 +58,13 @@ struct ServingLaunch {
   int replicas = 1;
   int instances = 1;
   int max_batch = 1;        // sequences in flight per replica (the capacity batch)
-  int max_model_len = 0;    // longest sequence: p95 prompt + p95 output + reasoning
+  // Longest request the service accepts, prompt + output tokens: the model's
+  // context length or --max-request-tokens, never a mean or a percentile.
+  int max_model_len = 0;
+  // The autoscalers' targets (the engines' step budget, memory share and KV
+  // dtype come from data/engines.json and the workload, as the estimate took them).
+  int batch_at_load = 1;              // sequences in flight per replica at the given load (Kubernetes)
+  double target_qps_per_replica = 0;  // requests/s: a replica's capacity x the target utilisation (SkyServe)
 };
 
 struct EmittedFile {
@@ -60,10 +72,17 @@ struct EmittedFile {
   std::string text;
 };
 
+// Throws InputError, before any file is written, for a job the files cannot
+// run as estimated (LoRA/QLoRA; ZeRO-3 where Megatron's FSDP2 refuses it). A
+// DeepSpeed or torchtitan alternative that cannot run the layout is left out,
+// with the reason in the other files' headers (docs/launch.md §Training).
 std::vector<EmittedFile> emit_training(const TrainingLaunch& t, const LaunchContext& c, LaunchTarget target);
 std::vector<EmittedFile> emit_serving(const ServingLaunch& s, const LaunchContext& c, LaunchTarget target);
 
 // "meta-llama/Llama-2-7b-hf" from a preset's Hugging Face source URL, else empty.
 std::string hugging_face_id(const ModelSpec& m);
+// The checkpoint an online service serves: the instruct/chat variant where the
+// preset names one, else the model's own Hugging Face id, else empty.
+std::string serving_checkpoint_id(const ModelSpec& m);
 
 }  // namespace gpuadvisor

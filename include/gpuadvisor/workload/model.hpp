@@ -50,11 +50,24 @@ struct ModelSpec {
   // "fp4", "int8", "int4": config.json quantization_config, or the preset's);
   // serving takes it unless --weights says otherwise.
   std::string native_weights;
+  // What the launch files need beyond the shape (docs/launch.md): the longest
+  // sequence the checkpoint accepts, in tokens (config.json
+  // max_position_embeddings; 0: unknown); the rotary base (rope_theta; 0:
+  // unknown); learned absolute positions instead of rotary ones (GPT-2/GPT-3);
+  // the MLP activation ("silu", "gelu", "gelu_tanh", "relu2"; empty: silu
+  // when gated, else gelu); and the Hugging Face id of the instruct/chat
+  // checkpoint a chat service serves (presets; empty: none published).
+  int context_length = 0;
+  double rope_theta = 0;
+  bool learned_positions = false;
+  std::string activation;
+  std::string instruct_id;
   // What was assumed rather than given (printed with every answer).
   std::vector<std::string> assumptions;
 
   bool is_moe() const { return experts > 0; }
   bool uses_mla() const { return kv_lora_rank > 0; }
+  std::string mlp_activation() const { return !activation.empty() ? activation : gated_mlp ? "silu" : "gelu"; }
   int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
   // Width of the query-key dot products per token: heads x head_dim, or with
   // MLA heads x (nope + rope) dims. Attention FLOPs, Q activations and fp8
