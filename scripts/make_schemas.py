@@ -32,6 +32,9 @@ CORPUS = {
         ("recommend --params 7B --task inference --requests-per-second 2", 0),
         ("recommend --model llama-3-8b --task inference --requests-per-second 4 --slo-percentile mean --family g6e,p5", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d", 0),
+        # A pick in Capacity Blocks beside the same type at the count one starts on demand (alternatives.on_demand).
+        ("recommend --model llama-2-7b --task pretrain --tokens 50B --deadline 14d --cost-slack 0.2", 0),
+        ("recommend --params 7B --task rl --family p4d --value-of-time 5000 --algorithm ppo", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 200B --family p5 --pricing spot", 0),
         ("recommend --params 7B --task rl --family p5", 0),
         ("recommend --params 70B --task qlora --compare-to {baseline} --fail-if-increase 1000%", 0),
@@ -58,6 +61,9 @@ CORPUS = {
         ("--catalog-add {commitments} cost --model llama-3-8b --task inference --family p5 --mode offline --tokens-per-day 20B --concurrency 64", 0),
         ("--catalog-add {commitments} cost --model llama-3-8b --task inference --family inf2 --compiled-batch 8", 0),
         ("cost --model llama-3-70b --task pretrain --tokens 1T --family p5 --deadline 30d", 0),
+        ("cost --model llama-2-7b --task pretrain --tokens 50B --deadline 14d --cost-slack 0.2", 0),
+        # An RL pick in Capacity Blocks when time is worth much: its on-demand alternative carries rl.
+        ("cost --params 7B --task rl --family p4d --value-of-time 5000 --algorithm ppo", 0),
         ("cost --params 7B --task rl --family p5 --algorithm ppo --placement split --async", 0),
         ("cost --model llama-3-70b --task inference --family g6e --requests-per-second 2", 0),
     ],
@@ -106,8 +112,9 @@ TYPES = {
     "error": {"error.ttft_s": ["number"], "error.tpot_s": ["number"]},
     # The on-demand alternative has every field of a row: a run past 182 days has no block length, a non-RL job no rl.
     "recommend": {"alternatives.on_demand.capacity.note": ["string"], "alternatives.on_demand.capacity.capacity_block_days": ["integer", "null"],
-                  "alternatives.on_demand.rl": ["object", "null"]},
-    "cost": {"alternatives.on_demand.capacity.note": ["string"], "recommendation.batch_hours_per_day": ["number"]},
+                  "alternatives.on_demand.rl": ["object", "null"], "alternatives.on_demand.channel_note": ["string", "null"]},
+    "cost": {"alternatives.on_demand.capacity.note": ["string"], "recommendation.batch_hours_per_day": ["number"],
+             "alternatives.on_demand.channel_note": ["string", "null"]},
 }
 
 # Money, rates and price dates are null when unknown (docs/json.md), whether or not the corpus met one.

@@ -410,15 +410,44 @@ TEST_CASE("cli: CSV and JSON rows mark the pick, whatever the order") {
   }
 }
 
+TEST_CASE("cli: a pick beyond on demand is headlined in Capacity Blocks; rows carry the channel in JSON and CSV; spot shows its zones") {
+  const Run text = run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("in Capacity Blocks\n") != std::string::npos);
+  CHECK(text.out.find(" VIA") != std::string::npos);
+  const auto j = nlohmann::json::parse(run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d --format json").out);
+  CHECK(j["recommendation"]["channel"] == "capacity-block");
+  CHECK(j["recommendation"]["costs"]["ranked_usd"] == j["recommendation"]["channel_cost_usd"]);
+  for (const auto& row : j["options"]) {
+    CHECK(row.contains("channel"));
+    CHECK(row.contains("channel_cost_usd"));
+    if (row["channel"] == "capacity-block" && !row["channel_rate_unknown"].get<bool>())
+      CHECK(row["ranked_cost_usd"] == row["channel_cost_usd"]);
+  }
+  const Run csv = run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d --format csv");
+  const std::string header = csv.out.substr(0, csv.out.find('\n'));
+  for (const char* column : {"ranked_cost_usd", "channel", "channel_cost_usd", "channel_rate_unknown", "channel_note", "spot_offered"})
+    CHECK(header.find(column) != std::string::npos);
+  // The spot rate is the typical zone's, with the zones' range beside it.
+  const auto cost = nlohmann::json::parse(run("cost --model llama-3-8b --task lora --family p5 --format json").out);
+  const auto& row = cost["options"][0];
+  REQUIRE(row["instance"] == "p5.48xlarge");
+  CHECK(row["spot_usd_per_hour"].get<double>() ==
+        Approx((row["spot_lowest_zone_usd_per_hour"].get<double>() + row["spot_highest_zone_usd_per_hour"].get<double>()) / 2));
+}
+
 TEST_CASE("cli: a spot run that stays cheaper at any interruption rate reads 'spot always', not 'never'") {
-  Run r = run("cost --model llama-3-70b --task pretrain --tokens 200B --family p5");
+  // Two p5.48xlarge at most: above the usual spot count spot is not offered at all.
+  Run r = run("cost --model llama-3-8b --task pretrain --tokens 10B --family p5 --all-counts");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("spot always") != std::string::npos);
   CHECK(r.out.find(" never\n") == std::string::npos);
   // For programs: 1 (cheaper at any rate up to 100% a month), apart from an unknown range (null).
-  const auto rows = nlohmann::json::parse(run("cost --model llama-3-70b --task pretrain --tokens 200B --family p5 --format json").out)["options"];
-  REQUIRE(rows[0]["instance"] == "p5.48xlarge");
-  CHECK(rows[0]["break_even_monthly_interruption"] == 1.0);
+  const auto rows = nlohmann::json::parse(run("cost --model llama-3-8b --task pretrain --tokens 10B --family p5 --all-counts --format json").out)["options"];
+  bool always = false;
+  for (const auto& row : rows)
+    if (row["instance"] == "p5.48xlarge" && row["spot_offered"] == true) always = always || row["break_even_monthly_interruption"] == 1.0;
+  CHECK(always);
   for (const auto& row : rows)
     if (row["spot_expected_cost_usd"].is_null()) CHECK(row["break_even_monthly_interruption"].is_null());
 }
@@ -565,7 +594,8 @@ TEST_CASE("cli: bad files and repeated or empty flags exit 2 with a clear messag
 TEST_CASE("cli: cost prints the finance table in csv and json, and refuses bad storage") {
   Run csv = run("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --format csv");
   REQUIRE(csv.code == 0);
-  CHECK(csv.out.rfind("instance,count,hours,setup_hours,on_demand_usd_per_hour,on_demand_cost_usd", 0) == 0);
+  CHECK(csv.out.rfind("instance,count,hours,ranked_cost_usd,channel,setup_hours,on_demand_usd_per_hour,on_demand_cost_usd", 0) == 0);
+  CHECK(csv.out.find("channel_cost_usd,channel_rate_unknown,channel_note,spot_offered") != std::string::npos);
   CHECK(csv.out.find("spot_expected_cost_usd") != std::string::npos);
   CHECK(csv.out.find("break_even_monthly_interruption") != std::string::npos);
   Run json = run("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --format json");
@@ -734,11 +764,20 @@ TEST_CASE("cli: an offline pick busy part of the day gets the hours a batch job 
   CHECK(nlohmann::json::parse(run("recommend --model llama-3-8b --task inference --requests-per-second 5 --format json").out)["recommendation"]["batch_hours_per_day"].is_null());
 }
 
-TEST_CASE("cli: --pricing best that picks spot gives spot's capacity advice, not a Capacity Block to buy instead") {
-  const auto j = nlohmann::json::parse(run("recommend --model llama-3-70b --task pretrain --tokens 200B --pricing best --format json").out);
-  const auto& pick = j["recommendation"];
-  REQUIRE(pick["costs"]["ranked_pricing"] == "spot");
-  CHECK(pick["capacity"]["note"].get<std::string>().find(" on spot: ") != std::string::npos);
+TEST_CASE("cli: --pricing best takes spot only within the usual spot count, and a larger job the channel that delivers it") {
+  const auto small = nlohmann::json::parse(run("recommend --params 13B --task lora --pricing best --format json").out);
+  REQUIRE(small["recommendation"]["channel"] == "spot");
+  CHECK(small["recommendation"]["count"].get<int>() <= 2);
+  CHECK(small["recommendation"]["capacity"]["beyond_on_demand"] == false);  // spot's own advice, not a block to buy
+  const auto big = nlohmann::json::parse(run("recommend --model llama-3-70b --task pretrain --tokens 200B --pricing best --all-counts --format json").out);
+  for (const auto& row : big["options"]) {
+    INFO(row["instance"] << " x " << row["count"]);
+    if (row["instance"].get<std::string>().rfind("p5.48", 0) == 0 && row["count"].get<int>() > 2) {
+      CHECK(row["channel"] != "spot");
+      CHECK(row["spot_offered"] == false);
+      CHECK(row["spot_cost_usd"].is_null());
+    }
+  }
 }
 
 TEST_CASE("cli: a pick that fills its memory names the first option with room") {
@@ -800,17 +839,23 @@ TEST_CASE("cli: cost prices a given run (instance, count, hours)") {
   REQUIRE(j["options"].size() == 1);
   CHECK(j["options"][0]["hours"] == 240);
   CHECK(j["options"][0]["on_demand_cost_usd"].get<double>() == Approx(55.04 * 16 * 240));
-  CHECK(j["options"][0]["spot_expected_cost_usd"].get<double>() > j["options"][0]["spot_cost_usd"].get<double>());
+  // 16 is beyond what one starts on demand: ranked at a 10-day Capacity Block (hours given: no margin), no spot.
+  CHECK(j["options"][0]["channel"] == "capacity-block");
+  CHECK(j["options"][0]["channel_cost_usd"].get<double>() == Approx(41.528 * 16 * 240));
+  CHECK(j["options"][0]["spot_cost_usd"].is_null());
+  const auto two = nlohmann::json::parse(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge --count 2 --hours 10d --format json").out);
+  CHECK(two["options"][0]["spot_expected_cost_usd"].get<double>() > two["options"][0]["spot_cost_usd"].get<double>());
   // Without --hours the model's hours are estimated; one p5 cannot hold 70B pre-training.
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge").code == 3);
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p9.huge --hours 3h").code == 2);
   CHECK(run("cost --model llama-3-70b --task pretrain --instance p5.48xlarge --hours 3h --count 0").code == 2);
   // Hours given without a model have no interruption figures: spot ranks (and gates) at its snapshot cost.
-  Run spot_gate = run("cost --instance p5.48xlarge --count 4 --hours 100 --pricing spot --fail-if-over 5000");
+  // Spot at the typical zone: (17.63 + 25.75) / 2 x 2 x 100 h.
+  Run spot_gate = run("cost --instance p5.48xlarge --count 2 --hours 100 --pricing spot --fail-if-over 4000");
   CHECK(spot_gate.code == 4);
-  CHECK(spot_gate.err.find("the pick costs $7,052.00") != std::string::npos);
+  CHECK(spot_gate.err.find("the pick costs $4,338.00") != std::string::npos);
   // Its JSON carries the gates, as every gated document does.
-  Run gated_json = run("cost --instance p5.48xlarge --count 4 --hours 100 --fail-if-over 20000 --format json");
+  Run gated_json = run("cost --instance p5.48xlarge --count 4 --hours 100 --fail-if-over 19000 --format json");
   CHECK(gated_json.code == 4);
   const auto gj = nlohmann::json::parse(gated_json.out);
   REQUIRE(gj["gates"].is_array());
@@ -882,7 +927,9 @@ TEST_CASE("cli: cost prices a reservation without a model and works the hours ou
   CHECK(run("cost --instance p5.48xlarge --count 4").code == 2);             // no model, no hours
   CHECK(run("cost --instance p5.48xlarge --hours 10 --tokens 1B").code == 2);  // a workload flag needs the model
   // Deadline and budget, like recommend.
-  CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --budget 20k").code == 3);
+  // 4 x p5 is bought as a 5-day Capacity Block: 41.528 x 4 x 120 h = $19,933.44.
+  CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --budget 19k").code == 3);
+  CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --budget 20k").code == 0);
   CHECK(run("cost --model llama-3-8b --task lora --deadline 2min --family g5").code == 3);
 }
 

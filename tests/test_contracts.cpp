@@ -100,8 +100,9 @@ TEST_CASE("contracts: hourly rates keep the catalog's precision in every documen
 
 TEST_CASE("contracts: a comparison's fractions keep 6 significant digits, and the markdown diff starts with the verdict") {
   TempDir t("gpuadvisor_contracts_diff");
-  const std::string job = "cost --model llama-3-8b --task pretrain --tokens 50B --family p5";
-  const auto base = run("cost --model llama-3-8b --task pretrain --tokens 40B --family p5 --format json");
+  // g6e: on demand at any count, so the cost grows with the tokens (blocks bill whole days).
+  const std::string job = "cost --model llama-3-8b --task pretrain --tokens 50B --family g6e";
+  const auto base = run("cost --model llama-3-8b --task pretrain --tokens 40B --family g6e --format json");
   REQUIRE(base.code == 0);
   write(t.file("base.json"), base.out);
   const auto j = run(job + " --compare-to " + t.file("base.json") + " --fail-if-increase 10% --format json");
@@ -135,7 +136,10 @@ TEST_CASE("contracts: finance rows carry region, price date, Spot Advisor date, 
     CHECK(row["region"] == "us-east-1");
     CHECK(row["prices_as_of"].get<std::string>().size() == 10);
     CHECK(row.contains("spot_advisor_as_of"));
-    CHECK(row["channel"] == "on-demand");
+    // 4 x p5.48xlarge is more than one starts on demand: a Capacity Block delivers it.
+    if (args.find("--count 4") != std::string::npos) CHECK(row["channel"] == "capacity-block");
+    else if (args.find("--family p5") == std::string::npos) CHECK(row["channel"] == "on-demand");
+    else CHECK((row["channel"] == "on-demand" || row["channel"] == "capacity-block"));
     // The text table stays 80 columns: the provenance is in the footer.
     const auto text = run(args);
     CHECK(text.out.find("Spot Advisor interruption ranges as of 20") != std::string::npos);
@@ -209,7 +213,7 @@ const std::map<std::string, std::string>& flag_values() {
       {"--family", "g6e"}, {"--exclude", "p5"}, {"--region", "us-west-2"}, {"--pricing", "spot"}, {"--deadline", "1h"},
       {"--budget", "5"}, {"--checkpoint-storage", "s3"}, {"--checkpoint-gb-per-s", "0.5"}, {"--restart-minutes", "40"},
       {"--chart", "@chart"}, {"--emit", "slurm"}, {"--emit-dir", "@dir"}, {"--rank", "2"}, {"--entrypoint", "train.py"},
-      {"--image", "me/img:1"}, {"--compare-to", "@baseline"}, {"--fail-if-over", "1"}, {"--fail-if-increase", "1%"},
+      {"--image", "me/img:1"}, {"--hf-model", "me/model"}, {"--max-request-tokens", "4096"}, {"--compare-to", "@baseline"}, {"--fail-if-over", "1"}, {"--fail-if-increase", "1%"},
       {"--instance", "g6e.12xlarge"}, {"--count", "2"}, {"--hours", "10"}, {"--tp", "2"}, {"--pp", "2"}, {"--ep", "2"},
       {"--etp", "1"}, {"--vp", "2"}, {"--cp", "2"}, {"--micro-batch", "2"}, {"--zero-stage", "1"}, {"--recompute", "full"},
       {"--recompute-layers", "4"}, {"--batch", "8"}, {"--rollout-instances", "1"}};

@@ -63,10 +63,20 @@ TEST_CASE("spot rows carry expected cost and a break-even rate that equalises th
   RecommendRequest r;
   r.families = {"p5"};
   r.max_instances = 16;
+  r.all_counts = true;  // the counts within the usual spot count too
   Recommendation rec = recommend(m, w, cat, r);
   int checked = 0;
   for (auto& row : rec.rows) {
     if (row.instance->name != "p5.48xlarge") continue;
+    if (!row.spot_offered) {
+      // Above the usual spot count (2) a synchronous job is not offered spot at all.
+      CHECK(row.count > 2);
+      CHECK_FALSE(row.spot_cost_usd);
+      CHECK_FALSE(row.spot_expected_cost_usd);
+      CHECK_FALSE(row.break_even_monthly_interruption);
+      CHECK(row.channel != Channel::spot);
+      continue;
+    }
     REQUIRE(row.spot_expected_cost_usd);
     CHECK(row.spot_interruption_bucket == ">20%");
     CHECK(*row.spot_expected_cost_usd > *row.spot_cost_usd);  // interruptions cost something

@@ -82,7 +82,9 @@ TEST_CASE("import: offer file, savings plans, spot history and advisor into one 
   CHECK(*hourly_rate(p5, "us-east-1", Pricing::savings_1y, nullptr, &which) == Approx(35.0));
   CHECK(which == "reserved-standard-1yr-all-upfront");
   CHECK(*hourly_rate(p5, "us-east-1", Pricing::savings_3y) == Approx(22.1));
-  CHECK(*hourly_rate(p5, "us-east-1", Pricing::best) == Approx(13.3333).epsilon(1e-4));
+  // Spot is priced at the typical zone: the midpoint of the lowest and highest, (13.3333 + 16) / 2.
+  CHECK(*hourly_rate(p5, "us-east-1", Pricing::spot) == Approx(14.66667).epsilon(1e-4));
+  CHECK(*hourly_rate(p5, "us-east-1", Pricing::best) == Approx(14.66667).epsilon(1e-4));
   // A region new to g5.xlarge: on-demand imported, spot explicitly not captured.
   const RegionPrices& euw1 = *c.find_instance("g5.xlarge")->prices_in("eu-west-1");
   CHECK(*euw1.on_demand.usd_per_hour == 1.123);

@@ -130,20 +130,23 @@ TEST_CASE("Capacity Blocks: whole days to 14, then whole weeks to 182 days") {
   CHECK(a.beyond_on_demand);
   CHECK(*a.block_days == 5);
   CHECK(a.blocks == 1);
-  CHECK(*a.block_cost_usd == Approx(39.33 * 4 * 5 * 24));  // the dated catalog rate
+  CHECK(*p5.prices_in("us-east-1")->capacity_block.usd_per_hour == 41.528);  // AWS's list rate of 2026-07-22
+  CHECK(*a.block_cost_usd == Approx(41.528 * 4 * 5 * 24));
   CHECK(a.note.find("Capacity Block") != std::string::npos);
   CHECK(capacity_advice(p5, 130, 100, "us-east-1", Pricing::on_demand).blocks == 3);
   CHECK(capacity_advice(p5, 300, 100, "us-east-1", Pricing::on_demand).note.find("private reservation") != std::string::npos);
   CHECK_FALSE(capacity_advice(p5, 2, 100, "us-east-1", Pricing::on_demand).beyond_on_demand);
   CHECK_FALSE(capacity_advice(p5, 8, 100, "us-east-1", Pricing::spot).beyond_on_demand);  // spot is its own market
-  // A block rate unknown in a region stays unknown.
-  CHECK_FALSE(capacity_advice(p5, 4, 100, "us-west-2", Pricing::on_demand).block_cost_usd);
+  // A block rate unknown in a region stays unknown (p5e's is listed for us-west-2, not us-east-1).
+  const Instance& p5e = *cat().find_instance("p5e.48xlarge");
+  if (p5e.prices_in("us-east-1")) CHECK_FALSE(capacity_advice(p5e, 4, 100, "us-east-1", Pricing::on_demand).block_cost_usd);
+  CHECK(capacity_advice(p5e, 4, 100, "us-west-2", Pricing::on_demand).block_cost_usd);
   CHECK_FALSE(capacity_advice(*cat().find_instance("g6e.xlarge"), 64, 100, "us-east-1", Pricing::on_demand).beyond_on_demand);
   // A block ends at a fixed time: it covers the prediction's p90 error.
   // 100 h x 1.45 = 145 h: 7 days, not 5.
   const CapacityAdvice covered = capacity_advice(p5, 4, 100, "us-east-1", Pricing::on_demand, 0.45);
   CHECK(*covered.block_days == 7);
-  CHECK(*covered.block_cost_usd == Approx(39.33 * 4 * 7 * 24));
+  CHECK(*covered.block_cost_usd == Approx(41.528 * 4 * 7 * 24));
   CHECK(covered.note.find("sized to the prediction plus its p90 error, +45%") != std::string::npos);
   // A family with no known on-demand limit says so rather than "on demand".
   const CapacityAdvice unknown = capacity_advice(*cat().find_instance("trn1.32xlarge"), 64, 100, "us-east-1", Pricing::on_demand);
@@ -268,6 +271,12 @@ TEST_CASE("spot ranks each option by its expected cost with interruptions: an un
       saw_unknown = true;  // a spot price, but no interruption range (e.g. trn1 in the Spot Advisor snapshot)
       CHECK_FALSE(row.ranked_cost_usd);
     }
+    // Above the usual spot count the row is bought through the channel that can deliver it.
+    if (!row.spot_offered) {
+      CHECK(row.channel != Channel::spot);
+      CHECK_FALSE(row.channel_note.empty());
+      continue;
+    }
     if (row.ranked_cost_usd) CHECK(*row.ranked_cost_usd == Approx(*row.spot_expected_cost_usd));
   }
   CHECK(saw_unknown);
@@ -303,13 +312,13 @@ TEST_CASE("pre-training picks meet the deadline and say how to buy the capacity"
   // The two instances of its type one can start on demand take months: no
   // on-demand alternative meets the deadline.
   CHECK_FALSE(rec.on_demand_pick);
-  // 7B on 300B tokens in two weeks: the pick needs a block, but the same type
+  // 7B on 50B tokens in two weeks: the pick needs a block, but the same type
   // at the count one can start on demand also meets the deadline.
   const ModelSpec& m7 = *find_model_preset("llama-2-7b");
   RecommendRequest two_weeks;
   two_weeks.deadline_hours = 14 * 24;
   two_weeks.cost_slack_given = true;  // the slack rule, not the cheapest that meets the deadline
-  Recommendation seven = recommend(m7, workload(m7, Task::pretrain, 300e9), cat(), two_weeks);
+  Recommendation seven = recommend(m7, workload(m7, Task::pretrain, 50e9), cat(), two_weeks);
   REQUIRE(seven.pick);
   REQUIRE(seven.pick->capacity.beyond_on_demand);
   REQUIRE(seven.on_demand_pick);
@@ -382,6 +391,86 @@ TEST_CASE("serving: one instance with its replica slots filled without a load, t
 }
 
 // The capacity issue's practical answers for the pick rule: a horizon and a deadline.
+TEST_CASE("channels: a pick above the usual on-demand count is ranked at its Capacity Block, spot only within its usual count") {
+  const ModelSpec& m = *find_model_preset("llama-3-70b");
+  RecommendRequest r;
+  r.deadline_hours = 30 * 24;
+  const Recommendation rec = recommend(m, workload(m, Task::pretrain, 1e12), cat(), r);
+  REQUIRE(rec.pick);
+  const RecommendRow& pick = *rec.pick;
+  REQUIRE(pick.count > *pick.instance->on_demand_max_instances);
+  CHECK(pick.channel == Channel::capacity_block);
+  // Hand-computed: rate x instances x whole block days x 24, the block covering the prediction plus its p90 error.
+  const double rate = *pick.instance->prices_in("us-east-1")->capacity_block.usd_per_hour;
+  const int days = *capacity_block_days(pick.estimate.total_hours * (1 + pick.capacity.margin));
+  CHECK(*pick.channel_cost_usd == Approx(rate * pick.count * days * 24));
+  CHECK(*pick.ranked_cost_usd == *pick.channel_cost_usd);
+  CHECK(pick.ranked_pricing == "capacity-block");
+  for (const auto& row : rec.rows) {
+    INFO(row.instance->name << " x " << row.count);
+    if (beyond_usual_on_demand(*row.instance, row.count)) CHECK(row.channel != Channel::on_demand);
+    // Past what blocks sell, a reservation (g6e has no known on-demand limit: on demand, its quota permitting).
+    if (row.count > kCapacityBlocksMaxInstances && beyond_usual_on_demand(*row.instance, row.count)) CHECK(row.channel == Channel::reservation);
+  }
+  // --pricing spot: above the usual spot count no row is on spot; it is bought through what delivers it.
+  RecommendRequest spot;
+  spot.pricing = Pricing::spot;
+  spot.all_counts = true;
+  spot.families = {"p4d", "p5"};
+  const Recommendation s = recommend(m, workload(m, Task::pretrain, 1e11), cat(), spot);
+  int beyond = 0;
+  for (const auto& row : s.rows) {
+    const auto most = usual_spot_max_instances(*row.instance);
+    if (!most || row.count <= *most) continue;
+    ++beyond;
+    INFO(row.instance->name << " x " << row.count);
+    CHECK_FALSE(row.spot_offered);
+    CHECK(row.channel != Channel::spot);
+    CHECK_FALSE(row.spot_expected_cost_usd);
+    CHECK(row.channel_note.find("not offered on spot") != std::string::npos);
+  }
+  CHECK(beyond > 0);
+}
+
+TEST_CASE("channels: a Capacity Block whose rate is unknown ranks at the on-demand rate, flagged, never silently") {
+  Catalog c = cat();
+  for (auto& i : c.instances)
+    if (i.name == "p5.48xlarge") i.prices["us-east-1"].capacity_block.usd_per_hour.reset();
+  RecommendRow row;
+  row.instance = c.find_instance("p5.48xlarge");
+  row.count = 16;
+  row.estimate.total_hours = 100;
+  RecommendRequest r;
+  price_hours(row, r);
+  CHECK(row.channel == Channel::capacity_block);
+  CHECK_FALSE(row.channel_cost_usd);
+  CHECK(row.channel_rate_unknown);
+  CHECK(*row.ranked_cost_usd == *row.on_demand_cost_usd);
+  CHECK(row.ranked_pricing == "on-demand");
+  CHECK(row.channel_note.find("rate unknown") != std::string::npos);
+  // Within the usual count it is on demand, with no note.
+  row.count = 2;
+  price_hours(row, r);
+  CHECK(row.channel == Channel::on_demand);
+  CHECK(row.channel_note.empty());
+  // Past 256 instances Capacity Blocks do not sell it: a reservation at the on-demand rate.
+  row.count = 300;
+  price_hours(row, r);
+  CHECK(row.channel == Channel::reservation);
+  CHECK(*row.ranked_cost_usd == *row.on_demand_cost_usd);
+}
+
+TEST_CASE("spot is priced at the typical zone: the midpoint of the snapshot's lowest and highest") {
+  const Instance& p5 = *cat().find_instance("p5.48xlarge");
+  const PriceQuote& q = p5.prices_in("us-east-1")->spot;
+  REQUIRE(q.max_usd_per_hour);
+  CHECK(*hourly_rate(p5, "us-east-1", Pricing::spot) == Approx((*q.usd_per_hour + *q.max_usd_per_hour) / 2));
+  PriceQuote one;
+  one.usd_per_hour = 3.0;
+  CHECK(*typical_zone_usd_per_hour(one) == 3.0);
+  CHECK_FALSE(typical_zone_usd_per_hour(PriceQuote{}));
+}
+
 TEST_CASE("a 70B model on 15T tokens: neither the pick nor the cheapest takes longer than the horizon") {
   const ModelSpec m = model_from_param_count(70e9);
   RecommendRequest r;
@@ -392,8 +481,10 @@ TEST_CASE("a 70B model on 15T tokens: neither the pick nor the cheapest takes lo
   CHECK(rec.fastest->estimate.total_hours <= r.horizon_hours);
   CHECK(rec.beyond_horizon > 0);  // the 11-year option is still counted and listed, last
   CHECK(rec.why.find("horizon") != std::string::npos);
-  // Raising the horizon lets the longer, cheaper runs back in as the cheapest.
+  // Raising the horizon lets the longer, cheaper runs back in as the cheapest
+  // (on B200, where two instances on demand for years cost less than blocks).
   r.horizon_hours = 20 * 8766;
+  r.families = {"p6-b200"};
   const Recommendation wide = recommend(m, workload(m, Task::pretrain, 15e12), cat(), r);
   REQUIRE(wide.cheapest);
   CHECK(wide.cheapest->estimate.total_hours > 90 * 24);

@@ -43,6 +43,11 @@ const CommitmentQuote* cheapest_commitment(const Instance& instance, std::string
   return best;
 }
 
+std::optional<double> typical_zone_usd_per_hour(const PriceQuote& spot) {
+  if (!spot.usd_per_hour || !spot.max_usd_per_hour) return spot.usd_per_hour;
+  return (*spot.usd_per_hour + *spot.max_usd_per_hour) / 2;
+}
+
 std::optional<double> hourly_rate(const Instance& instance, std::string_view region, Pricing pricing, std::string* why, std::string* which) {
   const RegionPrices* rp = instance.prices_in(region);
   if (!rp) {
@@ -55,7 +60,7 @@ std::optional<double> hourly_rate(const Instance& instance, std::string_view reg
       const PriceQuote& q = pricing == Pricing::spot ? rp->spot : rp->on_demand;
       if (!q.usd_per_hour && why) *why = fmt::format("{} price unknown: {}", to_string(pricing), q.note);
       if (which) *which = std::string(to_string(pricing));
-      return q.usd_per_hour;
+      return pricing == Pricing::spot ? typical_zone_usd_per_hour(q) : q.usd_per_hour;
     }
     case Pricing::savings_1y:
     case Pricing::savings_3y: {

@@ -132,7 +132,7 @@ class CostCommand : public Command {
                    to_string(w.task), format_duration(row.estimate.total_hours), format_duration(row.estimate.train_hours),
                    format_duration(row.estimate.setup.hours()));
     }
-    price_row(row, m, w, r);
+    price_row(row, m, w, r, !hours.empty());
     Recommendation out;
     settle_given(out, row, r);
     return out;
@@ -214,7 +214,10 @@ class CostCommand : public Command {
                           job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task))};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
-    const std::string notes = fmt::format("USD, {} {}; times and costs include job overheads. Spot expected cost includes reclaims at "
+    const std::string notes = fmt::format("USD, {} {}; times and costs include job overheads. COST is at the channel VIA that can deliver the "
+                               "option (block: a Capacity Block, whole days; block*: its rate unknown, at the on-demand rate; reserved: "
+                               "at the on-demand rate); spot is not offered above the usual spot count and is priced at the typical "
+                               "zone (the midpoint of the snapshot's lowest and highest). Spot expected cost includes reclaims at "
                                "the Spot Advisor bucket's upper edge and hardware failures, checkpoints to {} every Daly-optimal interval "
                                "and {:.0f} min restarts; BREAK-EVEN is the monthly interruption rate above which on-demand is cheaper ('spot always': at no rate). "
                                "Commitment columns (--wide) price the job's hours at the commitment rate and assume the rest of the term "
@@ -235,7 +238,9 @@ class CostCommand : public Command {
     const Format format = parse_format(g);
     const Chart chart = recommendation_chart(result, RecommendContext{nullptr, nullptr, &r});
     write_chart(co.chart, chart, catalog);
-    const std::string notes = fmt::format("USD, {} {}; billed per second with a 60 s minimum. SPOT assumes no interruptions.\n", r.region,
+    const std::string notes = fmt::format("USD, {} {}; billed per second with a 60 s minimum. COST is at the channel VIA that can deliver the instances "
+                                          "(block: a Capacity Block of whole days; reserved: at the on-demand rate); SPOT assumes no "
+                                          "interruptions and is not offered above the usual spot count.\n", r.region,
                                           prices_note(catalog));
     if (format == Format::html) {
       const RecommendRow& row = result.rows.front();

@@ -142,7 +142,10 @@ class RecommendCommand : public Command {
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
-                               "USD; SPOT assumes no interruptions (`gpuadvisor cost` adds them). MEM is the need per accelerator with a "
+                               "USD. COST is at the channel VIA that can deliver the option: on demand up to the usual count, else a Capacity Block "
+                               "(block: whole days, sized to the prediction plus its p90 error; block*: its rate unknown, so at the on-demand "
+                               "rate), else reserved at the on-demand rate; spot only up to the usual spot count (--wide: ON-DEMAND, and SPOT "
+                               "without interruptions; `gpuadvisor cost` adds them). MEM is the need per accelerator with a "
                                "reserve of 1 GB + 5% for the runtime, communication buffers and fragmentation already in it, so 100% still fits.\n",
                                result.options_found, std::min<size_t>(result.rows.size(), r.top),
                                r.all_counts ? "every count" : "one per instance type; --all-counts for every count",

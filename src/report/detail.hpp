@@ -27,13 +27,30 @@ Cell hours_cell(double hours);
 // the text table): the region and the dates its prices and Spot Advisor range
 // are from, the pricing channel its ranked cost is at, and, where the table has
 // no PICK column of its own (`with_pick`), whether it is the pick.
-std::vector<Column> provenance_columns(bool with_pick);
-// The pricing a training row's ranked cost is at ("on-demand", "spot", ...).
+// Without `with_channel` the table shows the channel itself (channel_cell).
+std::vector<Column> provenance_columns(bool with_pick, bool with_channel = true);
+// The channel a training row is bought through ("on-demand", "capacity-block", ...).
 std::string_view channel_of(const RecommendRow& r, const RecommendRequest& request);
+// The channel for the text table: "on demand", "block", "block*" (its rate
+// unknown: the row is at the on-demand rate), "reserved", "spot", "1y plan",
+// "3y plan"; its JSON/CSV value is the channel's name.
+Cell channel_cell(const RecommendRow& r);
+// A spot figure of a training row, or "not offered" above the usual spot count (null in JSON).
+Cell spot_money(const RecommendRow& r, std::optional<double> usd);
+// The Spot Advisor range of a training row: "not offered", the range, or "unknown".
+Cell spot_bucket_cell(const RecommendRow& r);
+// The channel's cost, whether its rate is unknown, its note, and whether spot
+// is offered at the row's count (CSV and JSON only).
+std::vector<Column> channel_columns();
+void append_channel(std::vector<Cell>& row, const RecommendRow& r);
+// What the ranked cost is, after the figure: "on-demand", "in Capacity Blocks",
+// "at the on-demand rate (Capacity Block rate unknown)", "reserved at the on-demand rate", ...
+std::string channel_words(const RecommendRow& r);
 // Whether a training row is the recommendation's pick.
 bool is_pick(const RecommendRow& r, const Recommendation& rec);
 // A catalog entry's sources joined for a table cell.
 std::string join_sources(const std::vector<std::string>& s);
+// An empty `channel` leaves the channel cell out (provenance_columns without it).
 void append_provenance(std::vector<Cell>& row, const Instance& i, const std::string& region, std::string_view channel,
                        std::optional<bool> pick = std::nullopt);
 ordered_json envelope(const Catalog& catalog, std::string_view command);

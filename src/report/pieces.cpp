@@ -127,6 +127,7 @@ ItemAdder item_adder(Table& t) {
 }
 
 Cell break_even_cell(const RecommendRow& r) {
+  if (!r.spot_offered) return {"not offered", std::monostate{}};
   if (r.break_even_monthly_interruption) return pct(*r.break_even_monthly_interruption);
   // Spot is cheaper at any monthly rate: for programs 1 (100%), apart from unknown (null).
   if (r.spot_expected_cost_usd && r.on_demand_expected_cost_usd) return {"spot always", 1.0};

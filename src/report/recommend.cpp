@@ -90,8 +90,10 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                {"tokens_per_second", "TOK/S", true, true},
                {"mfu", "MFU", true},
                {"total_hours", "TIME", true},
-               {"on_demand_cost_usd", "ON-DEMAND", true},
-               {"spot_cost_usd", "SPOT", true},
+               {"ranked_cost_usd", "COST", true},
+               {"channel", "VIA"},
+               {"on_demand_cost_usd", "ON-DEMAND", true, true},
+               {"spot_cost_usd", "SPOT", true, true},
                {"usd_per_million_tokens", "$/MTOK", true, true},
                {"spot_interruption_bucket", "INTERRUPT", false, true},
                {"spot_expected_cost_usd", "SPOT EXP", true, true},
@@ -100,7 +102,8 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                {"capacity", "CAPACITY", false, true},
                {"pareto", "PARETO", false, true},
                {"pick", "PICK", false, true}};
-  for (auto& c : provenance_columns(false)) t.columns.push_back(c);
+  for (auto& c : channel_columns()) t.columns.push_back(c);
+  for (auto& c : provenance_columns(false, false)) t.columns.push_back(c);
   const int top = ctx.request->top;
   int rank = 0;
   for (const auto& r : rec.rows) {
@@ -110,13 +113,14 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
     t.rows.push_back({integer(rank), text(r.instance->name), integer(r.count), integer(r.count * r.instance->accelerator_count),
                       text(layout_text(e.layout)), num(e.memory.total_gb(), 1), pct(e.memory.total_gb() / e.memory.capacity_gb),
                       text(e.step.bound()), num(e.step.total_s(), 2), num(e.tokens_per_second, 0), pct(e.mfu),
-                      hours_cell(e.total_hours), money(r.on_demand_cost_usd), money(r.spot_cost_usd),
+                      hours_cell(e.total_hours), money(r.ranked_cost_usd), channel_cell(r), money(r.on_demand_cost_usd),
+                      spot_money(r, r.spot_cost_usd),
                       r.usd_per_million_tokens ? Cell{fmt::format("{:.3g}", *r.usd_per_million_tokens), sig6(*r.usd_per_million_tokens)} : Cell{"unknown", std::monostate{}},
-                      r.spot_interruption_bucket.empty() ? Cell{"unknown", std::monostate{}} : text(r.spot_interruption_bucket),
-                      money(r.spot_expected_cost_usd), break_even_cell(r), hours_cell(e.setup.hours()),
+                      spot_bucket_cell(r), spot_money(r, r.spot_expected_cost_usd), break_even_cell(r), hours_cell(e.setup.hours()),
                       text(r.capacity.column()),
                       {r.pareto ? "yes" : "", r.pareto}, pick_cell(is_pick(r, rec))});
-    append_provenance(t.rows.back(), *r.instance, ctx.request->region, channel_of(r, *ctx.request));
+    append_channel(t.rows.back(), r);
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, "");
   }
   return t;
 }
@@ -139,6 +143,11 @@ ordered_json option_json(const RecommendRow& r, const TrainingWorkload& w, const
           {"total_hours", sig6(e.total_hours)},
           {"train_hours", sig6(e.train_hours)},
           {"setup_hours", sig6(e.setup.hours())},
+          {"channel", std::string(to_string(r.channel))},
+          {"channel_cost_usd", money_json(r.channel_cost_usd)},
+          {"channel_rate_unknown", r.channel_rate_unknown},
+          {"channel_note", r.channel_note.empty() ? ordered_json(nullptr) : ordered_json(r.channel_note)},
+          {"spot_offered", r.spot_offered},
           {"costs", {{"ranked_usd", money_json(r.ranked_cost_usd)}, {"ranked_pricing", r.ranked_pricing},
                      {"on_demand_usd", money_json(r.on_demand_cost_usd)}, {"spot_usd", money_json(r.spot_cost_usd)},
                      {"spot_expected_usd", money_json(r.spot_expected_cost_usd)},
@@ -153,7 +162,7 @@ std::string option_line(const RecommendRow& r) {
   return fmt::format("{} x {} ({} {}{}), {}, {}{}", r.count, r.instance->name, r.count * r.instance->accelerator_count,
                      r.instance->accelerator_name, r.rl ? ", " + rl_placement_text(*r.rl) : "", format_duration(r.estimate.total_hours),
                      r.ranked_cost_usd ? money_text(*r.ranked_cost_usd) : "cost unknown",
-                     r.ranked_pricing.empty() ? "" : " " + r.ranked_pricing);
+                     r.ranked_pricing.empty() ? "" : " " + channel_words(r));
 }
 
 }  // namespace

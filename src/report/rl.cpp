@@ -94,13 +94,16 @@ Table rl_recommendation_table(const Recommendation& rec, const RecommendContext&
                {"step_time_s", "STEP S", true},
                {"generation_share", "GEN", true, true},
                {"total_hours", "TIME", true},
-               {"on_demand_cost_usd", "ON-DEMAND", true},
-               {"spot_cost_usd", "SPOT", true},
+               {"ranked_cost_usd", "COST", true},
+               {"channel", "VIA"},
+               {"on_demand_cost_usd", "ON-DEMAND", true, true},
+               {"spot_cost_usd", "SPOT", true, true},
                {"setup_hours", "SETUP", true, true},
                {"capacity", "CAPACITY", false, true},
                {"pareto", "PARETO", false, true},
                {"pick", "PICK", false, true}};
-  for (auto& c : provenance_columns(false)) t.columns.push_back(c);
+  for (auto& c : channel_columns()) t.columns.push_back(c);
+  for (auto& c : provenance_columns(false, false)) t.columns.push_back(c);
   int rank = 0;
   for (const auto& r : rec.rows) {
     if (rank >= ctx.request->top) break;
@@ -109,10 +112,11 @@ Table rl_recommendation_table(const Recommendation& rec, const RecommendContext&
     t.rows.push_back({integer(rank), text(r.instance->name), integer(r.count), integer(r.count * r.instance->accelerator_count),
                       text(rl_placement_text(e)), num(e.generation.seconds, 1), num(e.scoring.seconds, 1), num(e.training.seconds, 1),
                       num(e.weight_sync_s, 1), num(e.step_time_s, 1), pct(e.generation_share()), hours_cell(r.estimate.total_hours),
-                      money(r.on_demand_cost_usd), money(r.spot_cost_usd), hours_cell(r.estimate.setup.hours()),
-                      text(r.capacity.column()), {r.pareto ? "yes" : "", r.pareto},
+                      money(r.ranked_cost_usd), channel_cell(r), money(r.on_demand_cost_usd), spot_money(r, r.spot_cost_usd),
+                      hours_cell(r.estimate.setup.hours()), text(r.capacity.column()), {r.pareto ? "yes" : "", r.pareto},
                       pick_cell(rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count)});
-    append_provenance(t.rows.back(), *r.instance, ctx.request->region, channel_of(r, *ctx.request));
+    append_channel(t.rows.back(), r);
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, "");
   }
   return t;
 }

@@ -83,18 +83,63 @@ Cell pct(double fraction) { return {fmt::format("{:.0f}%", fraction * 100), sig6
 Cell pick_cell(bool is_pick) { return {is_pick ? "yes" : "", is_pick}; }
 
 std::string_view channel_of(const RecommendRow& r, const RecommendRequest& request) {
-  return r.ranked_pricing.empty() ? to_string(request.pricing) : std::string_view(r.ranked_pricing);
+  return r.ranked_pricing.empty() ? to_string(request.pricing) : to_string(r.channel);
+}
+
+Cell channel_cell(const RecommendRow& r) {
+  const std::string name(to_string(r.channel));
+  switch (r.channel) {
+    case Channel::on_demand: return {"on demand", name};
+    case Channel::spot: return {"spot", name};
+    case Channel::capacity_block: return {r.channel_rate_unknown ? "block*" : "block", name};
+    case Channel::reservation: return {"reserved", name};
+    case Channel::savings_1y: return {"1y plan", name};
+    case Channel::savings_3y: return {"3y plan", name};
+  }
+  return text(name);
+}
+
+Cell spot_money(const RecommendRow& r, std::optional<double> usd) {
+  return r.spot_offered ? money(usd) : Cell{"not offered", std::monostate{}};
+}
+
+Cell spot_bucket_cell(const RecommendRow& r) {
+  if (!r.spot_offered) return {"not offered", std::monostate{}};
+  return r.spot_interruption_bucket.empty() ? Cell{"unknown", std::monostate{}} : text(r.spot_interruption_bucket);
+}
+
+std::vector<Column> channel_columns() {
+  return {{"channel_cost_usd", "CHANNEL COST", true, true, true},
+          {"channel_rate_unknown", "CHANNEL RATE UNKNOWN", false, true, true},
+          {"channel_note", "CHANNEL NOTE", false, true, true},
+          {"spot_offered", "SPOT OFFERED", false, true, true}};
+}
+
+void append_channel(std::vector<Cell>& row, const RecommendRow& r) {
+  row.push_back(money(r.channel_cost_usd));
+  row.push_back({r.channel_rate_unknown ? "yes" : "no", r.channel_rate_unknown});
+  row.push_back(r.channel_note.empty() ? Cell{"", std::monostate{}} : text(r.channel_note));
+  row.push_back({r.spot_offered ? "yes" : "no", r.spot_offered});
+}
+
+std::string channel_words(const RecommendRow& r) {
+  switch (r.channel) {
+    case Channel::capacity_block:
+      return r.channel_rate_unknown ? "at the on-demand rate (its Capacity Block rate unknown)" : "in Capacity Blocks";
+    case Channel::reservation: return "reserved at the on-demand rate";
+    default: return r.ranked_pricing;
+  }
 }
 
 bool is_pick(const RecommendRow& r, const Recommendation& rec) {
   return rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count;
 }
 
-std::vector<Column> provenance_columns(bool with_pick) {
+std::vector<Column> provenance_columns(bool with_pick, bool with_channel) {
   std::vector<Column> c{{"region", "REGION", false, true, true},
                         {"prices_as_of", "PRICES AS OF", false, true, true},
-                        {"spot_advisor_as_of", "SPOT ADVISOR AS OF", false, true, true},
-                        {"channel", "CHANNEL", false, true, true}};
+                        {"spot_advisor_as_of", "SPOT ADVISOR AS OF", false, true, true}};
+  if (with_channel) c.push_back({"channel", "CHANNEL", false, true, true});
   if (with_pick) c.push_back({"pick", "PICK", false, true, true});
   return c;
 }
@@ -106,7 +151,7 @@ void append_provenance(std::vector<Cell>& row, const Instance& i, const std::str
   row.push_back(text(region));
   row.push_back(it == i.prices.end() ? Cell{"unknown", std::monostate{}} : date(it->second.on_demand.as_of));
   row.push_back(it == i.prices.end() ? Cell{"unknown", std::monostate{}} : date(it->second.spot.interruption_as_of));
-  row.push_back(text(std::string(channel)));
+  if (!channel.empty()) row.push_back(text(std::string(channel)));
   if (pick) row.push_back(pick_cell(*pick));
 }
 

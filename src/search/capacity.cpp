@@ -17,6 +17,30 @@ std::optional<int> capacity_block_days(double hours) {
   return weekly;
 }
 
+std::string_view to_string(Channel c) {
+  switch (c) {
+    case Channel::on_demand: return "on-demand";
+    case Channel::spot: return "spot";
+    case Channel::capacity_block: return "capacity-block";
+    case Channel::reservation: return "reservation";
+    case Channel::savings_1y: return "savings-1y";
+    case Channel::savings_3y: return "savings-3y";
+  }
+  return "on-demand";
+}
+
+std::optional<int> usual_spot_max_instances(const Instance& inst) { return inst.on_demand_max_instances; }
+
+bool spot_offered(const Instance& inst, int count) {
+  if (inst.purchase != "on_demand_and_spot") return false;
+  const auto most = usual_spot_max_instances(inst);
+  return !most || count <= *most;
+}
+
+bool beyond_usual_on_demand(const Instance& inst, int count) {
+  return inst.on_demand_max_instances && count > *inst.on_demand_max_instances;
+}
+
 namespace {
 
 std::string block_text(const Instance& inst, int count, const CapacityAdvice& a, std::string_view region) {
@@ -45,8 +69,7 @@ std::string unknown_limit_note(const Instance& inst, int count) {
                      inst.name, count, inst.capacity_blocks ? "a Capacity Block or a reservation" : "an On-Demand Capacity Reservation");
 }
 
-// More instances than one usually starts at once in this family.
-bool scarce(const Instance& inst, int count) { return inst.on_demand_max_instances && count > *inst.on_demand_max_instances; }
+bool scarce(const Instance& inst, int count) { return beyond_usual_on_demand(inst, count); }
 // On-demand and best are the prices that assume instances can be started at will.
 bool at_will(Pricing pricing) { return pricing == Pricing::on_demand || pricing == Pricing::best; }
 

@@ -256,24 +256,94 @@ std::string human_params(double p) {
 
 namespace {
 
-void rank_cost(RecommendRow& row, Pricing pricing, bool interruptions_priced) {
+struct ChannelOffer {
+  Channel channel;
+  std::optional<double> cost_usd;
+};
+
+// The channel that delivers instances bought at will: on demand within the
+// usual count, else Capacity Blocks (where sold, up to 256 instances and 182
+// days), else a reservation billed at the on-demand rate.
+ChannelOffer at_will_offer(const RecommendRow& row) {
+  const Instance& inst = *row.instance;
+  if (inst.purchase == "on_demand_and_spot" && !beyond_usual_on_demand(inst, row.count)) return {Channel::on_demand, row.on_demand_cost_usd};
+  if (row.capacity.block_days) return {Channel::capacity_block, row.capacity.block_cost_usd};
+  return {Channel::reservation, row.on_demand_cost_usd};
+}
+
+// The offers each pricing may take: spot only within its usual count (a
+// pricing of spot beyond it is delivered at will), Capacity Blocks for
+// --pricing best wherever their rate is known.
+std::vector<ChannelOffer> channel_offers(const RecommendRow& row, Pricing pricing, bool interruptions_priced) {
   // Spot ranks by its expected cost with interruptions, so only where the
   // interruption range is known: a snapshot cost without them would rank an
   // unknown rate as none beside others that pay theirs. Hours given without a
   // model have no interruption figures at all: the snapshot cost for them.
-  const std::optional<double> spot = interruptions_priced ? row.spot_expected_cost_usd : row.spot_cost_usd;
-  const std::pair<Pricing, std::optional<double>> options[] = {{Pricing::on_demand, row.on_demand_cost_usd},
-                                                               {Pricing::spot, pricing == Pricing::best ? row.spot_expected_cost_usd : spot},
-                                                               {Pricing::savings_1y, row.savings_1y_cost_usd},
-                                                               {Pricing::savings_3y, row.savings_3y_cost_usd}};
-  row.ranked_cost_usd.reset();
-  for (const auto& [p, cost] : options) {
-    if (pricing != Pricing::best && p != pricing) continue;
-    if (cost && (!row.ranked_cost_usd || *cost < *row.ranked_cost_usd)) {
-      row.ranked_cost_usd = cost;
-      row.ranked_pricing = std::string(to_string(p));
-    }
+  const std::optional<double> spot =
+      interruptions_priced || pricing == Pricing::best ? row.spot_expected_cost_usd : row.spot_cost_usd;
+  const ChannelOffer at_will = at_will_offer(row);
+  const bool best = pricing == Pricing::best;
+  std::vector<ChannelOffer> offers;
+  if (pricing == Pricing::on_demand || best || (pricing == Pricing::spot && !row.spot_offered)) offers.push_back(at_will);
+  if ((pricing == Pricing::spot || best) && row.spot_offered) offers.push_back({Channel::spot, spot});
+  if (pricing == Pricing::savings_1y || best) offers.push_back({Channel::savings_1y, row.savings_1y_cost_usd});
+  if (pricing == Pricing::savings_3y || best) offers.push_back({Channel::savings_3y, row.savings_3y_cost_usd});
+  if (best && at_will.channel != Channel::capacity_block && row.capacity.block_cost_usd)
+    offers.push_back({Channel::capacity_block, row.capacity.block_cost_usd});
+  return offers;
+}
+
+std::string channel_note_text(const RecommendRow& row, Pricing pricing, std::string_view region) {
+  const Instance& inst = *row.instance;
+  std::string note;
+  if ((pricing == Pricing::spot || pricing == Pricing::best) && !row.spot_offered && inst.purchase == "on_demand_and_spot")
+    note = fmt::format("not offered on spot: about {} is the most one usually holds at once, and a synchronous job needs every node; ",
+                       *usual_spot_max_instances(inst));
+  switch (row.channel) {
+    case Channel::capacity_block:
+      if (row.channel_rate_unknown)
+        return note + "Capacity Block rate unknown here: ranked at the on-demand rate (see the Capacity Blocks console, or "
+                      "`gpuadvisor prices fetch --capacity-blocks`)";
+      return note + fmt::format("{} Capacity Block{} of {} days at ${:.2f}/h (a rate of {}), whole days billed, sized to the prediction "
+                                "plus its p90 error",
+                                row.capacity.blocks, row.capacity.blocks > 1 ? "s" : "", *row.capacity.block_days,
+                                *inst.prices_in(region)->capacity_block.usd_per_hour, inst.prices_in(region)->capacity_block.as_of);
+    case Channel::reservation:
+      if (!inst.capacity_blocks) return note + "Capacity Blocks do not sell it: an On-Demand Capacity Reservation, billed at the on-demand rate";
+      if (row.count > kCapacityBlocksMaxInstances)
+        return note + fmt::format("more than the {} instances Capacity Blocks sell: an On-Demand Capacity Reservation or private capacity, "
+                                  "at the on-demand rate where AWS can fill it",
+                                  kCapacityBlocksMaxInstances);
+      return note + "longer than a Capacity Block lasts (182 days): a reservation, at the on-demand rate where AWS can fill it";
+    default: return note.empty() ? note : note.substr(0, note.size() - 2);
   }
+}
+
+// Ranks a row at the cost of the cheapest channel its pricing may take that
+// can deliver it; where that channel's rate is unknown (a Capacity Block's),
+// at the on-demand rate, flagged.
+void choose_channel(RecommendRow& row, const RecommendRequest& r, bool interruptions_priced) {
+  const auto offers = channel_offers(row, r.pricing, interruptions_priced);
+  const ChannelOffer* chosen = nullptr;
+  for (const auto& o : offers)
+    if (o.cost_usd && (!chosen || *o.cost_usd < *chosen->cost_usd)) chosen = &o;
+  if (!chosen) chosen = &offers.front();
+  row.channel = chosen->channel;
+  row.channel_cost_usd = chosen->cost_usd;
+  row.channel_rate_unknown = !chosen->cost_usd && chosen->channel == Channel::capacity_block && row.on_demand_cost_usd;
+  row.ranked_cost_usd = row.channel_rate_unknown ? row.on_demand_cost_usd : chosen->cost_usd;
+  row.ranked_pricing = std::string(row.channel_rate_unknown ? to_string(Channel::on_demand) : to_string(row.channel));
+  row.channel_note = channel_note_text(row, r.pricing, r.region);
+}
+
+// The capacity advice of the pricing the chosen channel is bought at.
+void advise_for_channel(RecommendRow& row, const RecommendRequest& r) {
+  const Pricing bought = row.channel == Channel::spot         ? Pricing::spot
+                         : row.channel == Channel::savings_1y ? Pricing::savings_1y
+                         : row.channel == Channel::savings_3y ? Pricing::savings_3y
+                                                              : Pricing::on_demand;
+  const bool same = bought == r.pricing || (bought == Pricing::on_demand && r.pricing == Pricing::best);
+  if (!same) row.capacity = capacity_advice(*row.instance, row.count, row.estimate.total_hours, r.region, bought, row.capacity.margin);
 }
 
 void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
@@ -286,6 +356,7 @@ void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWo
   if (row.on_demand_usd_per_hour) row.on_demand_expected_cost_usd = *row.on_demand_usd_per_hour * row.count * row.on_demand_interruptions.expected_hours;
   const RegionPrices* rp = row.instance->prices_in(r.region);
   if (!rp) return;
+  if (!row.spot_offered) return;
   row.spot_interruption_bucket = rp->spot.interruption_bucket;
   auto fraction = interruption_bucket_monthly_fraction(rp->spot.interruption_bucket);
   if (!fraction || !row.spot_usd_per_hour) return;
@@ -323,17 +394,15 @@ std::optional<DeadlineMargin> deadline_margin(const RecommendRow& pick, const Re
   return d;
 }
 
-void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
+void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r, bool hours_given) {
   // A block ends at a fixed time: cover the prediction's p90 error (its group's band).
   const auto band = row.rl ? accuracy_band(row.instance->accelerator_name, "rl")
                            : accuracy_band(row.instance->accelerator_name, accuracy_task(to_string(w.task)),
                                            row.estimate.framework ? row.estimate.framework->name : std::string(), m.is_moe());
-  price_hours(row, r, band ? band->p90_abs_error : 0);
+  price_hours(row, r, band && !hours_given ? band->p90_abs_error : 0);
   price_interruptions(row, m, w, r);
-  rank_cost(row, r.pricing, true);
-  // --pricing best: the capacity the chosen price needs (spot's own market, not a block).
-  if (r.pricing == Pricing::best && row.ranked_pricing == to_string(Pricing::spot))
-    row.capacity = capacity_advice(*row.instance, row.count, row.estimate.total_hours, r.region, Pricing::spot, row.capacity.margin);
+  choose_channel(row, r, true);
+  advise_for_channel(row, r);
   if (row.ranked_cost_usd) row.usd_per_million_tokens = *row.ranked_cost_usd / (w.total_tokens() / 1e6);
 }
 
@@ -346,11 +415,14 @@ void price_hours(RecommendRow& row, const RecommendRequest& r, double block_marg
   row.savings_1y_usd_per_hour = hourly_rate(inst, r.region, Pricing::savings_1y);
   row.savings_3y_usd_per_hour = hourly_rate(inst, r.region, Pricing::savings_3y);
   row.on_demand_cost_usd = job(row.on_demand_usd_per_hour);
-  row.spot_cost_usd = job(row.spot_usd_per_hour);
+  // Above the usual spot count spot is not offered: no spot figures at all.
+  row.spot_offered = spot_offered(inst, row.count);
+  if (row.spot_offered) row.spot_cost_usd = job(row.spot_usd_per_hour);
   row.savings_1y_cost_usd = job(row.savings_1y_usd_per_hour);
   row.savings_3y_cost_usd = job(row.savings_3y_usd_per_hour);
-  rank_cost(row, r.pricing, false);
   row.capacity = capacity_advice(inst, row.count, row.estimate.total_hours, r.region, r.pricing, block_margin);
+  choose_channel(row, r, false);
+  advise_for_channel(row, r);
 }
 
 namespace {

@@ -19,7 +19,14 @@ enum class Pricing { on_demand, spot, savings_1y, savings_3y, best };
 std::string_view to_string(Pricing p);
 std::optional<Pricing> pricing_from_string(std::string_view s);
 
-// USD per instance-hour, or nullopt with `why` filled. For savings-1y/3y,
+// Spot at the region's typical zone: a job that needs its nodes in one zone
+// (a placement group, one EFA fabric) cannot choose the cheapest one. The
+// snapshot keeps the lowest and the highest zone's price only, so the typical
+// zone is their midpoint (docs/methodology.md §Spot's typical zone); the
+// lowest where no highest is known.
+std::optional<double> typical_zone_usd_per_hour(const PriceQuote& spot);
+
+// USD per instance-hour (spot: the typical zone's), or nullopt with `why` filled. For savings-1y/3y,
 // `which` names the commitment chosen.
 std::optional<double> hourly_rate(const Instance& instance, std::string_view region, Pricing pricing, std::string* why = nullptr,
                                   std::string* which = nullptr);

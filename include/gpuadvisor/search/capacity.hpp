@@ -21,6 +21,21 @@ inline constexpr int kCapacityBlockMaxDays = 182;
 // Days of the shortest block that covers `hours`; nullopt past 182 days.
 std::optional<int> capacity_block_days(double hours);
 
+// How a job's instances are bought (docs/methodology.md §Channels): each
+// option is ranked at the cost of the channel that can deliver it.
+enum class Channel { on_demand, spot, capacity_block, reservation, savings_1y, savings_3y };
+// "on-demand", "spot", "capacity-block", "reservation", "savings-1y", "savings-3y".
+std::string_view to_string(Channel c);
+
+// The most instances of a type one usually holds on spot at once: the
+// on-demand count (a judgement: spot is the spare capacity on-demand draws
+// on, and a synchronous job needs every node at once); empty where unknown.
+std::optional<int> usual_spot_max_instances(const Instance& inst);
+// Whether `count` instances can be had on spot: sold on spot and within the usual count.
+bool spot_offered(const Instance& inst, int count);
+// More instances than one usually starts on demand in this family.
+bool beyond_usual_on_demand(const Instance& inst, int count);
+
 struct CapacityAdvice {
   bool beyond_on_demand = false;     // more instances than one plausibly gets on demand
   std::optional<int> block_days;     // a Capacity Block that covers the run

@@ -86,8 +86,18 @@ struct RecommendRow {
   std::optional<double> savings_3y_usd_per_hour;
   std::optional<double> savings_1y_cost_usd;      // rate x instances x hours: the commitment is used for the rest of its term
   std::optional<double> savings_3y_cost_usd;
-  std::optional<double> ranked_cost_usd;         // under the requested pricing
-  std::string ranked_pricing;                    // which price the ranking used (for --pricing best)
+  // The channel that can deliver the option under the requested pricing
+  // (docs/methodology.md §Channels): on demand within the usual count, else a
+  // Capacity Block, else a reservation; spot within its usual count; a
+  // commitment. Its cost is empty where the channel's rate is unknown; the
+  // row is then ranked at the best known rate, flagged.
+  Channel channel = Channel::on_demand;
+  std::optional<double> channel_cost_usd;
+  bool channel_rate_unknown = false;
+  std::string channel_note;                      // one clause for a person; empty on demand within the usual count
+  bool spot_offered = true;                      // within the usual spot count (else the spot figures are empty)
+  std::optional<double> ranked_cost_usd;         // the channel's cost, or the best known rate's where it is unknown
+  std::string ranked_pricing;                    // the price the ranked cost is at: a channel's name
   std::optional<double> usd_per_million_tokens;  // under the requested pricing
   // Expected with interruptions: hardware failures on-demand, reclaims plus
   // failures on spot (empty when the spot interruption bucket is unknown).
@@ -109,7 +119,9 @@ struct RecommendRow {
 // hourly rates and job costs under each pricing model, the expected costs with
 // interruptions, and the ranked cost under r.pricing (docs/methodology.md
 // §Cost and ranking, §Interruptions and checkpoints).
-void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r);
+// `hours_given`: the hours are the user's, so a Capacity Block covers them
+// without the prediction's error margin.
+void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r, bool hours_given = false);
 // The same without a model: rates, job costs and capacity for the hours, no
 // interruption figures (they need the checkpoint size). A Capacity Block
 // covers the hours x (1 + block_margin): the prediction's p90 error, 0 for
