@@ -436,6 +436,18 @@ TEST_CASE("cli: a pick beyond on demand is headlined in Capacity Blocks; rows ca
         Approx((row["spot_lowest_zone_usd_per_hour"].get<double>() + row["spot_highest_zone_usd_per_hour"].get<double>()) / 2));
 }
 
+TEST_CASE("cli: the JSON request names the pick rule that decided and the deadline") {
+  auto request = [](const std::string& args) {
+    return nlohmann::json::parse(run("recommend --params 8B --task pretrain --tokens 1T --format json " + args).out)["request"];
+  };
+  CHECK(request("")["pick_rule"] == "value-of-time");
+  CHECK(request("")["deadline_hours"].is_null());
+  CHECK(request("--deadline 14d")["pick_rule"] == "deadline");
+  CHECK(request("--deadline 14d")["deadline_hours"] == 336);
+  CHECK(request("--deadline 14d --cost-slack 0.2")["pick_rule"] == "value-of-time");
+  CHECK(request("--value-of-time 0")["pick_rule"] == "slack");
+}
+
 TEST_CASE("cli: a spot run that stays cheaper at any interruption rate reads 'spot always', not 'never'") {
   // Two p5.48xlarge at most: above the usual spot count spot is not offered at all.
   Run r = run("cost --model llama-3-8b --task pretrain --tokens 10B --family p5 --all-counts");

@@ -516,6 +516,16 @@ PickRule pick_rule(const RecommendRequest& r) {
   return rule;
 }
 
+}  // namespace
+
+std::string_view pick_rule_name(const RecommendRequest& r) {
+  const PickRule rule = pick_rule(r);
+  if (rule.deadline) return "deadline";
+  return rule.value_of_time_usd_per_hour > 0 ? "value-of-time" : "slack";
+}
+
+namespace {
+
 std::string slack_rule_text(const Recommendation& rec, const PickRule& rule) {
   const RecommendRow &p = *rec.pick, &low = *rec.cheapest;
   const double slack_pct = rule.slack * 100;

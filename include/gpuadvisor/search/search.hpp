@@ -161,6 +161,11 @@ struct Recommendation {
   std::vector<std::string> notes;
 };
 
+// The rule a training or RL pick is made by (docs/methodology.md §The pick):
+// "deadline" (the cheapest that meets --deadline at its p90 error, when neither
+// --cost-slack nor --value-of-time is given), "value-of-time" or "slack".
+std::string_view pick_rule_name(const RecommendRequest& r);
+
 // Whether --family/--exclude leave this instance type out.
 bool excluded(const Instance& inst, const RecommendRequest& r);
 // Whether a search considers this instance type: not left out by --family or
