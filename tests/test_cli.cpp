@@ -410,7 +410,7 @@ TEST_CASE("cli: CSV and JSON rows mark the pick, whatever the order") {
   }
 }
 
-TEST_CASE("cli: a pick beyond on demand is headlined in Capacity Blocks; rows carry the channel in JSON and CSV; spot shows its zones") {
+TEST_CASE("cli: a pick beyond on demand is headlined in Capacity Blocks, rows carry the channel in JSON and CSV, spot shows its zones") {
   const Run text = run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d");
   REQUIRE(text.code == 0);
   CHECK(text.out.find("in Capacity Blocks\n") != std::string::npos);
