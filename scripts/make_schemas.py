@@ -35,7 +35,7 @@ CORPUS = {
         # A pick in Capacity Blocks beside the same type at the count one starts on demand (alternatives.on_demand).
         ("recommend --model llama-2-7b --task pretrain --tokens 50B --deadline 14d --cost-slack 0.2", 0),
         ("recommend --params 7B --task rl --family p4d --value-of-time 5000 --algorithm ppo", 0),
-        ("recommend --model llama-3-70b --task pretrain --tokens 200B --family p5 --pricing spot", 0),
+        ("recommend --model llama-3-70b --task pretrain --tokens 20B --family p5 --pricing spot", 0),
         ("recommend --params 7B --task rl --family p5", 0),
         ("recommend --params 70B --task qlora --compare-to {baseline} --fail-if-increase 1000%", 0),
         ("recommend --model llama-3-8b --task inference --max-tpot 30ms --mode offline --tokens-per-day 1B", 0),
@@ -56,7 +56,7 @@ CORPUS = {
         ("cost --params 7B --task rl --algorithm ppo --reward model --reward-model 7B --family p5", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --instance p5.48xlarge --count 4", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --compare-to {baseline}", 0),
-        ("cost --model llama-3-70b --task pretrain --tokens 200B --family p4d --pricing spot", 0),
+        ("cost --model llama-3-70b --task pretrain --tokens 20B --family p5 --pricing spot", 0),
         ("--catalog-add {commitments} cost --model llama-3-8b --task lora --family p5 --deadline 30d", 0),
         ("--catalog-add {commitments} cost --model llama-3-8b --task inference --family p5 --mode offline --tokens-per-day 20B --concurrency 64", 0),
         ("--catalog-add {commitments} cost --model llama-3-8b --task inference --family inf2 --compiled-batch 8", 0),
@@ -112,9 +112,11 @@ TYPES = {
     "error": {"error.ttft_s": ["number"], "error.tpot_s": ["number"]},
     # The on-demand alternative has every field of a row: a run past 182 days has no block length, a non-RL job no rl.
     "recommend": {"alternatives.on_demand.capacity.note": ["string"], "alternatives.on_demand.capacity.capacity_block_days": ["integer", "null"],
-                  "alternatives.on_demand.rl": ["object", "null"], "alternatives.on_demand.channel_note": ["string", "null"]},
+                  "alternatives.on_demand.rl": ["object", "null"], "alternatives.on_demand.channel_note": ["string", "null"],
+                  "alternatives.cheapest.channel_note": ["string", "null"], "alternatives.fastest.channel_note": ["string", "null"]},
     "cost": {"alternatives.on_demand.capacity.note": ["string"], "recommendation.batch_hours_per_day": ["number"],
-             "alternatives.on_demand.channel_note": ["string", "null"]},
+             "alternatives.on_demand.channel_note": ["string", "null"],
+             "alternatives.cheapest.channel_note": ["string", "null"], "alternatives.fastest.channel_note": ["string", "null"]},
 }
 
 # Money, rates and price dates are null when unknown (docs/json.md), whether or not the corpus met one.

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli_run.hpp"
+#include "test_files.hpp"
 #include "gpuadvisor/physics/accuracy.hpp"
 #include <fmt/format.h>
 
@@ -27,7 +28,7 @@ TEST_CASE("cli: catalog --format json lists every family and round-trips prices"
   Run r = run("catalog --format json");
   REQUIRE(r.code == 0);
   auto j = nlohmann::json::parse(r.out);
-  CHECK(j["schema_version"] == 1);
+  CHECK(j["schema_version"] == 2);
   CHECK(j["currency"] == "USD");
   CHECK(j["catalog"]["prices_as_of"] == "2026-11-29");
   CHECK(j["generated_by"].get<std::string>().rfind("gpuadvisor ", 0) == 0);
@@ -429,11 +430,25 @@ TEST_CASE("cli: a pick beyond on demand is headlined in Capacity Blocks, rows ca
   for (const char* column : {"ranked_cost_usd", "channel", "channel_cost_usd", "channel_rate_unknown", "channel_note", "spot_offered"})
     CHECK(header.find(column) != std::string::npos);
   // The spot rate is the typical zone's, with the zones' range beside it.
-  const auto cost = nlohmann::json::parse(run("cost --model llama-3-8b --task lora --family p5 --format json").out);
+  const auto cost = nlohmann::json::parse(run("cost --model llama-3-8b --task lora --family p5 --exclude p5.4xlarge --format json").out);
   const auto& row = cost["options"][0];
   REQUIRE(row["instance"] == "p5.48xlarge");
   CHECK(row["spot_usd_per_hour"].get<double>() ==
         Approx((row["spot_lowest_zone_usd_per_hour"].get<double>() + row["spot_highest_zone_usd_per_hour"].get<double>()) / 2));
+}
+
+TEST_CASE("cli: a baseline of schema version 1 still compares, one of a version to come is refused") {
+  test_files::TempDir t("gpuadvisor_schema_versions");
+  auto base = nlohmann::json::parse(run("recommend --params 13B --task lora --format json").out);
+  REQUIRE(base["schema_version"] == 2);
+  base["schema_version"] = 1;
+  std::ofstream(t.file("v1.json")) << base.dump();
+  CHECK(run("recommend --params 13B --task lora --compare-to " + t.file("v1.json")).code == 0);
+  base["schema_version"] = 3;
+  std::ofstream(t.file("v3.json")) << base.dump();
+  const Run v3 = run("recommend --params 13B --task lora --compare-to " + t.file("v3.json"));
+  CHECK(v3.code == 2);
+  CHECK(v3.err.find("schema_version 3") != std::string::npos);
 }
 
 TEST_CASE("cli: the JSON request names the pick rule that decided and the deadline") {
@@ -628,7 +643,7 @@ TEST_CASE("cli: cost prints the finance table in csv and json, and refuses bad s
 TEST_CASE("cli: cost --task inference gives the finance table of a service") {
   Run r = run("cost --task inference --model llama-3-8b --requests-per-second 20 --format csv");
   REQUIRE(r.code == 0);
-  CHECK(r.out.rfind("instance,layout,replicas,instances,utilisation,on_demand_usd_per_hour,on_demand_usd_per_month,spot_usd_per_month", 0) == 0);
+  CHECK(r.out.rfind("instance,layout,replicas,instances,utilisation,on_demand_usd_per_hour,service_on_demand_usd_per_hour,on_demand_usd_per_month,spot_usd_per_month", 0) == 0);
   CHECK(r.out.find("savings_1y_usd_per_month") != std::string::npos);
   CHECK(run("cost --task inference --model llama-3-8b --instance p5.48xlarge").code == 2);
   CHECK(run("cost --task inference --model llama-3-8b --tokens 1B").code == 2);
@@ -984,7 +999,7 @@ TEST_CASE("cli: with --format json every exit 2 and 3 is one JSON document") {
   Run fits = run("estimate --instance g5.2xlarge --count 1 --params 13B --task lora --format json");
   CHECK(fits.code == 3);
   auto e3 = nlohmann::json::parse(fits.out);
-  CHECK(e3["schema_version"] == 1);
+  CHECK(e3["schema_version"] == 2);
   CHECK(e3["error"]["exit_code"] == 3);
   CHECK(e3["error"]["kind"] == "nothing_fits");
   CHECK(e3["error"]["memory_need_gb"].get<double>() > e3["error"]["capacity_gb"].get<double>());

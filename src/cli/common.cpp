@@ -710,12 +710,22 @@ void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& o
 }
 
 void throw_no_pick(const Recommendation& result, const RecommendRequest& r, const std::string& fastest) {
+  // Under --pricing spot, options above the usual spot count are listed unpriced: say so, or more instances reads as the way out.
+  const bool spot_capped = r.pricing == Pricing::spot &&
+                           std::any_of(result.rows.begin(), result.rows.end(), [](const RecommendRow& x) { return !x.spot_offered; });
+  const std::string spot_note = spot_capped ? "; spot is not offered above the count one usually holds at once (about 2 of a P-family "
+                                              "type), so --pricing on-demand or best ranks the larger options at the Capacity Block "
+                                              "that holds them"
+                                            : "";
   if (const auto& f = result.fastest_beyond_horizon)  // set by the search only when no priced option is within the horizon
     throw NothingFitsError(fmt::format("no priced option finishes within the {} horizon (--horizon); the fastest is {} x {}, {}, ${} {} ({}): "
-                                       "--horizon {:.0f}d accepts it, or give more --max-instances, fewer --tokens or a smaller model",
+                                       "--horizon {:.0f}d accepts it, or give more --max-instances, fewer --tokens or a smaller model{}",
                                        format_duration(r.horizon_hours), f->count, f->instance->name, format_duration(f->estimate.total_hours),
                                        format_thousands(*f->ranked_cost_usd, 0), f->ranked_pricing, f->capacity.column(),
-                                       std::ceil(f->estimate.total_hours / 24)),
+                                       std::ceil(f->estimate.total_hours / 24), spot_note),
+                           rejections_json(result.rejections));
+  if (spot_capped && std::none_of(result.rows.begin(), result.rows.end(), [](const RecommendRow& x) { return x.ranked_cost_usd.has_value(); }))
+    throw NothingFitsError(fmt::format("no option has a known spot price in {} at a count spot offers{}", r.region, spot_note),
                            rejections_json(result.rejections));
   throw_no_price(r, row_instances(result.rows), fastest);
 }

@@ -216,7 +216,8 @@ class CostCommand : public Command {
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("USD, {} {}; times and costs include job overheads. COST is at the channel VIA that can deliver the "
                                "option (block: a Capacity Block, whole days; block*: its rate unknown, at the on-demand rate; reserved: "
-                               "at the on-demand rate); spot is not offered above the usual spot count and is priced at the typical "
+                               "at the on-demand rate; on demand?: no usual count known, check the quota); spot is not offered above the "
+                               "usual spot count (no spot: not ranked) and is priced at the typical "
                                "zone (the midpoint of the snapshot's lowest and highest). Spot expected cost includes reclaims at "
                                "the Spot Advisor bucket's upper edge and hardware failures, checkpoints to {} every Daly-optimal interval "
                                "and {:.0f} min restarts; BREAK-EVEN is the monthly interruption rate above which on-demand is cheaper ('spot always': at no rate). "

@@ -40,7 +40,9 @@ double number_field(const nlohmann::json& r, const char* key, const std::string&
 
 // The baseline must be a document of this version from a costed command, or its fields may mean something else.
 void check_document(const nlohmann::json& doc, const std::string& path) {
-  if (!doc.contains("schema_version") || doc["schema_version"] != kJsonSchemaVersion)
+  const bool comparable = doc.contains("schema_version") && doc["schema_version"].is_number_integer() &&
+                          doc["schema_version"].get<int>() >= kOldestComparableSchemaVersion && doc["schema_version"].get<int>() <= kJsonSchemaVersion;
+  if (!comparable)
     throw InputError(fmt::format("{}: schema_version {} is not this gpuadvisor's {} (make the baseline again with this version)", path,
                                  doc.contains("schema_version") ? json_excerpt(doc["schema_version"]) : "missing", kJsonSchemaVersion));
   const std::string command = doc.contains("command") && doc["command"].is_string() ? doc["command"].get<std::string>() : "";

@@ -31,10 +31,14 @@ Cell hours_cell(double hours);
 std::vector<Column> provenance_columns(bool with_pick, bool with_channel = true);
 // The channel a training row is bought through ("on-demand", "capacity-block", ...).
 std::string_view channel_of(const RecommendRow& r, const RecommendRequest& request);
-// The channel for the text table: "on demand", "block", "block*" (its rate
-// unknown: the row is at the on-demand rate), "reserved", "spot", "1y plan",
-// "3y plan"; its JSON/CSV value is the channel's name.
+// The channel for the text table: "on demand" ("on demand?" where the family's
+// usual count is unknown), "block", "block*" (its rate unknown: the row is at
+// the on-demand rate), "reserved", "spot" ("no spot" above the usual spot
+// count: not ranked), "1y plan", "3y plan"; its JSON/CSV value is the channel's name.
 Cell channel_cell(const RecommendRow& r);
+// The CAPACITY cell, agreeing with the channel: a row bought in Capacity
+// Blocks reads "capacity block" even within the usual on-demand count.
+Cell capacity_cell(const RecommendRow& r);
 // A spot figure of a training row, or "not offered" above the usual spot count (null in JSON).
 Cell spot_money(const RecommendRow& r, std::optional<double> usd);
 // The Spot Advisor range of a training row: "not offered", the range, or "unknown".

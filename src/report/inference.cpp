@@ -227,6 +227,11 @@ static std::string slo_header(const char* what, const ServingRecommendation& rec
   return fmt::format("{} SLO", what);
 }
 
+namespace {
+// One instance's on-demand rate (the rows' on_demand_usd_per_hour; the service's bill is service_on_demand_usd_per_hour).
+std::optional<double> instance_rate(const ServingRow& r, const std::string& region) { return hourly_rate(*r.instance, region, Pricing::on_demand); }
+}  // namespace
+
 Table inference_table(const ServingRecommendation& rec, const InferenceContext& ctx) {
   const bool simulated = std::any_of(rec.rows.begin(), rec.rows.end(), [](const ServingRow& r) { return r.simulated.has_value(); });
   Table t;
@@ -250,6 +255,7 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
                {"utilisation", "UTIL", true, true},
                {"usd_per_month", "$/MONTH", true},
                {"on_demand_usd_per_hour", "OD $/H", true, true},
+               {"service_on_demand_usd_per_hour", "SERVICE OD $/H", true, true},
                {"on_demand_usd_per_month", "OD $/MONTH", true, true},
                {"spot_usd_per_month", "SPOT $/MONTH", true, true},
                {"usd_per_million_output_tokens", "$/M OUT", true},
@@ -269,7 +275,8 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
                       latency_cell(r.ttft_mean_s()), latency_cell(r.tpot_mean_s()), slo_cell(r), seen_cell(r, r.ttft_seen_s()), seen_cell(r, r.tpot_seen_s()),
                       num(r.simulated ? (r.tpot_mean_s() > 0 ? 1 / r.tpot_mean_s() : 0) : r.at_load.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
                       text(e.step.bound()), integer(r.replicas), integer(r.instances), pct(r.utilisation),
-                      money(month(r.ranked_usd_per_hour)), rate(r.on_demand_usd_per_hour), money(month(r.on_demand_usd_per_hour)),
+                      money(month(r.ranked_usd_per_hour)), rate(instance_rate(r, ctx.request->region)), rate(r.on_demand_usd_per_hour),
+                      money(month(r.on_demand_usd_per_hour)),
                       money(month(r.spot_usd_per_hour)), per_million(r.usd_per_million_output_tokens),
                       per_million(r.usd_per_million_input_tokens), text(software_text(*r.accelerator)),
                       {r.pareto ? "yes" : "", r.pareto},
@@ -287,6 +294,7 @@ Table inference_cost_table(const ServingRecommendation& rec, const InferenceCont
                {"instances", "N", true},
                {"utilisation", "UTIL", true, true},
                {"on_demand_usd_per_hour", "OD $/H", true, true},
+               {"service_on_demand_usd_per_hour", "SERVICE OD $/H", true, true},
                {"on_demand_usd_per_month", "ON-DEMAND/MO", true},
                {"spot_usd_per_month", "SPOT/MO", true},
                {"spot_savings_fraction", "SPOT SAVES", true, true},
@@ -306,7 +314,8 @@ Table inference_cost_table(const ServingRecommendation& rec, const InferenceCont
     std::optional<double> spot_saves;
     if (r.spot_usd_per_hour && r.on_demand_usd_per_hour) spot_saves = 1 - *r.spot_usd_per_hour / *r.on_demand_usd_per_hour;
     t.rows.push_back({text(r.instance->name), text(layout_text(r.estimate.layout)), integer(r.replicas), integer(r.instances),
-                      pct(r.utilisation), rate(r.on_demand_usd_per_hour), money(month(r.on_demand_usd_per_hour)),
+                      pct(r.utilisation), rate(instance_rate(r, ctx.request->region)), rate(r.on_demand_usd_per_hour),
+                      money(month(r.on_demand_usd_per_hour)),
                       money(month(r.spot_usd_per_hour)), spot_saves ? pct(*spot_saves) : Cell{"unknown", std::monostate{}},
                       money(month(r.savings_1y_usd_per_hour)), ratio(r.savings_1y_usd_per_hour, r.on_demand_usd_per_hour),
                       money(month(r.savings_3y_usd_per_hour)), ratio(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour),
@@ -489,10 +498,13 @@ ordered_json serving_cost_json(const InferenceEstimateContext& ctx, const Servin
     return v ? ordered_json(cents ? round_cents(*v) : sig6(*v)) : ordered_json(nullptr);
   };
   auto hourly = [](std::optional<double> v) { return v ? ordered_json(rate_json_value(*v)) : ordered_json(nullptr); };
+  // *_usd_per_hour is per instance in every document (schema_version 2); the whole service's bill is service_*.
   return {{"on_demand_usd_per_hour_per_instance", hourly(ctx.on_demand_usd_per_hour)},
           {"spot_usd_per_hour_per_instance", hourly(ctx.spot_usd_per_hour)},
-          {"on_demand_usd_per_hour", hourly(od.usd_per_hour)},
-          {"spot_usd_per_hour", hourly(spot.usd_per_hour)},
+          {"on_demand_usd_per_hour", hourly(ctx.on_demand_usd_per_hour)},
+          {"spot_usd_per_hour", hourly(ctx.spot_usd_per_hour)},
+          {"service_on_demand_usd_per_hour", hourly(od.usd_per_hour)},
+          {"service_spot_usd_per_hour", hourly(spot.usd_per_hour)},
           {"on_demand_usd_per_month", opt(od.usd_per_month, true)},
           {"spot_usd_per_month", opt(spot.usd_per_month, true)},
           {"usd_per_million_output_tokens", opt(od.usd_per_million_output_tokens, false)},

@@ -117,7 +117,7 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                       spot_money(r, r.spot_cost_usd),
                       r.usd_per_million_tokens ? Cell{fmt::format("{:.3g}", *r.usd_per_million_tokens), sig6(*r.usd_per_million_tokens)} : Cell{"unknown", std::monostate{}},
                       spot_bucket_cell(r), spot_money(r, r.spot_expected_cost_usd), break_even_cell(r), hours_cell(e.setup.hours()),
-                      text(r.capacity.column()),
+                      capacity_cell(r),
                       {r.pareto ? "yes" : "", r.pareto}, pick_cell(is_pick(r, rec))});
     append_channel(t.rows.back(), r);
     append_provenance(t.rows.back(), *r.instance, ctx.request->region, "");

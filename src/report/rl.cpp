@@ -113,7 +113,7 @@ Table rl_recommendation_table(const Recommendation& rec, const RecommendContext&
                       text(rl_placement_text(e)), num(e.generation.seconds, 1), num(e.scoring.seconds, 1), num(e.training.seconds, 1),
                       num(e.weight_sync_s, 1), num(e.step_time_s, 1), pct(e.generation_share()), hours_cell(r.estimate.total_hours),
                       money(r.ranked_cost_usd), channel_cell(r), money(r.on_demand_cost_usd), spot_money(r, r.spot_cost_usd),
-                      hours_cell(r.estimate.setup.hours()), text(r.capacity.column()), {r.pareto ? "yes" : "", r.pareto},
+                      hours_cell(r.estimate.setup.hours()), capacity_cell(r), {r.pareto ? "yes" : "", r.pareto},
                       pick_cell(rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count)});
     append_channel(t.rows.back(), r);
     append_provenance(t.rows.back(), *r.instance, ctx.request->region, "");

@@ -89,14 +89,19 @@ std::string_view channel_of(const RecommendRow& r, const RecommendRequest& reque
 Cell channel_cell(const RecommendRow& r) {
   const std::string name(to_string(r.channel));
   switch (r.channel) {
-    case Channel::on_demand: return {"on demand", name};
-    case Channel::spot: return {"spot", name};
+    case Channel::on_demand: return {r.capacity.limit_unknown ? "on demand?" : "on demand", name};
+    case Channel::spot: return {r.spot_offered ? "spot" : "no spot", name};
     case Channel::capacity_block: return {r.channel_rate_unknown ? "block*" : "block", name};
     case Channel::reservation: return {"reserved", name};
     case Channel::savings_1y: return {"1y plan", name};
     case Channel::savings_3y: return {"3y plan", name};
   }
   return text(name);
+}
+
+Cell capacity_cell(const RecommendRow& r) {
+  if (r.channel == Channel::capacity_block && !r.capacity.blocks_only && !r.capacity.beyond_on_demand) return text("capacity block");
+  return text(r.capacity.column());
 }
 
 Cell spot_money(const RecommendRow& r, std::optional<double> usd) {

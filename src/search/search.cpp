@@ -271,9 +271,9 @@ ChannelOffer at_will_offer(const RecommendRow& row) {
   return {Channel::reservation, row.on_demand_cost_usd};
 }
 
-// The offers each pricing may take: spot only within its usual count (a
-// pricing of spot beyond it is delivered at will), Capacity Blocks for
-// --pricing best wherever their rate is known.
+// The offers each pricing may take: spot only within its usual count (above
+// it --pricing spot has no price: the row is listed, not ranked, as an unknown
+// spot price is), Capacity Blocks for --pricing best wherever their rate is known.
 std::vector<ChannelOffer> channel_offers(const RecommendRow& row, Pricing pricing, bool interruptions_priced) {
   // Spot ranks by its expected cost with interruptions, so only where the
   // interruption range is known: a snapshot cost without them would rank an
@@ -284,8 +284,9 @@ std::vector<ChannelOffer> channel_offers(const RecommendRow& row, Pricing pricin
   const ChannelOffer at_will = at_will_offer(row);
   const bool best = pricing == Pricing::best;
   std::vector<ChannelOffer> offers;
-  if (pricing == Pricing::on_demand || best || (pricing == Pricing::spot && !row.spot_offered)) offers.push_back(at_will);
-  if ((pricing == Pricing::spot || best) && row.spot_offered) offers.push_back({Channel::spot, spot});
+  if (pricing == Pricing::on_demand || best) offers.push_back(at_will);
+  if (pricing == Pricing::spot || (best && row.spot_offered))
+    offers.push_back({Channel::spot, row.spot_offered ? spot : std::nullopt});
   if (pricing == Pricing::savings_1y || best) offers.push_back({Channel::savings_1y, row.savings_1y_cost_usd});
   if (pricing == Pricing::savings_3y || best) offers.push_back({Channel::savings_3y, row.savings_3y_cost_usd});
   if (best && at_will.channel != Channel::capacity_block && row.capacity.block_cost_usd)
@@ -293,35 +294,46 @@ std::vector<ChannelOffer> channel_offers(const RecommendRow& row, Pricing pricin
   return offers;
 }
 
+std::string block_note(const RecommendRow& row, std::string_view region) {
+  const RegionPrices* rp = row.instance->prices_in(region);
+  if (row.channel_rate_unknown || !rp || !rp->capacity_block.usd_per_hour)
+    return std::string("Capacity Block rate unknown here: ") +
+           (row.ranked_cost_usd ? "ranked at the on-demand rate" : "not ranked (no on-demand rate either)") +
+           " (see the Capacity Blocks console, or `gpuadvisor prices fetch --capacity-blocks`)";
+  const int days = *row.capacity.block_days;
+  return fmt::format("{} Capacity Block{} of {} day{} at ${:.2f}/h (a rate of {}), whole days billed{}", row.capacity.blocks,
+                     row.capacity.blocks > 1 ? "s" : "", days, days > 1 ? "s" : "", *rp->capacity_block.usd_per_hour,
+                     rp->capacity_block.as_of, row.capacity.margin > 0 ? ", sized to the prediction plus its p90 error" : "");
+}
+
 std::string channel_note_text(const RecommendRow& row, Pricing pricing, std::string_view region) {
   const Instance& inst = *row.instance;
-  std::string note;
-  if ((pricing == Pricing::spot || pricing == Pricing::best) && !row.spot_offered && inst.purchase == "on_demand_and_spot")
-    note = fmt::format("not offered on spot: about {} is the most one usually holds at once, and a synchronous job needs every node; ",
-                       *usual_spot_max_instances(inst));
+  if (pricing == Pricing::spot && !row.spot_offered)
+    return inst.purchase != "on_demand_and_spot"
+               ? std::string("not sold on spot: Capacity Blocks only (--pricing on-demand or best ranks it)")
+               : fmt::format("not offered on spot: about {} is the most one usually holds at once, and a synchronous job needs every "
+                             "node (--pricing on-demand or best ranks it at the channel that delivers it)",
+                             *usual_spot_max_instances(inst));
   switch (row.channel) {
-    case Channel::capacity_block:
-      if (row.channel_rate_unknown)
-        return note + "Capacity Block rate unknown here: ranked at the on-demand rate (see the Capacity Blocks console, or "
-                      "`gpuadvisor prices fetch --capacity-blocks`)";
-      return note + fmt::format("{} Capacity Block{} of {} days at ${:.2f}/h (a rate of {}), whole days billed, sized to the prediction "
-                                "plus its p90 error",
-                                row.capacity.blocks, row.capacity.blocks > 1 ? "s" : "", *row.capacity.block_days,
-                                *inst.prices_in(region)->capacity_block.usd_per_hour, inst.prices_in(region)->capacity_block.as_of);
+    case Channel::capacity_block: return block_note(row, region);
     case Channel::reservation:
-      if (!inst.capacity_blocks) return note + "Capacity Blocks do not sell it: an On-Demand Capacity Reservation, billed at the on-demand rate";
+      if (!inst.capacity_blocks) return "Capacity Blocks do not sell it: an On-Demand Capacity Reservation, billed at the on-demand rate";
       if (row.count > kCapacityBlocksMaxInstances)
-        return note + fmt::format("more than the {} instances Capacity Blocks sell: an On-Demand Capacity Reservation or private capacity, "
-                                  "at the on-demand rate where AWS can fill it",
-                                  kCapacityBlocksMaxInstances);
-      return note + "longer than a Capacity Block lasts (182 days): a reservation, at the on-demand rate where AWS can fill it";
-    default: return note.empty() ? note : note.substr(0, note.size() - 2);
+        return fmt::format("more than the {} instances Capacity Blocks sell: an On-Demand Capacity Reservation or private capacity, "
+                           "at the on-demand rate where AWS can fill it (an upper bound: private pricing is negotiated)",
+                           kCapacityBlocksMaxInstances);
+      return "longer than a Capacity Block lasts (182 days): a reservation, at the on-demand rate where AWS can fill it";
+    case Channel::on_demand:
+      return row.capacity.limit_unknown
+                 ? fmt::format("no usual on-demand count is known for {}: check the account's quota for {} instances", inst.name, row.count)
+                 : std::string();
+    default: return {};
   }
 }
 
 // Ranks a row at the cost of the cheapest channel its pricing may take that
-// can deliver it; where that channel's rate is unknown (a Capacity Block's),
-// at the on-demand rate, flagged.
+// can deliver it; where a Capacity Block's rate is unknown, at the on-demand
+// rate, flagged.
 void choose_channel(RecommendRow& row, const RecommendRequest& r, bool interruptions_priced) {
   const auto offers = channel_offers(row, r.pricing, interruptions_priced);
   const ChannelOffer* chosen = nullptr;
@@ -330,9 +342,10 @@ void choose_channel(RecommendRow& row, const RecommendRequest& r, bool interrupt
   if (!chosen) chosen = &offers.front();
   row.channel = chosen->channel;
   row.channel_cost_usd = chosen->cost_usd;
-  row.channel_rate_unknown = !chosen->cost_usd && chosen->channel == Channel::capacity_block && row.on_demand_cost_usd;
-  row.ranked_cost_usd = row.channel_rate_unknown ? row.on_demand_cost_usd : chosen->cost_usd;
-  row.ranked_pricing = std::string(row.channel_rate_unknown ? to_string(Channel::on_demand) : to_string(row.channel));
+  row.channel_rate_unknown = !chosen->cost_usd && chosen->channel == Channel::capacity_block;
+  const bool fallback = row.channel_rate_unknown && row.on_demand_cost_usd;
+  row.ranked_cost_usd = fallback ? row.on_demand_cost_usd : chosen->cost_usd;
+  row.ranked_pricing = std::string(fallback ? to_string(Channel::on_demand) : to_string(row.channel));
   row.channel_note = channel_note_text(row, r.pricing, r.region);
 }
 

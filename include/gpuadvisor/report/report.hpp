@@ -36,7 +36,11 @@ inline constexpr double kFailuresNoteAbove = 0.10;
 enum class Format { table, json, csv, markdown, html };
 std::optional<Format> format_from_string(std::string_view s);
 
-inline constexpr int kJsonSchemaVersion = 1;
+// 2: on_demand_usd_per_hour is per instance in every document (a service's
+// bill is service_on_demand_usd_per_hour); docs/json.md §Changes.
+inline constexpr int kJsonSchemaVersion = 2;
+// Baselines of these versions compare (the keys a comparison reads are the same).
+inline constexpr int kOldestComparableSchemaVersion = 1;
 std::string_view tool_version();
 
 // A cell: what a person reads, and the typed value programs get.
