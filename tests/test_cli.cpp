@@ -451,6 +451,14 @@ TEST_CASE("cli: a baseline of schema version 1 still compares, one of a version 
   CHECK(v3.err.find("schema_version 3") != std::string::npos);
 }
 
+TEST_CASE("cli: a reservation under a pricing with no rate exits 3 with the reason, never on-demand figures") {
+  const Run r = run("cost --instance p5.48xlarge --count 2 --hours 100 --pricing savings-1y");
+  CHECK(r.code == 3);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("savings-1y") != std::string::npos);
+  CHECK(r.err.find("prices import") != std::string::npos);
+}
+
 TEST_CASE("cli: the JSON request names the pick rule that decided and the deadline") {
   auto request = [](const std::string& args) {
     return nlohmann::json::parse(run("recommend --params 8B --task pretrain --tokens 1T --format json " + args).out)["request"];

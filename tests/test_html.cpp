@@ -69,7 +69,8 @@ TEST_CASE("html: the cost report has the pick, the options, the chart, the assum
   const size_t rows = count(csv.out, "\n") - 1;
   CHECK(count(html, "<tr>") + count(html, "<tr class=\"pick\">") == rows + 1);
   CHECK(count(html, "<tr class=\"pick\">") <= 1);
-  CHECK(html.find("<th class=\"num\" title=\"on_demand_cost_usd\">") != std::string::npos);
+  CHECK(html.find("<th class=\"num\" title=\"ranked_cost_usd\">") != std::string::npos);
+  CHECK(html.find("<th class=\"num\" title=\"on_demand_expected_cost_usd\">") != std::string::npos);
   CHECK(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
   CHECK(html.find("<?xml") == std::string::npos);
   CHECK(html.find("<section id=\"assumptions\">") != std::string::npos);

@@ -199,6 +199,8 @@ class CostCommand : public Command {
     price_hours(row, r);
     Recommendation result;
     settle_given(result, row, r);
+    // A reservation priced under a pricing with no rate (a commitment not imported) has nothing to show: exit 3, never on-demand figures.
+    if (!result.pick) throw_no_price(r, row_instances(result.rows));
     spdlog::info("no model given: the instances alone are priced; expected interruption costs need the model's checkpoint size");
     const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd", ""};
     const auto cmp = comparison(go, now);
@@ -218,7 +220,8 @@ class CostCommand : public Command {
                                "option (block: a Capacity Block, whole days; block*: its rate unknown, at the on-demand rate; reserved: "
                                "at the on-demand rate; on demand?: no usual count known, check the quota); spot is not offered above the "
                                "usual spot count (no spot: not ranked) and is priced at the typical "
-                               "zone (the midpoint of the snapshot's lowest and highest). Spot expected cost includes reclaims at "
+                               "zone (the midpoint of the snapshot's lowest and highest). SAVES = OD EXP - SPOT EXP: both expected costs, with failures and checkpoints (ON-DEMAND, without them, under --wide; TIME LOST "
+                               "there is the share of spot's expected hours lost to reclaims, restarts and checkpoints). Spot expected cost includes reclaims at "
                                "the Spot Advisor bucket's upper edge and hardware failures, checkpoints to {} every Daly-optimal interval "
                                "and {:.0f} min restarts; BREAK-EVEN is the monthly interruption rate above which on-demand is cheaper ('spot always': at no rate). "
                                "Commitment columns (--wide) price the job's hours at the commitment rate and assume the rest of the term "
