@@ -32,6 +32,8 @@ CORPUS = {
         ("recommend --params 7B --task inference --requests-per-second 2", 0),
         ("recommend --model llama-3-8b --task inference --requests-per-second 4 --slo-percentile mean --family g6e,p5", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d", 0),
+        ("recommend --params 13B --task lora --quota-vcpus p=192,g=0,inf=0,trn=0", 0),
+        ("recommend --params 13B --task lora --quota-vcpus 384", 0),
         # A pick in Capacity Blocks beside the same type at the count one starts on demand (alternatives.on_demand).
         ("recommend --model llama-2-7b --task pretrain --tokens 50B --deadline 14d --cost-slack 0.2", 0),
         ("recommend --params 7B --task rl --family p4d --value-of-time 5000 --algorithm ppo", 0),
@@ -61,6 +63,8 @@ CORPUS = {
         ("--catalog-add {commitments} cost --model llama-3-8b --task inference --family p5 --mode offline --tokens-per-day 20B --concurrency 64", 0),
         ("--catalog-add {commitments} cost --model llama-3-8b --task inference --family inf2 --compiled-batch 8", 0),
         ("cost --model llama-3-70b --task pretrain --tokens 1T --family p5 --deadline 30d", 0),
+        ("cost --model llama-3-8b --task lora --quota-vcpus p=192,g=0,inf=0,trn=0", 0),
+        ("cost --model llama-3-8b --task lora --quota-vcpus 384", 0),
         ("cost --model llama-2-7b --task pretrain --tokens 50B --deadline 14d --cost-slack 0.2", 0),
         # An RL pick in Capacity Blocks when time is worth much: its on-demand alternative carries rl.
         ("cost --params 7B --task rl --family p4d --value-of-time 5000 --algorithm ppo", 0),

@@ -459,6 +459,34 @@ TEST_CASE("cli: a reservation under a pricing with no rate exits 3 with the reas
   CHECK(r.err.find("prices import") != std::string::npos);
 }
 
+TEST_CASE("cli: --quota-vcpus leaves out what the account cannot start on demand and names the quota to raise") {
+  // p=192: one p5.48xlarge (192 vCPUs) on demand; two need a Capacity Block; g=0: no G instance on demand.
+  const auto j = nlohmann::json::parse(run("recommend --params 13B --task lora --all-counts --top 500 --quota-vcpus p=192,g=0 --format json").out);
+  bool saw_block = false;
+  for (const auto& row : j["options"]) {
+    INFO(row["instance"] << " x " << row["count"]);
+    CHECK(row["instance"].get<std::string>().rfind("g", 0) != 0);  // G and VT quota 0: none on demand, no blocks sold
+    if (row["instance"] == "p5.48xlarge" && row["count"].get<int>() == 2) {
+      CHECK(row["channel"] == "capacity-block");
+      saw_block = true;
+    }
+    if (row["instance"] == "p5.48xlarge" && row["count"].get<int>() == 1) CHECK(row["channel"] == "on-demand");
+  }
+  CHECK(saw_block);
+  bool named = false;
+  for (const auto& x : j["cannot_run"])
+    named = named || x["reason"].get<std::string>().find("Running On-Demand G and VT instances' (L-DB2E81BA)") != std::string::npos;
+  CHECK(named);
+  // A reservation past the quota of a type Capacity Blocks do not sell: exit 3 naming the quota.
+  const Run g = run("cost --instance g6e.48xlarge --count 2 --hours 10 --quota-vcpus g=192");
+  CHECK(g.code == 3);
+  CHECK(g.err.find("needs 384 vCPUs") != std::string::npos);
+  CHECK(run("recommend --params 13B --task lora --quota-vcpus x=5").code == 2);
+  CHECK(run("recommend --params 13B --task lora --quota-vcpus p=-1").code == 2);
+  CHECK(run("recommend --params 13B --task lora --quota-vcpus p=1,p=2").code == 2);
+  CHECK(run("recommend --params 7B --task inference --quota-vcpus 384").code == 2);  // services: refused, not ignored
+}
+
 TEST_CASE("cli: the JSON request names the pick rule that decided and the deadline") {
   auto request = [](const std::string& args) {
     return nlohmann::json::parse(run("recommend --params 8B --task pretrain --tokens 1T --format json " + args).out)["request"];

@@ -103,9 +103,12 @@ void add_emit_options(CLI::App* cmd, EmitOptions& o, bool with_rank);
 // Launch files are Megatron-LM, torchtitan and DeepSpeed: CUDA stacks. For a
 // training row on Inferentia/Trainium, --emit is refused before any output.
 void refuse_neuron_training_emit(const EmitOptions& o, const Instance& inst, const Accelerator& acc);
+// `row`: the recommended row, whose channel and capacity the files reference
+// (a Capacity Block or reservation as a required placeholder); with `rl` and
+// row->rl, the RL run's verl files instead of Megatron's.
 void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const TrainingWorkload& w,
                          const Cluster& c, const TrainingEstimate& e, std::optional<double> cost_usd, const std::string& pricing,
-                         const std::string& region);
+                         const std::string& region, const RecommendRow* row = nullptr, const RlWorkload* rl = nullptr);
 void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const InferenceWorkload& w,
                         const ServingRow& row, const std::string& pricing, const std::string& region);
 
@@ -186,7 +189,7 @@ struct OverheadOptions {
 
 struct RankingOptions {
   std::string sort_by, deadline, budget, region = "us-east-1", pricing = "on-demand", cost_slack, horizon, value_of_time;
-  std::string checkpoint_storage = "fsx-lustre", checkpoint_gb_per_s, restart_minutes, chart;
+  std::string checkpoint_storage = "fsx-lustre", checkpoint_gb_per_s, restart_minutes, chart, quota_vcpus;
   int top = 10;
   int max_instances = 512;
   bool all_counts = false;

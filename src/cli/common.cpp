@@ -343,6 +343,11 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
       ->group("Constraints");
   cmd->add_option("--deadline", o.deadline, "Longest acceptable run: 72h, 14d (training)")->group("Constraints");
   cmd->add_option("--budget", o.budget, "Largest acceptable cost in USD: 50000, 12.5k (per month for a service)")->group("Constraints");
+  cmd->add_option("--quota-vcpus", o.quota_vcpus,
+                  "The account's on-demand vCPU quotas in the region: 384 for every family, or p=384,g=192,inf=96,trn=128 "
+                  "(Service Quotas: Running On-Demand P / G and VT / Inf / Trn instances); options that need more on demand, "
+                  "reserved or under a commitment are left out, naming the quota to raise (training and RL)")
+      ->group("Constraints");
   const char* g = "Interruptions (spot reclaims, hardware failures) and checkpoints";
   cmd->add_option("--checkpoint-storage", o.checkpoint_storage, "s3 | fsx-lustre (default) | efs | local-nvme")->group(g);
   cmd->add_option("--checkpoint-gb-per-s", o.checkpoint_gb_per_s, "Override the storage's write bandwidth for the whole job, GB/s")->group(g);
@@ -639,6 +644,35 @@ void warn_if_pricing_empty(const Catalog& catalog, const RecommendRequest& r) {
 
 }  // namespace
 
+namespace {
+
+// "384" (every family) or "p=384,g=192": vCPUs per on-demand quota (VcpuQuota keys).
+std::map<std::string, int> parse_quota_vcpus(const std::string& text) {
+  std::map<std::string, int> out;
+  std::vector<std::string> parts;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    parts.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  for (const auto& part : parts) {
+    const auto eq = part.find('=');
+    const std::string key = eq == std::string::npos ? "all" : part.substr(0, eq);
+    const std::string value = eq == std::string::npos ? part : part.substr(eq + 1);
+    if (key != "all" && key != "p" && key != "g" && key != "inf" && key != "trn")
+      throw InputError(fmt::format("--quota-vcpus: '{}' is not one of p, g, inf, trn (the EC2 on-demand quotas of accelerator families)", key));
+    char* end = nullptr;
+    const long v = std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || v < 0 || v > 10'000'000)
+      throw InputError(fmt::format("--quota-vcpus: '{}' is not a whole number of vCPUs in [0, 10000000]", value));
+    if (!out.emplace(key, static_cast<int>(v)).second) throw InputError(fmt::format("--quota-vcpus: '{}' given twice", key));
+  }
+  if (out.empty()) throw InputError("--quota-vcpus: empty value");
+  return out;
+}
+
+}  // namespace
+
 RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& oo, const Catalog& catalog) {
   RecommendRequest r;
   r.region = o.region;
@@ -673,6 +707,7 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
       throw InputError(fmt::format("--exclude: '{}' is neither an instance type nor a family in the catalog", x));
   if (!o.deadline.empty()) r.deadline_hours = parse_duration_hours(o.deadline, "--deadline");
   if (!o.budget.empty()) r.budget_usd = parse_usd(o.budget, "--budget");
+  if (!o.quota_vcpus.empty()) r.quota_vcpus = parse_quota_vcpus(o.quota_vcpus);
   const bool neuron_ranked = o.families.empty() || std::any_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) {
     return std::find(o.families.begin(), o.families.end(), i.family) != o.families.end() && catalog.accelerator_of(i).software == "neuron";
   });
@@ -743,7 +778,7 @@ void refuse_neuron_flags_off_neuron(const CLI::App* cmd, const Accelerator& acc,
 
 void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kTrainingOnly[] = {"--tokens", "--seq-len", "--global-batch", "--no-flash-attention"};
-  static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline", "--horizon", "--value-of-time",
+  static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline", "--horizon", "--value-of-time", "--quota-vcpus",
                                                    "--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
                                                    "--resume", "--no-overheads"};
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",

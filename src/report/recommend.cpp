@@ -228,6 +228,7 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
   j["request"]["value_of_time_usd_per_hour"] = sig6(ctx.request->value_of_time_usd_per_hour);
   j["request"]["deadline_hours"] = ctx.request->deadline_hours ? ordered_json(sig6(*ctx.request->deadline_hours)) : ordered_json(nullptr);
   j["request"]["pick_rule"] = std::string(pick_rule_name(*ctx.request));
+  j["request"]["quota_vcpus"] = ctx.request->quota_vcpus;  // {} without --quota-vcpus
   j["options_beyond_horizon"] = rec.beyond_horizon;
   if (ctx.rl) {
     j["workload"]["task"] = "rl";

@@ -37,6 +37,15 @@ bool spot_offered(const Instance& inst, int count) {
   return !most || count <= *most;
 }
 
+std::optional<VcpuQuota> on_demand_vcpu_quota(const Instance& inst) {
+  const std::string_view f = inst.family;
+  if (f.rfind("trn", 0) == 0) return VcpuQuota{"trn", "Running On-Demand Trn instances", "L-2C3B7624"};
+  if (f.rfind("inf", 0) == 0) return VcpuQuota{"inf", "Running On-Demand Inf instances", "L-1945791B"};
+  if (f.rfind("p", 0) == 0) return VcpuQuota{"p", "Running On-Demand P instances", "L-417A185B"};
+  if (f.rfind("g", 0) == 0) return VcpuQuota{"g", "Running On-Demand G and VT instances", "L-DB2E81BA"};
+  return std::nullopt;
+}
+
 bool beyond_usual_on_demand(const Instance& inst, int count) {
   return inst.on_demand_max_instances && count > *inst.on_demand_max_instances;
 }

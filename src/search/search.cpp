@@ -261,14 +261,31 @@ struct ChannelOffer {
   std::optional<double> cost_usd;
 };
 
+// The quota an option passes: more vCPUs than --quota-vcpus gives its family's
+// on-demand quota (on demand, reservations and commitments draw on it), or "".
+std::string quota_exceeded_text(const RecommendRow& row, const RecommendRequest& r) {
+  if (r.quota_vcpus.empty()) return {};
+  const auto q = on_demand_vcpu_quota(*row.instance);
+  if (!q) return {};
+  auto it = r.quota_vcpus.find(q->key);
+  if (it == r.quota_vcpus.end()) it = r.quota_vcpus.find("all");
+  const long need = static_cast<long>(row.instance->vcpus) * row.count;
+  if (it == r.quota_vcpus.end() || need <= it->second) return {};
+  return fmt::format("needs {} vCPUs of the on-demand quota '{}' ({}), {} given by --quota-vcpus: raise it in Service Quotas", need, q->name,
+                     q->code, it->second);
+}
+
 // The channel that delivers instances bought at will: on demand within the
-// usual count, else Capacity Blocks (where sold, up to 256 instances and 182
-// days), else a reservation billed at the on-demand rate.
+// usual count and the account's quota, else Capacity Blocks (where sold, up to
+// 256 instances and 182 days), else a reservation billed at the on-demand rate
+// (within the quota; past it nothing delivers the option).
 ChannelOffer at_will_offer(const RecommendRow& row) {
   const Instance& inst = *row.instance;
-  if (inst.purchase == "on_demand_and_spot" && !beyond_usual_on_demand(inst, row.count)) return {Channel::on_demand, row.on_demand_cost_usd};
+  const bool within_quota = row.quota_exceeded.empty();
+  if (inst.purchase == "on_demand_and_spot" && !beyond_usual_on_demand(inst, row.count) && within_quota)
+    return {Channel::on_demand, row.on_demand_cost_usd};
   if (row.capacity.block_days) return {Channel::capacity_block, row.capacity.block_cost_usd};
-  return {Channel::reservation, row.on_demand_cost_usd};
+  return {Channel::reservation, within_quota ? row.on_demand_cost_usd : std::nullopt};
 }
 
 // The offers each pricing may take: spot only within its usual count (above
@@ -287,8 +304,10 @@ std::vector<ChannelOffer> channel_offers(const RecommendRow& row, Pricing pricin
   if (pricing == Pricing::on_demand || best) offers.push_back(at_will);
   if (pricing == Pricing::spot || (best && row.spot_offered))
     offers.push_back({Channel::spot, row.spot_offered ? spot : std::nullopt});
-  if (pricing == Pricing::savings_1y || best) offers.push_back({Channel::savings_1y, row.savings_1y_cost_usd});
-  if (pricing == Pricing::savings_3y || best) offers.push_back({Channel::savings_3y, row.savings_3y_cost_usd});
+  // A commitment discounts on-demand usage: it needs the on-demand quota too.
+  const bool quota = row.quota_exceeded.empty();
+  if (pricing == Pricing::savings_1y || best) offers.push_back({Channel::savings_1y, quota ? row.savings_1y_cost_usd : std::nullopt});
+  if (pricing == Pricing::savings_3y || best) offers.push_back({Channel::savings_3y, quota ? row.savings_3y_cost_usd : std::nullopt});
   if (best && at_will.channel != Channel::capacity_block && row.capacity.block_cost_usd)
     offers.push_back({Channel::capacity_block, row.capacity.block_cost_usd});
   return offers;
@@ -335,6 +354,7 @@ std::string channel_note_text(const RecommendRow& row, Pricing pricing, std::str
 // can deliver it; where a Capacity Block's rate is unknown, at the on-demand
 // rate, flagged.
 void choose_channel(RecommendRow& row, const RecommendRequest& r, bool interruptions_priced) {
+  row.quota_exceeded = quota_exceeded_text(row, r);
   const auto offers = channel_offers(row, r.pricing, interruptions_priced);
   const ChannelOffer* chosen = nullptr;
   for (const auto& o : offers)
@@ -687,6 +707,11 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
 
 bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter, Recommendation& out) {
   const double hours = row.estimate.total_hours;
+  // Past the quota nothing but a Capacity Block or spot (their own limits) delivers it.
+  if (!row.quota_exceeded.empty() && !row.ranked_cost_usd && row.channel != Channel::spot && row.channel != Channel::capacity_block) {
+    filter.reason = fmt::format("{} x {} {}", row.count, row.instance->name, row.quota_exceeded);
+    return false;
+  }
   if (r.deadline_hours && hours > *r.deadline_hours) {
     filter.reason = fmt::format("misses the {} deadline (fastest {} at {} instances)", format_duration(*r.deadline_hours),
                                 format_duration(hours), row.count);

@@ -36,6 +36,15 @@ bool spot_offered(const Instance& inst, int count);
 // More instances than one usually starts on demand in this family.
 bool beyond_usual_on_demand(const Instance& inst, int count);
 
+// The EC2 on-demand vCPU quota a family's instances draw on (Service Quotas,
+// service ec2): "Running On-Demand P instances" (L-417A185B), "... G and VT
+// instances" (L-DB2E81BA), "... Inf instances" (L-1945791B), "... Trn
+// instances" (L-2C3B7624). `key` is what --quota-vcpus names it by.
+struct VcpuQuota {
+  std::string key, name, code;
+};
+std::optional<VcpuQuota> on_demand_vcpu_quota(const Instance& inst);
+
 struct CapacityAdvice {
   bool beyond_on_demand = false;     // more instances than one plausibly gets on demand
   std::optional<int> block_days;     // a Capacity Block that covers the run

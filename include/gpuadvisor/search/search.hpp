@@ -2,6 +2,7 @@
 // The search: the fastest feasible layout for each (instance type, count),
 // and the ranked recommendation over the catalog (docs/methodology.md §Search).
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ struct RecommendRequest {
   double value_of_time_usd_per_hour = kDefaultValueOfTimeUsdPerHour;
   bool cost_slack_given = false, value_of_time_given = false;
   bool all_counts = false;                // every instance count, not one row per instance type
+  // The account's on-demand vCPU quotas by VcpuQuota key ("p", "g", "inf",
+  // "trn"; "all" for any): an option that needs more on demand, in a
+  // reservation or under a commitment is not offered (docs/methodology.md §Quotas).
+  std::map<std::string, int> quota_vcpus;
   // Job overheads and checkpoint storage (docs/methodology.md §Job overheads).
   OverheadSettings overheads;
   // Interruptions (docs/methodology.md §Interruptions).
@@ -96,6 +101,7 @@ struct RecommendRow {
   bool channel_rate_unknown = false;
   std::string channel_note;                      // one clause for a person; empty on demand within the usual count
   bool spot_offered = true;                      // within the usual spot count (else the spot figures are empty)
+  std::string quota_exceeded;                    // the on-demand vCPU quota the channel needs and the option passes ("" if none)
   std::optional<double> ranked_cost_usd;         // the channel's cost, or the best known rate's where it is unknown
   std::string ranked_pricing;                    // the price the ranked cost is at: a channel's name
   std::optional<double> usd_per_million_tokens;  // under the requested pricing
