@@ -573,3 +573,238 @@ TEST_CASE("launch files match the golden files (scripts/regen_golden.sh regenera
     }
   CHECK(compared == 18);  // 3 targets x (4 training + 2 serving files)
 }
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  return text.str();
+}
+
+// "key=value" lines of verl_args.txt.
+std::map<std::string, std::string> verl(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto eq = line.find('=');
+    out[line.substr(0, eq)] = eq == std::string::npos ? "" : line.substr(eq + 1);
+  }
+  return out;
+}
+
+// A Megatron layout over `count` instances of `instance` for llama-3-8b.
+struct Pick {
+  const ModelSpec& m = *find_model_preset("llama-3-8b");
+  TrainingWorkload w;
+  TrainingLaunch t;
+  Pick(const char* instance, int count) {
+    WorkloadRequest req;
+    req.task = Task::pretrain;
+    req.tokens = 1e10;
+    req.global_batch = 512;
+    w = make_workload(req, m);
+    const Instance& inst = *cat().find_instance(instance);
+    Layout l{1, 1, count * inst.accelerator_count, 1, 1, 1, Recompute::selective};
+    l.zero_stage = 1;
+    t = TrainingLaunch{&m, &w, &inst, &cat().accelerator_of(inst), count, l, Precision::bf16};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a Capacity Block pick's files name the reservation as a required placeholder and carry the block's market, an on-demand pick's do not") {
+  Pick p("p5.48xlarge", 8);
+  LaunchContext block;
+  block.capacity.channel = "capacity-block";
+  block.capacity.block_days = 3;
+  block.capacity.blocks = 1;
+  const std::string sky = file(emit_training(p.t, block, LaunchTarget::skypilot), "task.yaml").text;
+  const YAML::Node task = YAML::Load(sky);
+  CHECK(task["config"]["aws"]["specific_reservations"][0].as<std::string>() == "YOUR_CAPACITY_RESERVATION_ID");
+  CHECK(task["config"]["aws"]["prioritize_reservations"].as<bool>());
+  CHECK_FALSE(task["resources"]["use_spot"].as<bool>());
+  CHECK(sky.find("MarketType=capacity-block") != std::string::npos);  // the EC2 launch parameters of a block
+  const std::string sbatch = file(emit_training(p.t, block, LaunchTarget::slurm), "job.sbatch").text;
+  CHECK(sbatch.find("#SBATCH --reservation=YOUR_SLURM_RESERVATION\n") != std::string::npos);
+  CHECK(sbatch.find("YOUR_CAPACITY_RESERVATION_ID") != std::string::npos);
+  CHECK(sbatch.find("CapacityType CAPACITY_BLOCK") != std::string::npos);
+  CHECK(sbatch.find("#SBATCH --reservation") < sbatch.find("set -euo pipefail"));  // sbatch reads directives before the first command
+  const YAML::Node job = YAML::Load(file(emit_training(p.t, block, LaunchTarget::k8s), "pytorchjob.yaml").text);
+  for (const char* role : {"Master", "Worker"}) {
+    INFO(role);
+    const YAML::Node selector = job["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]["nodeSelector"];
+    CHECK(selector["node.kubernetes.io/instance-type"].as<std::string>() == "p5.48xlarge");
+    CHECK(selector["karpenter.sh/capacity-type"].as<std::string>() == "reserved");
+    CHECK(selector["karpenter.k8s.aws/capacity-reservation-type"].as<std::string>() == "capacity-block");
+    CHECK(selector["karpenter.k8s.aws/capacity-reservation-id"].as<std::string>() == "YOUR_CAPACITY_RESERVATION_ID");
+  }
+  // An On-Demand Capacity Reservation: the same placeholder, Karpenter's default reservation type, no block market.
+  LaunchContext odcr;
+  odcr.capacity.channel = "reservation";
+  const std::string odcr_sky = file(emit_training(p.t, odcr, LaunchTarget::skypilot), "task.yaml").text;
+  CHECK(YAML::Load(odcr_sky)["config"]["aws"]["specific_reservations"][0].as<std::string>() == "YOUR_CAPACITY_RESERVATION_ID");
+  CHECK(odcr_sky.find("capacity-block") == std::string::npos);
+  CHECK(YAML::Load(file(emit_training(p.t, odcr, LaunchTarget::k8s), "pytorchjob.yaml").text)["spec"]["pytorchReplicaSpecs"]["Master"]["template"]
+            ["spec"]["nodeSelector"]["karpenter.k8s.aws/capacity-reservation-type"]
+                .as<std::string>() == "default");
+  // On demand: no reservation anywhere.
+  const LaunchContext on_demand;
+  for (LaunchTarget target : {LaunchTarget::skypilot, LaunchTarget::slurm, LaunchTarget::k8s})
+    for (const auto& f : emit_training(p.t, on_demand, target)) {
+      INFO(f.name);
+      CHECK(f.text.find("YOUR_CAPACITY_RESERVATION_ID") == std::string::npos);
+      CHECK(f.text.find("capacity-block") == std::string::npos);
+      CHECK(f.text.find("--reservation") == std::string::npos);
+      CHECK(f.text.find("karpenter") == std::string::npos);
+    }
+  CHECK_FALSE(YAML::Load(file(emit_training(p.t, on_demand, LaunchTarget::skypilot), "task.yaml").text)["config"]);
+}
+
+TEST_CASE("cli: the pick's channel reaches the files: a Capacity Block pick names its reservation, an on-demand one does not, and spot sets use_spot") {
+  const std::string dir = "gpuadvisor_test_channel_" + std::to_string(getpid());
+  auto r = run("recommend --model llama-3-8b --task pretrain --tokens 100B --family p5 --format json --emit skypilot --emit-dir " + dir);
+  REQUIRE(r.code == 0);
+  REQUIRE(nlohmann::json::parse(r.out)["recommendation"]["channel"] == "capacity-block");
+  std::string text = read_text(dir + "/task.yaml");
+  CHECK(YAML::Load(text)["config"]["aws"]["specific_reservations"][0].as<std::string>() == "YOUR_CAPACITY_RESERVATION_ID");
+  CHECK(text.find("MarketType=capacity-block") != std::string::npos);
+  CHECK(text.find("# bought as: capacity-block (1 Capacity Block of ") != std::string::npos);
+  CHECK_FALSE(YAML::Load(text)["resources"]["use_spot"].as<bool>());
+  auto od = run("recommend --model llama-3-8b --task finetune --tokens 100M --format json --emit skypilot --emit-dir " + dir);
+  REQUIRE(od.code == 0);
+  REQUIRE(nlohmann::json::parse(od.out)["recommendation"]["channel"] == "on-demand");
+  text = read_text(dir + "/task.yaml");
+  CHECK(text.find("YOUR_CAPACITY_RESERVATION_ID") == std::string::npos);
+  CHECK_FALSE(YAML::Load(text)["config"]);
+  CHECK_FALSE(YAML::Load(text)["resources"]["use_spot"].as<bool>());
+  auto spot = run("recommend --model llama-3-8b --task finetune --tokens 100M --pricing spot --format json --emit skypilot --emit-dir " + dir);
+  REQUIRE(spot.code == 0);
+  REQUIRE(nlohmann::json::parse(spot.out)["recommendation"]["channel"] == "spot");
+  CHECK(YAML::Load(read_text(dir + "/task.yaml"))["resources"]["use_spot"].as<bool>());
+  std::filesystem::remove_all(dir);
+  // use_spot follows the channel, not the pricing asked for: a Capacity Block is never spot.
+  Pick p("p5.48xlarge", 8);
+  LaunchContext ctx;
+  ctx.capacity.channel = "spot";
+  CHECK(YAML::Load(file(emit_training(p.t, ctx, LaunchTarget::skypilot), "task.yaml").text)["resources"]["use_spot"].as<bool>());
+  ctx.capacity.channel = "capacity-block";
+  CHECK_FALSE(YAML::Load(file(emit_training(p.t, ctx, LaunchTarget::skypilot), "task.yaml").text)["resources"]["use_spot"].as<bool>());
+}
+
+TEST_CASE("EFA across instances: requested as the catalog's interfaces, checked at start-up before FI_PROVIDER is set, and absent on one instance") {
+  for (const char* instance : {"p5.48xlarge", "p4d.24xlarge"}) {
+    INFO(instance);
+    const Instance& inst = *cat().find_instance(instance);
+    REQUIRE(inst.efa_supported);
+    REQUIRE(inst.efa_interfaces > 0);
+    Pick p(instance, 4);
+    const LaunchContext ctx;
+    const YAML::Node job = YAML::Load(file(emit_training(p.t, ctx, LaunchTarget::k8s), "pytorchjob.yaml").text);
+    for (const char* role : {"Master", "Worker"}) {
+      const YAML::Node container = job["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]["containers"][0];
+      CHECK(container["resources"]["limits"]["vpc.amazonaws.com/efa"].as<int>() == inst.efa_interfaces);
+      for (const auto& e : container["env"]) CHECK(e["name"].as<std::string>() != "FI_PROVIDER");  // only after the check, in the command
+      const std::string command = container["command"][2].as<std::string>();
+      const auto check = command.find("grep -c uverbs");
+      REQUIRE(check != std::string::npos);
+      CHECK(command.find(fmt::format("if [ $n -lt {} ]; then", inst.efa_interfaces)) != std::string::npos);
+      CHECK(command.find("exit 1; fi;") < command.find("FI_PROVIDER=efa"));
+      CHECK(check < command.find("FI_PROVIDER=efa"));
+      CHECK(command.find("FI_PROVIDER=efa") < command.find("torchrun"));
+    }
+    const std::string sky = file(emit_training(p.t, ctx, LaunchTarget::skypilot), "task.yaml").text;
+    const YAML::Node task = YAML::Load(sky);
+    CHECK(task["resources"]["network_tier"].as<std::string>() == "best");
+    CHECK_FALSE(task["envs"]["FI_PROVIDER"]);
+    const std::string run_block = task["run"].as<std::string>();
+    CHECK(run_block.find("grep -c uverbs") < run_block.find("export FI_PROVIDER=efa"));
+    CHECK(run_block.find(fmt::format("{} expected on {}", inst.efa_interfaces, instance)) != std::string::npos);
+    const std::string sbatch = file(emit_training(p.t, ctx, LaunchTarget::slurm), "job.sbatch").text;
+    CHECK(sbatch.find("grep -c uverbs") < sbatch.find("FI_PROVIDER=efa"));
+    CHECK(sbatch.find("export FI_PROVIDER=efa\n") == std::string::npos);  // not set for the batch script before the check
+  }
+  // The check runs: a host with no EFA devices stops with exit 1 and the reason.
+  Pick p("p5.48xlarge", 2);
+  const std::string run_block = YAML::Load(file(emit_training(p.t, LaunchContext{}, LaunchTarget::skypilot), "task.yaml").text)["run"].as<std::string>();
+  const std::string check_line = run_block.substr(run_block.find("n=$(ls /dev/infiniband"), run_block.find("\n  export") - run_block.find("n=$(ls /dev/infiniband"));
+  const std::string script = "gpuadvisor_test_efa_" + std::to_string(getpid()) + ".sh";
+  std::ofstream(script) << "set -euo pipefail\n" << check_line << "\necho started\n";
+  const bool has_efa = std::filesystem::exists("/dev/infiniband");
+  if (!has_efa) CHECK(WEXITSTATUS(std::system(("bash " + script + " >/dev/null 2>&1").c_str())) == 1);
+  std::filesystem::remove(script);
+  // A serving replica pipelined over instances: each checks before Ray starts.
+  {
+    LaunchContext sctx;
+    sctx.model_id = "deepseek-ai/DeepSeek-V3";
+    InferenceRequest q;
+    const InferenceWorkload sw = make_inference_workload(q);
+    const Instance& inst = *cat().find_instance("p5.48xlarge");
+    const ServingLaunch s{find_model_preset("deepseek-v3"), &sw, &inst, &cat().accelerator_of(inst), ServingLayout{8, 2}, 1, 2, 64, 163840};
+    const auto lws = YAML::Load(file(emit_serving(s, sctx, LaunchTarget::k8s), "leaderworkerset.yaml").text)["spec"]["leaderWorkerTemplate"];
+    for (const char* role : {"leaderTemplate", "workerTemplate"}) {
+      const std::string command = lws[role]["spec"]["containers"][0]["command"][2].as<std::string>();
+      CHECK(command.find("grep -c uverbs") < command.find("FI_PROVIDER=efa"));
+      CHECK(command.find("FI_PROVIDER=efa") < command.find("ray start"));
+    }
+  }
+  // One instance: no EFA request, no check, no FI_PROVIDER.
+  Pick one("p5.48xlarge", 1);
+  for (LaunchTarget target : {LaunchTarget::skypilot, LaunchTarget::slurm, LaunchTarget::k8s})
+    for (const auto& f : emit_training(one.t, LaunchContext{}, target)) {
+      INFO(f.name);
+      CHECK(f.text.find("FI_PROVIDER") == std::string::npos);
+      CHECK(f.text.find("uverbs") == std::string::npos);
+      CHECK(f.text.find("vpc.amazonaws.com/efa") == std::string::npos);
+    }
+}
+
+TEST_CASE("cli: --task rl --emit writes verl's configuration: the request's batch and samples, the pick's nodes and GPUs, headed by the prediction") {
+  const std::string dir = "gpuadvisor_test_rl_" + std::to_string(getpid());
+  for (const char* target : {"skypilot", "slurm", "k8s"}) {
+    INFO(target);
+    auto r = run(std::string("recommend --params 7B --task rl --prompts-per-step 128 --samples-per-prompt 4 --response-tokens 512 --format json "
+                             "--emit ") + target + " --emit-dir " + dir);
+    REQUIRE(r.code == 0);
+    const auto pick = nlohmann::json::parse(r.out)["recommendation"];
+    const std::string text = read_text(dir + "/verl_args.txt");
+    auto args = verl(text);
+    CHECK(args["actor_rollout_ref.rollout.n"] == "4");
+    CHECK(args["data.train_batch_size"] == "128");
+    CHECK(args["actor_rollout_ref.rollout.name"] == "vllm");
+    CHECK(args["algorithm.adv_estimator"] == "grpo");
+    CHECK(std::stoi(args["data.max_response_length"]) >= 512);
+    const int gpus = cat().find_instance(pick["instance"].get<std::string>())->accelerator_count;
+    CHECK(std::stoi(args["trainer.n_gpus_per_node"]) == gpus);
+    const int nodes = std::stoi(args["trainer.nnodes"]) + (args.count("rollout.nnodes") ? std::stoi(args["rollout.nnodes"]) : 0);
+    CHECK(nodes == pick["count"].get<int>());
+    CHECK(args["actor_rollout_ref.hybrid_engine"] == (pick["rl"]["placement"] == "colocated" ? "True" : "False"));
+    CHECK(text.rfind("# Generated by gpuadvisor", 0) == 0);
+    CHECK(text.find("# predicted: step ") != std::string::npos);
+    CHECK(text.find("# error band: ") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir + "/megatron_args.txt"));
+  }
+  CHECK(YAML::LoadFile(dir + "/pytorchjob.yaml")["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["command"][2]
+            .as<std::string>()
+            .find("python3 -m verl.trainer.main_ppo") != std::string::npos);
+  std::filesystem::remove_all(dir);
+  // Split pools: verl's one-step-off-policy recipe, each pool its instances; the Ray head waits for both.
+  REQUIRE(run("estimate --task rl --instance p5.48xlarge --count 2 --placement split --model qwen2.5-7b --emit slurm --emit-dir " + dir).code == 0);
+  auto split = verl(read_text(dir + "/verl_args.txt"));
+  CHECK(split["actor_rollout_ref.hybrid_engine"] == "False");
+  CHECK(split["trainer.nnodes"] == "1");
+  CHECK(split["rollout.nnodes"] == "1");
+  CHECK(split["trainer.n_gpus_per_node"] == "8");
+  const std::string sbatch = read_text(dir + "/job.sbatch");
+  CHECK(sbatch.find("python3 -m recipe.one_step_off_policy.main_ppo") != std::string::npos);
+  CHECK(sbatch.find("[ $n -ge 2 ] && break") != std::string::npos);
+  CHECK(std::system(("bash -n " + dir + "/job.sbatch").c_str()) == 0);
+  std::filesystem::remove_all(dir);
+  // DPO: verl's PPO trainer has no DPO; refused before any file is written.
+  auto dpo = run("recommend --params 7B --task rl --algorithm dpo --emit slurm --emit-dir " + dir);
+  CHECK(dpo.code == 2);
+  CHECK(dpo.err.find("DPO launch files are not written") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir));
+}

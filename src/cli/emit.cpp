@@ -33,8 +33,33 @@ LaunchContext context(const EmitOptions& o, const GlobalOptions& g, const std::s
   c.entrypoint = o.entrypoint;
   c.image = o.image;
   c.region = region;
-  c.spot = pricing == "spot";
+  c.capacity.channel = pricing == "spot" ? "spot" : "on-demand";  // a row's channel replaces it (with_channel)
   return c;
+}
+
+// The channel the row is bought through (docs/methodology.md §Channels), and
+// a header line naming it where it needs a reservation.
+void with_channel(LaunchContext& c, const RecommendRow& row) {
+  c.capacity.channel = std::string(to_string(row.channel));
+  if (row.channel == Channel::capacity_block) {
+    c.capacity.block_days = row.capacity.block_days;
+    c.capacity.blocks = row.capacity.blocks;
+  }
+  if (c.capacity.reserved())
+    c.notes.push_back(fmt::format("bought as: {}{}: the files name it YOUR_CAPACITY_RESERVATION_ID (cr-...), a required placeholder", c.capacity.channel,
+                                  row.channel_note.empty() ? "" : " (" + row.channel_note + ")"));
+}
+
+// A standing service's channel: spot when priced on spot, else a Capacity
+// Block for a type sold only in blocks, an On-Demand Capacity Reservation
+// above the usual on-demand count (service_capacity_advice), or on demand.
+void with_service_channel(LaunchContext& c, const ServingRow& row, const std::string& pricing) {
+  if (pricing == "spot") return;
+  if (row.capacity.blocks_only) c.capacity.channel = "capacity-block";
+  else if (row.capacity.beyond_on_demand) c.capacity.channel = "reservation";
+  if (c.capacity.reserved())
+    c.notes.push_back(fmt::format("bought as: {} ({}): the files name it YOUR_CAPACITY_RESERVATION_ID (cr-...), a required placeholder",
+                                  c.capacity.channel, row.capacity.note));
 }
 
 struct CheckpointPlan {
@@ -77,8 +102,10 @@ void write_files(const EmitOptions& o, const std::vector<EmittedFile>& files) {
   // otherwise sit beside the new set as if it were part of it.
   auto written = [&](std::string_view name) { return std::any_of(files.begin(), files.end(), [&](const EmittedFile& f) { return f.name == name; }); };
   if (written("megatron_args.txt"))
-    for (const char* optional : {"deepspeed.json", "torchtitan.toml"})
+    for (const char* optional : {"deepspeed.json", "torchtitan.toml", "verl_args.txt"})
       if (!written(optional)) std::filesystem::remove(o.dir + "/" + optional, ec);
+  if (written("verl_args.txt"))
+    for (const char* other : {"megatron_args.txt", "deepspeed.json", "torchtitan.toml"}) std::filesystem::remove(o.dir + "/" + other, ec);
   std::string names;
   for (const auto& f : files) names += (names.empty() ? "" : ", ") + f.name;
   spdlog::info("wrote {} to {}", names, o.dir);
@@ -175,12 +202,58 @@ void refuse_neuron_training_emit(const EmitOptions& o, const Instance& inst, con
                                acc.name, inst.name, neuron_cores_per_chip(acc)));
 }
 
+namespace {
+
+// verl files for an RL run (docs/launch.md §RL): the prediction of the row the
+// pick is, the estimate's placement, pools and layouts.
+void emit_rl_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const RlWorkload& rl, const Cluster& c,
+                   const RecommendRow& row, const std::string& pricing, const std::string& region) {
+  const LaunchTarget target = target_of(o);
+  const RlEstimate& e = *row.rl;
+  LaunchContext ctx = context(o, g, region, pricing);
+  with_channel(ctx, row);
+  ctx.hours = row.estimate.total_hours;
+  const Layout& l = e.trainer.layout;
+  ctx.predicted = {
+      fmt::format("{} x {} ({} {}), {} {}{}: generation TP{} x {} generator(s), {} in flight each; update TP{} PP{} DP{}, ZeRO-{}, "
+                  "micro-batch {}",
+                  c.count, c.instance->name, c.accelerators(), c.accelerator->name, to_string(rl.algorithm), to_string(e.placement),
+                  e.placement == RlPlacement::split ? fmt::format(" ({} instance(s) generate, {} train{})", e.rollout_instances,
+                                                                  e.trainer_instances, e.async ? ", async" : "")
+                                                    : std::string(),
+                  e.rollout_layout.tp, e.generators, e.batch, l.tp, l.pp, l.dp, l.zero_stage, l.micro_batch),
+      fmt::format("step {:.0f} s (generation {:.0f} s, scoring {:.0f} s, training {:.0f} s, weight sync {:.0f} s) x {:.0f} steps: {} ({} "
+                  "training + {} setup)",
+                  e.step_time_s, e.generation.seconds, e.scoring.seconds, e.training.seconds, e.weight_sync_s, rl.steps,
+                  format_duration(row.estimate.total_hours), format_duration(row.estimate.train_hours), format_duration(row.estimate.setup.hours())),
+      fmt::format("{} {}", row.ranked_cost_usd ? "$" + format_thousands(*row.ranked_cost_usd, *row.ranked_cost_usd < 1000 ? 2 : 0) : "cost unknown",
+                  pricing)};
+  ctx.error_band = accuracy_line(c.accelerator->name, "rl");
+  if (o.max_request_tokens > 0) throw InputError("--max-request-tokens: serving only (the longest request a service accepts)");
+  ctx.model_id = !o.hf_model.empty() ? o.hf_model : hugging_face_id(m);  // the policy's checkpoint; empty: a placeholder
+  RlLaunch r{&m, &rl, &e, c.instance, c.accelerator, c.count};
+  const CheckpointPlan plan = checkpoint_plan(m, rl.update, c, row.estimate, pricing, region);
+  const double step_hours = e.step_time_s / 3600;
+  r.save_interval_steps = step_hours > 0 ? static_cast<int>(std::clamp(std::floor(plan.interval_hours / step_hours), 1.0, std::max(1.0, rl.steps))) : 0;
+  ctx.notes.push_back(fmt::format("checkpoints: every {} steps (about {}), the interval the cost model chose: Daly's optimum for a {:.0f} s save "
+                                  "and the job's mean time to interruption",
+                                  r.save_interval_steps, format_duration(plan.interval_hours), plan.save_s));
+  write_files(o, emit_rl(r, ctx, target));
+}
+
+}  // namespace
+
 void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec& m, const TrainingWorkload& w,
                          const Cluster& c, const TrainingEstimate& e, std::optional<double> cost_usd, const std::string& pricing,
-                         const std::string& region) {
+                         const std::string& region, const RecommendRow* row, const RlWorkload* rl) {
   if (o.target.empty()) return;
+  if (rl) {
+    if (!row || !row->rl) throw InputError("--emit: the RL row carries no RL estimate to write");
+    return emit_rl_files(o, g, m, *rl, c, *row, pricing, region);
+  }
   const LaunchTarget target = target_of(o);
   LaunchContext ctx = context(o, g, region, pricing);
+  if (row) with_channel(ctx, *row);
   ctx.hours = e.total_hours;
   ctx.predicted = {
       fmt::format("{} x {} ({} {}), layout TP{} CP{} PP{} DP{} VP{} EP{}, ZeRO-{}, micro-batch {}, recompute {}", c.count, c.instance->name,
@@ -207,6 +280,7 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
   if (o.target.empty()) return;
   const LaunchTarget target = target_of(o);
   LaunchContext ctx = context(o, g, region, pricing);
+  with_service_channel(ctx, row, pricing);
   ctx.model_id = !o.hf_model.empty() ? o.hf_model : serving_checkpoint_id(m);
   ctx.notes.push_back("serves: " + served_checkpoint_note(o, m, ctx.model_id));
   if (ctx.model_id.empty()) ctx.model_id = "YOUR_MODEL";

@@ -223,6 +223,7 @@ class EstimateCommand : public Command {
     if (split && (eo.rollout_instances < 0 || eo.rollout_instances >= eo.count))
       throw InputError(fmt::format("--rollout-instances: must be in [1, {}] (the rest of --count {} train)", eo.count - 1, eo.count));
     const Cluster c{&inst, &acc, eo.count};
+    refuse_neuron_training_emit(emit, inst, acc);
     log_assumptions(m.assumptions);
     log_assumptions(w.assumptions);
     RlEvaluation ev = estimate_rl(m, w, c, split ? RlPlacement::split : RlPlacement::colocated, eo.rollout_instances);
@@ -236,6 +237,7 @@ class EstimateCommand : public Command {
     print_document(render_rl_estimate(catalog, RlEstimateContext{&m, &w, &c, &row, eo.region}, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_rl(RlEstimateContext{&m, &w, &c, &row, eo.region});
+    emit_training_files(emit, g, m, w.update, c, row.estimate, row.ranked_cost_usd, row.ranked_pricing, eo.region, &row, &w);
     return 0;
   }
 

@@ -80,7 +80,6 @@ class RecommendCommand : public Command {
       return run_inference(m, w, catalog, r, g);
     }
     if (wo.rl()) {
-      if (!eo.target.empty()) throw InputError("--emit: launch files for --task rl are not written yet (veRL/NeMo RL configs); use the pick's layout by hand");
       const RlWorkload rl = build_rl_workload(rlo, wo, io, m);
       return run_training(m, rl.update, catalog, r, g, &rl);
     }
@@ -176,7 +175,7 @@ class RecommendCommand : public Command {
     if (!eo.target.empty()) {
       const RecommendRow& row = emitted(result.pick, result.rows);
       const Cluster c{row.instance, &catalog.accelerator_of(*row.instance), row.count};
-      emit_training_files(eo, g, m, w, c, row.estimate, row.ranked_cost_usd, row.ranked_pricing, r.region);
+      emit_training_files(eo, g, m, w, c, row.estimate, row.ranked_cost_usd, row.ranked_pricing, r.region, &row, rl);
     }
     return gate_exit(gates);
   }

@@ -92,11 +92,128 @@ bool efa_rdma(const Instance& i) {
   return false;
 }
 
+// A job over several instances of an EFA type talks over EFA (NCCL's aws-ofi-nccl plugin).
+bool uses_efa(const Instance& i, int nodes) { return nodes > 1 && i.efa_supported; }
+
+// EFA devices each instance should show: the catalog's interface count (the
+// vpc.amazonaws.com/efa devices of the type), at least one.
+int efa_devices(const Instance& i) { return std::max(1, i.efa_interfaces); }
+
+// Fails fast when fewer EFA devices are present than the file expects: without
+// them NCCL falls back to TCP sockets and the job runs, many times slower than
+// predicted. It counts the uverbs devices the container can open
+// (/dev/infiniband/uverbsN, one per EFA interface). No quotes or backslashes:
+// the line goes into YAML, bash -c '...', a Kubernetes command and a run block.
+std::string efa_check(const Instance& i) {
+  return fmt::format("n=$(ls /dev/infiniband 2>/dev/null | grep -c uverbs || true); if [ $n -lt {0} ]; then echo gpuadvisor: $n EFA "
+                     "devices present, {0} expected on {1}: launch with its EFA interfaces attached, else NCCL falls back to TCP >&2; "
+                     "exit 1; fi",
+                     efa_devices(i), i.name);
+}
+
+// The EFA environment, set only once the check has passed.
 Env efa_env(const Instance& i, int nodes) {
-  if (nodes <= 1 || !i.efa_supported) return {};
+  if (!uses_efa(i, nodes)) return {};
   Env e{{"FI_PROVIDER", "efa"}, {"RDMAV_FORK_SAFE", "1"}, {"NCCL_DEBUG", "WARN"}};
   if (efa_rdma(i)) e.push_back({"FI_EFA_USE_DEVICE_RDMA", "1"});
   return e;
+}
+
+std::string efa_exports(const Instance& i, int nodes) {
+  std::string s = "export";
+  for (const auto& [k, v] : efa_env(i, nodes)) s += fmt::format(" {}={}", k, v);
+  return s;
+}
+
+// The check, then the environment, as one line ending in "; " ("" without EFA).
+std::string efa_prelude(const Instance& i, int nodes) {
+  return uses_efa(i, nodes) ? efa_check(i) + "; " + efa_exports(i, nodes) + "; " : "";
+}
+
+// The same as lines of a YAML run block, `pad` spaces in.
+std::string efa_run_lines(const Instance& i, int nodes, int pad) {
+  if (!uses_efa(i, nodes)) return "";
+  const std::string p(pad, ' ');
+  return p + "# EFA: fail fast unless every interface is present, then select it\n" + p + efa_check(i) + "\n" + p + efa_exports(i, nodes) + "\n";
+}
+
+// A Ray head that waits until `nodes` instances have joined (`ray status` lists
+// one node_ line per node), for at most 20 minutes, then runs `command`. No
+// quotes or backslashes: the line goes into YAML, bash -c '...' and a run block.
+std::string ray_head_then(int nodes, const std::string& command) {
+  return fmt::format("ray start --head --port=6379 || exit 1; n=0; for _ in $(seq 240); do n=$(ray status 2>/dev/null | grep -c node_); "
+                     "[ $n -ge {0} ] && break; sleep 5; done; if [ $n -lt {0} ]; then echo gpuadvisor: only $n of {0} Ray nodes joined "
+                     "in 20 minutes >&2; exit 1; fi; {1}",
+                     nodes, command);
+}
+
+// ---------------------------------------------------------------------------
+// Capacity: the Capacity Block or reservation the pick is bought through
+// (docs/launch.md §Capacity and EFA).
+
+constexpr const char* kReservationId = "YOUR_CAPACITY_RESERVATION_ID";
+
+std::string capacity_what(const LaunchCapacity& k) {
+  if (k.block() && k.block_days)
+    return fmt::format("{} Capacity Block{} of {} day{}", std::max(1, k.blocks), k.blocks > 1 ? "s" : "", *k.block_days, *k.block_days > 1 ? "s" : "");
+  return k.block() ? "a Capacity Block" : "an On-Demand Capacity Reservation";
+}
+
+// SkyPilot launches into the reservations listed under aws.specific_reservations
+// (its Reservations guide: Capacity Reservations and Capacity Blocks alike);
+// the task YAML's `config` field sets it for this task.
+std::string skypilot_capacity(const LaunchContext& c) {
+  const LaunchCapacity& k = c.capacity;
+  if (!k.reserved()) return "";
+  std::string s = fmt::format("# Capacity: the pick is bought as {} ({}): put its id (cr-...) below. SkyPilot launches into the reservations "
+                              "listed (docs.skypilot.co, Reservations: aws.specific_reservations, aws.prioritize_reservations); if your "
+                              "version refuses them in a task's config field, put the same aws block in ~/.sky/config.yaml.\n",
+                              capacity_what(k), k.channel);
+  if (k.block())
+    s += fmt::format("# An EC2 launch into the block carries InstanceMarketOptions MarketType=capacity-block and "
+                     "CapacityReservationSpecification CapacityReservationTarget CapacityReservationId={} (EC2 User Guide, "
+                     "capacity-blocks-launch).\n",
+                     kReservationId);
+  return s + fmt::format("config:\n  aws:\n    prioritize_reservations: true\n    specific_reservations:\n      - {}\n", kReservationId);
+}
+
+// SkyPilot's resources: instance type, market, EFA across instances.
+std::string skypilot_resources(const Instance& i, int nodes, const LaunchContext& c, const std::string& extra) {
+  std::string s = fmt::format("resources:\n  cloud: aws\n  region: {}\n  instance_type: {}\n  use_spot: {}\n{}", c.region, i.name,
+                              c.capacity.spot() ? "true" : "false", extra);
+  // SkyPilot's best network tier: EFA on AWS where the version supports it; the run's EFA check stops the job otherwise.
+  if (uses_efa(i, nodes)) s += fmt::format("  network_tier: best  # EFA, {} interfaces per instance, checked at start-up\n", efa_devices(i));
+  return s + fmt::format("  image_id: docker:{}\n", c.image);
+}
+
+// A Slurm reservation where the cluster maps the Capacity Block or ODCR onto one.
+std::string slurm_capacity(const LaunchContext& c) {
+  const LaunchCapacity& k = c.capacity;
+  if (!k.reserved()) return "";
+  return fmt::format("# Capacity: {} ({}, {}): run on the Slurm reservation your cluster maps onto it; where a partition is bound to it "
+                     "instead (AWS ParallelCluster: a queue with CapacityType {} and CapacityReservationTarget {}), replace "
+                     "--reservation with --partition.\n#SBATCH --reservation=YOUR_SLURM_RESERVATION\n",
+                     capacity_what(k), k.channel, kReservationId, k.block() ? "CAPACITY_BLOCK" : "ONDEMAND", kReservationId);
+}
+
+// The node selector, `pad` spaces in: the instance type and, for a reservation,
+// Karpenter's labels on nodes launched into it (karpenter.sh, Well-Known
+// Labels and "Utilizing On-Demand Capacity Reservations and Capacity Blocks").
+std::string k8s_node_selector(const Instance& i, const LaunchContext& c, int pad) {
+  const std::string p(pad, ' ');
+  const LaunchCapacity& k = c.capacity;
+  std::string s;
+  if (k.reserved())
+    s += fmt::format("{0}# Capacity: {1} ({2}): Karpenter labels the nodes it launches into it (an EC2NodeClass with "
+                     "capacityReservationSelectorTerms, a NodePool allowing capacity-type reserved); on an EKS managed node group "
+                     "launched into it, select eks.amazonaws.com/nodegroup instead.\n",
+                     p, capacity_what(k), k.channel);
+  s += fmt::format("{0}nodeSelector:\n{0}  node.kubernetes.io/instance-type: {1}\n", p, i.name);
+  if (k.reserved())
+    s += fmt::format("{0}  karpenter.sh/capacity-type: reserved\n{0}  karpenter.k8s.aws/capacity-reservation-type: {1}\n"
+                     "{0}  karpenter.k8s.aws/capacity-reservation-id: {2}\n",
+                     p, k.block() ? "capacity-block" : "default", kReservationId);
+  return s;
 }
 
 std::string recompute_name(const Layout& l) {
@@ -401,13 +518,10 @@ std::string skypilot_training(const TrainingLaunch& t, const LaunchContext& c) {
   std::string s = header("#", c);
   s += fmt::format("name: gpuadvisor-{}\n", to_string(t.workload->task));
   // instance_type fixes the accelerators (SkyPilot's own names differ, e.g. p4d's "A100").
-  s += fmt::format("resources:\n  cloud: aws\n  region: {}\n  instance_type: {}\n  use_spot: {}\n  disk_size: 1024\n  image_id: docker:{}\n",
-                   c.region, t.instance->name, c.spot ? "true" : "false", c.image);
+  s += skypilot_resources(*t.instance, t.count, c, "  disk_size: 1024\n") + skypilot_capacity(c);
   s += fmt::format("num_nodes: {}\nworkdir: .\nenvs:\n", t.count);
-  Env env = layout_env(t);
-  for (auto& e : efa_env(*t.instance, t.count)) env.push_back(e);
-  s += yaml_env(env, 2);
-  s += "run: |\n  MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\n  " +
+  s += yaml_env(layout_env(t), 2);
+  s += "run: |\n" + efa_run_lines(*t.instance, t.count, 2) + "  MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\n  " +
        torchrun("$SKYPILOT_NUM_NODES", "$SKYPILOT_NUM_GPUS_PER_NODE", "$SKYPILOT_NODE_RANK", "$MASTER_ADDR", c) + "\n";
   return s;
 }
@@ -423,15 +537,15 @@ std::string slurm_training(const TrainingLaunch& t, const LaunchContext& c) {
   s += fmt::format("#SBATCH --job-name=gpuadvisor-{}\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task={}\n",
                    to_string(t.workload->task), t.count, t.instance->vcpus);
   if (!is_neuron(*t.accelerator)) s += fmt::format("#SBATCH --gpus-per-node={}\n", t.instance->accelerator_count);
-  s += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --time={}\n#SBATCH --output=%x_%j.out\nset -euo pipefail\n\n", slurm_time(c.hours));
-  Env env = layout_env(t);
-  for (auto& e : efa_env(*t.instance, t.count)) env.push_back(e);
-  for (const auto& [k, v] : env) s += fmt::format("export {}={}\n", k, v);
+  s += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --time={}\n#SBATCH --output=%x_%j.out\n{}set -euo pipefail\n\n",
+                   slurm_time(c.hours), slurm_capacity(c));
+  for (const auto& [k, v] : layout_env(t)) s += fmt::format("export {}={}\n", k, v);
   s += "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\nexport MASTER_ADDR\n\n";  // set -e sees a failure
   s += "# One torchrun per node (GPUS_PER_NODE ranks each), the first node as master; the submit directory, with\n"
-       "# megatron_args.txt, is mounted into the container (pyxis/enroot).\n";
+       "# megatron_args.txt, is mounted into the container (pyxis/enroot).";
+  s += uses_efa(*t.instance, t.count) ? " Each node first checks its EFA devices, then selects EFA.\n" : "\n";
   s += "srun --cpu-bind=none --container-image=" + c.image + " --container-mounts=\"$SLURM_SUBMIT_DIR:/workspace\" --container-workdir=/workspace \\\n  bash -c '" +
-       torchrun("$SLURM_NNODES", "$GPUS_PER_NODE", "$SLURM_NODEID", "$MASTER_ADDR", c) + "'\n";
+       efa_prelude(*t.instance, t.count) + torchrun("$SLURM_NNODES", "$GPUS_PER_NODE", "$SLURM_NODEID", "$MASTER_ADDR", c) + "'\n";
   return s;
 }
 
@@ -467,17 +581,16 @@ std::string k8s_training(const TrainingLaunch& t, const LaunchContext& c) {
   s += fmt::format("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: gpuadvisor-{}\nspec:\n  nprocPerNode: \"{}\"\n"
                    "  pytorchReplicaSpecs:\n",
                    to_string(t.workload->task), t.instance->accelerator_count);
-  Env env = layout_env(t);
-  for (auto& e : efa_env(*t.instance, t.count)) env.push_back(e);
+  const Env env = layout_env(t);
   auto replica = [&](const char* role, int n) {
     std::string r = fmt::format("    {}:\n      replicas: {}\n      restartPolicy: OnFailure\n      template:\n        spec:\n", role, n);
-    r += fmt::format("          nodeSelector:\n            node.kubernetes.io/instance-type: {}\n", t.instance->name);
+    r += k8s_node_selector(*t.instance, c, 10);
     r += k8s_volumes(10, true) + "          containers:\n";
     r += fmt::format("            - name: pytorch\n              image: {}\n              workingDir: /workspace\n              env:\n", c.image);
     for (const auto& [k, v] : env) r += fmt::format("                - name: {}\n                  value: \"{}\"\n", k, v);
-    r += fmt::format("              command: [\"bash\", \"-c\", \"test -s megatron_args.txt && torchrun --nproc_per_node={} {} $(grep -v ^# "
+    r += fmt::format("              command: [\"bash\", \"-c\", \"{}test -s megatron_args.txt && torchrun --nproc_per_node={} {} $(grep -v ^# "
                      "megatron_args.txt)\"]\n",
-                     t.instance->accelerator_count, c.entrypoint);
+                     efa_prelude(*t.instance, t.count), t.instance->accelerator_count, c.entrypoint);
     r += k8s_mounts(14, true);
     r += k8s_resources(*t.instance, *t.accelerator, 14, t.count > 1);
     return r;
@@ -596,13 +709,13 @@ std::string serve_commands(const ServingLaunch& s, const LaunchContext& c) {
 // present when it starts, so the head waits until every instance has joined
 // (`ray status` lists one node_ line per node), for at most 20 minutes. No
 // quotes or backslashes: the line goes into YAML, bash -c '...' and a run block.
+// On an EFA type, each instance first checks its EFA devices (efa_check).
 std::string ray_head(const ServingLaunch& s, const LaunchContext& c) {
-  return fmt::format("ray start --head --port=6379 || exit 1; n=0; for _ in $(seq 240); do n=$(ray status 2>/dev/null | grep -c node_); "
-                     "[ $n -ge {0} ] && break; sleep 5; done; if [ $n -lt {0} ]; then echo gpuadvisor: only $n of {0} Ray nodes joined "
-                     "in 20 minutes >&2; exit 1; fi; {1}",
-                     s.layout.pp, vllm_command(s, c));
+  return efa_prelude(*s.instance, s.layout.pp) + ray_head_then(s.layout.pp, vllm_command(s, c));
 }
-std::string ray_worker(const std::string& head) { return "ray start --address=" + head + ":6379 --block"; }
+std::string ray_worker(const ServingLaunch& s, const std::string& head) {
+  return efa_prelude(*s.instance, s.layout.pp) + "ray start --address=" + head + ":6379 --block";
+}
 
 std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
   std::string t = header("#", c);
@@ -615,24 +728,24 @@ std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
     t += fmt::format("    max_replicas: {}\n    target_qps_per_replica: {:.3g}\n", 2 * s.replicas, s.target_qps_per_replica);
   else
     t += fmt::format("    max_replicas: {}\n", s.replicas);
-  t += fmt::format("resources:\n  cloud: aws\n  region: {}\n  instance_type: {}\n  use_spot: {}\n  ports: 8000\n  image_id: docker:{}\n",
-                   c.region, s.instance->name, c.spot ? "true" : "false", c.image);
+  t += skypilot_resources(*s.instance, s.layout.pp, c, "  ports: 8000\n") + skypilot_capacity(c);
   t += fmt::format("num_nodes: {}\nenvs:\n  HF_TOKEN: \"\"  # for gated models\nrun: |\n", s.layout.pp);
   if (s.layout.pp == 1) return t + "  " + primary_command(s, c) + "\n";
   return t + "  if [ \"$SKYPILOT_NODE_RANK\" = \"0\" ]; then\n    " + ray_head(s, c) + "\n  else\n    " +
-         ray_worker("$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)") + "\n  fi\n";
+         ray_worker(s, "$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)") + "\n  fi\n";
 }
 
 std::string slurm_serving(const ServingLaunch& s, const LaunchContext& c) {
   std::string t = "#!/bin/bash\n" + header("#", c);
   t += fmt::format("#SBATCH --job-name=gpuadvisor-serve\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node=1\n", s.layout.pp);
   if (!is_neuron(*s.accelerator)) t += fmt::format("#SBATCH --gpus-per-node={}\n", s.instance->accelerator_count);
-  t += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --array=0-{}\n#SBATCH --output=%x_%A_%a.out\nset -euo pipefail\n\n", s.replicas - 1);
+  t += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --array=0-{}\n#SBATCH --output=%x_%A_%a.out\n{}set -euo pipefail\n\n", s.replicas - 1,
+                   slurm_capacity(c));
   t += "# One array task per replica (a service runs until cancelled: mind the partition's time limit).\n";
   const std::string run = "srun --container-image=" + c.image + " ";
   if (s.layout.pp == 1) return t + run + primary_command(s, c) + "\n";
   t += "head=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
-  t += run + "--nodes=$((SLURM_NNODES - 1)) --ntasks=$((SLURM_NNODES - 1)) --exclude=\"$head\" bash -c \"" + ray_worker("$head") + "\" &\n";
+  t += run + "--nodes=$((SLURM_NNODES - 1)) --ntasks=$((SLURM_NNODES - 1)) --exclude=\"$head\" bash -c '" + ray_worker(s, "'\"$head\"'") + "' &\n";
   t += run + "--nodes=1 --ntasks=1 --nodelist=\"$head\" bash -c '" + ray_head(s, c) + "'\n";
   return t;
 }
@@ -653,7 +766,7 @@ std::string health_probes(int pad) {
 // A pod spec, `pad` spaces in: node selector, /dev/shm, one container.
 std::string serving_pod(const ServingLaunch& s, const LaunchContext& c, int pad, const std::string& command, bool serves) {
   const std::string p(pad, ' ');
-  std::string t = fmt::format("{}nodeSelector:\n{}  node.kubernetes.io/instance-type: {}\n", p, p, s.instance->name);
+  std::string t = k8s_node_selector(*s.instance, c, pad);
   t += k8s_volumes(pad, false) + fmt::format("{}containers:\n", p);
   t += fmt::format("{}  - name: server\n{}    image: {}\n{}    command: [\"bash\", \"-c\", \"{}\"]\n", p, p, c.image, p, command);
   t += fmt::format("{}    env:\n{}      - name: HF_TOKEN  # for gated models\n{}        valueFrom:\n{}          secretKeyRef:\n"
@@ -705,8 +818,172 @@ std::string k8s_serving(const ServingLaunch& s, const LaunchContext& c) {
                    "  leaderWorkerTemplate:\n    size: {}\n    leaderTemplate:\n      metadata:\n        labels:\n          role: leader\n      spec:\n",
                    s.replicas, s.layout.pp);
   t += serving_pod(s, c, 8, ray_head(s, c), true);
-  t += "    workerTemplate:\n      spec:\n" + serving_pod(s, c, 8, ray_worker("$(LWS_LEADER_ADDRESS)"), false);
+  t += "    workerTemplate:\n      spec:\n" + serving_pod(s, c, 8, ray_worker(s, "$(LWS_LEADER_ADDRESS)"), false);
   return t + k8s_service("role", "leader") + k8s_autoscaler(s, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet");
+}
+
+// ---------------------------------------------------------------------------
+// RL: verl (volcengine/verl), the trainer the estimate's stages follow
+// (docs/launch.md §RL). Keys are those of verl/trainer/config/ppo_trainer.yaml
+// and ppo_megatron_trainer.yaml; the split pools are verl's one-step-off-policy
+// recipe (recipe/one_step_off_policy). A key not in those files says so.
+
+bool rl_split(const RlLaunch& r) { return r.estimate->placement == RlPlacement::split; }
+// Megatron where the update layout splits the model (tensor or pipeline
+// parallel), else FSDP, which shards every replica's state (ZeRO-3-like).
+bool rl_megatron(const RlLaunch& r) { return r.estimate->trainer.layout.tp > 1 || r.estimate->trainer.layout.pp > 1; }
+
+std::string verl_module(const RlLaunch& r) { return rl_split(r) ? "recipe.one_step_off_policy.main_ppo" : "verl.trainer.main_ppo"; }
+
+// The command the head runs; `^#` unquoted, as torchrun's.
+std::string verl_command(const RlLaunch& r) {
+  return fmt::format("test -s verl_args.txt && python3 -m {} {}$(grep -v ^# verl_args.txt)", verl_module(r),
+                     rl_megatron(r) ? "--config-name=ppo_megatron_trainer " : "");
+}
+
+std::string verl_args(const RlLaunch& r, const LaunchContext& c) {
+  const RlWorkload& w = *r.workload;
+  const RlEstimate& e = *r.estimate;
+  const Layout& l = e.trainer.layout;
+  const bool megatron = rl_megatron(r);
+  const bool ppo = w.algorithm == RlAlgorithm::ppo;
+  const int gpus = r.instance->accelerator_count;
+  std::string s = header("#", c);
+  s += fmt::format("# verl overrides for python3 -m {}{} (one per line; lines starting # are comments the launchers skip). Keys: "
+                   "verl/trainer/config/{}.yaml (volcengine/verl){}.\n",
+                   verl_module(r), megatron ? " --config-name=ppo_megatron_trainer" : "", megatron ? "ppo_megatron_trainer" : "ppo_trainer",
+                   rl_split(r) ? " and recipe/one_step_off_policy (the rollout.* pool keys)" : "");
+  s += fmt::format("algorithm.adv_estimator={}\n", ppo ? "gae" : "grpo");
+  s += "data.train_files=YOUR_TRAIN_PARQUET\ndata.val_files=YOUR_VAL_PARQUET\n";
+  s += fmt::format("# {} prompts per step x {} samples each = {} sequences; prompts of {:.0f} tokens, responses of {:.0f} on average and "
+                   "{:.0f} at most (the longest the estimate allowed)\n",
+                   w.prompts_per_step, w.samples_per_prompt, w.sequences_per_step(), w.prompt_tokens, w.response_tokens, w.response_tokens_max);
+  s += fmt::format("data.train_batch_size={}\ndata.max_prompt_length={:.0f}\ndata.max_response_length={:.0f}\n", w.prompts_per_step,
+                   std::ceil(w.prompt_tokens), std::ceil(w.response_tokens_max));
+  s += fmt::format("actor_rollout_ref.model.path={}\n", c.model_id.empty() ? "YOUR_MODEL" : c.model_id);
+  s += "# Generation: vLLM, one tensor-parallel group per generator, as the estimate sized it\n";
+  s += fmt::format("actor_rollout_ref.rollout.name=vllm\nactor_rollout_ref.rollout.n={}\nactor_rollout_ref.rollout.tensor_model_parallel_size={}\n"
+                   "actor_rollout_ref.rollout.max_num_seqs={}\n",
+                   w.samples_per_prompt, e.rollout_layout.tp, std::max(1, e.batch));
+  if (w.rollout_weights != WeightFormat::bf16)
+    s += fmt::format("# the estimate generated with {} weights: verl's rollout quantisation key is not confirmed in the files cited, so it is not "
+                     "written (generation runs bf16, slower than predicted)\n",
+                     to_string(w.rollout_weights));
+  s += fmt::format("# Update: {}, the estimate's layout (TP {} PP {} DP {}, ZeRO-{}, micro-batch {}, recompute {}); one optimizer step per RL "
+                   "step: the mini-batch is the whole batch (in prompts; verl multiplies it by rollout.n)\n",
+                   megatron ? "Megatron" : "FSDP", l.tp, l.pp, l.dp, l.zero_stage, l.micro_batch, recompute_name(l));
+  if (!megatron && l.zero_stage < 3)
+    s += fmt::format("# verl's FSDP shards weights, gradients and optimizer state over the data-parallel ranks whatever the estimate's ZeRO "
+                     "stage ({}): less memory than it assumed, a little more communication\n",
+                     l.zero_stage);
+  s += fmt::format("actor_rollout_ref.actor.strategy={}\nactor_rollout_ref.actor.ppo_mini_batch_size={}\n"
+                   "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={}\n",
+                   megatron ? "megatron" : "fsdp", w.prompts_per_step, l.micro_batch);
+  s += fmt::format("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={}\n", l.micro_batch);
+  if (w.reference) s += fmt::format("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={}\n", l.micro_batch);
+  if (megatron)
+    s += fmt::format("actor_rollout_ref.actor.megatron.tensor_model_parallel_size={0}\nactor_rollout_ref.actor.megatron.pipeline_model_parallel_size={1}\n"
+                     "actor_rollout_ref.ref.megatron.tensor_model_parallel_size={0}\nactor_rollout_ref.ref.megatron.pipeline_model_parallel_size={1}\n",
+                     l.tp, l.pp);
+  else
+    s += fmt::format("actor_rollout_ref.model.enable_gradient_checkpointing={}\nactor_rollout_ref.actor.fsdp_config.param_offload={}\n"
+                     "actor_rollout_ref.actor.fsdp_config.optimizer_offload={}\n",
+                     l.recompute != Recompute::none ? "True" : "False", e.offloaded ? "True" : "False", e.offloaded ? "True" : "False");
+  if (w.update.task == Task::lora)
+    s += fmt::format("# LoRA policy update: keys from verl's LoRA examples (examples/grpo_trainer/*lora*.sh), not in the config files cited\n"
+                     "actor_rollout_ref.model.lora_rank={}\nactor_rollout_ref.model.lora_alpha={}\nactor_rollout_ref.model.target_modules=all-linear\n",
+                     w.update.lora_rank, 2 * w.update.lora_rank);
+  // The KL term to the frozen reference: GRPO as a loss on the actor, PPO as a reward penalty (verl's defaults for each).
+  if (ppo) s += fmt::format("actor_rollout_ref.actor.use_kl_loss=False\nalgorithm.use_kl_in_reward={}\n", w.reference ? "True" : "False");
+  else s += fmt::format("actor_rollout_ref.actor.use_kl_loss={}\nalgorithm.use_kl_in_reward=False\n", w.reference ? "True" : "False");
+  // The reward model is a shape to the estimate (--reward-model), not a checkpoint: its trained weights are the user's.
+  const std::string reward_id = "YOUR_REWARD_MODEL";
+  if (w.reward_model) s += fmt::format("# YOUR_REWARD_MODEL: a reward checkpoint with {}'s shape, as the estimate sized it\n", w.reward_model->name);
+  if (ppo) {
+    s += fmt::format("# PPO's critic{}\ncritic.model.path={}\ncritic.ppo_micro_batch_size_per_gpu={}\n",
+                     w.reward_model ? ", initialised from the reward model as the estimate sized it" : ", the policy's shape",
+                     w.reward_model ? reward_id : (c.model_id.empty() ? "YOUR_MODEL" : c.model_id), l.micro_batch);
+    if (megatron)
+      s += fmt::format("critic.megatron.tensor_model_parallel_size={}\ncritic.megatron.pipeline_model_parallel_size={}\n", l.tp, l.pp);
+  }
+  if (w.reward_model)
+    s += fmt::format("reward_model.enable=True\nreward_model.model.path={}\nreward_model.micro_batch_size_per_gpu={}\n", reward_id, l.micro_batch);
+  else
+    s += "# rule-based reward: custom_reward_function.path=YOUR_REWARD_FN.py (the estimate gave the verifier no accelerator time)\n";
+  s += "# Placement and pools\n";
+  if (rl_split(r)) {
+    s += fmt::format("# split pools, as the estimate placed them: {} instance(s) generate, {} train; verl runs split pools as its "
+                     "one-step-off-policy recipe, generation overlapping the previous step's update{}\n",
+                     e.rollout_instances, e.trainer_instances,
+                     e.async ? " (the estimate's --async)" : ": faster than the synchronous split the estimate assumed, and one step off-policy");
+    s += "# run it from a verl checkout: recipe/ is in the repository, not the pip package\n";
+    s += fmt::format("actor_rollout_ref.hybrid_engine=False\ntrainer.nnodes={}\ntrainer.n_gpus_per_node={}\nrollout.nnodes={}\nrollout.n_gpus_per_node={}\n",
+                     e.trainer_instances, gpus, e.rollout_instances, gpus);
+  } else {
+    s += "# colocated: the trainer and the generators share every accelerator (verl's hybrid engine, its default), and the new weights are "
+         "resharded into vLLM in place each step\n";
+    s += fmt::format("actor_rollout_ref.hybrid_engine=True\ntrainer.nnodes={}\ntrainer.n_gpus_per_node={}\n", r.count, gpus);
+  }
+  const long long steps = static_cast<long long>(std::ceil(w.steps));
+  const long long save = std::clamp<long long>(r.save_interval_steps > 0 ? r.save_interval_steps : steps, 1, std::max(1LL, steps));
+  s += fmt::format("trainer.total_training_steps={}\ntrainer.save_freq={}\ntrainer.resume_mode=auto\ntrainer.default_local_dir=YOUR_CHECKPOINT_DIR\n",
+                   steps, save);
+  return s;
+}
+
+// The head runs verl once every instance has joined its Ray cluster; one instance runs it alone.
+std::string rl_head(const RlLaunch& r) {
+  return efa_prelude(*r.instance, r.count) + (r.count > 1 ? ray_head_then(r.count, verl_command(r)) : verl_command(r));
+}
+std::string rl_worker(const RlLaunch& r, const std::string& head) {
+  return efa_prelude(*r.instance, r.count) + "ray start --address=" + head + ":6379 --block";
+}
+
+std::string skypilot_rl(const RlLaunch& r, const LaunchContext& c) {
+  std::string s = header("#", c);
+  s += "name: gpuadvisor-rl\n" + skypilot_resources(*r.instance, r.count, c, "  disk_size: 1024\n") + skypilot_capacity(c);
+  s += fmt::format("num_nodes: {}\nworkdir: .\nenvs:\n  HF_TOKEN: \"\"  # for gated models\nrun: |\n", r.count);
+  if (r.count == 1) return s + "  " + rl_head(r) + "\n";
+  return s + "  if [ \"$SKYPILOT_NODE_RANK\" = \"0\" ]; then\n    " + rl_head(r) + "\n  else\n    " +
+         rl_worker(r, "$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)") + "\n  fi\n";
+}
+
+std::string slurm_rl(const RlLaunch& r, const LaunchContext& c) {
+  std::string s = "#!/bin/bash\n" + header("#", c);
+  s += fmt::format("#SBATCH --job-name=gpuadvisor-rl\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task={}\n", r.count,
+                   r.instance->vcpus);
+  if (!is_neuron(*r.accelerator)) s += fmt::format("#SBATCH --gpus-per-node={}\n", r.instance->accelerator_count);
+  s += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --time={}\n#SBATCH --output=%x_%j.out\n{}set -euo pipefail\n\n",
+                   slurm_time(c.hours), slurm_capacity(c));
+  s += "# One Ray node per instance, the first as head: it runs verl once all have joined; the submit directory, with verl_args.txt,\n"
+       "# is mounted into the container (pyxis/enroot).\n";
+  const std::string run = "srun --cpu-bind=none --container-image=" + c.image +
+                          " --container-mounts=\"$SLURM_SUBMIT_DIR:/workspace\" --container-workdir=/workspace ";
+  if (r.count == 1) return s + run + "bash -c '" + rl_head(r) + "'\n";
+  s += "head=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
+  s += run + "--nodes=$((SLURM_NNODES - 1)) --ntasks=$((SLURM_NNODES - 1)) --exclude=\"$head\" bash -c '" + rl_worker(r, "'\"$head\"'") + "' &\n";
+  s += run + "--nodes=1 --ntasks=1 --nodelist=\"$head\" bash -c '" + rl_head(r) + "'\n";
+  return s;
+}
+
+// A PyTorchJob for its gang of pods: the Master is the Ray head and runs verl,
+// the Workers join it (the training operator sets MASTER_ADDR, the Master's
+// service); the job ends with the Master, and running Workers are cleaned up.
+std::string k8s_rl(const RlLaunch& r, const LaunchContext& c) {
+  std::string s = header("#", c);
+  s += "# First: kubectl create configmap gpuadvisor-launch --from-file=verl_args.txt (mounted at /workspace).\n";
+  s += "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: gpuadvisor-rl\nspec:\n  runPolicy:\n    cleanPodPolicy: Running\n"
+       "  pytorchReplicaSpecs:\n";
+  auto replica = [&](const char* role, int n, const std::string& command) {
+    std::string t = fmt::format("    {}:\n      replicas: {}\n      restartPolicy: OnFailure\n      template:\n        spec:\n", role, n);
+    t += k8s_node_selector(*r.instance, c, 10) + k8s_volumes(10, true) + "          containers:\n";
+    t += fmt::format("            - name: pytorch\n              image: {}\n              workingDir: /workspace\n", c.image);
+    t += fmt::format("              command: [\"bash\", \"-c\", \"{}\"]\n", command);
+    return t + k8s_mounts(14, true) + k8s_resources(*r.instance, *r.accelerator, 14, r.count > 1);
+  };
+  s += replica("Master", 1, rl_head(r));
+  if (r.count > 1) s += replica("Worker", r.count - 1, rl_worker(r, "$MASTER_ADDR"));
+  return s;
 }
 
 }  // namespace
@@ -737,6 +1014,25 @@ std::vector<EmittedFile> emit_serving(const ServingLaunch& s, const LaunchContex
     case LaunchTarget::k8s: out.push_back({s.layout.pp == 1 ? "deployment.yaml" : "leaderworkerset.yaml", k8s_serving(s, c)}); break;
   }
   out.push_back({"serve_commands.sh", serve_commands(s, c)});
+  return out;
+}
+
+std::vector<EmittedFile> emit_rl(const RlLaunch& r, const LaunchContext& c, LaunchTarget target) {
+  check_context(c);
+  if (r.workload->algorithm == RlAlgorithm::dpo)
+    throw InputError("--emit: DPO launch files are not written: verl's PPO trainer (main_ppo) runs GRPO and PPO, and DPO is an offline "
+                     "preference trainer with no rollout (use TRL's or OpenRLHF's DPO trainer with the table's update layout)");
+  if (is_neuron(*r.accelerator))
+    throw InputError(fmt::format("--emit: the row to write runs on {} ({}), and verl runs on CUDA (vLLM, FSDP, Megatron); take the "
+                                 "layout from the table, or --family / --rank for a GPU row",
+                                 r.accelerator->name, r.instance->name));
+  std::vector<EmittedFile> out;
+  switch (target) {
+    case LaunchTarget::skypilot: out.push_back({"task.yaml", skypilot_rl(r, c)}); break;
+    case LaunchTarget::slurm: out.push_back({"job.sbatch", slurm_rl(r, c)}); break;
+    case LaunchTarget::k8s: out.push_back({"pytorchjob.yaml", k8s_rl(r, c)}); break;
+  }
+  out.push_back({"verl_args.txt", verl_args(r, c)});
   return out;
 }
 

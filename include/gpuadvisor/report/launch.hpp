@@ -11,6 +11,7 @@
 
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/physics/rl.hpp"
 #include "gpuadvisor/workload/model.hpp"
 #include "gpuadvisor/workload/workload.hpp"
 
@@ -18,6 +19,19 @@ namespace gpuadvisor {
 
 enum class LaunchTarget { skypilot, slurm, k8s };
 std::optional<LaunchTarget> launch_target_from_string(std::string_view s);
+
+// How the pick's instances are bought (docs/methodology.md §Channels), as the
+// files reference it (docs/launch.md §Capacity and EFA): a Capacity Block or a
+// reservation is named by a required placeholder in every launcher; spot sets
+// SkyPilot's spot market.
+struct LaunchCapacity {
+  std::string channel = "on-demand";  // on-demand, spot, capacity-block, reservation, savings-1y, savings-3y
+  std::optional<int> block_days;      // a Capacity Block: its days and how many blocks of at most 64 instances
+  int blocks = 0;
+  bool block() const { return channel == "capacity-block"; }
+  bool reserved() const { return channel == "capacity-block" || channel == "reservation"; }
+  bool spot() const { return channel == "spot"; }
+};
 
 struct LaunchContext {
   std::string command;      // the gpuadvisor command line
@@ -28,7 +42,7 @@ struct LaunchContext {
   std::string model_id;     // serving: the checkpoint served; training: the tokenizer's; a Hugging Face id, else a placeholder
   std::vector<std::string> notes;  // header lines beside the prediction: what is served, the longest request, checkpoints
   std::string region = "us-east-1";
-  bool spot = false;
+  LaunchCapacity capacity;  // the channel; use_spot only when it is spot
   double hours = 0;         // predicted wall time (for time limits)
 };
 
@@ -67,6 +81,18 @@ struct ServingLaunch {
   double target_qps_per_replica = 0;  // requests/s: a replica's capacity x the target utilisation (SkyServe)
 };
 
+// An RL run (--task rl) as verl runs it: the policy, the run and the estimate
+// the pick assumed (placement, pools, generation and update layouts).
+struct RlLaunch {
+  const ModelSpec* model = nullptr;
+  const RlWorkload* workload = nullptr;
+  const RlEstimate* estimate = nullptr;
+  const Instance* instance = nullptr;
+  const Accelerator* accelerator = nullptr;
+  int count = 1;                 // instances in all (split: rollout + trainer pools)
+  int save_interval_steps = 0;   // RL steps between checkpoints (0: one at the end)
+};
+
 struct EmittedFile {
   std::string name;
   std::string text;
@@ -78,6 +104,9 @@ struct EmittedFile {
 // with the reason in the other files' headers (docs/launch.md §Training).
 std::vector<EmittedFile> emit_training(const TrainingLaunch& t, const LaunchContext& c, LaunchTarget target);
 std::vector<EmittedFile> emit_serving(const ServingLaunch& s, const LaunchContext& c, LaunchTarget target);
+// verl_args.txt (Hydra overrides of verl's PPO trainer) and its launcher.
+// Throws InputError for a run verl's trainer does not run (DPO, Neuron).
+std::vector<EmittedFile> emit_rl(const RlLaunch& r, const LaunchContext& c, LaunchTarget target);
 
 // "meta-llama/Llama-2-7b-hf" from a preset's Hugging Face source URL, else empty.
 std::string hugging_face_id(const ModelSpec& m);
