@@ -699,6 +699,11 @@ TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and ne
   auto j = nlohmann::json::parse(cost.out);
   CHECK(j["options"][0]["savings_1y_usd_per_hour"] == 35.0);
   CHECK(j["options"][0]["savings_1y_break_even_utilisation"].get<double>() == Approx(35.0 / 54.0).epsilon(1e-4));
+  // The commitment channel names the instrument, term, payment option and upfront cash.
+  CHECK(j["recommendation"]["channel"] == "savings-1y");
+  const std::string note = j["recommendation"]["channel_note"];
+  CHECK(note.find("Standard Reserved Instances, 1 year, all upfront") != std::string::npos);
+  CHECK(note.find("upfront for") != std::string::npos);
   // A truncated file: exit 2, the position named, and the previous output left whole.
   Run bad = run("prices import --offer-file " + data("prices/offer_truncated.json") + " --output " + out);
   CHECK(bad.code == 2);

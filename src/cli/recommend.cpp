@@ -30,7 +30,28 @@ std::string notes_list(const std::vector<std::string>& notes, bool wide) {
 
 // How the default order reads: the rule that chooses the pick, applied to the
 // rows, each instance type's row being that type's own pick.
-std::string recommended_order_text(const RecommendRequest& r) {
+// "Rows 9-10 take longer than ...": the options past the horizon, listed last, named by their rank in the table.
+std::string horizon_rows_text(const Recommendation& result, const RecommendRequest& r) {
+  int first = 0, last = 0;
+  const int shown = static_cast<int>(std::min<size_t>(result.rows.size(), r.top));
+  for (int i = 0; i < shown; ++i)
+    if (result.rows[i].estimate.total_hours > r.horizon_hours) {
+      if (!first) first = i + 1;
+      last = i + 1;
+    }
+  if (!first) return {};
+  return fmt::format("Row{} {} take{} longer than the {} horizon (--horizon): listed last, never the pick. ", first == last ? "" : "s",
+                     first == last ? std::to_string(first) : fmt::format("{}-{}", first, last), first == last ? "s" : "",
+                     format_duration(r.horizon_hours));
+}
+
+// `training`: the pick rule weighs each hour at the value of time (docs/methodology.md §The pick); a service's does not.
+std::string recommended_order_text(const RecommendRequest& r, bool training = false) {
+  if (training && pick_rule_name(r) == "value-of-time")
+    return fmt::format("the pick first, then the options whose price plus ${:g} for each hour of the run exceeds the least such total by "
+                       "at most {:.0f}% of the cheapest price, fastest first, then the rest cheapest first; each type's row is its own pick by "
+                       "the same rule",
+                       r.value_of_time_usd_per_hour, r.cost_slack * 100);
   return fmt::format("the pick first, then the rows within {0:.0f}% of the cheapest row's cost fastest first, then the rest cheapest first; each "
                      "type's row is its own pick: the fastest within {0:.0f}% of its cheapest that is faster by as much as it costs more",
                      r.cost_slack * 100);
@@ -41,8 +62,11 @@ class RecommendCommand : public Command {
   explicit RecommendCommand(CLI::App& parent) {
     app = parent.add_subcommand("recommend", "What to rent for a training job or a service: the pick, why, and the alternatives");
     app->footer(
-        "The pick is the fastest option whose cost is within --cost-slack (20%) of the cheapest that meets the constraints; job "
-        "overheads (provisioning, image pull, loading weights, start-up, final checkpoint) count in time and cost.\n"
+        "The pick (training and RL) is the fastest option whose price plus each hour of the run at --value-of-time ($25) is within "
+        "--cost-slack (20%) of the cheapest price above the least such total, never one longer than --horizon (90d), and with --deadline "
+        "alone the cheapest that meets it at its p90 error; a service's is the cheapest that meets its latency targets. Each option "
+        "is priced through the channel that can deliver it (on demand, a Capacity Block, a reservation, spot within its usual count); "
+        "job overheads (provisioning, image pull, loading weights, start-up, final checkpoint) count in time and cost.\n"
         "Examples:\n"
         "  gpuadvisor recommend --params 13B --task lora\n"
         "  gpuadvisor recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d\n"
@@ -140,7 +164,7 @@ class RecommendCommand : public Command {
                           job_of(m.name, rl ? "rl" : to_string(w.task))};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
-    const std::string notes = fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
+    const std::string notes = horizon_rows_text(result, r) + fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
                                "USD. COST is at the channel VIA that can deliver the option: on demand up to the usual count, else a Capacity Block "
                                "(block: whole days, sized to the prediction plus its p90 error; block*: its rate unknown, so at the on-demand "
                                "rate), else reserved at the on-demand rate (on demand?: no usual count known, check the quota); spot only up "
@@ -149,7 +173,7 @@ class RecommendCommand : public Command {
                                "reserve of 1 GB + 5% for the runtime, communication buffers and fragmentation already in it, so 100% still fits.\n",
                                result.options_found, std::min<size_t>(result.rows.size(), r.top),
                                r.all_counts ? "every count" : "one per instance type; --all-counts for every count",
-                               r.sort_by == SortBy::recommended ? recommended_order_text(r) : fmt::format("by {}", to_string(r.sort_by)),
+                               r.sort_by == SortBy::recommended ? recommended_order_text(r, true) : fmt::format("by {}", to_string(r.sort_by)),
                                to_string(r.pricing), r.region, prices_note(catalog));
     const std::string rejections = render_rejections_text(result.rejections, g.wide ? 1000 : 12);
     const std::string rl_note = rl ? "STEP S = GEN S + SCORE S (forward passes: policy and reference log-probabilities, critic, reward model) + TRAIN S + "

@@ -117,7 +117,7 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
                       break_even_utilisation(r.savings_1y_usd_per_hour, r.on_demand_usd_per_hour), rate(r.savings_3y_usd_per_hour),
                       money(r.savings_3y_cost_usd), monthly(r, r.savings_3y_usd_per_hour),
                       break_even_utilisation(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour)});
-    append_channel(t.rows.back(), r);
+    append_channel(t.rows.back(), r, *ctx.request);
     append_provenance(t.rows.back(), *r.instance, ctx.request->region, "", is_pick(r, rec));
   }
   return t;
@@ -147,7 +147,7 @@ Table reservation_table(const Recommendation& rec, const RecommendRequest& reque
                       rate(x.on_demand_usd_per_hour), money(x.on_demand_cost_usd), spot_money(x, x.spot_cost_usd), monthly(x, x.savings_1y_usd_per_hour),
                       monthly(x, x.savings_3y_usd_per_hour), money(x.capacity.block_cost_usd),
                       text(x.capacity.note.empty() ? "on demand" : x.capacity.note)});
-    append_channel(t.rows.back(), x);
+    append_channel(t.rows.back(), x, request);
     append_provenance(t.rows.back(), *x.instance, request.region, "", is_pick(x, rec));
   }
   return t;

@@ -45,8 +45,9 @@ Cell spot_money(const RecommendRow& r, std::optional<double> usd);
 Cell spot_bucket_cell(const RecommendRow& r);
 // The channel's cost, whether its rate is unknown, its note, and whether spot
 // is offered at the row's count (CSV and JSON only).
+// With them, `beyond_horizon`: the option takes longer than --horizon (listed last, never the pick).
 std::vector<Column> channel_columns();
-void append_channel(std::vector<Cell>& row, const RecommendRow& r);
+void append_channel(std::vector<Cell>& row, const RecommendRow& r, const RecommendRequest& request);
 // What the ranked cost is, after the figure: "on-demand", "in Capacity Blocks",
 // "at the on-demand rate (Capacity Block rate unknown)", "reserved at the on-demand rate", ...
 std::string channel_words(const RecommendRow& r);

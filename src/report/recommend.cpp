@@ -119,7 +119,7 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                       spot_bucket_cell(r), spot_money(r, r.spot_expected_cost_usd), break_even_cell(r), hours_cell(e.setup.hours()),
                       capacity_cell(r),
                       {r.pareto ? "yes" : "", r.pareto}, pick_cell(is_pick(r, rec))});
-    append_channel(t.rows.back(), r);
+    append_channel(t.rows.back(), r, *ctx.request);
     append_provenance(t.rows.back(), *r.instance, ctx.request->region, "");
   }
   return t;
@@ -188,8 +188,8 @@ std::string failures_text(const RecommendRow& pick) {
   if (pick.rl || !pick.on_demand_expected_cost_usd || !pick.on_demand_cost_usd || f.expected_hours <= 0 ||
       *pick.on_demand_expected_cost_usd < *pick.on_demand_cost_usd * (1 + kFailuresNoteAbove))
     return "";
-  return fmt::format("  failures: with hardware failures (one per {} at this size) and checkpoints every {}, expect about {} and ${} on "
-                     "demand, {:.0f}% more (`gpuadvisor cost`; faster checkpoint storage lowers it: --checkpoint-storage, "
+  return fmt::format("  failures: with hardware failures (one per {} at this size) and checkpoints every {}, expect about {} and ${} at "
+                     "the on-demand rate, {:.0f}% more (`gpuadvisor cost`; faster checkpoint storage lowers it: --checkpoint-storage, "
                      "--checkpoint-gb-per-s)\n",
                      format_duration(f.mtti_hours), format_duration(f.interval_hours), format_duration(f.expected_hours),
                      format_thousands(*pick.on_demand_expected_cost_usd, 0),

@@ -115,7 +115,7 @@ Table rl_recommendation_table(const Recommendation& rec, const RecommendContext&
                       money(r.ranked_cost_usd), channel_cell(r), money(r.on_demand_cost_usd), spot_money(r, r.spot_cost_usd),
                       hours_cell(r.estimate.setup.hours()), capacity_cell(r), {r.pareto ? "yes" : "", r.pareto},
                       pick_cell(rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count)});
-    append_channel(t.rows.back(), r);
+    append_channel(t.rows.back(), r, *ctx.request);
     append_provenance(t.rows.back(), *r.instance, ctx.request->region, "");
   }
   return t;

@@ -117,14 +117,17 @@ std::vector<Column> channel_columns() {
   return {{"channel_cost_usd", "CHANNEL COST", true, true, true},
           {"channel_rate_unknown", "CHANNEL RATE UNKNOWN", false, true, true},
           {"channel_note", "CHANNEL NOTE", false, true, true},
-          {"spot_offered", "SPOT OFFERED", false, true, true}};
+          {"spot_offered", "SPOT OFFERED", false, true, true},
+          {"beyond_horizon", "BEYOND HORIZON", false, true, true}};
 }
 
-void append_channel(std::vector<Cell>& row, const RecommendRow& r) {
+void append_channel(std::vector<Cell>& row, const RecommendRow& r, const RecommendRequest& request) {
   row.push_back(money(r.channel_cost_usd));
   row.push_back({r.channel_rate_unknown ? "yes" : "no", r.channel_rate_unknown});
   row.push_back(r.channel_note.empty() ? Cell{"", std::monostate{}} : text(r.channel_note));
   row.push_back({r.spot_offered ? "yes" : "no", r.spot_offered});
+  const bool beyond = r.estimate.total_hours > request.horizon_hours;
+  row.push_back({beyond ? "yes" : "no", beyond});
 }
 
 std::string channel_words(const RecommendRow& r) {

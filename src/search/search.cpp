@@ -325,6 +325,27 @@ std::string block_note(const RecommendRow& row, std::string_view region) {
                      rp->capacity_block.as_of, row.capacity.margin > 0 ? ", sized to the prediction plus its p90 error" : "");
 }
 
+// "compute-savings-plan-1yr-partial-upfront" in words, with its rates: the instrument, term, payment option and upfront cash.
+std::string commitment_note(const Instance& inst, std::string_view region, int term_years, int count) {
+  std::string key;
+  const CommitmentQuote* q = cheapest_commitment(inst, region, term_years, &key);
+  if (!q) return {};
+  std::string instrument = key.rfind("compute-savings-plan", 0) == 0  ? "a Compute Savings Plan"
+                           : key.rfind("ec2-savings-plan", 0) == 0    ? "an EC2 Instance Savings Plan"
+                           : key.rfind("reserved-standard", 0) == 0   ? "Standard Reserved Instances"
+                           : key.rfind("reserved-convertible", 0) == 0 ? "Convertible Reserved Instances"
+                                                                        : key;
+  const std::string payment = key.find("all-upfront") != std::string::npos       ? "all upfront"
+                              : key.find("partial-upfront") != std::string::npos ? "partial upfront"
+                                                                                 : "no upfront";
+  return fmt::format("{}, {} year{}, {}: ${:.4g}/h per instance committed for the whole term{}, ${:.4g}/h effective", instrument,
+                     q->term_years, q->term_years > 1 ? "s" : "", payment, q->usd_per_hour,
+                     q->upfront_usd > 0 ? fmt::format(" plus ${} upfront for {} instance{}", format_thousands(q->upfront_usd * count, 0), count,
+                                                      count > 1 ? "s" : "")
+                                        : std::string(),
+                     q->effective_usd_per_hour());
+}
+
 std::string channel_note_text(const RecommendRow& row, Pricing pricing, std::string_view region) {
   const Instance& inst = *row.instance;
   if (pricing == Pricing::spot && !row.spot_offered)
@@ -342,6 +363,8 @@ std::string channel_note_text(const RecommendRow& row, Pricing pricing, std::str
                            "at the on-demand rate where AWS can fill it (an upper bound: private pricing is negotiated)",
                            kCapacityBlocksMaxInstances);
       return "longer than a Capacity Block lasts (182 days): a reservation, at the on-demand rate where AWS can fill it";
+    case Channel::savings_1y: return commitment_note(inst, region, 1, row.count);
+    case Channel::savings_3y: return commitment_note(inst, region, 3, row.count);
     case Channel::on_demand:
       return row.capacity.limit_unknown
                  ? fmt::format("no usual on-demand count is known for {}: check the account's quota for {} instances", inst.name, row.count)
