@@ -708,7 +708,7 @@ TEST_CASE("EFA across instances: requested as the catalog's interfaces, checked 
       CHECK(container["resources"]["limits"]["vpc.amazonaws.com/efa"].as<int>() == inst.efa_interfaces);
       for (const auto& e : container["env"]) CHECK(e["name"].as<std::string>() != "FI_PROVIDER");  // only after the check, in the command
       const std::string command = container["command"][2].as<std::string>();
-      const auto check = command.find("grep -c uverbs");
+      const auto check = command.find("/dev/infiniband/uverbs*");
       REQUIRE(check != std::string::npos);
       CHECK(command.find(fmt::format("if [ $n -lt {} ]; then", inst.efa_interfaces)) != std::string::npos);
       CHECK(command.find("exit 1; fi;") < command.find("FI_PROVIDER=efa"));
@@ -720,16 +720,16 @@ TEST_CASE("EFA across instances: requested as the catalog's interfaces, checked 
     CHECK(task["resources"]["network_tier"].as<std::string>() == "best");
     CHECK_FALSE(task["envs"]["FI_PROVIDER"]);
     const std::string run_block = task["run"].as<std::string>();
-    CHECK(run_block.find("grep -c uverbs") < run_block.find("export FI_PROVIDER=efa"));
+    CHECK(run_block.find("/dev/infiniband/uverbs*") < run_block.find("export FI_PROVIDER=efa"));
     CHECK(run_block.find(fmt::format("{} expected on {}", inst.efa_interfaces, instance)) != std::string::npos);
     const std::string sbatch = file(emit_training(p.t, ctx, LaunchTarget::slurm), "job.sbatch").text;
-    CHECK(sbatch.find("grep -c uverbs") < sbatch.find("FI_PROVIDER=efa"));
+    CHECK(sbatch.find("/dev/infiniband/uverbs*") < sbatch.find("FI_PROVIDER=efa"));
     CHECK(sbatch.find("export FI_PROVIDER=efa\n") == std::string::npos);  // not set for the batch script before the check
   }
   // The check runs: a host with no EFA devices stops with exit 1 and the reason.
   Pick p("p5.48xlarge", 2);
   const std::string run_block = YAML::Load(file(emit_training(p.t, LaunchContext{}, LaunchTarget::skypilot), "task.yaml").text)["run"].as<std::string>();
-  const std::string check_line = run_block.substr(run_block.find("n=$(ls /dev/infiniband"), run_block.find("\n  export") - run_block.find("n=$(ls /dev/infiniband"));
+  const std::string check_line = run_block.substr(run_block.find("n=0; for d in /dev/infiniband"), run_block.find("\n  export") - run_block.find("n=0; for d in /dev/infiniband"));
   const std::string script = "gpuadvisor_test_efa_" + std::to_string(getpid()) + ".sh";
   std::ofstream(script) << "set -euo pipefail\n" << check_line << "\necho started\n";
   const bool has_efa = std::filesystem::exists("/dev/infiniband");
@@ -746,7 +746,7 @@ TEST_CASE("EFA across instances: requested as the catalog's interfaces, checked 
     const auto lws = YAML::Load(file(emit_serving(s, sctx, LaunchTarget::k8s), "leaderworkerset.yaml").text)["spec"]["leaderWorkerTemplate"];
     for (const char* role : {"leaderTemplate", "workerTemplate"}) {
       const std::string command = lws[role]["spec"]["containers"][0]["command"][2].as<std::string>();
-      CHECK(command.find("grep -c uverbs") < command.find("FI_PROVIDER=efa"));
+      CHECK(command.find("/dev/infiniband/uverbs*") < command.find("FI_PROVIDER=efa"));
       CHECK(command.find("FI_PROVIDER=efa") < command.find("ray start"));
     }
   }

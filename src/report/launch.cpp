@@ -105,7 +105,8 @@ int efa_devices(const Instance& i) { return std::max(1, i.efa_interfaces); }
 // (/dev/infiniband/uverbsN, one per EFA interface). No quotes or backslashes:
 // the line goes into YAML, bash -c '...', a Kubernetes command and a run block.
 std::string efa_check(const Instance& i) {
-  return fmt::format("n=$(ls /dev/infiniband 2>/dev/null | grep -c uverbs || true); if [ $n -lt {0} ]; then echo gpuadvisor: $n EFA "
+  // A glob, not ls | grep (shellcheck SC2010): the test suite runs shellcheck on every script this is in.
+  return fmt::format("n=0; for d in /dev/infiniband/uverbs*; do [ -e $d ] && n=$((n+1)); done; if [ $n -lt {0} ]; then echo gpuadvisor: $n EFA "
                      "devices present, {0} expected on {1}: launch with its EFA interfaces attached, else NCCL falls back to TCP >&2; "
                      "exit 1; fi",
                      efa_devices(i), i.name);
@@ -500,8 +501,9 @@ std::string deepspeed_json(const TrainingLaunch& t) {
 std::string torchrun(const std::string& nnodes, const std::string& nproc, const std::string& rank, const std::string& addr,
                      const LaunchContext& c) {
   // `^#` unquoted: it reads the same inside single quotes (Slurm), double quotes (Kubernetes) and YAML blocks.
-  return fmt::format("test -s megatron_args.txt && torchrun --nnodes={} --nproc_per_node={} --node_rank={} --master_addr={} --master_port=29500 {} "
-                     "$(grep -v ^# megatron_args.txt)",
+  // The arguments reach torchrun through xargs, split at whitespace as intended (no unquoted $(...): shellcheck SC2046).
+  return fmt::format("test -s megatron_args.txt && grep -v ^# megatron_args.txt | xargs torchrun --nnodes={} --nproc_per_node={} --node_rank={} "
+                     "--master_addr={} --master_port=29500 {}",
                      nnodes, nproc, rank, addr, c.entrypoint);
 }
 
@@ -588,8 +590,8 @@ std::string k8s_training(const TrainingLaunch& t, const LaunchContext& c) {
     r += k8s_volumes(10, true) + "          containers:\n";
     r += fmt::format("            - name: pytorch\n              image: {}\n              workingDir: /workspace\n              env:\n", c.image);
     for (const auto& [k, v] : env) r += fmt::format("                - name: {}\n                  value: \"{}\"\n", k, v);
-    r += fmt::format("              command: [\"bash\", \"-c\", \"{}test -s megatron_args.txt && torchrun --nproc_per_node={} {} $(grep -v ^# "
-                     "megatron_args.txt)\"]\n",
+    r += fmt::format("              command: [\"bash\", \"-c\", \"{}test -s megatron_args.txt && grep -v ^# megatron_args.txt | xargs torchrun "
+                     "--nproc_per_node={} {}\"]\n",
                      efa_prelude(*t.instance, t.count), t.instance->accelerator_count, c.entrypoint);
     r += k8s_mounts(14, true);
     r += k8s_resources(*t.instance, *t.accelerator, 14, t.count > 1);
@@ -732,7 +734,7 @@ std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
   t += fmt::format("num_nodes: {}\nenvs:\n  HF_TOKEN: \"\"  # for gated models\nrun: |\n", s.layout.pp);
   if (s.layout.pp == 1) return t + "  " + primary_command(s, c) + "\n";
   return t + "  if [ \"$SKYPILOT_NODE_RANK\" = \"0\" ]; then\n    " + ray_head(s, c) + "\n  else\n    " +
-         ray_worker(s, "$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)") + "\n  fi\n";
+         ray_worker(s, "\"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\"") + "\n  fi\n";
 }
 
 std::string slurm_serving(const ServingLaunch& s, const LaunchContext& c) {
@@ -837,8 +839,8 @@ std::string verl_module(const RlLaunch& r) { return rl_split(r) ? "recipe.one_st
 
 // The command the head runs; `^#` unquoted, as torchrun's.
 std::string verl_command(const RlLaunch& r) {
-  return fmt::format("test -s verl_args.txt && python3 -m {} {}$(grep -v ^# verl_args.txt)", verl_module(r),
-                     rl_megatron(r) ? "--config-name=ppo_megatron_trainer " : "");
+  return fmt::format("test -s verl_args.txt && grep -v ^# verl_args.txt | xargs python3 -m {}{}", verl_module(r),
+                     rl_megatron(r) ? " --config-name=ppo_megatron_trainer" : "");
 }
 
 std::string verl_args(const RlLaunch& r, const LaunchContext& c) {
@@ -945,7 +947,7 @@ std::string skypilot_rl(const RlLaunch& r, const LaunchContext& c) {
   s += fmt::format("num_nodes: {}\nworkdir: .\nenvs:\n  HF_TOKEN: \"\"  # for gated models\nrun: |\n", r.count);
   if (r.count == 1) return s + "  " + rl_head(r) + "\n";
   return s + "  if [ \"$SKYPILOT_NODE_RANK\" = \"0\" ]; then\n    " + rl_head(r) + "\n  else\n    " +
-         rl_worker(r, "$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)") + "\n  fi\n";
+         rl_worker(r, "\"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\"") + "\n  fi\n";
 }
 
 std::string slurm_rl(const RlLaunch& r, const LaunchContext& c) {
