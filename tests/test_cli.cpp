@@ -487,6 +487,22 @@ TEST_CASE("cli: --quota-vcpus leaves out what the account cannot start on demand
   CHECK(run("recommend --params 7B --task inference --quota-vcpus 384").code == 2);  // services: refused, not ignored
 }
 
+TEST_CASE("cli: from a hostile review: spot above its count says why, a spot pick's Kubernetes nodes are spot, an unknown EFA count says so") {
+  const Run spot = run("cost --instance p5.48xlarge --count 300 --hours 100 --pricing spot");
+  CHECK(spot.code == 3);
+  CHECK(spot.err.find("not offered on spot") != std::string::npos);
+  test_files::TempDir t("gpuadvisor_spot_emit");
+  REQUIRE(run("recommend --params 70B --task pretrain --tokens 200B --pricing spot --emit k8s --emit-dir " + t.file("k8s")).code == 0);
+  std::ifstream job(t.file("k8s") + "/pytorchjob.yaml");
+  const std::string text((std::istreambuf_iterator<char>(job)), std::istreambuf_iterator<char>());
+  CHECK(text.find("karpenter.sh/capacity-type: spot") != std::string::npos);
+  // p6-b300's EFA interface count is not in the catalog: the files say so rather than expecting 1 as if known.
+  REQUIRE(run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d --emit skypilot --emit-dir " + t.file("sky")).code == 0);
+  std::ifstream task(t.file("sky") + "/task.yaml");
+  const std::string sky((std::istreambuf_iterator<char>(task)), std::istreambuf_iterator<char>());
+  if (sky.find("p6-b300") != std::string::npos) CHECK(sky.find("interface count is not in") != std::string::npos);
+}
+
 TEST_CASE("cli: the JSON request names the pick rule that decided and the deadline") {
   auto request = [](const std::string& args) {
     return nlohmann::json::parse(run("recommend --params 8B --task pretrain --tokens 1T --format json " + args).out)["request"];

@@ -100,6 +100,8 @@ class CostCommand : public Command {
   static void settle_given(Recommendation& out, RecommendRow row, const RecommendRequest& r) {
     if (!row.quota_exceeded.empty() && !row.ranked_cost_usd && row.channel != Channel::spot)
       throw NothingFitsError(fmt::format("{} x {} {}", row.count, row.instance->name, row.quota_exceeded));
+    if (r.pricing == Pricing::spot && !row.spot_offered)
+      throw NothingFitsError(fmt::format("{} x {} on spot: {}", row.count, row.instance->name, row.channel_note));
     if (r.deadline_hours && row.estimate.total_hours > *r.deadline_hours)
       throw NothingFitsError(fmt::format("{} x {} takes {}, past the {} deadline", row.count, row.instance->name,
                                          format_duration(row.estimate.total_hours), format_duration(*r.deadline_hours)));

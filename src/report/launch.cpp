@@ -106,10 +106,11 @@ int efa_devices(const Instance& i) { return std::max(1, i.efa_interfaces); }
 // the line goes into YAML, bash -c '...', a Kubernetes command and a run block.
 std::string efa_check(const Instance& i) {
   // A glob, not ls | grep (shellcheck SC2010): the test suite runs shellcheck on every script this is in.
+  // Where the catalog does not know the type's interface count, the check can only ask for one: it says so.
   return fmt::format("n=0; for d in /dev/infiniband/uverbs*; do [ -e $d ] && n=$((n+1)); done; if [ $n -lt {0} ]; then echo gpuadvisor: $n EFA "
-                     "devices present, {0} expected on {1}: launch with its EFA interfaces attached, else NCCL falls back to TCP >&2; "
+                     "devices present, {0} expected on {1}{2}: launch with its EFA interfaces attached, else NCCL falls back to TCP >&2; "
                      "exit 1; fi",
-                     efa_devices(i), i.name);
+                     efa_devices(i), i.name, i.efa_interfaces > 0 ? "" : " at least, its interface count is not in the catalog");
 }
 
 // The EFA environment, set only once the check has passed.
@@ -183,7 +184,11 @@ std::string skypilot_resources(const Instance& i, int nodes, const LaunchContext
   std::string s = fmt::format("resources:\n  cloud: aws\n  region: {}\n  instance_type: {}\n  use_spot: {}\n{}", c.region, i.name,
                               c.capacity.spot() ? "true" : "false", extra);
   // SkyPilot's best network tier: EFA on AWS where the version supports it; the run's EFA check stops the job otherwise.
-  if (uses_efa(i, nodes)) s += fmt::format("  network_tier: best  # EFA, {} interfaces per instance, checked at start-up\n", efa_devices(i));
+  if (uses_efa(i, nodes))
+    s += i.efa_interfaces > 0
+             ? fmt::format("  network_tier: best  # EFA, {} interfaces per instance, checked at start-up\n", efa_devices(i))
+             : std::string("  network_tier: best  # EFA: its interface count is not in gpuadvisor's catalog; the start-up check asks for at "
+                           "least 1, so check the type's documented count (YOUR_EFA_INTERFACES)\n");
   return s + fmt::format("  image_id: docker:{}\n", c.image);
 }
 
@@ -210,6 +215,8 @@ std::string k8s_node_selector(const Instance& i, const LaunchContext& c, int pad
                      "launched into it, select eks.amazonaws.com/nodegroup instead.\n",
                      p, capacity_what(k), k.channel);
   s += fmt::format("{0}nodeSelector:\n{0}  node.kubernetes.io/instance-type: {1}\n", p, i.name);
+  // Spot only where the pick is priced on spot (Karpenter's NodePool must allow it); on demand otherwise.
+  if (k.spot()) s += fmt::format("{0}  karpenter.sh/capacity-type: spot\n", p);
   if (k.reserved())
     s += fmt::format("{0}  karpenter.sh/capacity-type: reserved\n{0}  karpenter.k8s.aws/capacity-reservation-type: {1}\n"
                      "{0}  karpenter.k8s.aws/capacity-reservation-id: {2}\n",
@@ -556,7 +563,10 @@ std::string k8s_resources(const Instance& i, const Accelerator& a, int indent, b
   const std::string pad(indent, ' ');
   std::string s = fmt::format("{}resources:\n{}  limits:\n", pad, pad);
   s += fmt::format("{}    {}: {}\n", pad, is_neuron(a) ? "aws.amazon.com/neuron" : "nvidia.com/gpu", i.accelerator_count);
-  if (multi_node && i.efa_supported) s += fmt::format("{}    vpc.amazonaws.com/efa: {}\n", pad, std::max(1, i.efa_interfaces));
+  if (multi_node && i.efa_supported)
+    s += i.efa_interfaces > 0 ? fmt::format("{}    vpc.amazonaws.com/efa: {}\n", pad, i.efa_interfaces)
+                              : fmt::format("{}    vpc.amazonaws.com/efa: 1  # at least: the type's interface count is not in gpuadvisor's "
+                                            "catalog; set it to the documented count\n", pad);
   return s;
 }
 

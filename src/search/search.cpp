@@ -732,7 +732,9 @@ bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter,
   const double hours = row.estimate.total_hours;
   // Past the quota nothing but a Capacity Block or spot (their own limits) delivers it.
   if (!row.quota_exceeded.empty() && !row.ranked_cost_usd && row.channel != Channel::spot && row.channel != Channel::capacity_block) {
-    filter.reason = fmt::format("{} x {} {}", row.count, row.instance->name, row.quota_exceeded);
+    // Counts rise: the first blocked count is the smallest the quota stops, the one to name (not the largest tried).
+    if (filter.reason.find("on-demand quota") == std::string::npos)
+      filter.reason = fmt::format("{} x {} {}", row.count, row.instance->name, row.quota_exceeded);
     return false;
   }
   if (r.deadline_hours && hours > *r.deadline_hours) {
