@@ -98,7 +98,7 @@ class CostCommand : public Command {
 
   // The given run becomes the pick; deadline and budget are checked against it.
   static void settle_given(Recommendation& out, RecommendRow row, const RecommendRequest& r) {
-    if (!row.quota_exceeded.empty() && !row.ranked_cost_usd && row.channel != Channel::spot)
+    if (blocked_by_quota(row))
       throw NothingFitsError(fmt::format("{} x {} {}", row.count, row.instance->name, row.quota_exceeded));
     if (r.pricing == Pricing::spot && !row.spot_offered)
       throw NothingFitsError(fmt::format("{} x {} on spot: {}", row.count, row.instance->name, row.channel_note));

@@ -78,7 +78,6 @@ std::string unknown_limit_note(const Instance& inst, int count) {
                      inst.name, count, inst.capacity_blocks ? "a Capacity Block or a reservation" : "an On-Demand Capacity Reservation");
 }
 
-bool scarce(const Instance& inst, int count) { return beyond_usual_on_demand(inst, count); }
 // On-demand and best are the prices that assume instances can be started at will.
 bool at_will(Pricing pricing) { return pricing == Pricing::on_demand || pricing == Pricing::best; }
 
@@ -86,10 +85,10 @@ bool at_will(Pricing pricing) { return pricing == Pricing::on_demand || pricing 
 CapacityAdvice base_advice(const Instance& inst, int count, Pricing pricing) {
   CapacityAdvice a;
   a.blocks_only = inst.purchase != "on_demand_and_spot";
-  a.beyond_on_demand = at_will(pricing) && scarce(inst, count);
+  a.beyond_on_demand = at_will(pricing) && beyond_usual_on_demand(inst, count);
   a.limit_unknown = !inst.on_demand_max_instances && count > 1;
   a.on_spot = pricing == Pricing::spot;
-  a.spot_scarce = a.on_spot && scarce(inst, count);
+  a.spot_scarce = a.on_spot && beyond_usual_on_demand(inst, count);
   return a;
 }
 

@@ -728,10 +728,13 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
   return out;
 }
 
+bool blocked_by_quota(const RecommendRow& row) {
+  return !row.quota_exceeded.empty() && !row.ranked_cost_usd && row.channel != Channel::spot && row.channel != Channel::capacity_block;
+}
+
 bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter, Recommendation& out) {
   const double hours = row.estimate.total_hours;
-  // Past the quota nothing but a Capacity Block or spot (their own limits) delivers it.
-  if (!row.quota_exceeded.empty() && !row.ranked_cost_usd && row.channel != Channel::spot && row.channel != Channel::capacity_block) {
+  if (blocked_by_quota(row)) {
     // Counts rise: the first blocked count is the smallest the quota stops, the one to name (not the largest tried).
     if (filter.reason.find("on-demand quota") == std::string::npos)
       filter.reason = fmt::format("{} x {} {}", row.count, row.instance->name, row.quota_exceeded);

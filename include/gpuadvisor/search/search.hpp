@@ -120,6 +120,10 @@ struct RecommendRow {
   std::optional<RlEstimate> rl;  // --task rl: the step's stages, placement and pools (estimate is the policy update's)
 };
 
+// Whether nothing delivers the row within the account's on-demand quota: past
+// it, only spot and Capacity Blocks (their own limits) are left, and neither priced it.
+bool blocked_by_quota(const RecommendRow& row);
+
 // Fills every price of a row from its instance, count and estimate.total_hours
 // (billed per second with EC2's 60 s minimum):
 // hourly rates and job costs under each pricing model, the expected costs with
