@@ -46,12 +46,6 @@ std::optional<Precision> precision_from_string(std::string_view s) {
   return std::nullopt;
 }
 
-std::optional<double> Accelerator::tflops(Precision p) const {
-  auto it = dense_tflops.find(p);
-  if (it == dense_tflops.end()) return std::nullopt;
-  return it->second;
-}
-
 const RegionPrices* Instance::prices_in(std::string_view region) const {
   auto it = prices.find(std::string(region));
   return it == prices.end() ? nullptr : &it->second;
@@ -255,7 +249,7 @@ Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std:
     if (it.key() == "sources") continue;
     auto p = precision_from_string(it.key());
     if (!p) tctx.fail(it.key(), "unknown precision (use bf16, fp16, fp8, fp4, int8)");
-    a.dense_tflops[*p] = as_number(it.value(), it.key(), tctx, 0, false);
+    a.dense_tflops.set(*p, as_number(it.value(), it.key(), tctx, 0, false));
   }
   if (a.dense_tflops.empty()) tctx.fail("bf16", "at least one precision is required");
   a.dense_tflops_sources = req_sources(tf, "sources", tctx, sources);

@@ -73,7 +73,7 @@ ordered_json accelerator_json(const Accelerator& a) {
                    {"usable_gib", a.memory_usable_gib}, {"type", a.memory_type}, {"sources", a.memory_sources}};
   acc["memory_bandwidth"] = {{"gb_per_s", a.memory_bandwidth_gb_per_s}, {"sources", a.memory_bandwidth_sources}};
   ordered_json tf;
-  for (const auto& [p, v] : a.dense_tflops) tf[std::string(to_string(p))] = v;
+  for (const auto& [p, v] : a.dense_tflops.entries()) tf[std::string(to_string(p))] = v;
   tf["sources"] = a.dense_tflops_sources;
   acc["dense_tflops"] = tf;
   acc["vector_tflops"] = {{"fp32", a.vector_fp32_tflops ? ordered_json(*a.vector_fp32_tflops) : ordered_json(nullptr)},
@@ -174,7 +174,7 @@ void add_accelerator_fields(const Accelerator& a, const AddField& add) {
   add("accelerator memory", fmt::format("{} (EC2 reports {} GiB; {} GiB used for fit checks)", a.memory_vendor_figure, a.memory_ec2_reported_gib, a.memory_usable_gib), join_sources(a.memory_sources));
   add("memory bandwidth", fmt::format("{} GB/s", a.memory_bandwidth_gb_per_s), join_sources(a.memory_bandwidth_sources));
   std::string tflops;
-  for (const auto& [p, v] : a.dense_tflops) tflops += fmt::format("{}{} {}", tflops.empty() ? "" : ", ", to_string(p), v);
+  for (const auto& [p, v] : a.dense_tflops.entries()) tflops += fmt::format("{}{} {}", tflops.empty() ? "" : ", ", to_string(p), v);
   add("dense TFLOPS", tflops, join_sources(a.dense_tflops_sources));
   add("vector FP32 TFLOPS", a.vector_fp32_tflops ? fmt::format("{}", *a.vector_fp32_tflops) : "not published", join_sources(a.vector_tflops_sources));
   add("intra-node link", a.link_generation + (a.link_gb_per_s ? fmt::format(", {} GB/s per accelerator", *a.link_gb_per_s) : ", bandwidth not published"), join_sources(a.link_sources));

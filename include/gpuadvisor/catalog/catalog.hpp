@@ -4,6 +4,8 @@
 // validated entry by entry. Schema: docs/catalog.md.
 #pragma once
 #include "gpuadvisor/base/names.hpp"
+#include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +18,33 @@ namespace gpuadvisor {
 enum class Precision { bf16, fp16, fp8, fp4, int8 };
 std::string_view to_string(Precision p);
 std::optional<Precision> precision_from_string(std::string_view s);
+
+// Dense tensor throughput by precision, TFLOP/s; a precision absent is not
+// supported. A fixed table: the search reads it in its inner loop.
+class PrecisionTflops {
+ public:
+  void set(Precision p, double tflops) {
+    tflops_[index(p)] = tflops;
+    known_[index(p)] = true;
+  }
+  std::optional<double> get(Precision p) const {
+    return known_[index(p)] ? std::optional<double>(tflops_[index(p)]) : std::nullopt;
+  }
+  bool empty() const { return std::find(known_.begin(), known_.end(), true) == known_.end(); }
+  // The known precisions in the enum's order.
+  std::vector<std::pair<Precision, double>> entries() const {
+    std::vector<std::pair<Precision, double>> out;
+    for (std::size_t i = 0; i < kCount; ++i)
+      if (known_[i]) out.emplace_back(static_cast<Precision>(i), tflops_[i]);
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t kCount = static_cast<std::size_t>(Precision::int8) + 1;
+  static std::size_t index(Precision p) { return static_cast<std::size_t>(p); }
+  std::array<double, kCount> tflops_{};
+  std::array<bool, kCount> known_{};
+};
 
 struct Source {
   std::string title;
@@ -46,7 +75,7 @@ struct Accelerator {
   std::vector<std::string> memory_sources;
   double memory_bandwidth_gb_per_s = 0;
   std::vector<std::string> memory_bandwidth_sources;
-  std::map<Precision, double> dense_tflops;
+  PrecisionTflops dense_tflops;
   std::vector<std::string> dense_tflops_sources;
   // Non-tensor (CUDA core / vector engine) FP32 throughput: what dequantising
   // weight-only int8/int4 weights runs on. Empty when not published.
@@ -64,7 +93,7 @@ struct Accelerator {
   std::string note;
   Efficiency efficiency;
 
-  std::optional<double> tflops(Precision p) const;
+  std::optional<double> tflops(Precision p) const { return dense_tflops.get(p); }
   double memory_usable_gb() const { return memory_usable_gib * 1.073741824; }
 };
 
