@@ -28,60 +28,115 @@ std::string StepTime::bound() const {
   return best->name;
 }
 
-std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l) {
-  const int per_node = c.instance->accelerator_count;
-  if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.ep < 1 || l.cp < 1 || l.micro_batch < 1)
-    return "tp, cp, pp, dp, ep and micro-batch must be at least 1";
-  if (per_node % l.tp != 0)
-    return fmt::format("tp {} does not divide the {} accelerators of one {} (tensor parallelism stays inside an instance)", l.tp, per_node, c.instance->name);
-  if (l.accelerators() != c.accelerators())
-    return fmt::format("tp {} x cp {} x pp {} x dp {} = {} does not equal the {} accelerators of {} x {}", l.tp, l.cp, l.pp, l.dp,
-                       l.accelerators(), c.accelerators(), c.count, c.instance->name);
-  // Load-balanced causal ring attention gives each rank two chunks of the sequence.
-  if (l.cp > 1 && w.seq_len % (2 * l.cp) != 0)
-    return fmt::format("cp {} needs the sequence length ({}) divisible by 2 x cp (two chunks per rank)", l.cp, w.seq_len);
-  if (m.heads % l.tp != 0) return fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads);
-  if (auto p = neuron_layout_problem(*c.accelerator, m, l.tp, true)) return p;
-  if (l.experts_folded() && c.accelerator->software != "cuda")
-    return "an expert tensor-parallel size below tp (MoE parallel folding) is a Megatron-Core feature: CUDA accelerators only";
-  if (l.pp > m.layers) return fmt::format("pp {} exceeds the model's {} layers", l.pp, m.layers);
-  if (w.global_batch % (l.dp * l.micro_batch) != 0)
-    return fmt::format("global batch {} is not divisible by dp {} x micro-batch {}", w.global_batch, l.dp, l.micro_batch);
-  if (l.zero_stage < 0 || l.zero_stage > 3) return "ZeRO stage must be 0, 1, 2 or 3";
-  if (l.recompute_layers < 0) return "recompute layers must be at least 0 (0: all)";
-  if (l.recompute_layers > 0 && l.recompute != Recompute::full) return "recompute layers apply to full recompute only";
-  if (l.recompute_layers > std::ceil(double(m.layers) / l.pp))
-    return fmt::format("recompute layers {} exceed the {} layers of a pipeline stage", l.recompute_layers, static_cast<int>(std::ceil(double(m.layers) / l.pp)));
-  if (l.vp < 1) return "vp must be at least 1";
-  if (l.vp > 1) {
-    if (l.pp == 1) return "virtual pipeline stages (vp) need pipeline parallelism (pp > 1)";
-    // Uneven stages are padded (Megatron does), so only at least one layer per virtual stage is needed.
-    // The embedding and the loss may each take a layer's place (Megatron's
-    // account-for-embedding/loss split; Llama 3 section 3.3.2).
-    if (m.layers + 2 < l.pp * l.vp) return fmt::format("pp {} x vp {} exceeds the model's {} layers plus the embedding and the loss", l.pp, l.vp, m.layers);
-    if (l.micro_batches(w.global_batch) % l.pp != 0)
-      return fmt::format("an interleaved schedule needs the micro-batches ({}) to be a multiple of pp {}", l.micro_batches(w.global_batch), l.pp);
-  }
-  if (l.zero_stage >= 2 && l.pp > 1) return "ZeRO stage 2 and 3 cannot be combined with pipeline parallelism (DeepSpeed/Megatron restriction)";
-  return expert_layout_problem(m, l);
-}
+namespace {
 
-std::optional<std::string> expert_layout_problem(const ModelSpec& m, const Layout& l) {
-  if (l.etp < 0 || l.tp % l.expert_tp() != 0) return fmt::format("etp {} does not divide tp {}", l.etp, l.tp);
-  if (l.ep == 1 && !l.experts_folded()) return std::nullopt;
-  if (!m.is_moe()) return l.ep > 1 ? "expert parallelism needs a mixture-of-experts model" : "an expert tensor-parallel size (etp) needs a mixture-of-experts model";
+// The rules of a valid layout, written once: `fail` receives a function that
+// writes the reason, so the search's yes/no check (layout_valid) formats
+// nothing and layout_problem formats only the first broken rule.
+template <class Fail>
+auto check_expert_layout(const ModelSpec& m, const Layout& l, Fail fail) -> decltype(fail([] { return std::string(); })) {
+  using Result = decltype(fail([] { return std::string(); }));
+  if (l.etp < 0 || l.tp % l.expert_tp() != 0) return fail([&] { return fmt::format("etp {} does not divide tp {}", l.etp, l.tp); });
+  if (l.ep == 1 && !l.experts_folded()) return Result{};
+  if (!m.is_moe())
+    return fail([&] {
+      return std::string(l.ep > 1 ? "expert parallelism needs a mixture-of-experts model" : "an expert tensor-parallel size (etp) needs a mixture-of-experts model");
+    });
   // Megatron-Core draws the expert ranks from the data- and context-parallel
   // ranks that hold the same dense weights (its expert rank generator); with
   // parallel folding (etp below tp) from the tensor-, context- and
   // data-parallel ranks together.
   if (!l.experts_folded() && (l.dp * l.cp) % l.ep != 0)
-    return fmt::format("ep {} does not divide dp {} x cp {}{}", l.ep, l.dp, l.cp,
-                       l.tp > 1 ? " (with the experts whole on each rank, etp 1, ep may divide tp x dp x cp)" : "");
+    return fail([&] {
+      return fmt::format("ep {} does not divide dp {} x cp {}{}", l.ep, l.dp, l.cp,
+                         l.tp > 1 ? " (with the experts whole on each rank, etp 1, ep may divide tp x dp x cp)" : "");
+    });
   if ((l.tp * l.dp * l.cp) % (l.ep * l.expert_tp()) != 0)
-    return fmt::format("ep {} x etp {} does not divide tp {} x dp {} x cp {}", l.ep, l.expert_tp(), l.tp, l.dp, l.cp);
-  if (m.experts % l.ep != 0) return fmt::format("ep {} does not divide the model's {} experts", l.ep, m.experts);
-  return std::nullopt;
+    return fail([&] { return fmt::format("ep {} x etp {} does not divide tp {} x dp {} x cp {}", l.ep, l.expert_tp(), l.tp, l.dp, l.cp); });
+  if (m.experts % l.ep != 0) return fail([&] { return fmt::format("ep {} does not divide the model's {} experts", l.ep, m.experts); });
+  return Result{};
 }
+
+template <class Fail>
+auto check_layout(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l, Fail fail)
+    -> decltype(fail([] { return std::string(); })) {
+  const int per_node = c.instance->accelerator_count;
+  if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.ep < 1 || l.cp < 1 || l.micro_batch < 1)
+    return fail([] { return std::string("tp, cp, pp, dp, ep and micro-batch must be at least 1"); });
+  if (per_node % l.tp != 0)
+    return fail([&] {
+      return fmt::format("tp {} does not divide the {} accelerators of one {} (tensor parallelism stays inside an instance)", l.tp, per_node,
+                         c.instance->name);
+    });
+  if (l.accelerators() != c.accelerators())
+    return fail([&] {
+      return fmt::format("tp {} x cp {} x pp {} x dp {} = {} does not equal the {} accelerators of {} x {}", l.tp, l.cp, l.pp, l.dp,
+                         l.accelerators(), c.accelerators(), c.count, c.instance->name);
+    });
+  // Load-balanced causal ring attention gives each rank two chunks of the sequence.
+  if (l.cp > 1 && w.seq_len % (2 * l.cp) != 0)
+    return fail([&] { return fmt::format("cp {} needs the sequence length ({}) divisible by 2 x cp (two chunks per rank)", l.cp, w.seq_len); });
+  if (m.heads % l.tp != 0) return fail([&] { return fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads); });
+  if (neuron_cores_per_chip(*c.accelerator) > 0)
+    if (auto p = neuron_layout_problem(*c.accelerator, m, l.tp, true)) return fail([&] { return *p; });
+  if (l.experts_folded() && c.accelerator->software != "cuda")
+    return fail([] {
+      return std::string("an expert tensor-parallel size below tp (MoE parallel folding) is a Megatron-Core feature: CUDA accelerators only");
+    });
+  if (l.pp > m.layers) return fail([&] { return fmt::format("pp {} exceeds the model's {} layers", l.pp, m.layers); });
+  if (w.global_batch % (l.dp * l.micro_batch) != 0)
+    return fail([&] { return fmt::format("global batch {} is not divisible by dp {} x micro-batch {}", w.global_batch, l.dp, l.micro_batch); });
+  if (l.zero_stage < 0 || l.zero_stage > 3) return fail([] { return std::string("ZeRO stage must be 0, 1, 2 or 3"); });
+  if (l.recompute_layers < 0) return fail([] { return std::string("recompute layers must be at least 0 (0: all)"); });
+  if (l.recompute_layers > 0 && l.recompute != Recompute::full) return fail([] { return std::string("recompute layers apply to full recompute only"); });
+  const int stage_layers = static_cast<int>(std::ceil(double(m.layers) / l.pp));
+  if (l.recompute_layers > stage_layers)
+    return fail([&] { return fmt::format("recompute layers {} exceed the {} layers of a pipeline stage", l.recompute_layers, stage_layers); });
+  if (l.vp < 1) return fail([] { return std::string("vp must be at least 1"); });
+  if (l.vp > 1) {
+    if (l.pp == 1) return fail([] { return std::string("virtual pipeline stages (vp) need pipeline parallelism (pp > 1)"); });
+    // Uneven stages are padded (Megatron does), so only at least one layer per virtual stage is needed.
+    // The embedding and the loss may each take a layer's place (Megatron's
+    // account-for-embedding/loss split; Llama 3 section 3.3.2).
+    if (m.layers + 2 < l.pp * l.vp)
+      return fail([&] { return fmt::format("pp {} x vp {} exceeds the model's {} layers plus the embedding and the loss", l.pp, l.vp, m.layers); });
+    if (l.micro_batches(w.global_batch) % l.pp != 0)
+      return fail([&] {
+        return fmt::format("an interleaved schedule needs the micro-batches ({}) to be a multiple of pp {}", l.micro_batches(w.global_batch), l.pp);
+      });
+  }
+  if (l.zero_stage >= 2 && l.pp > 1)
+    return fail([] { return std::string("ZeRO stage 2 and 3 cannot be combined with pipeline parallelism (DeepSpeed/Megatron restriction)"); });
+  return check_expert_layout(m, l, fail);
+}
+
+// The two ways of failing: with the reason, or with a bare no.
+struct FailWithReason {
+  template <class Write>
+  std::optional<std::string> operator()(Write write) const {
+    return write();
+  }
+};
+struct FailQuietly {
+  template <class Write>
+  std::optional<bool> operator()(Write) const {
+    return false;
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l) {
+  return check_layout(m, w, c, l, FailWithReason{});
+}
+
+bool layout_valid(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l) {
+  return !check_layout(m, w, c, l, FailQuietly{}).has_value();
+}
+
+std::optional<std::string> expert_layout_problem(const ModelSpec& m, const Layout& l) { return check_expert_layout(m, l, FailWithReason{}); }
+
+bool expert_layout_valid(const ModelSpec& m, const Layout& l) { return !check_expert_layout(m, l, FailQuietly{}).has_value(); }
 
 double activation_traffic_per_stored_byte(Recompute r, double full_share) {
   // Forward: written, read by its consumer; backward: read, gradient written
@@ -339,12 +394,16 @@ void fill_totals(TrainingEstimate& e, const TrainingWorkload& w, const Cluster& 
 }  // namespace
 
 TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l) {
+  return estimate_training(m, w, c, l, training_memory(m, w, l, *c.accelerator));
+}
+
+TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l, const MemoryBreakdown& memory) {
   const Accelerator& acc = *c.accelerator;
   TrainingEstimate e;
   e.layout = l;
   e.precision = effective_precision(acc, w.precision).value_or(w.precision);
   e.framework = &framework_for(acc, w.framework);
-  e.memory = training_memory(m, w, l, acc);
+  e.memory = memory;
   e.micro_batches = l.micro_batches(w.global_batch);
 
   const MicroBatchShape shape = micro_batch_shape(m, w, l);
@@ -364,6 +423,32 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   e.step.memory_bound_s = memory_bound_s(w, l, acc, params, shape.rebuilt, e.micro_batches);
   fill_totals(e, w, c, peak);
   return e;
+}
+
+StepTimeBound step_time_lower_bound(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& sizes) {
+  const Accelerator& acc = *c.accelerator;
+  // The least work of any layout with these sizes and micro-batch: no
+  // recompute (it only adds FLOPs and traffic), ZeRO >= 1 (the update sharded),
+  // no interleaving in the shape (vp changes only the bubble, bounded below).
+  Layout l = sizes;
+  l.recompute = Recompute::none;
+  l.recompute_layers = 0;
+  l.vp = 1;
+  l.zero_stage = 1;
+  TrainingEstimate e;
+  e.precision = effective_precision(acc, w.precision).value_or(w.precision);
+  e.framework = &framework_for(acc, w.framework);
+  const MicroBatchShape shape = micro_batch_shape(m, w, l);
+  const FlopsPerToken flops = training_flops_per_token(m, w, Recompute::none, 0);
+  const MicroBatchWork mb = micro_batch_work(m, w, acc, l, e, flops, shape);
+  const GroupLinks links = group_links(c, l);
+  StepTimeBound b;
+  b.micro_batches = l.micro_batches(w.global_batch);
+  b.pp = l.pp;
+  b.slot_s = mb.compute_s + mb.elementwise_s + expert_parallel_s(m, l, shape, links);
+  b.send_at_one_s = pipeline_s(m, l, shape, links);
+  b.memory_bound_s = memory_bound_s(w, l, acc, local_params(m, w, l), 0, b.micro_batches);
+  return b;
 }
 
 }  // namespace gpuadvisor

@@ -81,6 +81,9 @@ struct TrainingEstimate {
 std::optional<std::string> layout_problem(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);
 // The expert-parallel part of layout_problem: ep, etp against tp, dp, cp and the experts.
 std::optional<std::string> expert_layout_problem(const ModelSpec& m, const Layout& l);
+// The same rules as a yes/no, formatting nothing (the search's inner loop).
+bool layout_valid(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);
+bool expert_layout_valid(const ModelSpec& m, const Layout& l);
 
 // Memory traffic of the elementwise work (norms, activation functions,
 // residuals, rotary, casts) per byte of activations a layer stores: 4 (written
@@ -112,5 +115,29 @@ double expert_mlp_extra_bytes_per_routed_token(const ModelSpec& m);
 // Evaluates the configuration. The layout must be valid (layout_problem empty)
 // and the precision supported (effective_precision).
 TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l);
+
+// The same, with the layout's memory already computed (training_memory of
+// this layout; the search has it from its fit check).
+TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l, const MemoryBreakdown& memory);
+
+// A step time no layout with these parallel sizes and micro-batch can beat,
+// whatever its recompute or ZeRO stage, at vp virtual stages. Each micro-batch
+// slot holds at least the compute and elementwise work without recompute and
+// the expert all-to-alls (neither depends on recompute or ZeRO), plus vp
+// pipeline sends; the bubble is (pp - 1) such slots over vp; the update is
+// sharded (ZeRO >= 1). The overlapped terms (tensor, context and data
+// parallel) are at least 0. The search skips what this bound says is slower
+// than the best layout found (docs/methodology.md §Search).
+struct StepTimeBound {
+  double slot_s = 0;          // compute + elementwise + expert all-to-all of one micro-batch
+  double send_at_one_s = 0;   // one micro-batch's pipeline sends at vp 1
+  int micro_batches = 1;
+  int pp = 1;
+  double memory_bound_s = 0;  // the sharded optimizer update (and QLoRA's dequantisation)
+  double at(int vp) const {
+    return micro_batches * (slot_s + vp * send_at_one_s) + (pp - 1) * (slot_s / vp + send_at_one_s) + memory_bound_s;
+  }
+};
+StepTimeBound step_time_lower_bound(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& sizes);
 
 }  // namespace gpuadvisor
