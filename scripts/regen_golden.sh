@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/build/gpuadvisor
 export GPUADVISOR_TODAY=2026-12-01 XDG_CACHE_HOME=/nonexistent-gpuadvisor-cache
-training="recommend --model llama-3-8b --task pretrain --tokens 100B --family p5"
+training="recommend --model llama-3-8b --task pretrain --tokens 100B --family p5 --max-instances 8"
 serving="recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e"
 rm -rf tests/golden && mkdir -p tests/golden
 for target in skypilot slurm k8s; do

@@ -550,7 +550,7 @@ TEST_CASE("launch files match the golden files (scripts/regen_golden.sh regenera
   namespace fs = std::filesystem;
   const std::string golden = std::string(GPUADVISOR_SOURCE_DIR) + "/tests/golden";
   const std::map<std::string, std::string> requests = {
-      {"training", "recommend --model llama-3-8b --task pretrain --tokens 100B --family p5"},
+      {"training", "recommend --model llama-3-8b --task pretrain --tokens 100B --family p5 --max-instances 8"},
       {"serving", "recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e"}};
   int compared = 0;
   for (const char* target : {"skypilot", "slurm", "k8s"})

@@ -318,6 +318,8 @@ TEST_CASE("pre-training picks meet the deadline and say how to buy the capacity"
   RecommendRequest two_weeks;
   two_weeks.deadline_hours = 14 * 24;
   two_weeks.cost_slack_given = true;  // the slack rule, not the cheapest that meets the deadline
+  // On p4d (p6-b300, the whole catalog's pick at 3 instances, is sold in blocks only: no on-demand option).
+  two_weeks.families = {"p4d"};
   Recommendation seven = recommend(m7, workload(m7, Task::pretrain, 50e9), cat(), two_weeks);
   REQUIRE(seven.pick);
   REQUIRE(seven.pick->capacity.beyond_on_demand);

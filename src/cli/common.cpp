@@ -332,10 +332,10 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
   cmd->add_option("--value-of-time", o.value_of_time,
                   "What an hour of the run's wait is worth, USD: 25 (default, a judgement: part of an engineer's hour), 0 to rank by money alone (training, RL)")
       ->group("Ranking");
-  cmd->add_option("--top", o.top, "Rows to show (default 10)")->group("Ranking");
+  cmd->add_option("--top", o.top, "Rows to show (default 10; every row with --all-counts)")->group("Ranking");
   cmd->add_flag("--all-counts", o.all_counts, "Show every instance count (every tensor-parallel size for a service), not one row per type")
       ->group("Ranking");
-  cmd->add_option("--max-instances", o.max_instances, "Largest instance count to consider (default 512)")->group("Constraints");
+  cmd->add_option("--max-instances", o.max_instances, "Largest instance count to consider (default 512); counts searched: 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (powers of two and three times them), this one, the usual on-demand count and the count --quota-vcpus allows")->group("Constraints");
   cmd->add_option("--family", o.families, "Only these families: p5,p4d or repeated")->delimiter(',')->group("Constraints");
   cmd->add_option("--exclude", o.exclude, "Skip these instance types or families: g5,p4d.24xlarge or repeated")->delimiter(',')->group("Constraints");
   cmd->add_option("--region", o.region, "Region for prices (default us-east-1)")->group("Constraints");
@@ -692,9 +692,10 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
     r.value_of_time_usd_per_hour = zero ? 0 : parse_usd(o.value_of_time, "--value-of-time");  // 0: by money alone
   }
   r.value_of_time_given = !o.value_of_time.empty();
-  if (o.top < 1) throw InputError("--top: must be at least 1");
+  constexpr int kEveryRow = 100000;  // --all-counts without --top: every row (more than a search yields)
+  if (o.top && *o.top < 1) throw InputError("--top: must be at least 1");
   if (o.max_instances < 1 || o.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
-  r.top = o.top;
+  r.top = o.top ? *o.top : o.all_counts ? kEveryRow : 10;
   r.max_instances = o.max_instances;
   r.all_counts = o.all_counts;
   r.families = o.families;

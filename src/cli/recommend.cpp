@@ -135,7 +135,7 @@ class RecommendCommand : public Command {
     log_assumptions(m.assumptions);
     log_assumptions(rl ? rl->assumptions : w.assumptions);
     Recommendation result = rl ? recommend_rl(m, *rl, catalog, r) : recommend(m, w, catalog, r);
-    spdlog::debug("{} layouts evaluated", result.layouts_evaluated);
+    spdlog::debug("{} layouts evaluated, {} pruned by the step-time bound", result.layouts_evaluated, result.layouts_pruned);
     RecommendContext ctx{&m, &w, &r, rl};
     if (result.rows.empty()) {
       if (format == Format::csv) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g);  // the header

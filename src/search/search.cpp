@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 #include <cmath>
 
 #include "gpuadvisor/physics/accuracy.hpp"
@@ -94,6 +96,35 @@ bool faster(const TrainingEstimate& a, const TrainingEstimate& b) {
   return key(a.layout) < key(b.layout);
 }
 
+// A bound strictly slower than the best layout found (the margin keeps exact
+// ties, which the layout tie-break decides, and rounding, out of pruning).
+bool slower_than_best(double bound_s, const TrainingEstimate& best) { return bound_s > best.step.total_s() * (1 + 1e-9); }
+
+// Up to four small integers without a heap allocation (the inner loop's
+// ZeRO stages and virtual pipeline sizes), ascending.
+class SmallInts {
+ public:
+  SmallInts(std::initializer_list<int> values) {
+    for (int v : values) values_[size_++] = v;
+  }
+  const int* begin() const { return values_.data(); }
+  const int* end() const { return values_.data() + size_; }
+  int back() const { return values_[size_ - 1]; }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::array<int, 4> values_{};
+  std::size_t size_ = 0;
+};
+
+// The bound at its most favourable interleaving among vps (more virtual
+// stages shrink the bubble but add pipeline sends).
+double fastest_over(const StepTimeBound& bound, const SmallInts& vps) {
+  double least = 1e300;
+  for (int vp : vps) least = std::min(least, bound.at(vp));
+  return least;
+}
+
 // What search_cluster walks for one cluster: the recompute modes and
 // micro-batches to try, after the user's fixed values.
 struct SearchSpace {
@@ -103,6 +134,7 @@ struct SearchSpace {
   const LayoutConstraints& fixed;
   std::vector<Recompute> recomputes;
   std::vector<int> micro_batches;
+  bool prune = true;  // skip sizes whose step-time bound is slower than the best found
 };
 
 SearchSpace search_space(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const LayoutConstraints& fixed) {
@@ -136,24 +168,38 @@ std::vector<int> expert_tensor_sizes(const SearchSpace& s, int tp) {
 // then the lowest ZeRO stage that fits (stages 0-2 cost the same time here,
 // stage 3 more: docs/methodology.md §Search), each interleaving allowed.
 // False when nothing fits (a larger micro-batch will not either).
-bool search_micro_batch(const SearchSpace& s, const Layout& base, const std::vector<int>& zeros, const std::vector<int>& vps, ClusterSearch& out) {
+bool search_micro_batch(const SearchSpace& s, const Layout& base, const SmallInts& zeros, const SmallInts& vps, const StepTimeBound& bound,
+                        ClusterSearch& out) {
   const Accelerator& acc = *s.c.accelerator;
   for (Recompute rc : s.recomputes) {
+    Layout l = base;
+    l.recompute = rc;
+    if (rc == Recompute::full && s.fixed.recompute_layers) l.recompute_layers = *s.fixed.recompute_layers;
+    // Memory falls as the ZeRO stage rises: when the highest stage does not
+    // fit, no stage of this recompute does.
+    l.zero_stage = zeros.back();
+    if (zeros.size() > 1 && layout_valid(s.m, s.w, s.c, l)) {
+      ++out.layouts_evaluated;
+      if (!training_memory(s.m, s.w, l, acc).fits()) continue;
+    }
     for (int z : zeros) {
-      Layout l = base;
       l.zero_stage = z;
-      l.recompute = rc;
-      if (rc == Recompute::full && s.fixed.recompute_layers) l.recompute_layers = *s.fixed.recompute_layers;
-      if (layout_problem(s.m, s.w, s.c, l)) continue;
+      if (!layout_valid(s.m, s.w, s.c, l)) continue;
       ++out.layouts_evaluated;
       if (!training_memory(s.m, s.w, l, acc).fits()) continue;
       // Full recompute of only as many layers as memory needs.
       if (rc == Recompute::full && !s.fixed.recompute_layers) l.recompute_layers = fewest_rebuilt_layers(s.m, s.w, l, acc);
-      // Interleaved schedules (vp virtual stages) where the layers and micro-batches allow.
+      // Interleaved schedules (vp virtual stages) where the layers and
+      // micro-batches allow, each unless its bound is already slower.
+      const MemoryBreakdown memory = training_memory(s.m, s.w, l, acc);  // the same at every vp
       for (int vp : vps) {
         l.vp = vp;
-        if (vp > 1 && layout_problem(s.m, s.w, s.c, l)) continue;
-        TrainingEstimate e = estimate_training(s.m, s.w, s.c, l);
+        if (vp > 1 && !layout_valid(s.m, s.w, s.c, l)) continue;
+        if (s.prune && out.best && slower_than_best(bound.at(vp), *out.best)) {
+          ++out.layouts_pruned;
+          continue;
+        }
+        TrainingEstimate e = estimate_training(s.m, s.w, s.c, l, memory);
         if (!out.best || faster(e, *out.best)) out.best = e;
       }
       return true;  // less recompute is faster
@@ -165,8 +211,8 @@ bool search_micro_batch(const SearchSpace& s, const Layout& base, const std::vec
 // Every micro-batch, recompute, ZeRO stage and interleaving at one
 // (tp, cp, pp, dp, ep, etp), and its smallest memory need for the message.
 void search_parallel_sizes(const SearchSpace& s, const Layout& sizes, ClusterSearch& out) {
-  std::vector<int> zeros = sizes.pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
-  std::vector<int> vps = sizes.pp > 1 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
+  SmallInts zeros = sizes.pp > 1 ? SmallInts{0, 1} : SmallInts{0, 1, 2, 3};
+  SmallInts vps = sizes.pp > 1 ? SmallInts{1, 2, 4, 8} : SmallInts{1};
   if (s.fixed.vp) vps = {*s.fixed.vp};
   if (s.fixed.zero_stage) zeros = {*s.fixed.zero_stage};
   // Smallest memory need of these sizes: most sharding, full recompute, the smallest micro-batch allowed.
@@ -174,13 +220,51 @@ void search_parallel_sizes(const SearchSpace& s, const Layout& sizes, ClusterSea
   lean.zero_stage = zeros.back();
   lean.micro_batch = s.fixed.micro_batch.value_or(1);
   lean.recompute = s.recomputes.back();
-  if (s.w.global_batch % sizes.dp == 0) out.smallest_need_gb = std::min(out.smallest_need_gb, training_memory(s.m, s.w, lean, *s.c.accelerator).total_gb());
+  if (s.w.global_batch % sizes.dp == 0)
+    out.smallest_need_gb = std::min(out.smallest_need_gb, training_memory(s.m, s.w, lean, *s.c.accelerator).total_gb());
   for (int mb : s.micro_batches) {
     if ((s.w.global_batch / sizes.dp) % mb != 0) continue;
     Layout base = sizes;
     base.micro_batch = mb;
-    if (!search_micro_batch(s, base, zeros, vps, out) && !s.fixed.micro_batch) break;  // larger micro-batches need more memory
+    // Pruned: no layout of these sizes at this micro-batch can be faster than
+    // the best found.
+    const StepTimeBound bound = s.prune ? step_time_lower_bound(s.m, s.w, s.c, base) : StepTimeBound{};
+    if (s.prune && out.best && slower_than_best(fastest_over(bound, vps), *out.best)) {
+      ++out.layouts_pruned;
+      continue;
+    }
+    if (!search_micro_batch(s, base, zeros, vps, bound, out) && !s.fixed.micro_batch) break;  // larger micro-batches need more memory
   }
+}
+
+// Every (tp, cp, pp, dp, ep, etp) of one cluster, in the search's order;
+// `expert_problem` gets the first reason a fixed ep fits none.
+std::vector<Layout> parallel_sizes(const SearchSpace& s, std::string& expert_problem) {
+  const ModelSpec& m = s.m;
+  const LayoutConstraints& fixed = s.fixed;
+  const int per_node = s.c.instance->accelerator_count;
+  const int total = s.c.accelerators();
+  std::vector<Layout> out;
+  for (int tp : powers_of_two_dividing(per_node, per_node)) {
+    if ((fixed.tp && tp != *fixed.tp) || m.heads % tp != 0) continue;
+    for (int cp : context_parallel_sizes(s, tp, total))
+      for (int pp : divisors(total / (tp * cp), m.layers)) {
+        if (fixed.pp && pp != *fixed.pp) continue;
+        const int dp = total / (tp * cp * pp);
+        if (s.w.global_batch % dp != 0) continue;
+        for (int etp : expert_tensor_sizes(s, tp))
+          for (int ep : fixed.ep ? std::vector<int>{*fixed.ep} : expert_parallel_sizes(m, tp, dp, cp, etp)) {
+            Layout sizes{tp, pp, dp, ep, 0, 1, Recompute::none, 1, cp};
+            sizes.etp = etp;
+            if (!expert_layout_valid(m, sizes)) {
+              if (expert_problem.empty()) expert_problem = *expert_layout_problem(m, sizes);
+              continue;
+            }
+            out.push_back(sizes);
+          }
+      }
+  }
+  return out;
 }
 
 // Why no layout was found, when none was.
@@ -198,7 +282,7 @@ void explain_no_layout(ClusterSearch& out, const std::string& expert_problem) {
 
 }  // namespace
 
-ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const LayoutConstraints& fixed) {
+ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const LayoutConstraints& fixed, const SearchOrder& order) {
   ClusterSearch out;
   out.capacity_gb = c.accelerator->memory_usable_gb();
   out.smallest_need_gb = 1e300;
@@ -207,29 +291,20 @@ ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, cons
     out.smallest_need_gb = 0;
     return out;
   }
-  const SearchSpace s = search_space(m, w, c, fixed);
-  const int per_node = c.instance->accelerator_count;
-  const int total = c.accelerators();
+  SearchSpace s = search_space(m, w, c, fixed);
+  s.prune = order.prune;
   std::string expert_problem;  // why a fixed ep fits no (tp, dp, cp, etp), for the message
-  for (int tp : powers_of_two_dividing(per_node, per_node)) {
-    if ((fixed.tp && tp != *fixed.tp) || m.heads % tp != 0) continue;
-    for (int cp : context_parallel_sizes(s, tp, total))
-      for (int pp : divisors(total / (tp * cp), m.layers)) {
-        if (fixed.pp && pp != *fixed.pp) continue;
-        const int dp = total / (tp * cp * pp);
-        if (w.global_batch % dp != 0) continue;
-        for (int etp : expert_tensor_sizes(s, tp))
-          for (int ep : fixed.ep ? std::vector<int>{*fixed.ep} : expert_parallel_sizes(m, tp, dp, cp, etp)) {
-            Layout sizes{tp, pp, dp, ep, 0, 1, Recompute::none, 1, cp};
-            sizes.etp = etp;
-            if (auto p = expert_layout_problem(m, sizes)) {
-              if (expert_problem.empty()) expert_problem = *p;
-              continue;
-            }
-            search_parallel_sizes(s, sizes, out);
-          }
-      }
+  std::vector<Layout> sizes = parallel_sizes(s, expert_problem);
+  // The sizes most like the start layout first: a fast layout found early
+  // lets the bound cut more. The best is the same in any order (faster()).
+  if (order.start) {
+    const Layout& a = *order.start;
+    auto first = std::find_if(sizes.begin(), sizes.end(), [&](const Layout& l) {
+      return l.tp == a.tp && l.cp == a.cp && l.pp == a.pp && l.etp == a.etp && l.ep == a.ep;
+    });
+    if (first != sizes.end()) std::rotate(sizes.begin(), first, first + 1);
   }
+  for (const Layout& l : sizes) search_parallel_sizes(s, l, out);
   explain_no_layout(out, expert_problem);
   return out;
 }
@@ -239,6 +314,30 @@ bool excluded(const Instance& inst, const RecommendRequest& r) {
   for (const auto& x : r.exclude)
     if (x == inst.name || x == inst.family) return true;
   return false;
+}
+
+std::vector<int> candidate_counts(const Instance& inst, const RecommendRequest& r) {
+  // A job spans instances only over EFA: without it AWS does not recommend
+  // multi-node training, and "up to" network figures are bursts.
+  const int most = inst.efa_supported ? r.max_instances : 1;
+  std::vector<int> counts;
+  auto add = [&](long n) {
+    if (n >= 1 && n <= most) counts.push_back(static_cast<int>(n));
+  };
+  for (long n = 1; n <= most; n *= 2) {
+    add(n);
+    add(3 * n);
+  }
+  add(most);
+  if (inst.on_demand_max_instances) add(*inst.on_demand_max_instances);
+  if (auto q = on_demand_vcpu_quota(inst); q && inst.vcpus > 0) {
+    auto it = r.quota_vcpus.find(q->key);
+    if (it == r.quota_vcpus.end()) it = r.quota_vcpus.find("all");
+    if (it != r.quota_vcpus.end()) add(it->second / inst.vcpus);
+  }
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  return counts;
 }
 
 bool considered(const Instance& inst, const RecommendRequest& r, std::vector<Rejection>& rejections) {
@@ -505,22 +604,21 @@ std::string rejection_reason(const ModelSpec& m, const TrainingWorkload& w, cons
   return reason;
 }
 
-// Every acceptable count of one instance type (powers of two up to
-// --max-instances), or a rejection.
+// Every acceptable count of one instance type (candidate_counts), or a rejection.
 void options_for_instance(const ModelSpec& m, const TrainingWorkload& w, const Instance& inst, const Accelerator& acc,
                           const RecommendRequest& r, Recommendation& out) {
   double smallest_need = 1e300;
   std::string problem;
   RowFilter filter;
   bool any_row = false;
-  // A job spans instances only over EFA: without it AWS does not recommend
-  // multi-node training, and "up to" network figures are bursts.
-  const int max_count = inst.efa_supported ? r.max_instances : 1;
-  for (int count = 1; count <= max_count; count *= 2) {
+  std::optional<Layout> previous_best;  // where the next count's search starts
+  for (int count : candidate_counts(inst, r)) {
     Cluster c{&inst, &acc, count};
     if (c.accelerators() > w.global_batch * inst.accelerator_count) break;  // dp would exceed the batch
-    ClusterSearch s = search_cluster(m, w, c);
+    ClusterSearch s = search_cluster(m, w, c, {}, SearchOrder{!r.exhaustive_search, previous_best ? &*previous_best : nullptr});
+    if (s.best) previous_best = s.best->layout;
     out.layouts_evaluated += s.layouts_evaluated;
+    out.layouts_pruned += s.layouts_pruned;
     if (!s.best) {
       if (s.smallest_need_gb > 0) smallest_need = std::min(smallest_need, s.smallest_need_gb);
       if (problem.empty()) problem = s.problem;

@@ -35,13 +35,21 @@ struct ClusterSearch {
   double capacity_gb = 0;
   std::string problem;                   // why nothing is feasible (empty if `best`)
   long layouts_evaluated = 0;
+  long layouts_pruned = 0;               // (sizes, micro-batch) families and interleavings the step-time bound cut
 };
 
 // Why this accelerator cannot run the workload at all (precision, purpose), or empty.
 std::optional<std::string> accelerator_problem(const Accelerator& acc, const TrainingWorkload& w);
 
+// How search_cluster walks the layouts; the answer is the same either way.
+struct SearchOrder {
+  bool prune = true;             // false: every layout evaluated (the check that pruning changes nothing)
+  const Layout* start = nullptr; // parallel sizes to try first (the previous count's best), or none
+};
+
+// The fastest layout of one cluster (docs/methodology.md §Search).
 ClusterSearch search_cluster(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c,
-                             const LayoutConstraints& fixed = {});
+                             const LayoutConstraints& fixed = {}, const SearchOrder& order = {});
 
 // recommended (default): the pick, then the options within the cost slack by
 // time, then the rest by cost (docs/methodology.md §The pick).
@@ -53,6 +61,7 @@ struct RecommendRequest {
   std::string region = "us-east-1";
   Pricing pricing = Pricing::on_demand;
   int max_instances = 512;
+  bool exhaustive_search = false;     // evaluate every layout, no pruning (the check that pruning changes nothing)
   std::vector<std::string> families;  // empty: all
   std::vector<std::string> exclude;   // instance names or families
   std::optional<double> deadline_hours;
@@ -168,6 +177,7 @@ struct Recommendation {
   std::optional<RecommendRow> fastest_beyond_horizon;
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   long layouts_evaluated = 0;
+  long layouts_pruned = 0;  // (sizes, micro-batch) families and interleavings the step-time bound cut
   std::vector<std::string> notes;
 };
 
@@ -175,6 +185,14 @@ struct Recommendation {
 // "deadline" (the cheapest that meets --deadline at its p90 error, when neither
 // --cost-slack nor --value-of-time is given), "value-of-time" or "slack".
 std::string_view pick_rule_name(const RecommendRequest& r);
+
+// The instance counts searched for one type, ascending (docs/methodology.md
+// §Search): powers of two and three times powers of two up to
+// --max-instances (24, 48, 96, 192 beside 16, 32, 64), --max-instances
+// itself, and the counts the user's limits imply: the type's usual on-demand
+// count and the most instances its on-demand vCPU quota (--quota-vcpus)
+// allows. One instance for a type without EFA.
+std::vector<int> candidate_counts(const Instance& inst, const RecommendRequest& r);
 
 // Whether --family/--exclude leave this instance type out.
 bool excluded(const Instance& inst, const RecommendRequest& r);
