@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 
 #include "gpuadvisor/physics/communication.hpp"
@@ -122,8 +123,41 @@ void score(const ModelSpec& policy, const RlWorkload& w, const Accelerator& acc,
   e.scoring.seconds = flops > 0 && achieved > 0 ? flops / achieved : 0;
 }
 
-// The policy update (and PPO's critic update) with the training layout search.
-std::optional<std::string> train(const ModelSpec& policy, const RlWorkload& w, const Cluster& trainer, RlEstimate& e) {
+// The update's outcome on a trainer pool of one type, by its instance count:
+// recommend_rl searches one pool size for the colocated placement and again
+// for each split that leaves the trainer that many instances, so it keeps
+// each search (one instance type's counts; the layout search is the cost).
+struct TrainOutcome {
+  std::optional<std::string> problem;
+  TrainingEstimate trainer;
+  std::optional<TrainingEstimate> critic_trainer;
+  RlStage training;
+};
+using TrainerPools = std::map<int, TrainOutcome>;
+
+std::optional<std::string> train_uncached(const ModelSpec& policy, const RlWorkload& w, const Cluster& trainer, RlEstimate& e);
+
+// The policy update (and PPO's critic update) with the training layout
+// search, from `pools` where this pool size was searched before.
+std::optional<std::string> train(const ModelSpec& policy, const RlWorkload& w, const Cluster& trainer, RlEstimate& e, TrainerPools* pools) {
+  if (!pools) return train_uncached(policy, w, trainer, e);
+  auto it = pools->find(trainer.count);
+  if (it == pools->end()) {
+    RlEstimate fresh;
+    TrainOutcome o;
+    o.problem = train_uncached(policy, w, trainer, fresh);
+    o.trainer = fresh.trainer;
+    o.critic_trainer = fresh.critic_trainer;
+    o.training = fresh.training;
+    it = pools->emplace(trainer.count, std::move(o)).first;
+  }
+  e.trainer = it->second.trainer;
+  e.critic_trainer = it->second.critic_trainer;
+  e.training = it->second.training;
+  return it->second.problem;
+}
+
+std::optional<std::string> train_uncached(const ModelSpec& policy, const RlWorkload& w, const Cluster& trainer, RlEstimate& e) {
   ClusterSearch s = search_cluster(policy, w.update, trainer);
   if (!s.best) return fmt::format("the policy update: {}", s.problem);
   e.trainer = *s.best;
@@ -175,13 +209,13 @@ void set_generation(RlEstimate& e, const Generation& g, const RlWorkload& w) {
   e.generation.tokens = w.sequences_per_step() * w.response_tokens;
 }
 
-RlEvaluation colocated(const ModelSpec& policy, const RlWorkload& w, const Cluster& c) {
+RlEvaluation colocated(const ModelSpec& policy, const RlWorkload& w, const Cluster& c, TrainerPools* pools) {
   RlEvaluation out;
   RlEstimate e;
   e.placement = RlPlacement::colocated;
   e.rollout_instances = e.trainer_instances = c.count;
   e.rollout_accelerators = e.trainer_accelerators = c.accelerators();
-  if (auto p = train(policy, w, c, e)) {
+  if (auto p = train(policy, w, c, e, pools)) {
     out.problem = *p;
     return out;
   }
@@ -207,7 +241,7 @@ RlEvaluation colocated(const ModelSpec& policy, const RlWorkload& w, const Clust
   return out;
 }
 
-RlEvaluation split_at(const ModelSpec& policy, const RlWorkload& w, const Cluster& c, int rollout_instances) {
+RlEvaluation split_at(const ModelSpec& policy, const RlWorkload& w, const Cluster& c, int rollout_instances, TrainerPools* pools) {
   RlEvaluation out;
   if (rollout_instances < 1 || rollout_instances >= c.count) {
     out.problem = fmt::format("a split needs at least one instance for each pool ({} instance{} given)", c.count, c.count > 1 ? "s" : "");
@@ -221,7 +255,7 @@ RlEvaluation split_at(const ModelSpec& policy, const RlWorkload& w, const Cluste
   e.rollout_accelerators = rollout_instances * c.instance->accelerator_count;
   e.trainer_accelerators = e.trainer_instances * c.instance->accelerator_count;
   const Cluster trainer{c.instance, c.accelerator, e.trainer_instances};
-  if (auto p = train(policy, w, trainer, e)) {
+  if (auto p = train(policy, w, trainer, e, pools)) {
     out.problem = *p;
     return out;
   }
@@ -243,6 +277,31 @@ bool faster(const RlEvaluation& a, const RlEvaluation& b) {
   return !b.estimate || a.estimate->step_time_s < b.estimate->step_time_s;
 }
 
+RlEvaluation estimate_rl(const ModelSpec& policy, const RlWorkload& w, const Cluster& c, RlPlacement placement, int rollout_instances,
+                         TrainerPools* pools) {
+  if (placement == RlPlacement::colocated) return colocated(policy, w, c, pools);
+  if (!w.generates()) return RlEvaluation{std::nullopt, "DPO has no generation pool to place"};
+  if (rollout_instances > 0) return split_at(policy, w, c, rollout_instances, pools);
+  // The splits tried: a quarter, a third, half, two thirds and three quarters for rollouts.
+  RlEvaluation best = split_at(policy, w, c, 0, pools);
+  for (double share : {0.25, 1.0 / 3, 0.5, 2.0 / 3, 0.75}) {
+    const int g = std::clamp(static_cast<int>(std::lround(c.count * share)), 1, std::max(1, c.count - 1));
+    RlEvaluation ev = split_at(policy, w, c, g, pools);
+    if (faster(ev, best)) best = std::move(ev);
+    else if (!best.estimate && !ev.problem.empty()) best.problem = ev.problem;
+  }
+  return best;
+}
+
+RlEvaluation best_rl(const ModelSpec& policy, const RlWorkload& w, const Cluster& c, TrainerPools* pools) {
+  if (w.placement) return estimate_rl(policy, w, c, *w.placement, 0, pools);
+  RlEvaluation best = estimate_rl(policy, w, c, RlPlacement::colocated, 0, pools);
+  if (w.generates() && c.count > 1) {
+    RlEvaluation split = estimate_rl(policy, w, c, RlPlacement::split, 0, pools);
+    if (faster(split, best)) best = std::move(split);
+  }
+  return best;
+}
 }  // namespace
 
 double forward_flops_per_token(const ModelSpec& m, int seq_len) {
@@ -250,29 +309,11 @@ double forward_flops_per_token(const ModelSpec& m, int seq_len) {
 }
 
 RlEvaluation estimate_rl(const ModelSpec& policy, const RlWorkload& w, const Cluster& c, RlPlacement placement, int rollout_instances) {
-  if (placement == RlPlacement::colocated) return colocated(policy, w, c);
-  if (!w.generates()) return RlEvaluation{std::nullopt, "DPO has no generation pool to place"};
-  if (rollout_instances > 0) return split_at(policy, w, c, rollout_instances);
-  // The splits tried: a quarter, a third, half, two thirds and three quarters for rollouts.
-  RlEvaluation best = split_at(policy, w, c, 0);
-  for (double share : {0.25, 1.0 / 3, 0.5, 2.0 / 3, 0.75}) {
-    const int g = std::clamp(static_cast<int>(std::lround(c.count * share)), 1, std::max(1, c.count - 1));
-    RlEvaluation ev = split_at(policy, w, c, g);
-    if (faster(ev, best)) best = std::move(ev);
-    else if (!best.estimate && !ev.problem.empty()) best.problem = ev.problem;
-  }
-  return best;
+  return estimate_rl(policy, w, c, placement, rollout_instances, nullptr);
 }
 
-RlEvaluation best_rl(const ModelSpec& policy, const RlWorkload& w, const Cluster& c) {
-  if (w.placement) return estimate_rl(policy, w, c, *w.placement);
-  RlEvaluation best = estimate_rl(policy, w, c, RlPlacement::colocated);
-  if (w.generates() && c.count > 1) {
-    RlEvaluation split = estimate_rl(policy, w, c, RlPlacement::split);
-    if (faster(split, best)) best = std::move(split);
-  }
-  return best;
-}
+RlEvaluation best_rl(const ModelSpec& policy, const RlWorkload& w, const Cluster& c) { return best_rl(policy, w, c, nullptr); }
+
 
 RecommendRow rl_row(const ModelSpec& policy, const RlWorkload& w, const Cluster& c, const RlEstimate& e, const RecommendRequest& r) {
   RecommendRow row;
@@ -299,11 +340,11 @@ Recommendation recommend_rl(const ModelSpec& policy, const RlWorkload& w, const 
     RowFilter filter;
     std::string problem;
     bool any_row = false;
-    const int max_count = inst.efa_supported ? r.max_instances : 1;
-    for (int count = 1; count <= max_count; count *= 2) {
+    TrainerPools pools;  // this type's trainer searches, by pool size
+    for (int count : candidate_counts(inst, r)) {
       const Cluster c{&inst, &acc, count};
       if (c.accelerators() > w.sequences_per_step()) break;  // more accelerators than sequences
-      RlEvaluation ev = best_rl(policy, w, c);
+      RlEvaluation ev = best_rl(policy, w, c, &pools);
       if (!ev.estimate) {
         if (problem.empty()) problem = ev.problem;
         continue;
