@@ -437,3 +437,16 @@ TEST_CASE("prices fetch: an ETag of raw bytes (invalid UTF-8) costs a later down
   CHECK(on_demand(out, "p5.48xlarge") == 55.0411);
   CHECK_FALSE(fs::exists(t.path + "/downloads/ec2_us-east-1.json.validators.json"));  // not kept: it could not be sent back as it came
 }
+
+TEST_CASE("libcurl is loaded by the fetch commands only, not at every start") {
+  // The dynamic loader lists every library it loads under LD_DEBUG=libs.
+  auto r = cli_test::run("catalog --format csv", "LD_DEBUG=libs GPUADVISOR_TODAY=2026-12-01");
+  REQUIRE(r.code == 0);
+  CHECK(r.err.find("libstdc++") != std::string::npos);  // the listing is there
+  CHECK(r.err.find("libcurl") == std::string::npos);
+  // A fetch loads it (and fails cleanly here: nothing listens on port 9).
+  auto f = cli_test::run("prices fetch --region us-east-1 --base-url http://127.0.0.1:9 --retries 0 --deadline 5 --no-spot-advisor --no-savings-plans",
+                         "LD_DEBUG=libs XDG_CACHE_HOME=/tmp/gpuadvisor-curl-load-test GPUADVISOR_TODAY=2026-12-01");
+  CHECK(f.err.find("libcurl") != std::string::npos);
+  std::filesystem::remove_all("/tmp/gpuadvisor-curl-load-test");
+}

@@ -1,7 +1,7 @@
 // Layer catalog: accelerators, instances and dated prices (catalog files, price files, price fetch); includes only base.
 #include "gpuadvisor/catalog/capacity_block_fetch.hpp"
 
-#include <curl/curl.h>
+#include "curl_library.hpp"
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -205,11 +205,6 @@ CapacityBlockOffering parse_offering(std::string_view item, int index) {
 
 // ---- HTTP: one signed POST ----
 
-struct CurlGlobal {
-  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
-  ~CurlGlobal() { curl_global_cleanup(); }
-};
-
 struct Reply {
   CURLcode rc = CURLE_OK;
   long status = 0;
@@ -229,9 +224,9 @@ long long ms_left(Clock::time_point deadline) {
 }
 
 std::string form_escape(CURL* c, const std::string& s) {
-  char* e = curl_easy_escape(c, s.c_str(), static_cast<int>(s.size()));
+  char* e = curl_library().easy_escape(c, s.c_str(), static_cast<int>(s.size()));
   std::string out = e ? e : "";
-  curl_free(e);
+  curl_library().free(e);
   return out;
 }
 
@@ -246,37 +241,36 @@ std::string form_body(CURL* c, const std::vector<std::pair<std::string, std::str
 // token rides in x-amz-security-token).
 Reply post(const CapacityBlockFetchOptions& o, const std::string& url, const std::vector<std::pair<std::string, std::string>>& params,
            const AwsCredentials& cr) {
-  static CurlGlobal global;
   Reply r;
   const long long left_ms = ms_left(o.deadline);
   if (left_ms <= 0) return r.rc = CURLE_OPERATION_TIMEDOUT, r;
-  CURL* c = curl_easy_init();
+  CURL* c = curl_library().easy_init();
   const std::string body = form_body(c, params);
   const std::string sigv4 = "aws:amz:" + o.region + ":ec2";
   curl_slist* headers = nullptr;
-  if (!cr.session_token.empty()) headers = curl_slist_append(headers, ("x-amz-security-token: " + cr.session_token).c_str());
+  if (!cr.session_token.empty()) headers = curl_library().slist_append(headers, ("x-amz-security-token: " + cr.session_token).c_str());
   char message[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);  // a signed request is never sent on to another place
-  curl_easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4.c_str());
-  curl_easy_setopt(c, CURLOPT_USERNAME, cr.access_key_id.c_str());
-  curl_easy_setopt(c, CURLOPT_PASSWORD, cr.secret_access_key.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, message);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min<long long>(o.timeout_s * 1000, left_ms)));
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(std::min<long long>(o.timeout_s * 1000, left_ms)));
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "gpuadvisor (prices fetch --capacity-blocks)");
-  r.rc = curl_easy_perform(c);
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+  curl_library().easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_library().easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_library().easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);  // a signed request is never sent on to another place
+  curl_library().easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4.c_str());
+  curl_library().easy_setopt(c, CURLOPT_USERNAME, cr.access_key_id.c_str());
+  curl_library().easy_setopt(c, CURLOPT_PASSWORD, cr.secret_access_key.c_str());
+  curl_library().easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_library().easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+  curl_library().easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  curl_library().easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+  curl_library().easy_setopt(c, CURLOPT_WRITEDATA, &r);
+  curl_library().easy_setopt(c, CURLOPT_ERRORBUFFER, message);
+  curl_library().easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_library().easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min<long long>(o.timeout_s * 1000, left_ms)));
+  curl_library().easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(std::min<long long>(o.timeout_s * 1000, left_ms)));
+  curl_library().easy_setopt(c, CURLOPT_USERAGENT, "gpuadvisor (prices fetch --capacity-blocks)");
+  r.rc = curl_library().easy_perform(c);
+  curl_library().easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
   r.curl_message = message;
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(c);
+  curl_library().slist_free_all(headers);
+  curl_library().easy_cleanup(c);
   return r;
 }
 
@@ -319,7 +313,7 @@ Answer judge(const Reply& r, const CapacityBlockFetchOptions& o, const AwsCreden
   if (r.rc == CURLE_OPERATION_TIMEDOUT && ms_left(o.deadline) <= 50) return {Verdict::retry, {}, "deadline"};
   if (r.rc == CURLE_WRITE_ERROR && r.too_large)
     return {Verdict::fatal, {}, fmt::format("the answer is larger than {} MB, not an offerings page", kMaxEc2ResponseBytes / 1000000)};
-  if (r.rc != CURLE_OK) return {Verdict::retry, {}, r.curl_message.empty() ? curl_easy_strerror(r.rc) : r.curl_message};
+  if (r.rc != CURLE_OK) return {Verdict::retry, {}, r.curl_message.empty() ? curl_library().easy_strerror(r.rc) : r.curl_message};
   if (r.status == 200) {
     try {
       return {Verdict::page, parse_offerings_page(r.body), ""};
@@ -495,17 +489,17 @@ std::optional<Ec2Error> parse_ec2_error(std::string_view xml) {
 
 std::string ec2_endpoint(const CapacityBlockFetchOptions& o) {
   if (o.endpoint_url.empty()) return "https://ec2." + o.region + ".amazonaws.com/";
-  CURLU* u = curl_url();
+  CURLU* u = curl_library().url();
   std::string scheme, host;
   auto part = [&](CURLUPart p) {
     char* s = nullptr;
     std::string out;
-    if (curl_url_get(u, p, &s, 0) == CURLUE_OK && s) out = s;
-    curl_free(s);
+    if (curl_library().url_get(u, p, &s, 0) == CURLUE_OK && s) out = s;
+    curl_library().free(s);
     return out;
   };
-  if (curl_url_set(u, CURLUPART_URL, o.endpoint_url.c_str(), 0) == CURLUE_OK) scheme = part(CURLUPART_SCHEME), host = part(CURLUPART_HOST);
-  curl_url_cleanup(u);
+  if (curl_library().url_set(u, CURLUPART_URL, o.endpoint_url.c_str(), 0) == CURLUE_OK) scheme = part(CURLUPART_SCHEME), host = part(CURLUPART_HOST);
+  curl_library().url_cleanup(u);
   // Credentials are only ever signed for an encrypted endpoint or this machine (a test server).
   if (scheme == "https" && !host.empty()) return o.endpoint_url;
   if (scheme == "http" && host == "127.0.0.1") return o.endpoint_url;

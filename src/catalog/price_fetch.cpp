@@ -1,7 +1,7 @@
 // Layer catalog: accelerators, instances and dated prices (catalog files, price files, price fetch); includes only base.
 #include "gpuadvisor/catalog/price_fetch.hpp"
 
-#include <curl/curl.h>
+#include "curl_library.hpp"
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -34,11 +34,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-struct CurlGlobal {
-  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
-  ~CurlGlobal() { curl_global_cleanup(); }
-};
-
 // What a downloaded file must be before it replaces the cached copy.
 enum class FileKind { ec2_index, sp_index, offer, savings_plans, spot_advisor };
 
@@ -63,30 +58,30 @@ unsigned long long max_bytes_of(FileKind k) {
 
 std::string url_part(CURLU* u, CURLUPart part, unsigned flags = 0) {
   char* s = nullptr;
-  if (curl_url_get(u, part, &s, flags) != CURLUE_OK || !s) return "";
+  if (curl_library().url_get(u, part, &s, flags) != CURLUE_OK || !s) return "";
   std::string out = s;
-  curl_free(s);
+  curl_library().free(s);
   return out;
 }
 
 // `ref` (absolute, or relative as in an index or a Location) resolved against `base`; "" if not a URL.
 std::string resolve_url(const std::string& base, const std::string& ref) {
-  CURLU* u = curl_url();
+  CURLU* u = curl_library().url();
   std::string out;
-  if (curl_url_set(u, CURLUPART_URL, base.c_str(), 0) == CURLUE_OK && curl_url_set(u, CURLUPART_URL, ref.c_str(), 0) == CURLUE_OK)
+  if (curl_library().url_set(u, CURLUPART_URL, base.c_str(), 0) == CURLUE_OK && curl_library().url_set(u, CURLUPART_URL, ref.c_str(), 0) == CURLUE_OK)
     out = url_part(u, CURLUPART_URL);
-  curl_url_cleanup(u);
+  curl_library().url_cleanup(u);
   return out;
 }
 
 // "http://host:port" with the scheme's default port, lower case; "" unless an http(s) URL.
 std::string origin_of(const std::string& url) {
-  CURLU* u = curl_url();
+  CURLU* u = curl_library().url();
   std::string scheme, host, port;
-  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+  if (curl_library().url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
     scheme = url_part(u, CURLUPART_SCHEME), host = url_part(u, CURLUPART_HOST), port = url_part(u, CURLUPART_PORT, CURLU_DEFAULT_PORT);
   }
-  curl_url_cleanup(u);
+  curl_library().url_cleanup(u);
   std::transform(host.begin(), host.end(), host.begin(), [](unsigned char ch) { return std::tolower(ch); });
   if ((scheme != "http" && scheme != "https") || host.empty()) return "";
   return scheme + "://" + host + ":" + port;
@@ -347,20 +342,20 @@ struct Hop {
 };
 
 void set_transfer_options(CURL* c, const Run& run, Transfer& t, long long ms_left) {
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);  // redirects are followed by hand, under the host rule
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, read_header);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, t.progress ? 0L : 1L);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, show_progress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min<long long>(run.o.timeout_s * 1000, ms_left)));
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(ms_left));         // the run's deadline bounds the exchange
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, kMinRateBytesPerS);              // fewer than this many bytes/s ...
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, run.o.timeout_s);                 // ... for this long: a stall
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "gpuadvisor (prices fetch)");
+  curl_library().easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);  // redirects are followed by hand, under the host rule
+  curl_library().easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_library().easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
+  curl_library().easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  curl_library().easy_setopt(c, CURLOPT_HEADERFUNCTION, read_header);
+  curl_library().easy_setopt(c, CURLOPT_HEADERDATA, &t);
+  curl_library().easy_setopt(c, CURLOPT_NOPROGRESS, t.progress ? 0L : 1L);
+  curl_library().easy_setopt(c, CURLOPT_XFERINFOFUNCTION, show_progress);
+  curl_library().easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+  curl_library().easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min<long long>(run.o.timeout_s * 1000, ms_left)));
+  curl_library().easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(ms_left));         // the run's deadline bounds the exchange
+  curl_library().easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, kMinRateBytesPerS);              // fewer than this many bytes/s ...
+  curl_library().easy_setopt(c, CURLOPT_LOW_SPEED_TIME, run.o.timeout_s);                 // ... for this long: a stall
+  curl_library().easy_setopt(c, CURLOPT_USERAGENT, "gpuadvisor (prices fetch)");
 }
 
 // One request of `url` into `tmp` (emptied first); the validators go only to the cached file's own host.
@@ -369,26 +364,26 @@ Hop perform(const Run& run, const std::string& url, const Validators& sent, Temp
   const long long ms_left = run.ms_left();
   if (ms_left <= 0) return h.rc = CURLE_OPERATION_TIMEDOUT, h;
   if (!tmp.restart()) return h.rc = CURLE_WRITE_ERROR, h;
-  CURL* c = curl_easy_init();
+  CURL* c = curl_library().easy_init();
   curl_slist* headers = nullptr;
-  if (!sent.etag.empty()) headers = curl_slist_append(headers, ("If-None-Match: " + sent.etag).c_str());
-  if (!sent.last_modified.empty()) headers = curl_slist_append(headers, ("If-Modified-Since: " + sent.last_modified).c_str());
+  if (!sent.etag.empty()) headers = curl_library().slist_append(headers, ("If-None-Match: " + sent.etag).c_str());
+  if (!sent.last_modified.empty()) headers = curl_library().slist_append(headers, ("If-Modified-Since: " + sent.last_modified).c_str());
   char message[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, message);
+  curl_library().easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_library().easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_library().easy_setopt(c, CURLOPT_ERRORBUFFER, message);
   set_transfer_options(c, run, t, ms_left);
   t.received = {};
   t.out = tmp.file;
   t.written_bytes = 0;
   t.too_large = false;
-  h.rc = curl_easy_perform(c);
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &h.status);
+  h.rc = curl_library().easy_perform(c);
+  curl_library().easy_getinfo(c, CURLINFO_RESPONSE_CODE, &h.status);
   char* location = nullptr;
-  if (curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location) h.redirect = location;
+  if (curl_library().easy_getinfo(c, CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location) h.redirect = location;
   h.curl_message = message;
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(c);
+  curl_library().slist_free_all(headers);
+  curl_library().easy_cleanup(c);
   if (t.progress) std::fprintf(stderr, "\n");
   return h;
 }
@@ -402,7 +397,7 @@ std::string transfer_error(const Run& run, const Hop& h, const Transfer& t, cons
   if (h.rc == CURLE_WRITE_ERROR && t.too_large)
     return fmt::format("the body is larger than the {} MB allowed for the {}; discarded", t.max_bytes / 1000000, kind);
   if (h.rc == CURLE_WRITE_ERROR) return "writing the download failed (disk full?)";
-  return h.curl_message.empty() ? curl_easy_strerror(h.rc) : h.curl_message;
+  return h.curl_message.empty() ? curl_library().easy_strerror(h.rc) : h.curl_message;
 }
 
 // ---- A download: attempts, redirects, checks and the replacement of the cached file ----
@@ -476,7 +471,6 @@ bool back_off(const Run& run, int i) {
 }
 
 FetchedFile download(const Run& run, Download d) {
-  static CurlGlobal global;
   d.sent = usable_validators(d.path, d.kind);
   Transfer t;
   t.label = d.region.empty() ? kind_name(d.kind) : fmt::format("{} {}", d.region, kind_name(d.kind));
