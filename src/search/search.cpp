@@ -164,11 +164,23 @@ std::vector<int> expert_tensor_sizes(const SearchSpace& s, int tp) {
   return etps;
 }
 
+// The step-time bound of one (sizes, micro-batch), computed when first read:
+// only once a best layout exists is there anything to compare it with.
+struct BoundOnDemand {
+  const SearchSpace& s;
+  const Layout& base;
+  std::optional<StepTimeBound> bound;
+  const StepTimeBound& get() {
+    if (!bound) bound = step_time_lower_bound(s.m, s.w, s.c, base);
+    return *bound;
+  }
+};
+
 // One micro-batch size at one (tp, cp, pp, dp, ep, etp): the least recompute,
 // then the lowest ZeRO stage that fits (stages 0-2 cost the same time here,
 // stage 3 more: docs/methodology.md §Search), each interleaving allowed.
 // False when nothing fits (a larger micro-batch will not either).
-bool search_micro_batch(const SearchSpace& s, const Layout& base, const SmallInts& zeros, const SmallInts& vps, const StepTimeBound& bound,
+bool search_micro_batch(const SearchSpace& s, const Layout& base, const SmallInts& zeros, const SmallInts& vps, BoundOnDemand& bound,
                         ClusterSearch& out) {
   const Accelerator& acc = *s.c.accelerator;
   for (Recompute rc : s.recomputes) {
@@ -195,7 +207,7 @@ bool search_micro_batch(const SearchSpace& s, const Layout& base, const SmallInt
       for (int vp : vps) {
         l.vp = vp;
         if (vp > 1 && !layout_valid(s.m, s.w, s.c, l)) continue;
-        if (s.prune && out.best && slower_than_best(bound.at(vp), *out.best)) {
+        if (s.prune && out.best && slower_than_best(bound.get().at(vp), *out.best)) {
           ++out.layouts_pruned;
           continue;
         }
@@ -228,8 +240,8 @@ void search_parallel_sizes(const SearchSpace& s, const Layout& sizes, ClusterSea
     base.micro_batch = mb;
     // Pruned: no layout of these sizes at this micro-batch can be faster than
     // the best found.
-    const StepTimeBound bound = s.prune ? step_time_lower_bound(s.m, s.w, s.c, base) : StepTimeBound{};
-    if (s.prune && out.best && slower_than_best(fastest_over(bound, vps), *out.best)) {
+    BoundOnDemand bound{s, base};
+    if (s.prune && out.best && slower_than_best(fastest_over(bound.get(), vps), *out.best)) {
       ++out.layouts_pruned;
       continue;
     }
