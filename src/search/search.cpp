@@ -198,12 +198,18 @@ bool search_micro_batch(const SearchSpace& s, const Layout& base, const SmallInt
       l.zero_stage = z;
       if (!layout_valid(s.m, s.w, s.c, l)) continue;
       ++out.layouts_evaluated;
-      if (!training_memory(s.m, s.w, l, acc).fits()) continue;
+      MemoryBreakdown memory = training_memory(s.m, s.w, l, acc);  // the same at every vp (memory does not depend on it)
+      if (!memory.fits()) continue;
       // Full recompute of only as many layers as memory needs.
-      if (rc == Recompute::full && !s.fixed.recompute_layers) l.recompute_layers = fewest_rebuilt_layers(s.m, s.w, l, acc);
+      if (rc == Recompute::full && !s.fixed.recompute_layers) {
+        const int rebuilt = fewest_rebuilt_layers(s.m, s.w, l, acc);
+        if (rebuilt != l.recompute_layers) {
+          l.recompute_layers = rebuilt;
+          memory = training_memory(s.m, s.w, l, acc);
+        }
+      }
       // Interleaved schedules (vp virtual stages) where the layers and
       // micro-batches allow, each unless its bound is already slower.
-      const MemoryBreakdown memory = training_memory(s.m, s.w, l, acc);  // the same at every vp
       for (int vp : vps) {
         l.vp = vp;
         if (vp > 1 && !layout_valid(s.m, s.w, s.c, l)) continue;
