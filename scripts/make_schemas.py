@@ -66,6 +66,8 @@ CORPUS = {
         ("cost --model llama-3-8b --task lora --quota-vcpus p=192,g=0,inf=0,trn=0", 0),
         ("cost --model llama-3-8b --task lora --quota-vcpus 384", 0),
         ("cost --model llama-2-7b --task pretrain --tokens 50B --deadline 14d --cost-slack 0.2", 0),
+        # QLoRA: each row says whether bf16 LoRA fits it, and the LoRA pick is an alternative.
+        ("cost --model llama-3-70b --task qlora --family p5,p6-b200", 0),
         # An RL pick in Capacity Blocks when time is worth much: its on-demand alternative carries rl.
         ("cost --params 7B --task rl --family p4d --value-of-time 5000 --algorithm ppo", 0),
         ("cost --params 7B --task rl --family p5 --algorithm ppo --placement split --async", 0),
@@ -117,10 +119,14 @@ TYPES = {
     # The on-demand alternative has every field of a row: a run past 182 days has no block length, a non-RL job no rl.
     "recommend": {"alternatives.on_demand.capacity.note": ["string"], "alternatives.on_demand.capacity.capacity_block_days": ["integer", "null"],
                   "alternatives.on_demand.rl": ["object", "null"], "alternatives.on_demand.channel_note": ["string", "null"],
-                  "alternatives.cheapest.channel_note": ["string", "null"], "alternatives.fastest.channel_note": ["string", "null"]},
+                  "alternatives.cheapest.channel_note": ["string", "null"], "alternatives.fastest.channel_note": ["string", "null"],
+                  "alternatives.lora.rl": ["object", "null"], "alternatives.lora.channel_note": ["string", "null"],
+                  "alternatives.lora.capacity.note": ["string"], "alternatives.lora.costs.spot_expected_usd": ["number", "null"]},
     "cost": {"alternatives.on_demand.capacity.note": ["string"], "recommendation.batch_hours_per_day": ["number"],
              "alternatives.on_demand.channel_note": ["string", "null"],
-             "alternatives.cheapest.channel_note": ["string", "null"], "alternatives.fastest.channel_note": ["string", "null"]},
+             "alternatives.cheapest.channel_note": ["string", "null"], "alternatives.fastest.channel_note": ["string", "null"],
+             "alternatives.lora.rl": ["object", "null"], "alternatives.lora.channel_note": ["string", "null"],
+                  "alternatives.lora.capacity.note": ["string"], "alternatives.lora.costs.spot_expected_usd": ["number", "null"]},
 }
 
 # Money, rates and price dates are null when unknown (docs/json.md), whether or not the corpus met one.

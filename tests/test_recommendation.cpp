@@ -10,6 +10,7 @@
 #include "gpuadvisor/physics/overheads.hpp"
 #include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/search/search.hpp"
+#include "gpuadvisor/workload/model.hpp"
 
 using namespace gpuadvisor;
 
@@ -510,4 +511,43 @@ TEST_CASE("8B on 1T tokens by a 14-day deadline: the cheapest option that meets 
   const Recommendation slack = recommend(m, workload(m, Task::pretrain, 1e12), cat(), r);
   REQUIRE(slack.pick);
   CHECK(slack.why.find("(20% of the cheapest price)") != std::string::npos);
+}
+
+TEST_CASE("QLoRA is picked where bf16 LoRA does not fit: a 70B on one or two accelerators, the LoRA option named") {
+  const ModelSpec& m = *find_model_preset("llama-3-70b");
+  RecommendRequest r;
+  const Recommendation rec = recommend(m, workload(m, Task::qlora), cat(), r);
+  REQUIRE(rec.pick);
+  CHECK(rec.pick->count * rec.pick->instance->accelerator_count <= 2);
+  REQUIRE(rec.pick->bf16_lora_fits);
+  CHECK_FALSE(*rec.pick->bf16_lora_fits);
+  // bf16 LoRA really does not fit the pick's instances, and does fit an option listed below it.
+  const Accelerator& acc = cat().accelerator_of(*rec.pick->instance);
+  CHECK_FALSE(search_cluster(m, workload(m, Task::lora), Cluster{rec.pick->instance, &acc, rec.pick->count}).best);
+  CHECK(rec.options_lora_fits > 0);
+  CHECK(rec.why.find("bf16 LoRA does not fit it") != std::string::npos);
+  // The same job as bf16 LoRA is named, and it is the LoRA search's own pick.
+  REQUIRE(rec.lora_alternative);
+  const Recommendation lora = recommend(m, workload(m, Task::lora), cat(), r);
+  REQUIRE(lora.pick);
+  CHECK(rec.lora_alternative->instance == lora.pick->instance);
+  CHECK(rec.lora_alternative->count == lora.pick->count);
+  // Neither the cheapest nor the fastest reference is an option bf16 LoRA fits.
+  CHECK_FALSE(*rec.cheapest->bf16_lora_fits);
+  CHECK_FALSE(*rec.fastest->bf16_lora_fits);
+}
+
+TEST_CASE("QLoRA where bf16 LoRA fits every option: picked among all, and the why line says so") {
+  const ModelSpec m = model_from_param_count(1e9);
+  RecommendRequest r;
+  r.families = {"p5"};
+  const Recommendation rec = recommend(m, workload(m, Task::qlora), cat(), r);
+  REQUIRE(rec.pick);
+  CHECK(*rec.pick->bf16_lora_fits);
+  CHECK(rec.why.find("bf16 LoRA fits every option within the horizon") != std::string::npos);
+  // Other tasks carry no such flag.
+  const Recommendation lora = recommend(m, workload(m, Task::lora), cat(), r);
+  REQUIRE(lora.pick);
+  CHECK_FALSE(lora.pick->bf16_lora_fits);
+  CHECK_FALSE(lora.lora_alternative);
 }

@@ -45,7 +45,8 @@ Cell spot_money(const RecommendRow& r, std::optional<double> usd);
 Cell spot_bucket_cell(const RecommendRow& r);
 // The channel's cost, whether its rate is unknown, its note, and whether spot
 // is offered at the row's count (CSV and JSON only).
-// With them, `beyond_horizon`: the option takes longer than --horizon (listed last, never the pick).
+// With them, `beyond_horizon`: the option takes longer than --horizon (listed last, never the pick),
+// and `bf16_lora_fits` (--task qlora only, else null): bf16 LoRA fits the same instances.
 std::vector<Column> channel_columns();
 void append_channel(std::vector<Cell>& row, const RecommendRow& r, const RecommendRequest& request);
 // What the ranked cost is, after the figure: "on-demand", "in Capacity Blocks",

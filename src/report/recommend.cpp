@@ -196,6 +196,17 @@ std::string failures_text(const RecommendRow& pick) {
                      (*pick.on_demand_expected_cost_usd / *pick.on_demand_cost_usd - 1) * 100);
 }
 
+// --task qlora: the same job as bf16 LoRA where that is cheaper or faster than the pick.
+std::string lora_alternative_text(const Recommendation& rec) {
+  if (!rec.lora_alternative || !rec.pick) return "";
+  const RecommendRow &lora = *rec.lora_alternative, &p = *rec.pick;
+  const bool cheaper = lora.ranked_cost_usd && p.ranked_cost_usd && *lora.ranked_cost_usd < *p.ranked_cost_usd;
+  const bool faster = lora.estimate.total_hours < p.estimate.total_hours;
+  if (!cheaper && !faster) return "";
+  return fmt::format("  bf16 LoRA: {} (--task lora; {} than this QLoRA pick, where its memory fits)\n", option_line(lora),
+                     cheaper && faster ? "cheaper and faster" : cheaper ? "cheaper" : "faster");
+}
+
 std::string render_pick_text(const Recommendation& rec, const RecommendContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", option_line(*rec.pick), rec.why);
@@ -214,8 +225,14 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
   auto alternative = [&](const RecommendRow& x) {
     return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);
   };
-  out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", alternative(*rec.cheapest), alternative(*rec.fastest));
-  return out;
+  out += fmt::format("  cheapest: {}\n  fastest:  {}\n", alternative(*rec.cheapest), alternative(*rec.fastest));
+  out += lora_alternative_text(rec);
+  return out + "\n";
+}
+
+TrainingWorkload as_lora(TrainingWorkload w) {
+  w.task = Task::lora;
+  return w;
 }
 
 std::string recommendation_json_extra(const Recommendation& rec, const RecommendContext& ctx) {
@@ -249,10 +266,11 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
                          {"exceeds_deadline_at_p90", d->exceeds_deadline_at_p90}}
           : ordered_json(nullptr);
     j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload, *ctx.model)}, {"fastest", option_json(*rec.fastest, *ctx.workload, *ctx.model)},
-                         {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)}};
+                         {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)},
+                         {"lora", rec.lora_alternative ? option_json(*rec.lora_alternative, as_lora(*ctx.workload), *ctx.model) : ordered_json(nullptr)}};
   } else {
     j["recommendation"] = nullptr;
-    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"on_demand", nullptr}};
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"on_demand", nullptr}, {"lora", nullptr}};
   }
   ordered_json details = ordered_json::array();
   int rank = 0;

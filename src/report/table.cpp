@@ -118,7 +118,8 @@ std::vector<Column> channel_columns() {
           {"channel_rate_unknown", "CHANNEL RATE UNKNOWN", false, true, true},
           {"channel_note", "CHANNEL NOTE", false, true, true},
           {"spot_offered", "SPOT OFFERED", false, true, true},
-          {"beyond_horizon", "BEYOND HORIZON", false, true, true}};
+          {"beyond_horizon", "BEYOND HORIZON", false, true, true},
+          {"bf16_lora_fits", "BF16 LORA FITS", false, true, true}};
 }
 
 void append_channel(std::vector<Cell>& row, const RecommendRow& r, const RecommendRequest& request) {
@@ -128,6 +129,8 @@ void append_channel(std::vector<Cell>& row, const RecommendRow& r, const Recomme
   row.push_back({r.spot_offered ? "yes" : "no", r.spot_offered});
   const bool beyond = r.estimate.total_hours > request.horizon_hours;
   row.push_back({beyond ? "yes" : "no", beyond});
+  if (r.bf16_lora_fits) row.push_back({*r.bf16_lora_fits ? "yes" : "no", *r.bf16_lora_fits});
+  else row.push_back({"", std::monostate{}});
 }
 
 std::string channel_words(const RecommendRow& r) {

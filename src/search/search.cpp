@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <initializer_list>
 #include <cmath>
 
@@ -723,6 +724,19 @@ std::string slack_rule_text(const Recommendation& rec, const PickRule& rule) {
                      low.estimate.total_hours / p.estimate.total_hours);
 }
 
+// --task qlora: whether the pick needs QLoRA, and where bf16 LoRA would do.
+std::string qlora_clause(const Recommendation& rec) {
+  const RecommendRow& p = *rec.pick;
+  if (!p.bf16_lora_fits) return "";
+  if (*p.bf16_lora_fits)
+    return "; bf16 LoRA fits every option within the horizon, so QLoRA only saves memory here (--task lora runs faster on the same instances)";
+  std::string s = "; bf16 LoRA does not fit it, QLoRA's 4-bit base does";
+  if (rec.options_lora_fits > 0)
+    s += fmt::format(" ({} option{} that bf16 LoRA fits {} listed last, never the QLoRA pick: --task lora runs faster there)", rec.options_lora_fits,
+                     rec.options_lora_fits > 1 ? "s" : "", rec.options_lora_fits > 1 ? "are" : "is");
+  return s;
+}
+
 // Why the pick, in one sentence: the rule that decided, then the deadline,
 // budget and horizon it was held to.
 std::string why_text(const Recommendation& rec, const RecommendRequest& r, const PickRule& rule) {
@@ -749,19 +763,28 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r, const
   if (rec.beyond_horizon > 0)
     s += fmt::format("; {} option{} longer than the {} horizon {} listed last, never the pick (--horizon)", rec.beyond_horizon,
                      rec.beyond_horizon > 1 ? "s" : "", format_duration(r.horizon_hours), rec.beyond_horizon > 1 ? "are" : "is");
-  return s;
+  return s + qlora_clause(rec);
 }
 
 // The candidates the pick rule weighs: within the horizon (and, under the
 // deadline rule, meeting the deadline at the p90 error when `at_p90`), each
 // hour weighed at the rule's value of time.
+// --task qlora: whether some priced option within the horizon needs QLoRA
+// (bf16 LoRA does not fit it); then the options LoRA fits are never the pick.
+bool qlora_needed_somewhere(const std::vector<RecommendRow>& rows, const RecommendRequest& r) {
+  return std::any_of(rows.begin(), rows.end(), [&](const RecommendRow& x) {
+    return x.bf16_lora_fits == false && x.ranked_cost_usd && x.estimate.total_hours <= r.horizon_hours;
+  });
+}
+
 std::vector<Candidate> candidates(const std::vector<RecommendRow>& rows, const RecommendRequest& r, const PickRule& rule) {
   std::vector<Candidate> c;
+  const bool lora_fits_excluded = qlora_needed_somewhere(rows, r);
   for (const auto& x : rows) {
     const double hours = x.estimate.total_hours;
     Candidate k{x.ranked_cost_usd, hours, x.count * x.instance->accelerator_count, x.instance->name};
     k.time_value_usd = rule.value_of_time_usd_per_hour * hours;
-    k.eligible = hours <= r.horizon_hours;
+    k.eligible = hours <= r.horizon_hours && !(lora_fits_excluded && x.bf16_lora_fits.value_or(false));
     if (rule.deadline && rule.deadline_at_p90) k.eligible = k.eligible && hours * (1 + x.capacity.margin) <= *r.deadline_hours;
     c.push_back(k);
   }
@@ -829,6 +852,28 @@ void choose_rows(Recommendation& out, const RecommendRequest& r) {
 
 }  // namespace
 
+namespace {
+
+// QLoRA exists to fit a model where bf16 LoRA does not (docs/methodology.md
+// §The pick): each QLoRA option says whether bf16 LoRA fits the same
+// instances, and the LoRA pick of the same job is kept as the alternative.
+void compare_with_lora(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r, Recommendation& out) {
+  TrainingWorkload lora_w = w;
+  lora_w.task = Task::lora;
+  RecommendRequest every_count = r;
+  every_count.all_counts = true;  // every fitting (type, count), not one row per type
+  const Recommendation lora = recommend(m, lora_w, catalog, every_count);
+  std::set<std::pair<std::string, int>> fits;
+  for (const auto& x : lora.rows) fits.insert({x.instance->name, x.count});
+  for (auto& x : out.rows) {
+    x.bf16_lora_fits = fits.count({x.instance->name, x.count}) > 0;
+    out.options_lora_fits += *x.bf16_lora_fits ? 1 : 0;
+  }
+  out.lora_alternative = lora.pick;
+}
+
+}  // namespace
+
 Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   Recommendation out;
   for (const Instance& inst : catalog.instances) {
@@ -840,6 +885,7 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
     }
     options_for_instance(m, w, inst, acc, r, out);
   }
+  if (w.task == Task::qlora) compare_with_lora(m, w, catalog, r, out);
   finish_recommendation(out, r);
   return out;
 }

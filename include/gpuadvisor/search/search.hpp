@@ -127,6 +127,9 @@ struct RecommendRow {
   bool pareto = false;
   CapacityAdvice capacity;  // on-demand plausibility and the Capacity Block alternative
   std::optional<RlEstimate> rl;  // --task rl: the step's stages, placement and pools (estimate is the policy update's)
+  // --task qlora: whether bf16 LoRA fits the same instances (docs/methodology.md
+  // §The pick: QLoRA is picked where it is needed); empty for other tasks.
+  std::optional<bool> bf16_lora_fits;
 };
 
 // Whether nothing delivers the row within the account's on-demand quota: past
@@ -176,6 +179,10 @@ struct Recommendation {
   int beyond_horizon = 0;
   std::optional<RecommendRow> fastest_beyond_horizon;
   std::vector<Rejection> rejections;     // instance types with no acceptable option
+  // --task qlora: the pick of the same job as bf16 LoRA (--task lora), empty
+  // where LoRA fits nowhere; and how many QLoRA options bf16 LoRA also fits.
+  std::optional<RecommendRow> lora_alternative;
+  int options_lora_fits = 0;
   long layouts_evaluated = 0;
   long layouts_pruned = 0;  // (sizes, micro-batch) families and interleavings the step-time bound cut
   std::vector<std::string> notes;
