@@ -502,3 +502,72 @@ TEST_CASE("Hostile traces and loads: quoted commas, a byte-order mark, a rate ou
   // One-token outputs have no time per output token: no non-finite figure.
   CHECK(run("recommend --task inference --model llama-3-8b --output-tokens 1 --requests-per-second 2.5 --format json").code == 0);
 }
+
+TEST_CASE("Speculative decoding: tokens per step by hand, and the flag's grammar") {
+  CHECK(parse_speculative("mtp:3:0.7", "--speculative").tokens_per_step() == Approx(1 + 0.7 + 0.49 + 0.343));  // 2.533
+  CHECK(parse_speculative("mtp:1:0.875", "--speculative").tokens_per_step() == Approx(1.875));                // DeepSeek-V3's MTP
+  CHECK(parse_speculative("ngram:4:0", "--speculative").tokens_per_step() == 1);
+  CHECK(parse_speculative("ngram:2:50%", "--speculative").acceptance == Approx(0.5));
+  CHECK(speculative_text(parse_speculative("mtp:3:0.7", "--speculative")) == "mtp:3:0.7");
+  for (const char* bad : {"mtp:3", "eagle:3:0.7", "mtp:0:0.5", "mtp:17:0.5", "mtp:03:0.5", "mtp:3:1", "mtp:3:-0.1", "mtp:3:x", "ngram:2:0.5:1", ""})
+    CHECK_THROWS_AS(parse_speculative(bad, "--speculative"), InputError);
+}
+
+namespace {
+Replica speculative_replica(const char* spec) {
+  InferenceRequest r;
+  r.mode = ServingMode::offline;
+  r.prompt_tokens = 512;
+  r.output_tokens = 64;
+  r.engine = find_engine("vllm");
+  if (spec) r.speculative = parse_speculative(spec, "--speculative");
+  Replica x{*find_model_preset("llama-3-8b"), make_inference_workload(r), {}, {}};
+  const Instance* i = cat().find_instance("g6e.xlarge");
+  x.c = Cluster{i, &cat().accelerator_of(*i), 1};
+  x.e = estimate_inference(x.m, x.w, x.c, ServingLayout{1, 1}, 1, nullptr);
+  REQUIRE(x.e.fits());
+  return x;
+}
+}  // namespace
+
+TEST_CASE("Speculative decoding: one pass verifies the proposals, the weights are read once, and a sequence emits tokens_per_step a step") {
+  const Replica plain = speculative_replica(nullptr), lookup = speculative_replica("ngram:3:0.7"), head = speculative_replica("mtp:3:0.7");
+  // Batch 1: the same weights read; four positions' matrix work; a drafter only for the draft head.
+  CHECK(lookup.e.step.weights_read_s == plain.e.step.weights_read_s);
+  CHECK(lookup.e.step.kv_read_s == plain.e.step.kv_read_s);
+  CHECK(lookup.e.step.compute_s == Approx(4 * plain.e.step.compute_s).epsilon(0.02));
+  CHECK(lookup.e.step.draft_s == 0);
+  CHECK(head.e.step.draft_s > 0);
+  CHECK(speculative_replica("mtp:1:0.7").e.step.draft_s * 3 == Approx(head.e.step.draft_s));  // K passes
+  // Memory-bound at batch 1: the time per token falls by nearly tokens_per_step.
+  CHECK(lookup.e.tpot_s * (1 - lookup.e.prefill_share) == Approx(lookup.e.step.total_s() / 2.533).epsilon(1e-3));  // prefills interleaved aside
+  CHECK(lookup.e.tpot_s < plain.e.tpot_s / 2);
+  // The simulator: after the prefill's token, 63 more at 2.533 a step take ceil(63 / 2.533) = 25 steps.
+  const SimulatedService s = simulate_service(lookup.m, lookup.w, lookup.c, lookup.e, closed(1, 1, 512, 64));
+  CHECK(s.metrics.steps == 1 + 25);
+  const SimulatedService p = simulate_service(plain.m, plain.w, plain.c, plain.e, closed(1, 1, 512, 64));
+  CHECK(p.metrics.steps == 1 + 63);
+  CHECK(s.metrics.tpot_s.mean < p.metrics.tpot_s.mean / 2);
+  // Acceptance 0 emits one token a step, at the cost of verifying and drafting: never faster than no speculation.
+  const Replica none = speculative_replica("mtp:3:0");
+  CHECK(none.e.tpot_s > plain.e.tpot_s);
+}
+
+TEST_CASE("Speculative decoding on the command line: the workload carries it, and training refuses it") {
+  using cli_test::run;
+  const auto r = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --speculative mtp:3:0.7 --clients 8 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["workload"]["speculative"]["draft_tokens"] == 3);
+  CHECK(j["workload"]["speculative"]["tokens_per_step"].get<double>() == Approx(2.533));
+  const auto t = run("recommend --params 7B --task lora --speculative mtp:3:0.7");
+  CHECK(t.code == 2);
+  CHECK(t.err.find("--speculative") != std::string::npos);
+  const auto bad = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --speculative mtp:3");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("DRAFTER:TOKENS:ACCEPTANCE") != std::string::npos);
+  // Launch files that would serve without the speculation the estimate assumed are not written.
+  const auto emit = run("recommend --model llama-3-8b --task inference --requests-per-second 4 --speculative mtp:3:0.7 --emit k8s --emit-dir gpuadvisor_spec_emit");
+  CHECK(emit.code == 2);
+  CHECK(emit.err.find("--speculative") != std::string::npos);
+}

@@ -261,6 +261,10 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   cmd->add_option("--prefix-share", o.prefix_share,
                   "Share of the mean prompt every request shares (a system prompt), cached once and reused by the engine's prefix cache: "
                   "30%, 0.3 (default 0)")->group(g);
+  cmd->add_option("--speculative", o.speculative,
+                  "Speculative decoding as DRAFTER:TOKENS:ACCEPTANCE: mtp:3:0.7 (a one-layer draft head on the model, as DeepSeek's MTP or "
+                  "EAGLE, proposing 3 tokens a step, each accepted with probability 0.7) or ngram:4:0.5 (prompt lookup, no draft model); "
+                  "each step verifies the proposals in one pass (default: none)")->group(g);
   cmd->add_option("--trace", o.trace,
                   "The load as recorded: a JSON Lines or CSV file of arrival time, prompt and output tokens per request (Mooncake, "
                   "BurstGPT and Azure LLM traces read as they are); sets the rate, arrivals and lengths; replicas take its requests in turn")->group(g);
@@ -529,6 +533,7 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     r.simulated_requests = static_cast<int>(std::min<long long>(parse_positive_integer(o.simulated_requests, "--simulated-requests"), 1LL << 30));
   if (!o.target_utilisation.empty()) r.target_utilisation = parse_fraction(o.target_utilisation, "--target-utilisation", 0.05, 1);
   if (!o.prefix_share.empty()) r.prefix_share = parse_fraction(o.prefix_share, "--prefix-share", 0, 0.99);
+  if (!o.speculative.empty()) r.speculative = parse_speculative(o.speculative, "--speculative");
   if (!o.trace.empty()) r.trace = std::make_shared<const RequestTrace>(parse_request_trace(read_input_file(o.trace, "--trace"), o.trace));
   if (!o.concurrency.empty()) r.concurrency = static_cast<int>(std::min<long long>(parse_positive_integer(o.concurrency, "--concurrency"), 1LL << 30));
   if (!o.compiled_batch.empty())
@@ -786,7 +791,7 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
                                                    "--clients", "--arrival", "--length-spread", "--simulated-requests",
                                                    "--concurrency", "--compiled-batch", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user", "--slo-percentile", "--trace", "--prefix-share",
-                                                   "--weights", "--kv-cache", "--mode", "--target-utilisation",
+                                                   "--speculative", "--weights", "--kv-cache", "--mode", "--target-utilisation",
                                                    "--verifier-model", "--engine"};
   static constexpr const char* kRlOnly[] = {"--algorithm", "--prompts-per-step", "--samples-per-prompt", "--response-tokens",
                                             "--response-tokens-max", "--steps", "--prompts", "--reward", "--reward-model",

@@ -119,7 +119,7 @@ double decode_kernels_per_layer(const ModelSpec& m) { return kDecodeKernelsPerLa
 // (kernel_floor_s) adds to the byte and FLOP time of the kernels themselves.
 double DecodeStep::accelerator_s() const {
   return std::max(weights_read_s + kv_read_s + moe_permute_s, compute_s) + kernel_floor_s + moe_routing_s + sequence_s + dequant_s + tensor_parallel_s +
-         pipeline_p2p_s;
+         pipeline_p2p_s + draft_s;
 }
 
 double DecodeStep::total_s() const { return std::max(accelerator_s(), launch_s) + host_s; }
@@ -206,6 +206,19 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   return out;
 }
 
+// The drafter's K passes before a speculative step (§Speculative decoding).
+// "mtp": each pass runs a draft head of one decoder layer and the output head
+// for every sequence, the share `head` of the target's weights and matrix work
+// (read once per pass, as the target's), plus one layer's kernel floor and
+// all-reduces; "ngram": proposals are looked up in the context, no pass.
+double drafter_s(const ModelSpec& m, const SpeculativeDecoding& sd, const DecodeStep& s, double matmul_one_token_s) {
+  if (sd.drafter != "mtp") return 0;
+  const double layer = (m.active_params() - m.embedding_params()) / m.layers;
+  const double head = std::min(1.0, (layer + double(m.vocab) * m.hidden) / matmul_params_per_token(m));
+  const double pass_s = head * std::max(s.weights_read_s, matmul_one_token_s) + (s.kernel_floor_s + s.tensor_parallel_s) / m.layers;
+  return sd.draft_tokens * pass_s;
+}
+
 // `context`: the tokens each sequence holds (default: the mean over a
 // sequence's life, prompt + half its generated tokens).
 DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
@@ -221,10 +234,14 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   if (m.is_moe()) {
     const double expert_bytes = m.expert_mlp_params() * bytes_per_weight(w.weights);
     weight_bytes -= m.expert_params_total() * bytes_per_weight(w.weights);
-    weight_bytes += m.moe_layers() * experts_touched(m, stage_batch) * expert_bytes;
+    weight_bytes += m.moe_layers() * experts_touched(m, stage_batch * w.decode_queries_per_sequence()) * expert_bytes;
   }
   const double context = context_tokens.value_or(w.prompt_tokens + w.generated_tokens_per_sequence() / 2);
   const double kv_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp);
+  // Speculative decoding: each sequence computes its token and the K
+  // proposals in one pass (the weights and its KV read once), §Speculative decoding.
+  const double queries = w.decode_queries_per_sequence();
+  const double stage_tokens = stage_batch * queries;
   // pp stages in turn: each reads its 1/pp share for its micro-batch.
   s.weights_read_s = weight_bytes / l.tp / bw;
   // Weight-only formats: each quantised weight read is dequantised on the
@@ -242,9 +259,9 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // reads the k expert outputs and writes their sum: (2k + 2) x hidden x 2 bytes
   // per token and MoE layer (every TP rank holds the full hidden).
   if (m.is_moe())
-    s.moe_permute_s = double(m.moe_layers()) / l.pp * stage_batch * (2.0 * m.active_experts + 2) * m.hidden * kActivationBytes / bw;
-  const double matmul_flops = stage_batch * 2 * matmul_params_per_token(m);
-  const double attention_flops = stage_batch * 4.0 * m.layers * m.query_width() * m.attended_tokens(context);
+    s.moe_permute_s = double(m.moe_layers()) / l.pp * stage_tokens * (2.0 * m.active_experts + 2) * m.hidden * kActivationBytes / bw;
+  const double matmul_flops = stage_tokens * 2 * matmul_params_per_token(m);
+  const double attention_flops = stage_tokens * 4.0 * m.layers * m.query_width() * m.attended_tokens(context);
   // Decode matrices have few rows: no token-count factor, dense or expert
   // (the memory term covers that regime); routed experts keep their narrower
   // width's factor (no row count).
@@ -252,10 +269,11 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   const Precision attention_p = serving_attention_precision(acc, p.compute, w.kv_cache);
   const double attention_s = attention_flops / (acc.tflops(attention_p).value_or(0) * 1e12 *
                                                 compute_efficiency(acc, attention_p, double(m.hidden) / l.tp, std::nullopt));
-  s.compute_s = (matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.tp, std::nullopt) + attention_s) / l.tp;
-  s.tensor_parallel_s = 2.0 * m.layers * decode_all_reduce_s(stage_batch * m.hidden * kActivationBytes, l.tp, acc);
+  const double matmul_s = matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.tp, std::nullopt) / l.tp;
+  s.compute_s = matmul_s + attention_s / l.tp;
+  s.tensor_parallel_s = 2.0 * m.layers * decode_all_reduce_s(stage_tokens * m.hidden * kActivationBytes, l.tp, acc);
   if (l.pp > 1)
-    s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_batch * m.hidden * kActivationBytes /
+    s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_tokens * m.hidden * kActivationBytes /
                                                                    (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
   // GPUs: the kernels' own floor, and MoE routing (decode_kernels_per_layer, kMoeRoutingPerLayerS).
   if (acc.software == "cuda") {
@@ -268,6 +286,7 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // launches its layers); scheduling and per-sequence work run in series.
   s.launch_s = double(m.layers) / l.pp * engine.launch_s_per_layer;
   s.host_s = engine.step_overhead_s + batch * engine.sequence_overhead_s;
+  if (w.speculative) s.draft_s = drafter_s(m, *w.speculative, s, matmul_s / queries);
   return s;
 }
 
@@ -352,10 +371,12 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * kv_cached_tokens(m, *e.engine, context) * kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / kGb;
   // Replica time per request: its batched prefill plus its share of decode
   // steps (every step advances `batch` sequences by one token).
-  const double per_request_s = e.prefill_gpu_s_per_request + w.samples * w.generated_tokens_per_sequence() * t / batch;
+  // Speculative decoding: each step emits tokens_per_decode_step tokens per sequence.
+  const double per_token_s = t / w.tokens_per_decode_step();
+  const double per_request_s = e.prefill_gpu_s_per_request + w.samples * w.generated_tokens_per_sequence() * per_token_s / batch;
   e.requests_per_second = 1 / per_request_s;
   e.prefill_share = e.requests_per_second * e.prefill_gpu_s_per_request;
-  e.tpot_s = t / (1 - e.prefill_share);  // decode steps stretched by interleaved prefills
+  e.tpot_s = per_token_s / (1 - e.prefill_share);  // decode steps stretched by interleaved prefills
   e.ttft_s = e.prefill_s + t;
   e.latency_s = e.ttft_s + w.generated_tokens_per_sequence() * e.tpot_s;
   e.output_tokens_per_second = e.requests_per_second * w.generated_tokens_per_request();

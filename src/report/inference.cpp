@@ -78,6 +78,11 @@ ordered_json workload_json(const InferenceWorkload& w) {
   j["requests_per_second"] = w.requests_per_second ? ordered_json(sig6(*w.requests_per_second)) : ordered_json(nullptr);
   j["concurrency"] = w.concurrency ? ordered_json(*w.concurrency) : ordered_json(nullptr);
   j["compiled_batch"] = w.compiled_batch ? ordered_json(*w.compiled_batch) : ordered_json(nullptr);
+  j["speculative"] = w.speculative ? ordered_json{{"drafter", w.speculative->drafter},
+                                                  {"draft_tokens", w.speculative->draft_tokens},
+                                                  {"acceptance", sig6(w.speculative->acceptance)},
+                                                  {"tokens_per_step", sig6(w.speculative->tokens_per_step())}}
+                                   : ordered_json(nullptr);
   j["max_ttft_s"] = w.max_ttft_s ? ordered_json(*w.max_ttft_s) : ordered_json(nullptr);
   j["max_tpot_s"] = w.max_tpot_s ? ordered_json(*w.max_tpot_s) : ordered_json(nullptr);
   j["weights"] = to_string(w.weights);

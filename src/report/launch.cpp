@@ -1019,6 +1019,12 @@ std::vector<EmittedFile> emit_training(const TrainingLaunch& t, const LaunchCont
 
 std::vector<EmittedFile> emit_serving(const ServingLaunch& s, const LaunchContext& c, LaunchTarget target) {
   check_context(c);
+  // The engines' speculative configurations (vLLM's --speculative-config, SGLang's --speculative-*) name a draft
+  // checkpoint per method: a command without one would serve slower than the estimate assumed.
+  if (s.workload->speculative)
+    throw InputError("--emit: serving files are not written with --speculative: the engines configure it per method and draft "
+                     "checkpoint (vLLM --speculative-config, SGLang --speculative-algorithm), which the files do not carry yet; emit "
+                     "without it and add your engine's speculative configuration");
   std::vector<EmittedFile> out;
   switch (target) {
     case LaunchTarget::skypilot: out.push_back({"service.yaml", skypilot_serving(s, c)}); break;

@@ -19,6 +19,7 @@ struct Sequence {
   int generated = 0;      // output tokens out
   int64_t blocks = 0;     // its own: the shared prefix's are held once for all
   int shared = 0;         // leading prompt tokens in the shared prefix, cached before it arrives
+  double credit = 0;      // speculative decoding: the fraction of a token emitted but not yet out
   bool decoding() const { return computed == prompt_target; }
 };
 
@@ -51,6 +52,9 @@ class Engine {
     const int shared = std::min(limits_.shared_prefix_tokens, requests_[request].prompt_tokens - 1);
     return Sequence{request, prompt_target, shared, shared, generated, 0, std::max(0, shared)};
   }
+  // Tokens `steps` decode steps emit for a sequence (all of them without
+  // speculation); `take` keeps the credit they leave.
+  int emitted(Sequence& s, int steps, bool take) const;
   void arrive();
   void issue(double at);
   void preempt_last();
@@ -83,6 +87,14 @@ class Engine {
   size_t next_ = 0;  // open loop: next arrival; closed loop: next request to send
   size_t ended_ = 0;
 };
+
+int Engine::emitted(Sequence& s, int steps, bool take) const {
+  if (limits_.tokens_per_decode_step == 1) return std::min(steps, requests_[s.request].output_tokens - s.generated);
+  const double total = s.credit + steps * limits_.tokens_per_decode_step;
+  const int whole = static_cast<int>(std::floor(total + 1e-9));
+  if (take) s.credit = total - whole;
+  return std::min(whole, requests_[s.request].output_tokens - s.generated);
+}
 
 void Engine::arrive() {
   if (arrivals_.closed_loop) return;
@@ -119,7 +131,7 @@ bool Engine::grow_decodes() {
   for (size_t i = 0; i < running_.size(); ++i) {
     Sequence& s = running_[i];
     if (!s.decoding()) continue;
-    const int64_t need = own_blocks(s, s.cached + 1) - s.blocks;
+    const int64_t need = own_blocks(s, s.cached + limits_.decode_lookahead) - s.blocks;
     while (need > pool_.free() && running_.size() > i + 1) preempt_last();
     if (need > pool_.free()) {
       preempt_last();  // itself
@@ -238,8 +250,9 @@ void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
   }
   for (size_t i = 0; decode && i < running_.size(); ++i)
     if (!chunked[i] && running_[i].decoding() && running_[i].generated > 0) {
-      ++running_[i].generated;
-      ++running_[i].cached;
+      const int n = emitted(running_[i], 1, true);
+      running_[i].generated += n;
+      running_[i].cached += n;
     }
   finish_done();
 }
@@ -249,14 +262,16 @@ void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
 // that many steps run as one, timed at their mean context.
 int Engine::decode_run_length(double step_s) const {
   int k = 1 << 30;
-  for (const Sequence& s : running_) k = std::min(k, requests_[s.request].output_tokens - s.generated);
+  const double per_step = limits_.tokens_per_decode_step;
+  for (const Sequence& s : running_)
+    k = std::min(k, std::max(1, static_cast<int>(std::ceil((requests_[s.request].output_tokens - s.generated - s.credit) / per_step - 1e-9))));
   const bool room = static_cast<int>(running_.size()) < limits_.max_sequences;
   if (!arrivals_.closed_loop && waiting_.empty() && room && next_ < requests_.size())
     k = std::min<double>(k, std::max(1.0, std::ceil((requests_[next_].arrival_s - now_) / step_s)));
   if (limits_.reserves_full_kv) return std::max(k, 1);
   auto extra = [&](int steps) {
     int64_t n = 0;
-    for (const Sequence& s : running_) n += own_blocks(s, s.cached + steps) - s.blocks;
+    for (const Sequence& s : running_) n += own_blocks(s, s.cached + std::ceil(s.credit + steps * per_step)) - s.blocks;
     return n;
   };
   while (k > 1 && extra(k) > pool_.free()) k /= 2;
@@ -266,13 +281,18 @@ int Engine::decode_run_length(double step_s) const {
 void Engine::run_decodes(int steps) {
   StepComposition c;
   c.decode_sequences = static_cast<int>(running_.size());
-  for (const Sequence& s : running_) c.decode_attended_tokens += model_.attended_tokens(s.cached + (steps - 1) / 2.0);
+  // Each sequence's context over the run: from what it holds to what it will, at the mean.
   for (Sequence& s : running_) {
-    const int64_t need = limits_.reserves_full_kv ? 0 : own_blocks(s, s.cached + steps) - s.blocks;
+    Sequence probe = s;
+    c.decode_attended_tokens += model_.attended_tokens(s.cached + (emitted(probe, steps, false) - 1) / 2.0);
+  }
+  for (Sequence& s : running_) {
+    const int tokens = emitted(s, steps, true);
+    const int64_t need = limits_.reserves_full_kv ? 0 : own_blocks(s, s.cached + tokens) - s.blocks;
     pool_.take(need);
     s.blocks += need;
-    s.generated += steps;
-    s.cached += steps;
+    s.generated += tokens;
+    s.cached += tokens;
   }
   account(steps * timer_.step_s(c), steps);
   finish_done();
@@ -308,7 +328,7 @@ SchedulerTotals Engine::run() {
       }
     }
     if (!grow_decodes()) continue;
-    for (const Sequence& s : running_) budget -= s.decoding() ? 1 : 0;
+    for (const Sequence& s : running_) budget -= s.decoding() ? limits_.decode_lookahead : 0;  // its token, and its proposals to verify
     if (limits_.chunked) {
       continue_prefills(chunks, budget);
       if (may_admit) admit(chunks, budget);

@@ -43,6 +43,8 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   l.continuous = engine.continuous_batching;
   l.reserves_full_kv = engine.reserves_full_kv;
   l.shared_prefix_tokens = w.prefix_tokens();
+  l.tokens_per_decode_step = w.tokens_per_decode_step();
+  l.decode_lookahead = w.decode_queries_per_sequence();
   const auto& mem = e.memory;
   const double free_gb = std::max(0.0, mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb);
   const double gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / 1e9;

@@ -45,8 +45,9 @@ double StepTimer::step_s(const StepComposition& s) {
     comm_s += std::max(0.0, p.comm_s - bare.tensor_parallel_s - bare.pipeline_p2p_s);
     launch_s = std::max(launch_s, p.launch_s);
   }
+  const double draft_s = s.decode_sequences > 0 ? d.draft_s : 0;  // speculative decoding's drafter, before the decodes' verification
   const double accelerator_s =
-      std::max(weights_s + memory_s, compute_s) + d.kernel_floor_s + d.moe_routing_s + d.sequence_s + d.dequant_s + comm_s;
+      std::max(weights_s + memory_s, compute_s) + d.kernel_floor_s + d.moe_routing_s + d.sequence_s + d.dequant_s + comm_s + draft_s;
   return std::max(accelerator_s, launch_s) + d.host_s;
 }
 

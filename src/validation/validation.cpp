@@ -157,7 +157,7 @@ void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
 const std::vector<std::string> kCaseKeys{
     "id", "task", "usable", "reason", "source", "source_key", "counts", "metric", "measured", "system", "instances", "precision",
     "model", "model_name", "rl", "stages", "prompt_tokens", "output_tokens", "kv_cache", "concurrency", "compiled_batch",
-    "requests_per_second", "clients", "requests", "length_spread", "batch", "engine", "engine_version", "tp", "pp", "layout", "seq_len", "global_batch", "lora_rank",
+    "requests_per_second", "clients", "requests", "length_spread", "speculative", "batch", "engine", "engine_version", "tp", "pp", "layout", "seq_len", "global_batch", "lora_rank",
     "lora_targets", "flash_attention", "framework"};
 
 const std::vector<std::string> kLayoutKeys{"tp", "pp", "ep", "etp", "vp", "cp", "recompute_layers", "micro_batch", "zero_stage", "recompute"};
@@ -212,6 +212,13 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   if (j.contains("requests_per_second")) {
     q.requests_per_second = r.number(j, "requests_per_second", 1e-6, 1e6);
     if (j.contains("batch")) r.fail("requests_per_second", "a case measured at an offered load has no fixed batch (the load sets it)");
+  }
+  if (j.contains("speculative")) {
+    try {
+      q.speculative = parse_speculative(r.text(j, "speculative"), "speculative");
+    } catch (const InputError& e) {
+      r.fail("speculative", e.what());
+    }
   }
   c.engine = r.text(j, "engine", false);
   c.engine_version = r.text(j, "engine_version", false);

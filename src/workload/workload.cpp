@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -204,6 +205,40 @@ InferenceRequest from_trace(const InferenceRequest& given) {
 
 }  // namespace
 
+double SpeculativeDecoding::tokens_per_step() const {
+  if (acceptance <= 0) return 1;
+  return (1 - std::pow(acceptance, draft_tokens + 1)) / (1 - acceptance);
+}
+
+SpeculativeDecoding parse_speculative(std::string_view text, std::string_view flag) {
+  const auto bad = [&](std::string_view why) {
+    return InputError(fmt::format("{}: '{}' {}; write DRAFTER:TOKENS:ACCEPTANCE, e.g. mtp:3:0.7 (drafter mtp or ngram, 1-16 draft tokens, "
+                                  "acceptance 0-0.99 or 0%-99%)", flag, text.substr(0, 40), why));
+  };
+  const size_t a = text.find(':'), b = a == std::string_view::npos ? a : text.find(':', a + 1);
+  if (b == std::string_view::npos || text.find(':', b + 1) != std::string_view::npos) throw bad("is not three fields");
+  SpeculativeDecoding s;
+  s.drafter = std::string(text.substr(0, a));
+  if (s.drafter != "mtp" && s.drafter != "ngram") throw bad("names no drafter this tool models");
+  const std::string_view tokens = text.substr(a + 1, b - a - 1);
+  if (tokens.empty() || tokens.size() > 2 || !std::all_of(tokens.begin(), tokens.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      tokens[0] == '0')
+    throw bad("has no whole number of draft tokens");
+  s.draft_tokens = std::stoi(std::string(tokens));
+  if (s.draft_tokens > 16) throw bad("proposes more than 16 tokens");
+  std::string_view rate = text.substr(b + 1);
+  const bool percent = !rate.empty() && rate.back() == '%';
+  if (percent) rate.remove_suffix(1);
+  try {
+    s.acceptance = parse_number(rate, flag, 0, percent ? 99 : 0.99) / (percent ? 100 : 1);
+  } catch (const InputError&) {
+    throw bad("has no acceptance rate from 0 to 0.99");
+  }
+  return s;
+}
+
+std::string speculative_text(const SpeculativeDecoding& s) { return fmt::format("{}:{}:{:g}", s.drafter, s.draft_tokens, s.acceptance); }
+
 InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   const InferenceRequest r = given.trace ? from_trace(given) : given;
   InferenceWorkload w;
@@ -271,6 +306,14 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     w.assumptions.push_back(fmt::format("a {}-token prefix ({:.0f}% of the mean prompt) is common to every request, cached once and reused: "
                                         "each prefill computes only the rest of its prompt (--prefix-share; vLLM's automatic prefix caching)",
                                         w.prefix_tokens(), w.prefix_share * 100));
+  }
+  if (r.speculative) {
+    w.speculative = r.speculative;
+    const SpeculativeDecoding& sd = *r.speculative;
+    w.assumptions.push_back(fmt::format("speculative decoding: {} proposes {} token{} per step, each accepted with probability {:g}: "
+                                        "{:.2f} tokens per sequence and step on average (--speculative; docs/methodology.md §Speculative decoding)",
+                                        sd.drafter == "mtp" ? "a one-layer draft head (MTP, EAGLE)" : "prompt lookup (n-gram)", sd.draft_tokens,
+                                        sd.draft_tokens > 1 ? "s" : "", sd.acceptance, sd.tokens_per_step()));
   }
   if ((r.length_spread || r.simulated_requests) && !w.clients && !w.requests_per_second)
     throw InputError(fmt::format("{} shapes the simulated load: give --clients or --requests-per-second with it",

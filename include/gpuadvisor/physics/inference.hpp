@@ -129,6 +129,7 @@ struct DecodeStep {
   double pipeline_p2p_s = 0;
   double launch_s = 0;           // the engine's kernel launches, overlapped with the work above
   double host_s = 0;             // the engine's host time per step in series (scheduling, per-sequence work)
+  double draft_s = 0;            // speculative decoding: the drafter's passes before the step (§Speculative decoding)
   double accelerator_s() const;  // max(weights + KV + MoE permute, compute) + kernels' fixed time + MoE routing + dequantisation + communication
   double total_s() const;        // max(accelerator, launch) + host
   std::string bound() const;     // "memory bandwidth", "compute", "communication"

@@ -42,6 +42,12 @@ struct EngineLimits {
   // cached once and reused: each request computes and holds only the rest
   // (vLLM's automatic prefix caching, SGLang's radix cache).
   int shared_prefix_tokens = 0;
+  // Speculative decoding (--speculative): each decoding sequence emits this
+  // many tokens per step on average (the scheduler keeps the fraction as a
+  // credit, so the counts stay whole and deterministic) and holds KV room for
+  // `decode_lookahead` positions while its proposals are verified.
+  double tokens_per_decode_step = 1;
+  int decode_lookahead = 1;
 };
 
 // Sizing only asks whether the targets are met: once more requests than the

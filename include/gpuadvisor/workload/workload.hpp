@@ -98,6 +98,27 @@ inline constexpr int kDefaultSloPercentile = 90;
 
 struct EngineProfile;  // engine.hpp
 
+// --speculative: speculative decoding (docs/methodology.md §Speculative
+// decoding). Each decode step verifies `draft_tokens` proposed tokens per
+// sequence in one forward pass of the target, after the drafter proposed them.
+struct SpeculativeDecoding {
+  // "mtp": a draft head of one decoder layer and the output head on the target
+  // (DeepSeek-V3's multi-token prediction module, EAGLE); "ngram": prompt
+  // lookup, proposals copied from the context at no model cost.
+  std::string drafter;
+  int draft_tokens = 0;   // K: proposed per sequence and step
+  double acceptance = 0;  // each proposal is accepted with this probability, given the ones before it were
+  // Tokens a sequence emits per step on average: (1 - a^(K+1)) / (1 - a)
+  // (Leviathan et al. 2023, eq. 1): the accepted run of proposals plus the
+  // target's own next token.
+  double tokens_per_step() const;
+};
+// "mtp:3:0.7": the drafter, the draft tokens (1-16) and the acceptance rate
+// (0-0.99, or a percentage); InputError naming `flag` otherwise.
+SpeculativeDecoding parse_speculative(std::string_view text, std::string_view flag);
+// "mtp:3:0.7" again, from the parsed form.
+std::string speculative_text(const SpeculativeDecoding& s);
+
 struct InferenceWorkload {
   double prompt_tokens = 0;         // mean per request
   double prompt_tokens_p95 = 0;     // equals the mean when no distribution was given
@@ -126,6 +147,7 @@ struct InferenceWorkload {
   // reuses (vLLM V1's automatic prefix caching, on by default; SGLang's radix
   // cache): a request computes and holds only the rest of its prompt.
   double prefix_share = 0;
+  std::optional<SpeculativeDecoding> speculative;  // --speculative
   bool ttft_target_default = false; // the TTFT target is the documented default, not the user's
   bool tpot_target_default = false;
   std::optional<int> concurrency;   // most sequences in flight per replica
@@ -165,6 +187,10 @@ struct InferenceWorkload {
   bool sizes_replicas_by_simulation() const {
     return mode == ServingMode::online && requests_per_second && (max_ttft_s || max_tpot_s) && samples == 1 && !verifier;
   }
+  // Tokens each decoding sequence emits per step (1 without speculation), and
+  // the positions it computes per step (the target's token and the proposals).
+  double tokens_per_decode_step() const { return speculative ? speculative->tokens_per_step() : 1; }
+  int decode_queries_per_sequence() const { return speculative ? 1 + speculative->draft_tokens : 1; }
   // Decode steps each sample runs (output plus hidden reasoning).
   double generated_tokens_per_sequence() const { return output_tokens + reasoning_tokens; }
   // Tokens generated per request, all samples.
@@ -185,6 +211,7 @@ struct InferenceRequest {
   std::optional<int> simulated_requests;      // --simulated-requests
   std::shared_ptr<const RequestTrace> trace;  // --trace
   std::optional<double> prefix_share;         // --prefix-share
+  std::optional<SpeculativeDecoding> speculative;  // --speculative
   std::optional<int> concurrency;
   std::optional<int> compiled_batch;  // --compiled-batch
   std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;
