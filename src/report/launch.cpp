@@ -420,7 +420,7 @@ std::string megatron_args(const TrainingLaunch& t, const LaunchContext& c) {
   s += fmt::format("--tokenizer-type HuggingFaceTokenizer\n--tokenizer-model {}\n", tokenizer_id(c));
   s += "# Parallel layout (the estimate's)\n";
   s += fmt::format("--tensor-model-parallel-size {}\n--pipeline-model-parallel-size {}\n", l.tp, l.pp);
-  if (l.vp > 1) s += fmt::format("--virtual-pipeline-model-parallel-size {}\n", l.vp);
+  if (l.vp > 1) s += fmt::format("--num-virtual-stages-per-pipeline-rank {}\n", l.vp);  // Megatron-LM derives its virtual_pipeline_model_parallel_size from it
   s += pipeline_split_args(t.model->layers, l.pp * l.vp);
   s += fmt::format("--context-parallel-size {}\n--expert-model-parallel-size {}\n", l.cp, l.ep);
   if (l.experts_folded()) s += fmt::format("--expert-tensor-parallel-size {}\n", l.expert_tp());
@@ -471,7 +471,9 @@ std::string torchtitan_toml(const TrainingLaunch& t, const LaunchContext& c) {
                      t.model->name, t.model->layers, t.model->hidden, t.model->heads, t.model->kv_heads, t.model->ffn, t.model->vocab);
   s += fmt::format("[model]\nname = \"{}\"\nflavor = \"{}\"\nhf_assets_path = \"YOUR_HF_ASSETS_PATH\"  # scripts/download_hf_assets.py --repo_id {} --assets tokenizer\n",
                    flavor.empty() ? "YOUR_MODEL_NAME" : name, flavor.empty() ? "YOUR_FLAVOR" : flavor, tokenizer_id(c));
-  if (t.precision == Precision::fp8) s += "converters = [\"float8\"]\n";
+  // torchtitan v0.2's converter names (model.converters; "float8" alone is refused there).
+  if (t.precision == Precision::fp8)
+    s += t.model->is_moe() ? "converters = [\"quantize.linear.float8\", \"quantize.grouped_mm.float8\"]\n" : "converters = [\"quantize.linear.float8\"]\n";
   // ZeRO-3 is FSDP (shard); below it the replicas keep whole weights (replicate).
   const bool shard = l.zero_stage == 3;
   s += fmt::format("\n[parallelism]\ndata_parallel_replicate_degree = {}\ndata_parallel_shard_degree = {}\ntensor_parallel_degree = {}\n"
@@ -615,12 +617,15 @@ std::string k8s_training(const TrainingLaunch& t, const LaunchContext& c) {
 // ---------------------------------------------------------------------------
 // Serving
 
-std::string quantisation_flags(const ServingLaunch& s, const char* quant, const char* kv) {
+// The weight and KV formats as each engine names them (data/launch_flags.json):
+// int8 weight-only has no --quantization value in vLLM or SGLang, which read it
+// from a pre-quantised checkpoint's own config (GPTQ or compressed-tensors
+// W8A16), so no flag is written for it; SGLang names an fp8 KV cache fp8_e4m3.
+std::string quantisation_flags(const ServingLaunch& s, const char* quant, const char* kv, const char* kv_fp8) {
   std::string f;
   if (s.workload->weights == WeightFormat::fp8) f += fmt::format(" {} fp8", quant);
   if (s.workload->weights == WeightFormat::int4) f += fmt::format(" {} awq", quant);
-  if (s.workload->weights == WeightFormat::int8) f += fmt::format(" {} w8a16", quant);
-  if (s.workload->kv_cache == Precision::fp8) f += fmt::format(" {} fp8", kv);
+  if (s.workload->kv_cache == Precision::fp8) f += fmt::format(" {} {}", kv, kv_fp8);
   return f;
 }
 
@@ -652,14 +657,14 @@ std::string vllm_command(const ServingLaunch& s, const LaunchContext& c) {
   return fmt::format("vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {}{} --max-num-seqs {} --max-num-batched-tokens {}{} "
                      "--max-model-len {}{} --port 8000",
                      c.model_id, tp_ranks, s.layout.pp, s.layout.pp > 1 ? " --distributed-executor-backend ray" : "", s.max_batch,
-                     step_tokens(s, "vllm"), memory, s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype"));
+                     step_tokens(s, "vllm"), memory, s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype", "fp8"));
 }
 
 std::string sglang_command(const ServingLaunch& s, const LaunchContext& c) {
-  return fmt::format("python -m sglang.launch_server --model-path {} --tp {} --max-running-requests {} --chunked-prefill-size {} "
+  return fmt::format("python -m sglang.launch_server --model-path {} --tp-size {} --max-running-requests {} --chunked-prefill-size {} "
                      "--mem-fraction-static {:.3g} --context-length {}{} --port 8000",
                      c.model_id, s.layout.tp * s.layout.pp, s.max_batch, step_tokens(s, "sglang"), 1 - profile_for(s, "sglang").free_fraction,
-                     s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype"));
+                     s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype", "fp8_e4m3"));
 }
 
 std::string trtllm_command(const ServingLaunch& s, const LaunchContext& c) {
@@ -846,11 +851,18 @@ bool rl_split(const RlLaunch& r) { return r.estimate->placement == RlPlacement::
 bool rl_megatron(const RlLaunch& r) { return r.estimate->trainer.layout.tp > 1 || r.estimate->trainer.layout.pp > 1; }
 
 std::string verl_module(const RlLaunch& r) { return rl_split(r) ? "recipe.one_step_off_policy.main_ppo" : "verl.trainer.main_ppo"; }
+// The Hydra config a Megatron update needs: the split recipe's own (where its
+// rollout pool keys live) or the trainer's; FSDP runs on each module's default.
+std::string verl_config_name(const RlLaunch& r) {
+  if (!rl_megatron(r)) return "";
+  return rl_split(r) ? "one_step_off_ppo_megatron_trainer" : "ppo_megatron_trainer";
+}
 
 // The command the head runs; `^#` unquoted, as torchrun's.
 std::string verl_command(const RlLaunch& r) {
+  const std::string config = verl_config_name(r);
   return fmt::format("test -s verl_args.txt && grep -v ^# verl_args.txt | xargs python3 -m {}{}", verl_module(r),
-                     rl_megatron(r) ? " --config-name=ppo_megatron_trainer" : "");
+                     config.empty() ? "" : " --config-name=" + config);
 }
 
 std::string verl_args(const RlLaunch& r, const LaunchContext& c) {
@@ -863,7 +875,7 @@ std::string verl_args(const RlLaunch& r, const LaunchContext& c) {
   std::string s = header("#", c);
   s += fmt::format("# verl overrides for python3 -m {}{} (one per line; lines starting # are comments the launchers skip). Keys: "
                    "verl/trainer/config/{}.yaml (volcengine/verl){}.\n",
-                   verl_module(r), megatron ? " --config-name=ppo_megatron_trainer" : "", megatron ? "ppo_megatron_trainer" : "ppo_trainer",
+                   verl_module(r), megatron ? " --config-name=" + verl_config_name(r) : "", megatron ? "ppo_megatron_trainer" : "ppo_trainer",
                    rl_split(r) ? " and recipe/one_step_off_policy (the rollout.* pool keys)" : "");
   s += fmt::format("algorithm.adv_estimator={}\n", ppo ? "gae" : "grpo");
   s += "data.train_files=YOUR_TRAIN_PARQUET\ndata.val_files=YOUR_VAL_PARQUET\n";

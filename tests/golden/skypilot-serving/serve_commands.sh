@@ -12,7 +12,7 @@
 vllm serve meta-llama/Meta-Llama-3-8B-Instruct --tensor-parallel-size 4 --pipeline-parallel-size 1 --max-num-seqs 52 --max-num-batched-tokens 2048 --gpu-memory-utilization 0.9 --max-model-len 8192 --port 8000
 
 # SGLang:
-# python -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B-Instruct --tp 4 --max-running-requests 52 --chunked-prefill-size 8192 --mem-fraction-static 0.835 --context-length 8192 --port 8000
+# python -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B-Instruct --tp-size 4 --max-running-requests 52 --chunked-prefill-size 8192 --mem-fraction-static 0.835 --context-length 8192 --port 8000
 # TensorRT-LLM:
 # trtllm-serve meta-llama/Meta-Llama-3-8B-Instruct --tp_size 4 --pp_size 1 --max_batch_size 52 --max_num_tokens 8192 --max_seq_len 8192 --kv_cache_free_gpu_memory_fraction 0.9 --port 8000
 # TGI:
