@@ -344,6 +344,12 @@ TEST_CASE("every prediction shows its error band: estimate, recommend and the le
   const auto s = nlohmann::json::parse(r.out)["leave_one_source_out_summary"];
   for (const char* k : {"cases", "median_abs_error", "p90_abs_error"}) CHECK(s[k].is_number());
   for (const char* t : {"pretrain", "fine-tuning", "inference"}) CHECK(s["by_task"][t]["cases"].get<int>() > 0);
+  // By metric: every usable case counted under the metric it measures, RL steps aside.
+  int by_metric = 0;
+  for (const auto& [metric, x] : s["by_metric"].items()) by_metric += x["cases"].get<int>();
+  CHECK(by_metric == s["cases"].get<int>());
+  CHECK(s["by_metric"]["tpot_s"]["median_abs_error"].is_number());
+  CHECK(s["in_sample"]["by_metric"]["ttft_s"]["cases"].get<int>() > 0);
   CHECK(s["in_sample"]["median_abs_error"].get<double>() < s["median_abs_error"].get<double>());
   CHECK(run("calibrate --write-accuracy x.json").code == 2);  // needs --leave-one-source-out
 }

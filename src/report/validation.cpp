@@ -114,16 +114,20 @@ Table source_check_table(const std::vector<SourceCheck>& checks) {
 }
 
 namespace {
-// "all" and "task: X" groups of a summary as {cases, median_abs_error, p90_abs_error}, with by_task.
-ordered_json pooled_json(const std::vector<ErrorSummary>& summary) {
+// "all", "task: X" and "metric: X" groups of the results as {cases, median_abs_error, p90_abs_error}, with by_task and by_metric.
+ordered_json pooled_json(const std::vector<CaseResult>& results) {
   ordered_json j = ordered_json::object();
-  ordered_json by_task = ordered_json::object();
-  for (const auto& s : summary) {
-    const ordered_json x{{"cases", s.cases}, {"median_abs_error", sig6(s.median_abs)}, {"p90_abs_error", sig6(s.p90_abs)}};
-    if (s.group == "all") j = x;
-    else if (s.group.rfind("task: ", 0) == 0) by_task[s.group.substr(6)] = x;
+  ordered_json by_task = ordered_json::object(), by_metric = ordered_json::object();
+  auto figures = [](const ErrorSummary& s) {
+    return ordered_json{{"cases", s.cases}, {"median_abs_error", sig6(s.median_abs)}, {"p90_abs_error", sig6(s.p90_abs)}};
+  };
+  for (const auto& s : summarise(results)) {
+    if (s.group == "all") j = figures(s);
+    else if (s.group.rfind("task: ", 0) == 0) by_task[s.group.substr(6)] = figures(s);
   }
+  for (const auto& s : summarise_by_metric(results)) by_metric[s.group.substr(8)] = figures(s);
   j["by_task"] = by_task;
+  j["by_metric"] = by_metric;
   return j;
 }
 }  // namespace
@@ -133,9 +137,11 @@ Table loso_summary_table(const LeaveOneSourceOut& l) {
   t.columns = {{"group", "GROUP"}, {"cases", "CASES", true}, {"median_abs_error", "MEDIAN |ERR| (OUT OF SAMPLE)", true},
                {"p90_abs_error", "P90 |ERR| (OUT OF SAMPLE)", true}, {"in_sample_median_abs_error", "MEDIAN |ERR| (IN SAMPLE)", true},
                {"in_sample_p90_abs_error", "P90 |ERR| (IN SAMPLE)", true}};
-  const auto held = summarise(l.held_out), fitted = summarise(l.in_sample);
+  auto held = summarise(l.held_out), fitted = summarise(l.in_sample);
+  for (const auto& s : summarise_by_metric(l.held_out)) held.push_back(s);
+  for (const auto& s : summarise_by_metric(l.in_sample)) fitted.push_back(s);
   for (const auto& s : held) {
-    if (s.group != "all" && s.group.rfind("task: ", 0) != 0) continue;
+    if (s.group != "all" && s.group.rfind("task: ", 0) != 0 && s.group.rfind("metric: ", 0) != 0) continue;
     auto in = std::find_if(fitted.begin(), fitted.end(), [&](const ErrorSummary& x) { return x.group == s.group; });
     t.rows.push_back({text(s.group), integer(s.cases), pct1(s.median_abs), pct1(s.p90_abs), in != fitted.end() ? pct1(in->median_abs) : none("-"),
                       in != fitted.end() ? pct1(in->p90_abs) : none("-")});
@@ -145,8 +151,8 @@ Table loso_summary_table(const LeaveOneSourceOut& l) {
 
 std::string loso_json_extra(const LeaveOneSourceOut& l) {
   ordered_json j;
-  j["leave_one_source_out_summary"] = pooled_json(summarise(l.held_out));
-  j["leave_one_source_out_summary"]["in_sample"] = pooled_json(summarise(l.in_sample));
+  j["leave_one_source_out_summary"] = pooled_json(l.held_out);
+  j["leave_one_source_out_summary"]["in_sample"] = pooled_json(l.in_sample);
   ordered_json cases = ordered_json::array();
   for (size_t i = 0; i < l.held_out.size(); ++i) {
     const CaseResult &out = l.held_out[i], &in = l.in_sample[i];

@@ -506,6 +506,19 @@ std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results) {
   return out;
 }
 
+std::vector<ErrorSummary> summarise_by_metric(const std::vector<CaseResult>& results) {
+  std::map<Metric, std::vector<double>> groups;
+  for (const auto& r : results)
+    if (r.c->usable && r.predicted && !r.c->is_rl()) groups[r.c->metric].push_back(r.error);
+  std::vector<ErrorSummary> out;
+  for (const auto& [metric, v] : groups) {
+    std::vector<double> a;
+    for (double e : v) a.push_back(std::fabs(e));
+    out.push_back({"metric: " + std::string(to_string(metric)), static_cast<int>(v.size()), percentile(a, 0.5), percentile(a, 0.9), percentile(v, 0.5)});
+  }
+  return out;
+}
+
 namespace {
 
 // Accelerators that share one fitted compute fraction: the same silicon with

@@ -108,6 +108,9 @@ struct ErrorSummary {
 // Over usable cases with a prediction: overall (training and serving), then by
 // task, accelerator and source; RL cases only in "task: rl" and their sources.
 std::vector<ErrorSummary> summarise(const std::vector<CaseResult>& results);
+// The same over usable non-RL cases with a prediction, one group per metric
+// measured ("metric: tpot_s", "metric: ttft_p99_s", ...), in metric order.
+std::vector<ErrorSummary> summarise_by_metric(const std::vector<CaseResult>& results);
 
 struct ResultCounts {
   int total = 0, usable = 0, predicted = 0, disagreements = 0;  // disagreements: usable without a prediction
