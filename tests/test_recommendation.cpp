@@ -544,7 +544,7 @@ TEST_CASE("QLoRA where bf16 LoRA fits every option: picked among all, and the wh
   const Recommendation rec = recommend(m, workload(m, Task::qlora), cat(), r);
   REQUIRE(rec.pick);
   CHECK(*rec.pick->bf16_lora_fits);
-  CHECK(rec.why.find("bf16 LoRA fits every option within the horizon") != std::string::npos);
+  CHECK(rec.why.find("bf16 LoRA fits every priced option within the horizon") != std::string::npos);
   // Other tasks carry no such flag.
   const Recommendation lora = recommend(m, workload(m, Task::lora), cat(), r);
   REQUIRE(lora.pick);

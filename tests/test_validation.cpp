@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cli_run.hpp"
+#include "test_files.hpp"
 #include "gpuadvisor/physics/accuracy.hpp"
 #include "gpuadvisor/validation/accuracy_table.hpp"
 #include "gpuadvisor/base/errors.hpp"
@@ -452,4 +453,24 @@ TEST_CASE("the published measurements under load are read, predicted through the
   CHECK(percentile(abs_errors[Metric::tpot_s], 0.5) <= 0.25);
   CHECK(percentile(abs_errors[Metric::ttft_s], 0.5) <= 0.45);
   CHECK(percentile(abs_errors[Metric::e2e_s], 0.5) <= 0.10);
+}
+
+TEST_CASE("a case's speculative field: read as --speculative reads it, refused with one location, and only on inference cases") {
+  test_files::TempDir t("gpuadvisor_speculative_cases");
+  const std::string head = R"({"schema_version": 1, "cases": [{"id": "S1", "source": "s", "source_key": "K", "metric": )";
+  auto cases_with = [&](const std::string& body) {
+    test_files::write(t.file("c.json"), head + body + "}]}");
+    return cli_test::run("validate --cases " + t.file("c.json"));
+  };
+  const std::string serving = R"("tpot_s", "measured": 0.02, "task": "inference", "model": "llama-3-8b", "system": "p5.48xlarge", "precision": "bf16", "prompt_tokens": 512, "output_tokens": 128, "tp": 1, "batch": 8, )";
+  CHECK(cases_with(serving + R"("speculative": "mtp:3:0.7")").code == 0);
+  const auto bad = cases_with(serving + R"("speculative": "mtp:3")");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("DRAFTER:TOKENS:ACCEPTANCE") != std::string::npos);
+  const auto typed = cases_with(serving + R"("speculative": 3)");
+  CHECK(typed.code == 2);
+  CHECK(typed.err.find("field 'speculative'") == typed.err.rfind("field 'speculative'"));  // the location once
+  const std::string training = R"("tokens_per_second_per_gpu", "measured": 9000, "task": "lora", "model": "llama-3-8b", "system": "p5.48xlarge", "precision": "bf16", "seq_len": 2048, "global_batch": 32, )";
+  CHECK(cases_with(training + R"("speculative": "mtp:3:0.7")").code == 2);
+  CHECK(cases_with(training + R"("clients": 8)").code == 2);
 }

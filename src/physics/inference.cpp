@@ -411,7 +411,11 @@ void fill_serving_memory(InferenceEstimate& e, const ModelSpec& m, const Inferen
   auto& mem = e.memory;
   mem.capacity_gb = acc.memory_usable_gb();
   mem.resident_gb = w.resident_state_gb;
-  mem.weights_gb = (inference_weight_bytes(m, w.weights) + (w.verifier ? inference_weight_bytes(*w.verifier, w.weights) : 0)) /
+  // An mtp drafter adds one decoder layer of the model's (every expert of an
+  // MoE layer; the output head is the model's own), §Speculative decoding.
+  const double draft_head_bytes =
+      w.speculative && w.speculative->drafter == "mtp" ? (m.total_params() - m.embedding_params()) / m.layers * bytes_per_weight(w.weights) : 0;
+  mem.weights_gb = (inference_weight_bytes(m, w.weights) + draft_head_bytes + (w.verifier ? inference_weight_bytes(*w.verifier, w.weights) : 0)) /
                    l.accelerators() / kGb;
   mem.reserve_gb = serving_reserve_gb(acc, *e.engine, mem.weights_gb);
   const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;

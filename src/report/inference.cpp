@@ -401,7 +401,7 @@ ordered_json decode_step_json(const InferenceEstimate& e) {
           {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
           {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)}, {"kernel_floor_s", sig6(e.step.kernel_floor_s)},
           {"moe_routing_s", sig6(e.step.moe_routing_s)}, {"moe_permute_s", sig6(e.step.moe_permute_s)}, {"sequence_s", sig6(e.step.sequence_s)},
-          {"launch_s", sig6(e.step.launch_s)},
+          {"launch_s", sig6(e.step.launch_s)}, {"draft_s", sig6(e.step.draft_s)},
           {"engine_host_s", sig6(e.step.host_s)}, {"step_s", sig6(e.step.total_s())},
           {"bound", e.step.bound()}};
 }
@@ -586,6 +586,10 @@ void add_decode_step(const InferenceEstimateContext& ctx, const ItemAdder& add) 
     add("decode", "dequantise weights", latency_cell(e.step.dequant_s), "per step, on the vector units");
   add("decode", "tensor-parallel all-reduce", latency_cell(e.step.tensor_parallel_s), "per step");
   if (e.step.pipeline_p2p_s > 0) add("decode", "pipeline p2p", latency_cell(e.step.pipeline_p2p_s), "per step");
+  if (w.speculative)
+    add("decode", "speculative drafter", latency_cell(e.step.draft_s),
+        fmt::format("per step, {} ({:.2f} tokens per sequence and step; the step verifies {} positions per sequence)",
+                    speculative_text(*w.speculative), w.tokens_per_decode_step(), w.decode_queries_per_sequence()));
   if (e.step.launch_s > 0) add("decode", "kernel launches", latency_cell(e.step.launch_s), "per step, overlapped with the accelerator");
   add("decode", "engine host time", latency_cell(e.step.host_s), "per step, in series (scheduling, per-sequence work)");
   add("decode", "step", latency_cell(e.step.total_s()), e.step.bound() + "-bound");
@@ -705,14 +709,22 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
   out += fmt::format("  engine: {} ({})\n", engine.name, engine.title);
   out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms{} at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "
                      "+ kernels' fixed time {:.2f} ms + MoE routing {:.2f} ms + per-sequence {:.2f} ms + dequantise {:.2f} ms + all-reduces {:.2f} ms + "
-                     "pipeline {:.2f} ms "
+                     "pipeline {:.2f} ms{} "
                      "= {:.2f} ms on the accelerator\n",
                      e.batch, e.step.weights_read_s * 1e3, e.step.kv_read_s * 1e3,
                      e.step.moe_permute_s > 0 ? fmt::format(" + MoE permute {:.2f} ms", e.step.moe_permute_s * 1e3) : std::string(),
                      a.memory_bandwidth_gb_per_s,
                      a.efficiency.memory_bandwidth_fraction, e.step.compute_s * 1e3, a.tflops(e.precision.compute).value_or(0),
                      to_string(e.precision.compute), e.step.kernel_floor_s * 1e3, e.step.moe_routing_s * 1e3, e.step.sequence_s * 1e3, e.step.dequant_s * 1e3,
-                     e.step.tensor_parallel_s * 1e3, e.step.pipeline_p2p_s * 1e3, e.step.accelerator_s() * 1e3);
+                     e.step.tensor_parallel_s * 1e3, e.step.pipeline_p2p_s * 1e3,
+                     w.speculative ? fmt::format(" + drafter {:.2f} ms", e.step.draft_s * 1e3) : std::string(), e.step.accelerator_s() * 1e3);
+  if (w.speculative)
+    out += fmt::format("  speculative ({}): each sequence computes its token and {} proposals in the step (matrix, attention, experts and all-reduces "
+                       "of batch x {} positions; weights and KV read once); the drafter = {} passes ({}); E = (1 - a^(K+1)) / (1 - a) = {:.3f} "
+                       "tokens per sequence and step (methodology §Speculative decoding)\n",
+                       speculative_text(*w.speculative), w.speculative->draft_tokens, w.decode_queries_per_sequence(), w.speculative->draft_tokens,
+                       w.speculative->drafter == "mtp" ? "a one-layer draft head and the output head each" : "prompt lookup: no model pass, 0 ms",
+                       w.tokens_per_decode_step());
   if (e.step.kernel_floor_s > 0)
     out += fmt::format("  kernels' fixed time = layers / pp x {:.0f} kernels x {:.0f} us, in series; MoE routing = MoE layers / pp x {:.0f} us (GPUs)\n",
                        decode_kernels_per_layer(m), kKernelMinS * 1e6, kMoeRoutingPerLayerS * 1e6);
@@ -745,9 +757,10 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
     out += fmt::format("  MoE matrices: {:.0f}% of the matrix weights a token uses are routed experts ({} wide / tp): prefill runs them as a grouped GEMM "
                        "of tokens x {}/{} rows each, decode at their width factor only (methodology §Prefill, §Decode step)\n",
                        routed_expert_share(m) * 100, m.expert_ffn, m.active_experts, m.experts);
-  out += fmt::format("  replica requests/s = 1 / (prefill {:.1f} ms + samples {} x {:.0f} tokens x step / batch) = {:.3f}\n",
-                     e.prefill_gpu_s_per_request * 1e3, w.samples, w.generated_tokens_per_sequence(), e.requests_per_second);
-  out += fmt::format("  TPOT = step / (1 - prefill share {:.2f}) = {:.2f} ms; TTFT = prefill + one step = {:.1f} ms\n", e.prefill_share,
+  const std::string per_step = w.speculative ? fmt::format(" / E {:.3f}", w.tokens_per_decode_step()) : "";
+  out += fmt::format("  replica requests/s = 1 / (prefill {:.1f} ms + samples {} x {:.0f} tokens x step{} / batch) = {:.3f}\n",
+                     e.prefill_gpu_s_per_request * 1e3, w.samples, w.generated_tokens_per_sequence(), per_step, e.requests_per_second);
+  out += fmt::format("  TPOT = step{} / (1 - prefill share {:.2f}) = {:.2f} ms; TTFT = prefill + one step = {:.1f} ms\n", per_step, e.prefill_share,
                      e.tpot_s * 1e3, e.ttft_s * 1e3);
   out += fmt::format("  replicas = ceil(load / requests/s per replica), rounded up to whole instances = {} on {} instance(s)\n",
                      ctx.row->replicas, ctx.row->instances);

@@ -200,8 +200,9 @@ std::string failures_text(const RecommendRow& pick) {
 std::string lora_alternative_text(const Recommendation& rec) {
   if (!rec.lora_alternative || !rec.pick) return "";
   const RecommendRow &lora = *rec.lora_alternative, &p = *rec.pick;
-  const bool cheaper = lora.ranked_cost_usd && p.ranked_cost_usd && *lora.ranked_cost_usd < *p.ranked_cost_usd;
-  const bool faster = lora.estimate.total_hours < p.estimate.total_hours;
+  // By more than 1%: a tie shown as the same figures is neither.
+  const bool cheaper = lora.ranked_cost_usd && p.ranked_cost_usd && *lora.ranked_cost_usd < 0.99 * *p.ranked_cost_usd;
+  const bool faster = lora.estimate.total_hours < 0.99 * p.estimate.total_hours;
   if (!cheaper && !faster) return "";
   return fmt::format("  bf16 LoRA: {} (--task lora; {} than this QLoRA pick, where its memory fits)\n", option_line(lora),
                      cheaper && faster ? "cheaper and faster" : cheaper ? "cheaper" : "faster");
@@ -225,7 +226,9 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
   auto alternative = [&](const RecommendRow& x) {
     return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);
   };
-  out += fmt::format("  cheapest: {}\n  fastest:  {}\n", alternative(*rec.cheapest), alternative(*rec.fastest));
+  // QLoRA: the references are among the options that need it, as the pick is.
+  const std::string among = rec.pick->bf16_lora_fits == false && rec.options_lora_fits > 0 ? " (of the options bf16 LoRA does not fit)" : "";
+  out += fmt::format("  cheapest: {}{}\n  fastest:  {}{}\n", alternative(*rec.cheapest), among, alternative(*rec.fastest), among);
   out += lora_alternative_text(rec);
   return out + "\n";
 }

@@ -128,7 +128,9 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   // instances, is not a service anyone runs: its unloaded latency is at the
   // target, and a faster layout or a looser target serves the load.
   const ServiceMetrics deployed = sims.whole(m, w, row, row.replicas);
-  const double in_flight = deployed.busy_share * deployed.mean_sequences;  // over all the time, idle included
+  // Over all the time, idle included; a speculative sequence counts for the
+  // tokens it emits a step (it finishes sooner on the same work).
+  const double in_flight = deployed.busy_share * deployed.mean_sequences * w.tokens_per_decode_step();
   if (row.instances > span && in_flight < kLeastSequencesInFlight) {
     const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
     return fmt::format("meets the {} targets only nearly idle: {} replicas, each with {:.2f} requests in flight on average (its latency "

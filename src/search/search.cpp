@@ -729,7 +729,8 @@ std::string qlora_clause(const Recommendation& rec) {
   const RecommendRow& p = *rec.pick;
   if (!p.bf16_lora_fits) return "";
   if (*p.bf16_lora_fits)
-    return "; bf16 LoRA fits every option within the horizon, so QLoRA only saves memory here (--task lora runs faster on the same instances)";
+    return "; bf16 LoRA fits every priced option within the horizon, so QLoRA only saves memory here (--task lora runs faster on the same "
+           "instances)";
   std::string s = "; bf16 LoRA does not fit it, QLoRA's 4-bit base does";
   if (rec.options_lora_fits > 0)
     s += fmt::format(" ({} option{} that bf16 LoRA fits {} listed last, never the QLoRA pick: --task lora runs faster there)", rec.options_lora_fits,

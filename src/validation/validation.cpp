@@ -214,8 +214,9 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
     if (j.contains("batch")) r.fail("requests_per_second", "a case measured at an offered load has no fixed batch (the load sets it)");
   }
   if (j.contains("speculative")) {
+    const std::string spec = r.text(j, "speculative");
     try {
-      q.speculative = parse_speculative(r.text(j, "speculative"), "speculative");
+      q.speculative = parse_speculative(spec, "speculative");
     } catch (const InputError& e) {
       r.fail("speculative", e.what());
     }
@@ -333,6 +334,9 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     if (c.usable && c.is_rl()) read_rl_case(r, j, c);
     else if (c.usable && c.is_inference()) read_inference_case(r, j, c);
     else if (c.usable) read_training_case(r, j, c);
+    if (!c.is_inference())  // a serving field on a training or RL case would be read as measured and never used
+      for (const char* k : {"speculative", "clients", "requests", "length_spread", "requests_per_second", "compiled_batch"})
+        if (j.contains(k)) r.fail(k, "describes a serving load or engine: only an inference case takes it");
     out.push_back(std::move(c));
   }
   return out;

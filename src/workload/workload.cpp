@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <numeric>
 
@@ -215,6 +216,7 @@ SpeculativeDecoding parse_speculative(std::string_view text, std::string_view fl
     return InputError(fmt::format("{}: '{}' {}; write DRAFTER:TOKENS:ACCEPTANCE, e.g. mtp:3:0.7 (drafter mtp or ngram, 1-16 draft tokens, "
                                   "acceptance 0-0.99 or 0%-99%)", flag, text.substr(0, 40), why));
   };
+  if (std::any_of(text.begin(), text.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); })) throw bad("has a space");
   const size_t a = text.find(':'), b = a == std::string_view::npos ? a : text.find(':', a + 1);
   if (b == std::string_view::npos || text.find(':', b + 1) != std::string_view::npos) throw bad("is not three fields");
   SpeculativeDecoding s;
