@@ -7,6 +7,7 @@
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/search/inference_search.hpp"
 #include "gpuadvisor/search/objective.hpp"
+#include "gpuadvisor/physics/estimate.hpp"
 #include "gpuadvisor/physics/overheads.hpp"
 #include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/search/search.hpp"
@@ -535,6 +536,19 @@ TEST_CASE("QLoRA is picked where bf16 LoRA does not fit: a 70B on one or two acc
   // Neither the cheapest nor the fastest reference is an option bf16 LoRA fits.
   CHECK_FALSE(*rec.cheapest->bf16_lora_fits);
   CHECK_FALSE(*rec.fastest->bf16_lora_fits);
+  // QLoRA's stacks run data parallel only: no tensor, pipeline or context parallelism.
+  for (const auto& row : rec.rows) {
+    CHECK(row.estimate.layout.tp == 1);
+    CHECK(row.estimate.layout.pp == 1);
+    CHECK(row.estimate.layout.cp == 1);
+  }
+  const Accelerator& h100 = cat().accelerator_of(*cat().find_instance("p5.48xlarge"));
+  Layout tp2;
+  tp2.tp = 2;
+  tp2.dp = 4;
+  const auto why = layout_problem(m, workload(m, Task::qlora), Cluster{cat().find_instance("p5.48xlarge"), &h100, 1}, tp2);
+  REQUIRE(why);
+  CHECK(why->find("QLoRA runs data parallel only") != std::string::npos);
 }
 
 TEST_CASE("QLoRA where bf16 LoRA fits every option: picked among all, and the why line says so") {

@@ -63,6 +63,14 @@ auto check_layout(const ModelSpec& m, const TrainingWorkload& w, const Cluster& 
   const int per_node = c.instance->accelerator_count;
   if (l.tp < 1 || l.pp < 1 || l.dp < 1 || l.ep < 1 || l.cp < 1 || l.micro_batch < 1)
     return fail([] { return std::string("tp, cp, pp, dp, ep and micro-batch must be at least 1"); });
+  // QLoRA's 4-bit base runs data parallel only: bitsandbytes' FSDP-QLoRA,
+  // torchtune's LoRA/QLoRA recipes and NeMo's QLoRA refuse tensor parallelism,
+  // and none pipelines it (docs/methodology.md §Step time, QLoRA).
+  if (w.task == Task::qlora && (l.tp > 1 || l.pp > 1 || l.cp > 1))
+    return fail([] {
+      return std::string("QLoRA runs data parallel only (FSDP/ZeRO, or one GPU): its stacks support no tensor, pipeline or context "
+                         "parallelism with a 4-bit base");
+    });
   if (per_node % l.tp != 0)
     return fail([&] {
       return fmt::format("tp {} does not divide the {} accelerators of one {} (tensor parallelism stays inside an instance)", l.tp, per_node,

@@ -176,7 +176,7 @@ std::string tight_memory_text(const Recommendation& rec) {
                                 "more (allocator fragmentation, larger communication buffers) may not fit",
                                 share(*rec.pick) * 100);
   for (const auto& x : rec.rows)
-    if (x.ranked_cost_usd && share(x) <= kRoomyMemoryShare)
+    if (x.ranked_cost_usd && share(x) <= kRoomyMemoryShare && !(x.bf16_lora_fits == true && rec.pick->bf16_lora_fits == false))
       return out + fmt::format(": the first option with room is {} at {:.0f}%\n", option_line(x), share(x) * 100);
   return out + "\n";
 }
