@@ -176,7 +176,8 @@ std::string tight_memory_text(const Recommendation& rec) {
                                 "more (allocator fragmentation, larger communication buffers) may not fit",
                                 share(*rec.pick) * 100);
   for (const auto& x : rec.rows)
-    if (x.ranked_cost_usd && share(x) <= kRoomyMemoryShare && !(x.bf16_lora_fits == true && rec.pick->bf16_lora_fits == false))
+    if (x.ranked_cost_usd && share(x) <= kRoomyMemoryShare &&
+        !(x.bf16_lora_fits == true && rec.qlora_fewest_accelerators > 0 && x.count * x.instance->accelerator_count > rec.qlora_fewest_accelerators))
       return out + fmt::format(": the first option with room is {} at {:.0f}%\n", option_line(x), share(x) * 100);
   return out + "\n";
 }
@@ -227,7 +228,10 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
     return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);
   };
   // QLoRA: the references are among the options that need it, as the pick is.
-  const std::string among = rec.pick->bf16_lora_fits == false && rec.options_lora_fits > 0 ? " (of the options bf16 LoRA does not fit)" : "";
+  const std::string among =
+      rec.options_lora_fits > 0 ? fmt::format(" (bf16 LoRA options on more than {} accelerator{} set aside)", rec.qlora_fewest_accelerators,
+                                              rec.qlora_fewest_accelerators > 1 ? "s" : "")
+                                : "";
   out += fmt::format("  cheapest: {}{}\n  fastest:  {}{}\n", alternative(*rec.cheapest), among, alternative(*rec.fastest), among);
   out += lora_alternative_text(rec);
   return out + "\n";

@@ -728,13 +728,13 @@ std::string slack_rule_text(const Recommendation& rec, const PickRule& rule) {
 std::string qlora_clause(const Recommendation& rec) {
   const RecommendRow& p = *rec.pick;
   if (!p.bf16_lora_fits) return "";
-  if (*p.bf16_lora_fits)
-    return "; bf16 LoRA fits every priced option within the horizon, so QLoRA only saves memory here (--task lora runs faster on the same "
-           "instances)";
-  std::string s = "; bf16 LoRA does not fit it, QLoRA's 4-bit base does";
+  std::string s = *p.bf16_lora_fits ? "; bf16 LoRA fits it too (--task lora runs faster on the same instances)"
+                                    : "; bf16 LoRA does not fit it, QLoRA's 4-bit base does";
   if (rec.options_lora_fits > 0)
-    s += fmt::format(" ({} option{} that bf16 LoRA fits {} listed last, never the QLoRA pick: --task lora runs faster there)", rec.options_lora_fits,
-                     rec.options_lora_fits > 1 ? "s" : "", rec.options_lora_fits > 1 ? "are" : "is");
+    s += fmt::format("; {} option{} that bf16 LoRA fits on more than {} accelerator{} {} listed last, never the QLoRA pick (QLoRA is for "
+                     "fitting on fewer: --task lora runs faster there)",
+                     rec.options_lora_fits, rec.options_lora_fits > 1 ? "s" : "", rec.qlora_fewest_accelerators,
+                     rec.qlora_fewest_accelerators > 1 ? "s" : "", rec.options_lora_fits > 1 ? "are" : "is");
   return s;
 }
 
@@ -770,22 +770,22 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r, const
 // The candidates the pick rule weighs: within the horizon (and, under the
 // deadline rule, meeting the deadline at the p90 error when `at_p90`), each
 // hour weighed at the rule's value of time.
-// --task qlora: whether some priced option within the horizon needs QLoRA
-// (bf16 LoRA does not fit it); then the options LoRA fits are never the pick.
-bool qlora_needed_somewhere(const std::vector<RecommendRow>& rows, const RecommendRequest& r) {
-  return std::any_of(rows.begin(), rows.end(), [&](const RecommendRow& x) {
-    return x.bf16_lora_fits == false && x.ranked_cost_usd && x.estimate.total_hours <= r.horizon_hours;
-  });
+int accelerators(const RecommendRow& x) { return x.count * x.instance->accelerator_count; }
+
+// --task qlora: QLoRA is for fitting a model on fewer accelerators, so an
+// option bf16 LoRA fits on more accelerators than the fewest a priced QLoRA
+// option uses is set aside: listed last, never the pick (docs/methodology.md §The pick).
+bool set_aside_for_lora(const RecommendRow& x, const Recommendation& rec) {
+  return x.bf16_lora_fits.value_or(false) && rec.qlora_fewest_accelerators > 0 && accelerators(x) > rec.qlora_fewest_accelerators;
 }
 
-std::vector<Candidate> candidates(const std::vector<RecommendRow>& rows, const RecommendRequest& r, const PickRule& rule) {
+std::vector<Candidate> candidates(const Recommendation& rec, const RecommendRequest& r, const PickRule& rule) {
   std::vector<Candidate> c;
-  const bool lora_fits_excluded = qlora_needed_somewhere(rows, r);
-  for (const auto& x : rows) {
+  for (const auto& x : rec.rows) {
     const double hours = x.estimate.total_hours;
     Candidate k{x.ranked_cost_usd, hours, x.count * x.instance->accelerator_count, x.instance->name};
     k.time_value_usd = rule.value_of_time_usd_per_hour * hours;
-    k.eligible = hours <= r.horizon_hours && !(lora_fits_excluded && x.bf16_lora_fits.value_or(false));
+    k.eligible = hours <= r.horizon_hours && !set_aside_for_lora(x, rec);
     if (rule.deadline && rule.deadline_at_p90) k.eligible = k.eligible && hours * (1 + x.capacity.margin) <= *r.deadline_hours;
     c.push_back(k);
   }
@@ -822,10 +822,10 @@ void sort_rows(std::vector<RecommendRow>& rows, SortBy sort_by) {
 // the requested order.
 void choose_rows(Recommendation& out, const RecommendRequest& r) {
   PickRule rule = pick_rule(r);
-  std::vector<Candidate> c = candidates(out.rows, r, rule);
+  std::vector<Candidate> c = candidates(out, r, rule);
   if (rule.deadline && std::none_of(c.begin(), c.end(), [](const Candidate& k) { return k.cost && k.eligible; })) {
     rule.deadline_at_p90 = false;  // none meets it at p90: the cheapest that meets it at the prediction
-    c = candidates(out.rows, r, rule);
+    c = candidates(out, r, rule);
   }
   bool priced_within = false;
   std::optional<size_t> fastest_beyond;
@@ -868,8 +868,10 @@ void compare_with_lora(const ModelSpec& m, const TrainingWorkload& w, const Cata
   for (const auto& x : lora.rows) fits.insert({x.instance->name, x.count});
   for (auto& x : out.rows) {
     x.bf16_lora_fits = fits.count({x.instance->name, x.count}) > 0;
-    out.options_lora_fits += *x.bf16_lora_fits ? 1 : 0;
+    if (x.ranked_cost_usd && x.estimate.total_hours <= r.horizon_hours)
+      out.qlora_fewest_accelerators = std::min(out.qlora_fewest_accelerators > 0 ? out.qlora_fewest_accelerators : 1 << 30, accelerators(x));
   }
+  for (const auto& x : out.rows) out.options_lora_fits += set_aside_for_lora(x, out) ? 1 : 0;
   out.lora_alternative = lora.pick;
 }
 

@@ -345,7 +345,11 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   } else if (w.mode == ServingMode::offline) {
     w.target_utilisation = 1.0;  // a batch queue has no bursts to absorb and no latency to keep
   }
-  if (!w.requests_per_second)
+  if (!w.requests_per_second && w.clients)
+    w.assumptions.push_back(fmt::format("a closed loop of {} clients (--clients) is simulated on one replica (the 'at load' rows); the rows above "
+                                        "it are the replica at its capacity batch, and its costs per token at {:.0f}% utilisation "
+                                        "(--target-utilisation)", *w.clients, w.target_utilisation * 100));
+  else if (!w.requests_per_second)
     w.assumptions.push_back(fmt::format("no load given (--requests-per-second or --tokens-per-day): one instance with every replica slot it holds, costs per token at {:.0f}% "
                                         "utilisation (--target-utilisation)", w.target_utilisation * 100));
   else if (w.sizes_replicas_by_simulation())

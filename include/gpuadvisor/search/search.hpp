@@ -180,8 +180,11 @@ struct Recommendation {
   std::optional<RecommendRow> fastest_beyond_horizon;
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   // --task qlora: the pick of the same job as bf16 LoRA (--task lora), empty
-  // where LoRA fits nowhere; and how many QLoRA options bf16 LoRA also fits.
+  // where LoRA fits nowhere; the fewest accelerators a priced QLoRA option
+  // within the horizon uses; and how many options bf16 LoRA fits on more
+  // accelerators than that (never the QLoRA pick: docs/methodology.md §The pick).
   std::optional<RecommendRow> lora_alternative;
+  int qlora_fewest_accelerators = 0;
   int options_lora_fits = 0;
   long layouts_evaluated = 0;
   long layouts_pruned = 0;  // (sizes, micro-batch) families and interleavings the step-time bound cut
