@@ -629,8 +629,8 @@ void add_latency_and_throughput(const InferenceEstimateContext& ctx, const ItemA
   const ServingRow& row = *ctx.row;
   const InferenceEstimate& e = row.estimate;
   const InferenceWorkload& w = *ctx.workload;
-  // With a load, these are the replica's capacity point; the rows "at load" follow.
-  const std::string latency = w.requests_per_second ? "at capacity" : "latency";
+  // With a load (a rate, or clients simulated), these are the replica's capacity point; the rows "at load" follow.
+  const std::string latency = w.requests_per_second || ctx.simulated ? "at capacity" : "latency";
   add(latency, "time to first token", latency_cell(e.ttft_s), "mean prompt, no queueing");
   add(latency, "time per output token", latency_cell(e.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", e.prefill_share * 100));
   add(latency, "request latency", latency_cell(e.latency_s), "TTFT + generated tokens x TPOT");
@@ -665,6 +665,20 @@ void add_service_and_cost(const InferenceEstimateContext& ctx, const ServingCost
 
 }  // namespace
 
+// Text only: what the simulated load saw, first, so the capacity rows above
+// the "at load" section are not read as the answer to the load given.
+std::string load_headline(const InferenceEstimateContext& ctx, const RenderOptions& o) {
+  if (!ctx.simulated || o.format != Format::table) return "";
+  const SimulatedService& sim = *ctx.simulated;
+  const ServiceMetrics& m = sim.metrics;
+  const std::string load = sim.load.arrivals.closed_loop ? fmt::format("{} clients", sim.load.arrivals.clients)
+                                                         : fmt::format("{:.3g} requests/s per replica", sim.load.arrivals.requests_per_second);
+  return fmt::format("At the load ({}, simulated): time to first token {} mean (p90 {}), time per output token {} mean (p90 {}), {:.3g} "
+                     "requests/s per replica{}; the 'at capacity' rows are the replica at its largest batch.\n",
+                     load, latency_cell(m.ttft_s.mean).text, latency_cell(m.ttft_s.p90).text, latency_cell(m.tpot_s.mean).text,
+                     latency_cell(m.tpot_s.p90).text, m.requests_per_second, m.saturated ? ", SATURATED" : "");
+}
+
 std::string render_inference_estimate(const Catalog& catalog, const InferenceEstimateContext& ctx, const RenderOptions& o) {
   const ServingRow& row = *ctx.row;
   const InferenceWorkload& w = *ctx.workload;
@@ -679,7 +693,7 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   RenderOptions wide = o;
   wide.wide = true;
   const Cluster& c = *ctx.cluster;
-  return render_table(t, catalog, "estimate", "items", wide) +
+  return load_headline(ctx, o) + render_table(t, catalog, "estimate", "items", wide) +
          fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, "inference", row.estimate.engine->name, ctx.model->is_moe()));
 }
 
