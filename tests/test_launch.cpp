@@ -632,6 +632,13 @@ TEST_CASE("a Capacity Block pick's files name the reservation as a required plac
   CHECK(sbatch.find("YOUR_CAPACITY_RESERVATION_ID") != std::string::npos);
   CHECK(sbatch.find("CapacityType CAPACITY_BLOCK") != std::string::npos);
   CHECK(sbatch.find("#SBATCH --reservation") < sbatch.find("set -euo pipefail"));  // sbatch reads directives before the first command
+  // The time limit never outruns the block (its instances end with it): 70 h x 1.25 + 1 h would be 3-16:30.
+  LaunchContext long_block = block;
+  long_block.hours = 70;
+  CHECK(file(emit_training(p.t, long_block, LaunchTarget::slurm), "job.sbatch").text.find("#SBATCH --time=3-00:00:00\n") != std::string::npos);
+  LaunchContext unbounded;
+  unbounded.hours = 70;
+  CHECK(file(emit_training(p.t, unbounded, LaunchTarget::slurm), "job.sbatch").text.find("#SBATCH --time=3-16:30:00\n") != std::string::npos);
   const YAML::Node job = YAML::Load(file(emit_training(p.t, block, LaunchTarget::k8s), "pytorchjob.yaml").text);
   for (const char* role : {"Master", "Worker"}) {
     INFO(role);

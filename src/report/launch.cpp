@@ -537,9 +537,13 @@ std::string skypilot_training(const TrainingLaunch& t, const LaunchContext& c) {
   return s;
 }
 
-// D-HH:MM:SS, the predicted time plus its error band and an hour, at least an hour.
-std::string slurm_time(double hours) {
-  const long minutes = static_cast<long>(std::ceil(std::max(1.0, hours * 1.25 + 1) * 60));
+// D-HH:MM:SS, the predicted time plus its error band and an hour, at least an
+// hour; in a Capacity Block at most the block's length (its instances end with
+// it, so a longer limit only hides that the job must checkpoint and stop by then).
+std::string slurm_time(const LaunchContext& c) {
+  double hours = std::max(1.0, c.hours * 1.25 + 1);
+  if (c.capacity.block() && c.capacity.block_days) hours = std::min(hours, *c.capacity.block_days * 24.0);
+  const long minutes = static_cast<long>(std::ceil(hours * 60));
   return fmt::format("{}-{:02d}:{:02d}:00", minutes / 1440, (minutes % 1440) / 60, minutes % 60);
 }
 
@@ -549,7 +553,7 @@ std::string slurm_training(const TrainingLaunch& t, const LaunchContext& c) {
                    to_string(t.workload->task), t.count, t.instance->vcpus);
   if (!is_neuron(*t.accelerator)) s += fmt::format("#SBATCH --gpus-per-node={}\n", t.instance->accelerator_count);
   s += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --time={}\n#SBATCH --output=%x_%j.out\n{}set -euo pipefail\n\n",
-                   slurm_time(c.hours), slurm_capacity(c));
+                   slurm_time(c), slurm_capacity(c));
   for (const auto& [k, v] : layout_env(t)) s += fmt::format("export {}={}\n", k, v);
   s += "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\nexport MASTER_ADDR\n\n";  // set -e sees a failure
   s += "# One torchrun per node (GPUS_PER_NODE ranks each), the first node as master; the submit directory, with\n"
@@ -978,7 +982,7 @@ std::string slurm_rl(const RlLaunch& r, const LaunchContext& c) {
                    r.instance->vcpus);
   if (!is_neuron(*r.accelerator)) s += fmt::format("#SBATCH --gpus-per-node={}\n", r.instance->accelerator_count);
   s += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --time={}\n#SBATCH --output=%x_%j.out\n{}set -euo pipefail\n\n",
-                   slurm_time(c.hours), slurm_capacity(c));
+                   slurm_time(c), slurm_capacity(c));
   s += "# One Ray node per instance, the first as head: it runs verl once all have joined; the submit directory, with verl_args.txt,\n"
        "# is mounted into the container (pyxis/enroot).\n";
   const std::string run = "srun --cpu-bind=none --container-image=" + c.image +
