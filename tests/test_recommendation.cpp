@@ -525,7 +525,7 @@ TEST_CASE("QLoRA is picked where bf16 LoRA does not fit: a 70B on one or two acc
   // bf16 LoRA really does not fit the pick's instances, and does fit an option listed below it.
   const Accelerator& acc = cat().accelerator_of(*rec.pick->instance);
   CHECK_FALSE(search_cluster(m, workload(m, Task::lora), Cluster{rec.pick->instance, &acc, rec.pick->count}).best);
-  CHECK(rec.options_lora_fits > 0);
+  CHECK(rec.options_set_aside_for_lora > 0);
   CHECK(rec.qlora_fewest_accelerators == 1);  // one H100 holds a 4-bit 70B
   CHECK(rec.why.find("bf16 LoRA does not fit it") != std::string::npos);
   // The same job as bf16 LoRA is named, and it is the LoRA search's own pick.

@@ -176,8 +176,7 @@ std::string tight_memory_text(const Recommendation& rec) {
                                 "more (allocator fragmentation, larger communication buffers) may not fit",
                                 share(*rec.pick) * 100);
   for (const auto& x : rec.rows)
-    if (x.ranked_cost_usd && share(x) <= kRoomyMemoryShare &&
-        !(x.bf16_lora_fits == true && rec.qlora_fewest_accelerators > 0 && x.count * x.instance->accelerator_count > rec.qlora_fewest_accelerators))
+    if (x.ranked_cost_usd && share(x) <= kRoomyMemoryShare && !set_aside_for_lora(x, rec))
       return out + fmt::format(": the first option with room is {} at {:.0f}%\n", option_line(x), share(x) * 100);
   return out + "\n";
 }
@@ -229,7 +228,7 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
   };
   // QLoRA: the references are among the options that need it, as the pick is.
   const std::string among =
-      rec.options_lora_fits > 0 ? fmt::format(" (bf16 LoRA options on more than {} accelerator{} set aside)", rec.qlora_fewest_accelerators,
+      rec.options_set_aside_for_lora > 0 ? fmt::format(" (bf16 LoRA options on more than {} accelerator{} set aside)", rec.qlora_fewest_accelerators,
                                               rec.qlora_fewest_accelerators > 1 ? "s" : "")
                                 : "";
   out += fmt::format("  cheapest: {}{}\n  fastest:  {}{}\n", alternative(*rec.cheapest), among, alternative(*rec.fastest), among);

@@ -730,11 +730,11 @@ std::string qlora_clause(const Recommendation& rec) {
   if (!p.bf16_lora_fits) return "";
   std::string s = *p.bf16_lora_fits ? "; bf16 LoRA fits it too (--task lora runs faster on the same instances)"
                                     : "; bf16 LoRA does not fit it, QLoRA's 4-bit base does";
-  if (rec.options_lora_fits > 0)
+  if (rec.options_set_aside_for_lora > 0)
     s += fmt::format("; {} option{} that bf16 LoRA fits on more than {} accelerator{} {} listed last, never the QLoRA pick (QLoRA is for "
                      "fitting on fewer: --task lora runs faster there)",
-                     rec.options_lora_fits, rec.options_lora_fits > 1 ? "s" : "", rec.qlora_fewest_accelerators,
-                     rec.qlora_fewest_accelerators > 1 ? "s" : "", rec.options_lora_fits > 1 ? "are" : "is");
+                     rec.options_set_aside_for_lora, rec.options_set_aside_for_lora > 1 ? "s" : "", rec.qlora_fewest_accelerators,
+                     rec.qlora_fewest_accelerators > 1 ? "s" : "", rec.options_set_aside_for_lora > 1 ? "are" : "is");
   return s;
 }
 
@@ -771,13 +771,6 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r, const
 // deadline rule, meeting the deadline at the p90 error when `at_p90`), each
 // hour weighed at the rule's value of time.
 int accelerators(const RecommendRow& x) { return x.count * x.instance->accelerator_count; }
-
-// --task qlora: QLoRA is for fitting a model on fewer accelerators, so an
-// option bf16 LoRA fits on more accelerators than the fewest a priced QLoRA
-// option uses is set aside: listed last, never the pick (docs/methodology.md §The pick).
-bool set_aside_for_lora(const RecommendRow& x, const Recommendation& rec) {
-  return x.bf16_lora_fits.value_or(false) && rec.qlora_fewest_accelerators > 0 && accelerators(x) > rec.qlora_fewest_accelerators;
-}
 
 std::vector<Candidate> candidates(const Recommendation& rec, const RecommendRequest& r, const PickRule& rule) {
   std::vector<Candidate> c;
@@ -871,7 +864,7 @@ void compare_with_lora(const ModelSpec& m, const TrainingWorkload& w, const Cata
     if (x.ranked_cost_usd && x.estimate.total_hours <= r.horizon_hours)
       out.qlora_fewest_accelerators = std::min(out.qlora_fewest_accelerators > 0 ? out.qlora_fewest_accelerators : 1 << 30, accelerators(x));
   }
-  for (const auto& x : out.rows) out.options_lora_fits += set_aside_for_lora(x, out) ? 1 : 0;
+  for (const auto& x : out.rows) out.options_set_aside_for_lora += set_aside_for_lora(x, out) ? 1 : 0;
   out.lora_alternative = lora.pick;
 }
 
@@ -891,6 +884,11 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
   if (w.task == Task::qlora) compare_with_lora(m, w, catalog, r, out);
   finish_recommendation(out, r);
   return out;
+}
+
+bool set_aside_for_lora(const RecommendRow& x, const Recommendation& rec) {
+  return x.bf16_lora_fits.value_or(false) && rec.qlora_fewest_accelerators > 0 &&
+         x.count * x.instance->accelerator_count > rec.qlora_fewest_accelerators;
 }
 
 bool blocked_by_quota(const RecommendRow& row) {

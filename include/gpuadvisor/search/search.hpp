@@ -181,15 +181,20 @@ struct Recommendation {
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   // --task qlora: the pick of the same job as bf16 LoRA (--task lora), empty
   // where LoRA fits nowhere; the fewest accelerators a priced QLoRA option
-  // within the horizon uses; and how many options bf16 LoRA fits on more
-  // accelerators than that (never the QLoRA pick: docs/methodology.md §The pick).
+  // within the horizon uses; and how many options are set aside for it
+  // (set_aside_for_lora).
   std::optional<RecommendRow> lora_alternative;
   int qlora_fewest_accelerators = 0;
-  int options_lora_fits = 0;
+  int options_set_aside_for_lora = 0;
   long layouts_evaluated = 0;
   long layouts_pruned = 0;  // (sizes, micro-batch) families and interleavings the step-time bound cut
   std::vector<std::string> notes;
 };
+
+// --task qlora: QLoRA is for fitting a model on fewer accelerators, so an
+// option bf16 LoRA fits on more accelerators than the fewest a priced QLoRA
+// option uses is set aside: listed last, never the pick (docs/methodology.md §The pick).
+bool set_aside_for_lora(const RecommendRow& x, const Recommendation& rec);
 
 // The rule a training or RL pick is made by (docs/methodology.md §The pick):
 // "deadline" (the cheapest that meets --deadline at its p90 error, when neither
