@@ -216,7 +216,7 @@ const std::map<std::string, std::string>& flag_values() {
       {"--image", "me/img:1"}, {"--hf-model", "me/model"}, {"--max-request-tokens", "4096"}, {"--compare-to", "@baseline"}, {"--fail-if-over", "1"}, {"--fail-if-increase", "1%"},
       {"--instance", "g6e.12xlarge"}, {"--count", "2"}, {"--hours", "10"}, {"--tp", "2"}, {"--pp", "2"}, {"--ep", "2"},
       {"--etp", "1"}, {"--vp", "2"}, {"--cp", "2"}, {"--micro-batch", "2"}, {"--zero-stage", "1"}, {"--recompute", "full"},
-      {"--recompute-layers", "4"}, {"--batch", "8"}, {"--rollout-instances", "1"}};
+      {"--recompute-layers", "4"}, {"--batch", "8"}, {"--rollout-instances", "1"}, {"--attention-dp", "2"}};
   return v;
 }
 

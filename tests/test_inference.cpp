@@ -5,6 +5,7 @@
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/workload/engine.hpp"
 #include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/physics/communication.hpp"
 #include "gpuadvisor/physics/compute.hpp"
 #include "gpuadvisor/physics/inference.hpp"
 #include "gpuadvisor/search/inference_search.hpp"
@@ -370,4 +371,97 @@ TEST_CASE("MoE decode reads and writes the dispatch and combine copies of the ac
   CHECK(e.step.moe_permute_s == Approx(24 * 100 * (2 * 4 + 2) * 2880 * 2 / bw));
   CHECK(e.step.accelerator_s() >= e.step.weights_read_s + e.step.kv_read_s + e.step.moe_permute_s);
   CHECK(estimate_inference(model("llama-3-8b"), make_inference_workload(r), c, ServingLayout{1, 1}, 100, nullptr).step.moe_permute_s == 0);
+}
+
+// MoE serving layouts (docs/methodology.md §MoE serving layouts).
+namespace {
+InferenceWorkload deepseek_offline(const char* engine = nullptr) {
+  InferenceRequest r;
+  r.mode = ServingMode::offline;
+  r.prompt_tokens = 1000;
+  r.output_tokens = 1000;
+  r.weights = WeightFormat::fp8;
+  if (engine) r.engine = find_engine(engine);
+  return make_inference_workload(r);
+}
+}  // namespace
+
+TEST_CASE("MoE serving layouts: weights and KV cache per accelerator, DeepSeek-V3 fp8 on 8 H200 (hand-computed)") {
+  const ModelSpec& m = model("deepseek-v3");
+  const ServingLayout tp8{8, 1}, tp8_ep8{8, 1, 8, 1}, dp8_ep8{8, 1, 8, 8};
+  // 58 MoE layers x 256 experts x 3 x 7168 x 2048 = 6.539e11 routed-expert weights, 1 byte each.
+  const double experts = 58.0 * 256 * 3 * 7168 * 2048;
+  CHECK(m.expert_params_total() == Approx(experts));
+  const double all = inference_weight_bytes(m, WeightFormat::fp8);
+  CHECK(serving_weight_bytes_per_accelerator(m, WeightFormat::fp8, tp8) == Approx(all / 8));
+  CHECK(serving_weight_bytes_per_accelerator(m, WeightFormat::fp8, tp8_ep8) == Approx(all / 8));
+  // Attention data parallel: every rank holds the 17 GB of non-expert weights, and 1/8 of the experts.
+  CHECK(serving_weight_bytes_per_accelerator(m, WeightFormat::fp8, dp8_ep8) == Approx(all - experts + experts / 8));
+  CHECK(serving_weight_bytes_per_accelerator(m, WeightFormat::fp8, dp8_ep8) / 1e9 == Approx(100.7).epsilon(0.002));
+  // MLA: 61 layers x (512 + 64) x 1 byte = 35,136 bytes a token on every rank
+  // that holds the sequence; TP replicates it, DP8 spreads the sequences.
+  CHECK(kv_gb_per_token_on_rank(m, Precision::fp8, tp8) == Approx(35136e-9));
+  CHECK(kv_gb_per_token_on_rank(m, Precision::fp8, dp8_ep8) == Approx(35136e-9));
+  CHECK(kv_gb_per_token_averaged(m, Precision::fp8, dp8_ep8) == Approx(35136e-9 / 8));
+  // GQA with fewer KV heads than ranks (Qwen3-235B-A22B: 4): TP8 replicates
+  // one head on each rank; DP8 holds all 4 on the sequence's rank, half the bytes per accelerator.
+  const ModelSpec& q = model("qwen3-235b-a22b");
+  CHECK(kv_gb_per_token_on_rank(q, Precision::bf16, tp8) == Approx(2.0 * 94 * 1 * 128 * 2 / 1e9));
+  CHECK(kv_gb_per_token_averaged(q, Precision::bf16, dp8_ep8) == Approx(2.0 * 94 * 4 * 128 * 2 / 1e9 / 8));
+  // More sequences fit at DP8 (the KV cache not replicated), though each rank holds more weights.
+  const Cluster c = cluster("p5en.48xlarge");
+  const InferenceWorkload w = deepseek_offline();
+  const InferenceEstimate at_tp = estimate_inference(m, w, c, tp8, std::nullopt, nullptr);
+  const InferenceEstimate at_dp = estimate_inference(m, w, c, dp8_ep8, std::nullopt, nullptr);
+  CHECK(at_dp.memory.weights_gb > at_tp.memory.weights_gb + 15);
+  CHECK(at_dp.max_batch > 4 * at_tp.max_batch);
+}
+
+TEST_CASE("MoE serving layouts: the decode step's all-to-alls, KV reads and all-reduces (hand-computed)") {
+  const ModelSpec& m = model("deepseek-v3");
+  const Cluster c = cluster("p5en.48xlarge");
+  const InferenceWorkload w = deepseek_offline();
+  const int batch = 64;
+  const InferenceEstimate tp = estimate_inference(m, w, c, ServingLayout{8, 1}, batch, nullptr);
+  const InferenceEstimate ep = estimate_inference(m, w, c, ServingLayout{8, 1, 8, 1}, batch, nullptr);
+  const InferenceEstimate dp = estimate_inference(m, w, c, ServingLayout{8, 1, 8, 8}, batch, nullptr);
+  REQUIRE(tp.batch == batch);
+  REQUIRE(dp.batch == batch);
+  CHECK(tp.step.expert_parallel_s == 0);
+  // Each MoE layer: dispatch and combine, each 25 us + 7/8 x (64 / 8 tokens x top-8 x 7168 x 2 bytes) over NVLink.
+  const double bytes = 64.0 / 8 * 8 * 7168 * 2;
+  const double one = kExpertAllToAllLatencyS + 7.0 / 8 * bytes / (intra_node_gb_per_s(*c.accelerator) * 1e9);
+  CHECK(dp.step.expert_parallel_s == Approx(2 * 58 * one));
+  CHECK(ep.step.expert_parallel_s == Approx(2 * 58 * one));
+  // DP8: no all-reduce (attention at TP1); TP8 EP8: one per attention block and one per dense layer (61 + 3) instead of 2 x 61.
+  CHECK(dp.step.tensor_parallel_s == 0);
+  CHECK(ep.step.tensor_parallel_s == Approx(tp.step.tensor_parallel_s * (61.0 + 3) / (2 * 61)));
+  // MLA's latent KV is read by every TP rank; at DP8 each rank reads its 8 sequences'.
+  CHECK(dp.step.kv_read_s == Approx(tp.step.kv_read_s / 8));
+  // The same expert weights are read (every rank's tokens reach every expert); DP8 adds the replicated non-expert weights.
+  const double bw = c.accelerator->memory_bandwidth_gb_per_s * c.accelerator->efficiency.memory_bandwidth_fraction * 1e9;
+  const double non_expert = inference_weight_bytes(m, WeightFormat::fp8) - m.expert_params_total();
+  CHECK(dp.step.weights_read_s - tp.step.weights_read_s == Approx(non_expert * 7 / 8 / bw));
+}
+
+TEST_CASE("MoE serving layouts: what cannot be laid out says why") {
+  const Cluster c = cluster("p5en.48xlarge");
+  CHECK(serving_layout_problem(model("llama-3-8b"), c, ServingLayout{8, 1, 8, 8})->find("dense") != std::string::npos);
+  const ModelSpec& m = model("deepseek-v3");
+  CHECK(serving_layout_problem(m, c, ServingLayout{8, 1, 4, 1})->find("must equal tp 8") != std::string::npos);
+  CHECK(serving_layout_problem(m, c, ServingLayout{8, 1, 8, 3})->find("does not divide tp 8") != std::string::npos);
+  CHECK(serving_layout_problem(m, cluster("p5en.48xlarge", 2), ServingLayout{8, 2, 8, 1})->find("one instance") != std::string::npos);
+  CHECK(serving_layout_problem(m, cluster("trn2.48xlarge"), ServingLayout{16, 1, 16, 16})->find("tensor parallel only") != std::string::npos);
+  CHECK_FALSE(serving_layout_problem(m, c, ServingLayout{8, 1, 8, 8}));
+  CHECK_FALSE(serving_layout_problem(m, c, ServingLayout{8, 1, 8, 2}));  // DP2 at attention TP4
+  // An engine without expert parallelism: TGI.
+  const Instance& inst = *cat().find_instance("p5en.48xlarge");
+  const ServingChoice tgi = choose_serving_layout(m, deepseek_offline("tgi"), inst, cat().accelerator_of(inst), 1, LayoutRequest{8, 8, 8}, std::nullopt);
+  CHECK(tgi.problem.find("tensor parallel only") != std::string::npos);
+  // Searched, the expert-parallel layouts are tried beside TP: only they at ep 8.
+  const ServingChoice any = choose_serving_layout(m, deepseek_offline(), inst, cat().accelerator_of(inst), 1, LayoutRequest{std::nullopt, 8, std::nullopt}, std::nullopt);
+  REQUIRE(any.row);
+  CHECK(any.row->estimate.layout.ep == 8);
+  CHECK(expert_parallel_layouts(model("llama-3-70b"), engine_for(cat().accelerator_of(inst), nullptr), cat().accelerator_of(inst), 8).empty());
+  CHECK(expert_parallel_layouts(m, engine_for(cat().accelerator_of(inst), nullptr), cat().accelerator_of(inst), 8).size() == 2);
 }

@@ -178,6 +178,33 @@ TEST_CASE("emitted serving files: replicas, tensor-parallel size and the engine 
   CHECK(sky["service"]["readiness_probe"]["path"].as<std::string>() == "/health");
 }
 
+TEST_CASE("an expert-parallel MoE replica is launched with its layout in every engine's command") {
+  LaunchContext ctx;
+  ctx.model_id = "deepseek-ai/DeepSeek-V3";
+  const ModelSpec& m = *find_model_preset("deepseek-v3");
+  InferenceRequest q;
+  q.requests_per_second = 5;
+  q.weights = WeightFormat::fp8;
+  const InferenceWorkload w = make_inference_workload(q);
+  const Instance& inst = *cat().find_instance("p5en.48xlarge");
+  const ServingLaunch dep8{&m, &w, &inst, &cat().accelerator_of(inst), ServingLayout{8, 1, 8, 8}, 2, 2, 100, 163840};
+  const std::string commands = file(emit_serving(dep8, ctx, LaunchTarget::slurm), "serve_commands.sh").text;
+  // vLLM: 8 data-parallel engines at TP1, each with its share of the 100 sequences.
+  CHECK(commands.find("--tensor-parallel-size 1 --pipeline-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel --max-num-seqs 13 ") !=
+        std::string::npos);
+  CHECK(commands.find("--tp-size 8 --ep-size 8 --dp-size 8 --enable-dp-attention --max-running-requests 100 ") != std::string::npos);
+  CHECK(commands.find("printf 'enable_attention_dp: true\\n' > /tmp/trtllm-options.yaml && trtllm-serve deepseek-ai/DeepSeek-V3 --tp_size 8 --pp_size 1 "
+                      "--ep_size 8 --max_batch_size 13 ") != std::string::npos);
+  CHECK(commands.find("--extra_llm_api_options /tmp/trtllm-options.yaml") != std::string::npos);
+  CHECK(commands.find("Layout DP8 EP8") != std::string::npos);
+  // TP8 EP8: expert parallel, attention tensor parallel; no data-parallel flags.
+  const ServingLaunch tp8ep8{&m, &w, &inst, &cat().accelerator_of(inst), ServingLayout{8, 1, 8, 1}, 2, 2, 100, 163840};
+  const std::string t = file(emit_serving(tp8ep8, ctx, LaunchTarget::slurm), "serve_commands.sh").text;
+  CHECK(t.find("--tensor-parallel-size 8 --pipeline-parallel-size 1 --enable-expert-parallel --max-num-seqs 100 ") != std::string::npos);
+  CHECK(t.find("--data-parallel-size") == std::string::npos);
+  CHECK(t.find("enable_attention_dp") == std::string::npos);
+}
+
 // Every document of a multi-document YAML file, by kind.
 std::map<std::string, YAML::Node> documents(const std::string& text) {
   std::map<std::string, YAML::Node> out;

@@ -125,7 +125,7 @@ std::string served_checkpoint_note(const EmitOptions& o, const ModelSpec& m, con
 // over one token's KV per accelerator (local-attention layers keep only their window).
 int kv_fit_tokens(const ModelSpec& m, const InferenceWorkload& w, const InferenceEstimate& e, int up_to) {
   const double kv_gb = e.memory.capacity_gb - (e.memory.total_gb() - e.memory.kv_cache_gb);
-  const double gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / 1e9;
+  const double gb_per_token = kv_gb_per_token_on_rank(m, w.kv_cache, e.layout);
   const double cached_tokens = kv_gb / gb_per_token;
   auto fits = [&](int tokens) { return kv_cached_tokens(m, *e.engine, tokens) <= cached_tokens; };
   if (fits(up_to)) return up_to;
@@ -287,7 +287,7 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
   const RequestLimit limit = request_limit(o, m, w, row.estimate);
   ctx.notes.push_back(limit.note);
   const auto& e = row.at_load;
-  ctx.predicted = {fmt::format("{} replica(s) of TP{} PP{} on {} x {}", row.replicas, e.layout.tp, e.layout.pp, row.instances, row.instance->name),
+  ctx.predicted = {fmt::format("{} replica(s) of {} on {} x {}", row.replicas, layout_text(e.layout), row.instances, row.instance->name),
                    row.simulated ? fmt::format("{0}TTFT {1:.0f} ms, {0}{2:.0f} ms per output token (simulated at the load)",
                                                row.slo_percentile ? fmt::format("p{} ", row.slo_percentile) : "mean ",
                                                row.ttft_seen_s() * 1e3, row.tpot_seen_s() * 1e3)

@@ -20,6 +20,7 @@ struct EstimateOptions {
   std::string checkpoint_storage = "fsx-lustre";
   int count = 1;
   int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, etp = 0, batch = 0, vp = 0, cp = 0, recompute_layers = 0, rollout_instances = 0;
+  int attention_dp = 0;
   std::string recompute;
   bool explain = false;
 };
@@ -47,7 +48,14 @@ class EstimateCommand : public Command {
         ->group("Cluster");
     app->add_option("--tp", eo.tp, "Tensor-parallel size (searched if omitted)")->group("Layout");
     app->add_option("--pp", eo.pp, "Pipeline stages (searched if omitted)")->group("Layout");
-    app->add_option("--ep", eo.ep, "Expert-parallel size (searched if omitted)")->group("Layout");
+    app->add_option("--ep", eo.ep,
+                    "Expert-parallel size (searched if omitted); serving an MoE model: 1 (experts tensor-sliced over --tp) or --tp (whole experts "
+                    "spread over the replica's accelerators, tokens dispatched to them)")
+        ->group("Layout");
+    app->add_option("--attention-dp", eo.attention_dp,
+                    "Serving an MoE model with --ep = --tp: attention data-parallel ranks, a divisor of --tp (each runs its own sequences and KV "
+                    "cache at tensor parallel tp / attention-dp; TensorRT-LLM's DEP8 is --tp 8 --ep 8 --attention-dp 8); searched if omitted")
+        ->group("Layout");
     app->add_option("--etp", eo.etp,
                     "Expert tensor-parallel size, a divisor of --tp: 1 with --tp above 1 keeps each expert whole and draws the expert ranks from "
                     "the tensor- and data-parallel ranks together (Megatron-Core MoE parallel folding), so --ep may divide tp x dp x cp; "
@@ -76,12 +84,14 @@ class EstimateCommand : public Command {
     if (wo.rl()) return run_rl(m, build_rl_workload(rlo, wo, io, m), catalog, inst, g);
     if (app->count("--rollout-instances")) throw InputError("--rollout-instances applies to --task rl --placement split");
     if (wo.inference()) {
-      for (const char* f : {"--count", "--ep", "--etp", "--vp", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--checkpoint-storage"})
+      for (const char* f : {"--count", "--etp", "--vp", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--checkpoint-storage"})
         if (app->count(f))
-          throw InputError(fmt::format("{} is a training flag; for inference give --tp, --pp (instances per replica) and --batch; replicas follow from the load", f));
+          throw InputError(fmt::format("{} is a training flag; for inference give --tp, --pp (instances per replica), --ep and --attention-dp "
+                                       "(MoE) and --batch; replicas follow from the load", f));
       return run_inference(m, build_inference_workload(io, m), catalog, inst, g);
     }
     if (app->count("--batch")) throw InputError("--batch applies to --task inference; training takes --micro-batch and --global-batch");
+    if (app->count("--attention-dp")) throw InputError("--attention-dp applies to --task inference (an MoE service's attention data parallelism)");
     if (!m.is_moe())
       for (const char* f : {"--ep", "--etp"})
         if (app->count(f)) throw InputError(fmt::format("{}: expert parallelism needs a mixture-of-experts model; {} is dense", f, m.name));
@@ -210,7 +220,7 @@ class EstimateCommand : public Command {
   // One RL step on the given instances: colocated unless --placement split
   // (or --rollout-instances) is given; the layouts are searched.
   int run_rl(const ModelSpec& m, const RlWorkload& w, const Catalog& catalog, const Instance& inst, const GlobalOptions& g) {
-    for (const char* f : {"--tp", "--pp", "--ep", "--etp", "--vp", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--batch"})
+    for (const char* f : {"--tp", "--pp", "--ep", "--etp", "--vp", "--cp", "--micro-batch", "--zero-stage", "--recompute", "--recompute-layers", "--batch", "--attention-dp"})
       if (app->count(f)) throw InputError(fmt::format("{}: with --task rl the generation and update layouts are searched", f));
     if (eo.count < 1 || eo.count > 100000) throw InputError("--count: must be in [1, 100000]");
     const Accelerator& acc = catalog.accelerator_of(inst);
@@ -267,9 +277,9 @@ class EstimateCommand : public Command {
     if (auto p = serving_accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst.name, *p));
     if (w.clients && app->count("--batch"))
       throw InputError("give --clients (the simulator finds the batch the users keep in flight) or --batch (a fixed batch), not both");
-    for (const char* f : {"--tp", "--pp", "--batch"})
-      if (app->count(f) && (f == std::string("--tp") ? eo.tp : f == std::string("--pp") ? eo.pp : eo.batch) < 1)
-        throw InputError(fmt::format("{}: must be at least 1 (leave it out to search it)", f));
+    for (auto [f, v] : {std::pair{"--tp", eo.tp}, std::pair{"--pp", eo.pp}, std::pair{"--batch", eo.batch}, std::pair{"--ep", eo.ep},
+                        std::pair{"--attention-dp", eo.attention_dp}})
+      if (app->count(f) && v < 1) throw InputError(fmt::format("{}: must be at least 1 (leave it out to search it)", f));
     log_assumptions(m.assumptions);
     log_assumptions(w.assumptions);
     if (w.compiled_batch && acc.software != "neuron")
@@ -280,10 +290,20 @@ class EstimateCommand : public Command {
     const int pp = eo.pp ? eo.pp : 1;
     if (pp > 4096) throw InputError("--pp: at most 4096");
     const Cluster c{&inst, &acc, pp};
-    if (eo.tp)
+    auto given = [&](const char* f, int v) { return app->count(f) ? std::optional<int>(v) : std::nullopt; };
+    const LayoutRequest asked{given("--tp", eo.tp), given("--ep", eo.ep), given("--attention-dp", eo.attention_dp)};
+    if (!m.is_moe())
+      for (auto [f, v] : {std::pair{"--ep", asked.ep}, std::pair{"--attention-dp", asked.attention_dp}})
+        if (v && *v > 1) throw InputError(fmt::format("{}: expert and attention data parallelism are for mixture-of-experts models; {} is dense", f, m.name));
+    if (asked.tp && !asked.ep && !asked.attention_dp)
       if (auto lp = serving_layout_problem(m, c, ServingLayout{eo.tp, pp})) throw InputError(*lp);
-    const ServingChoice choice = choose_serving_layout(m, w, inst, acc, pp, eo.tp ? std::optional<int>(eo.tp) : std::nullopt,
-                                                       eo.batch ? std::optional<int>(eo.batch) : std::nullopt);
+    if (asked.tp && (asked.ep || asked.attention_dp)) {
+      const ServingLayout l{eo.tp, pp, asked.ep.value_or(eo.tp), asked.attention_dp.value_or(1)};
+      if (auto lp = serving_layout_problem(m, c, l)) throw InputError(*lp);
+      if (auto ep = l.ep > 1 || l.attention_dp > 1; ep && !engine_for(acc, w.engine).expert_parallel)
+        throw InputError(fmt::format("engine {} runs MoE experts tensor parallel only (no --ep or --attention-dp)", engine_for(acc, w.engine).name));
+    }
+    const ServingChoice choice = choose_serving_layout(m, w, inst, acc, pp, asked, eo.batch ? std::optional<int>(eo.batch) : std::nullopt);
     if (!choice.row)
       throw NothingFitsError(fmt::format("{} x {}: {}", pp, inst.name, choice.problem.empty() ? "no valid tensor-parallel size" : choice.problem));
     const ServingRow& row = *choice.row;

@@ -71,13 +71,19 @@ double routed_expert_share(const ModelSpec& m) {
   return std::min(1.0, expert_params_per_token / matmul_params_per_token(m));
 }
 
+double routed_expert_matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, int tp,
+                                    std::optional<double> tokens_per_expert) {
+  const double share = routed_expert_share(m);
+  if (share <= 0) return 0;
+  const double peak = acc.tflops(p).value_or(0) * 1e12;
+  return matmul_flops / peak * share / expert_compute_efficiency(acc, p, double(m.expert_ffn) / tp, tokens_per_expert);
+}
+
 double matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, double dense_eff, int tp,
                       std::optional<double> tokens_per_expert) {
   const double peak = acc.tflops(p).value_or(0) * 1e12;
   const double share = routed_expert_share(m);
-  if (share <= 0) return matmul_flops / (peak * dense_eff);
-  const double expert_eff = expert_compute_efficiency(acc, p, double(m.expert_ffn) / tp, tokens_per_expert);
-  return matmul_flops / peak * ((1 - share) / dense_eff + share / expert_eff);
+  return matmul_flops / peak * (1 - share) / dense_eff + routed_expert_matmul_seconds(m, acc, p, matmul_flops, tp, tokens_per_expert);
 }
 
 Precision attention_precision(const Accelerator& acc, Precision matmul) {

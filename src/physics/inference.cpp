@@ -107,6 +107,27 @@ double inference_weight_bytes(const ModelSpec& m, WeightFormat f) {
   return embeddings * kBytesWeight16 + (m.total_params() - embeddings) * bytes_per_weight(f);
 }
 
+double serving_weight_bytes_per_accelerator(const ModelSpec& m, WeightFormat f, const ServingLayout& l) {
+  const double experts = m.expert_params_total() * bytes_per_weight(f);
+  return ((inference_weight_bytes(m, f) - experts) / l.attention_tp() + experts / l.tp) / l.pp;
+}
+
+double kv_gb_per_token_on_rank(const ModelSpec& m, Precision kv, const ServingLayout& l) {
+  return kv_cache_bytes_per_token(m, kv, l.attention_tp()) / l.pp / kGb;
+}
+
+double kv_gb_per_token_averaged(const ModelSpec& m, Precision kv, const ServingLayout& l) {
+  return kv_gb_per_token_on_rank(m, kv, l) / l.attention_dp;
+}
+
+int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l) {
+  return w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch) * l.attention_dp);
+}
+
+int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, const ServingLayout& l) {
+  return engine_prefill_chunk_tokens(engine, acc) * l.attention_dp;
+}
+
 double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
   if (m.uses_mla()) return double(m.layers) * (m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes(kv);  // latent, replicated over tp
   const int heads_per_rank = std::max(1, (m.kv_heads + tp - 1) / tp);
@@ -119,13 +140,13 @@ double decode_kernels_per_layer(const ModelSpec& m) { return kDecodeKernelsPerLa
 // (kernel_floor_s) adds to the byte and FLOP time of the kernels themselves.
 double DecodeStep::accelerator_s() const {
   return std::max(weights_read_s + kv_read_s + moe_permute_s, compute_s) + kernel_floor_s + moe_routing_s + sequence_s + dequant_s + tensor_parallel_s +
-         pipeline_p2p_s + draft_s;
+         expert_parallel_s + pipeline_p2p_s + draft_s;
 }
 
 double DecodeStep::total_s() const { return std::max(accelerator_s(), launch_s) + host_s; }
 
 std::string DecodeStep::bound() const {
-  const double memory = weights_read_s + kv_read_s + moe_permute_s, comm = tensor_parallel_s + pipeline_p2p_s;
+  const double memory = weights_read_s + kv_read_s + moe_permute_s, comm = tensor_parallel_s + expert_parallel_s + pipeline_p2p_s;
   if (launch_s > accelerator_s() || host_s > accelerator_s()) return "engine host overhead";
   const double kernels = kernel_floor_s + moe_routing_s;
   if (comm > std::max({memory, compute_s, dequant_s, kernels, sequence_s})) return "communication";
@@ -135,13 +156,33 @@ std::string DecodeStep::bound() const {
   return memory >= compute_s ? "memory bandwidth" : "compute";
 }
 
+namespace {
+
+// Expert parallelism and attention data parallelism (§MoE serving layouts):
+// an MoE model's experts spread whole over every accelerator of one instance,
+// its attention data parallel over a divisor of them, on GPU engines.
+std::optional<std::string> expert_parallel_problem(const ModelSpec& m, const Cluster& c, const ServingLayout& l) {
+  if (l.ep == 1 && l.attention_dp == 1) return std::nullopt;
+  if (!m.is_moe()) return fmt::format("ep and attention_dp are for mixture-of-experts models; {} is dense", m.name);
+  if (l.ep != l.tp)
+    return fmt::format("ep {} must equal tp {}: the experts spread over every accelerator of the stage, and attention data parallelism needs them so", l.ep, l.tp);
+  if (l.tp % l.attention_dp != 0) return fmt::format("attention_dp {} does not divide tp {}", l.attention_dp, l.tp);
+  if (m.experts % l.ep != 0) return fmt::format("ep {} does not divide the model's {} experts", l.ep, m.experts);
+  if (l.pp > 1) return "expert-parallel layouts stay inside one instance here (pp 1)";
+  if (c.accelerator->software != "cuda") return fmt::format("{} serving runs tensor parallel only here (no expert-parallel layouts)", c.accelerator->name);
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> serving_layout_problem(const ModelSpec& m, const Cluster& c, const ServingLayout& l) {
   const int per_node = c.instance->accelerator_count;
-  if (l.tp < 1 || l.pp < 1) return "tp and pp must be at least 1";
+  if (l.tp < 1 || l.pp < 1 || l.ep < 1 || l.attention_dp < 1) return "tp, pp, ep and attention_dp must be at least 1";
   if (per_node % l.tp != 0)
     return fmt::format("tp {} does not divide the {} accelerators of one {} (tensor parallelism stays inside an instance)", l.tp, per_node, c.instance->name);
-  if (m.heads % l.tp != 0 && !pads_attention_heads(*c.accelerator))
-    return fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads);
+  if (auto p = expert_parallel_problem(m, c, l)) return p;
+  if (m.heads % l.attention_tp() != 0 && !pads_attention_heads(*c.accelerator))
+    return fmt::format("tp {} does not divide the model's {} attention heads", l.attention_tp(), m.heads);
   if (auto p = neuron_layout_problem(*c.accelerator, m, l.tp, false)) return p;
   if (l.pp > 1 && l.tp != per_node)
     return fmt::format("pipeline stages span whole instances: with pp {} the tp must be {} (all accelerators of one {})", l.pp, per_node, c.instance->name);
@@ -150,6 +191,26 @@ std::optional<std::string> serving_layout_problem(const ModelSpec& m, const Clus
 }
 
 namespace {
+
+// Tensor-parallel all-reduces of one pass over `tokens` tokens of a stage
+// (§Communication in serving): two per layer over tp; with expert parallelism
+// one per attention block and one per dense-FFN layer, over the attention's
+// tensor parallel, each on its attention rank's share of the tokens.
+double pass_all_reduce_s(const ModelSpec& m, const Accelerator& acc, const ServingLayout& l, double tokens) {
+  if (l.ep == 1) return 2.0 * m.layers * decode_all_reduce_s(tokens * m.hidden * kActivationBytes, l.tp, acc);
+  const double reduces = 2.0 * m.layers - m.moe_layers();
+  return reduces * decode_all_reduce_s(tokens / l.attention_dp * m.hidden * kActivationBytes, l.attention_tp(), acc);
+}
+
+// Expert parallelism (§MoE serving layouts): every MoE layer dispatches each
+// rank's share of the tokens (tokens / tp), k hidden-state copies of 16 bits,
+// to the ranks holding their experts and combines the results back: two
+// all-to-alls over NVLink, each kExpertAllToAllLatencyS plus (n-1)/n of its bytes.
+double expert_all_to_all_s(const ModelSpec& m, const Accelerator& acc, const ServingLayout& l, double tokens) {
+  if (l.ep == 1 || !m.is_moe()) return 0;
+  const double bytes = tokens / l.tp * m.active_experts * m.hidden * kActivationBytes;
+  return 2.0 * m.moe_layers() * all_to_all_s(bytes, l.ep, intra_node_gb_per_s(acc), kExpertAllToAllLatencyS);
+}
 
 struct Prefill {
   double compute_s = 0, weights_read_s = 0, comm_s = 0, launch_s = 0;
@@ -171,8 +232,13 @@ std::optional<double> prefix_context(const InferenceWorkload& w, double prompt) 
   return (prompt - computed) + computed / 2;
 }
 
+// With attention data parallelism the prompts' attention and dense matrices
+// run on the attention ranks that hold them: min(attention_dp, sequences)
+// ranks for prompts prefilled alone, every rank under load (`spread`: the
+// load's prompts land on all of them); the routed experts on every accelerator.
 Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l, const ServingPrecision& p,
-                double tokens, double batched_tokens, double sequences = 1, std::optional<double> attention_context = std::nullopt) {
+                double tokens, double batched_tokens, double sequences = 1, std::optional<double> attention_context = std::nullopt,
+                bool spread = false) {
   const Accelerator& acc = *c.accelerator;
   Prefill out;
   const double attention_flops = attention_context ? 4.0 * m.layers * m.query_width() * tokens * m.attended_tokens(*attention_context)
@@ -183,23 +249,25 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   const EngineProfile& engine = engine_for(acc, w.engine);
   auto efficiency = [&](Precision at) {
     return engine.prefill_compute_factor > 0 ? max_compute_fraction(acc, at) * engine.prefill_compute_factor
-                                             : compute_efficiency(acc, at, double(m.hidden) / l.tp, batched_tokens);
+                                             : compute_efficiency(acc, at, double(m.hidden) / l.attention_tp(), batched_tokens);
   };
   const double eff = efficiency(p.compute);
   // On GPUs routed experts see k/E of the batched tokens each, as in training
   // (matmul_seconds); a compiled graph's flat share covers its experts too.
   const double matmul_flops = tokens * 2 * matmul_params_per_token(m);
   const double peak = acc.tflops(p.compute).value_or(0) * 1e12;
-  const double matmul_s = engine.prefill_compute_factor > 0
-                              ? matmul_flops / (peak * eff)
-                              : matmul_seconds(m, acc, p.compute, matmul_flops, eff, l.tp, batched_tokens * m.active_experts / std::max(1, m.experts));
+  const double tokens_per_expert = batched_tokens * m.active_experts / std::max(1, m.experts);
+  const double matmul_s = engine.prefill_compute_factor > 0 ? matmul_flops / (peak * eff)
+                                                            : matmul_seconds(m, acc, p.compute, matmul_flops, eff, l.expert_tp(), tokens_per_expert);
+  const double expert_s = engine.prefill_compute_factor > 0 ? 0 : routed_expert_matmul_seconds(m, acc, p.compute, matmul_flops, l.expert_tp(), tokens_per_expert);
   const Precision attention_p = serving_attention_precision(acc, p.compute, w.kv_cache);
   const double attention_s = (flops - matmul_flops) / (acc.tflops(attention_p).value_or(0) * 1e12 * efficiency(attention_p));
-  out.compute_s = (matmul_s + attention_s) / l.tp;
+  const double ranks = spread ? l.attention_dp : std::clamp(std::ceil(sequences), 1.0, double(l.attention_dp));
+  out.compute_s = expert_s / l.tp + (matmul_s - expert_s + attention_s) / (l.attention_tp() * ranks);
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
-  out.weights_read_s = inference_weight_bytes(m, w.weights) / l.tp / bw * std::min(1.0, tokens / batched_tokens);
+  out.weights_read_s = serving_weight_bytes_per_accelerator(m, w.weights, l) * l.pp / bw * std::min(1.0, tokens / batched_tokens);
   const double act = tokens * m.hidden * kActivationBytes;
-  out.comm_s += 2.0 * m.layers * decode_all_reduce_s(act, l.tp, acc);
+  out.comm_s += pass_all_reduce_s(m, acc, l, tokens) + expert_all_to_all_s(m, acc, l, tokens);
   if (l.pp > 1)
     out.comm_s += (l.pp - 1) * (kCollectiveLatencyInterS + act / (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
   out.launch_s = m.layers * engine.launch_s_per_layer;
@@ -229,49 +297,52 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // Sequences per pipeline micro-batch as the device computes them (with Neuron's padded slots).
   const double stage_batch = std::ceil(double(decode_slots(acc, w, batch)) / l.pp);
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
-  // Weights read once per step by each stage; an MoE layer reads only the experts its tokens touch.
-  double weight_bytes = inference_weight_bytes(m, w.weights);
-  if (m.is_moe()) {
-    const double expert_bytes = m.expert_mlp_params() * bytes_per_weight(w.weights);
-    weight_bytes -= m.expert_params_total() * bytes_per_weight(w.weights);
-    weight_bytes += m.moe_layers() * experts_touched(m, stage_batch * w.decode_queries_per_sequence()) * expert_bytes;
-  }
+  // Weights read once per step by each stage, per accelerator: the non-expert
+  // weights of its attention rank, and of the experts only those the step's
+  // tokens touch (all attention ranks' tokens reach every expert rank).
+  const double bpw = bytes_per_weight(w.weights);
+  const double experts_read = m.is_moe() ? m.moe_layers() * experts_touched(m, stage_batch * w.decode_queries_per_sequence()) * m.expert_mlp_params() * bpw : 0;
+  const double weight_bytes = inference_weight_bytes(m, w.weights) - m.expert_params_total() * bpw + experts_read;  // all ranks together
+  const double weight_bytes_per_accelerator = (weight_bytes - experts_read) / l.attention_tp() + experts_read / l.tp;
+  // Each attention rank serves its share of the stage's sequences.
+  const double rank_batch = std::ceil(stage_batch / l.attention_dp);
   const double context = context_tokens.value_or(w.prompt_tokens + w.generated_tokens_per_sequence() / 2);
-  const double kv_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp);
+  const double kv_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.attention_tp());
   // Speculative decoding: each sequence computes its token and the K
   // proposals in one pass (the weights and its KV read once), §Speculative decoding.
   const double queries = w.decode_queries_per_sequence();
   const double stage_tokens = stage_batch * queries;
   // pp stages in turn: each reads its 1/pp share for its micro-batch.
-  s.weights_read_s = weight_bytes / l.tp / bw;
+  s.weights_read_s = weight_bytes_per_accelerator / bw;
   // Weight-only formats: each quantised weight read is dequantised on the
   // vector units once per step, whatever the batch (once per sequence with
   // legacy kernels, dequant_per_sequence); the engine's kernels hide all but
   // `dequant_ops_per_weight` operations of it behind the weight stream.
   if (p.weight_only) {
-    const double quantised = (weight_bytes - m.embedding_params() * kBytesWeight16) / bytes_per_weight(w.weights);
-    const double rows = engine.dequant_per_sequence ? stage_batch : 1;  // legacy kernels unpack per sequence
-    if (acc.vector_fp32_tflops) s.dequant_s = rows * quantised / l.tp * engine.dequant_ops_per_weight / (*acc.vector_fp32_tflops * 1e12);
+    const double quantised = (weight_bytes_per_accelerator - m.embedding_params() * kBytesWeight16 / l.attention_tp()) / bpw;
+    const double rows = engine.dequant_per_sequence ? rank_batch : 1;  // legacy kernels unpack per sequence
+    if (acc.vector_fp32_tflops) s.dequant_s = rows * quantised * engine.dequant_ops_per_weight / (*acc.vector_fp32_tflops * 1e12);
     else s.dequant_unknown = true;
   }
-  s.kv_read_s = stage_batch * m.attended_tokens(context) * kv_per_token / bw;
+  s.kv_read_s = rank_batch * m.attended_tokens(context) * kv_per_token / bw;
   // MoE dispatch reads each token's activations and writes k copies; combine
   // reads the k expert outputs and writes their sum: (2k + 2) x hidden x 2 bytes
-  // per token and MoE layer (every TP rank holds the full hidden).
+  // per token of the attention rank and MoE layer (every TP rank holds the full hidden).
   if (m.is_moe())
-    s.moe_permute_s = double(m.moe_layers()) / l.pp * stage_tokens * (2.0 * m.active_experts + 2) * m.hidden * kActivationBytes / bw;
+    s.moe_permute_s = double(m.moe_layers()) / l.pp * stage_tokens / l.attention_dp * (2.0 * m.active_experts + 2) * m.hidden * kActivationBytes / bw;
   const double matmul_flops = stage_tokens * 2 * matmul_params_per_token(m);
   const double attention_flops = stage_tokens * 4.0 * m.layers * m.query_width() * m.attended_tokens(context);
   // Decode matrices have few rows: no token-count factor, dense or expert
   // (the memory term covers that regime); routed experts keep their narrower
   // width's factor (no row count).
-  const double dense_eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.tp, std::nullopt);
+  const double dense_eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.attention_tp(), std::nullopt);
   const Precision attention_p = serving_attention_precision(acc, p.compute, w.kv_cache);
   const double attention_s = attention_flops / (acc.tflops(attention_p).value_or(0) * 1e12 *
-                                                compute_efficiency(acc, attention_p, double(m.hidden) / l.tp, std::nullopt));
-  const double matmul_s = matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.tp, std::nullopt) / l.tp;
+                                                compute_efficiency(acc, attention_p, double(m.hidden) / l.attention_tp(), std::nullopt));
+  const double matmul_s = matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.expert_tp(), std::nullopt) / l.tp;
   s.compute_s = matmul_s + attention_s / l.tp;
-  s.tensor_parallel_s = 2.0 * m.layers * decode_all_reduce_s(stage_tokens * m.hidden * kActivationBytes, l.tp, acc);
+  s.tensor_parallel_s = pass_all_reduce_s(m, acc, l, stage_tokens);
+  s.expert_parallel_s = expert_all_to_all_s(m, acc, l, stage_tokens);
   if (l.pp > 1)
     s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_tokens * m.hidden * kActivationBytes /
                                                                    (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
@@ -285,7 +356,8 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // The engine's host work: kernel launches overlap the step (each stage
   // launches its layers); scheduling and per-sequence work run in series.
   s.launch_s = double(m.layers) / l.pp * engine.launch_s_per_layer;
-  s.host_s = engine.step_overhead_s + batch * engine.sequence_overhead_s;
+  // Each attention rank's scheduler runs in its own process, in parallel.
+  s.host_s = engine.step_overhead_s + std::ceil(double(batch) / l.attention_dp) * engine.sequence_overhead_s;
   if (w.speculative) s.draft_s = drafter_s(m, *w.speculative, s, matmul_s / queries);
   return s;
 }
@@ -314,8 +386,8 @@ DecodeCost decode_cost(const ModelSpec& m, const InferenceWorkload& w, const Clu
 
 PrefillCost prefill_cost(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int tokens) {
   PrefillCost out;
-  const Prefill bare = prefill(m, w, c, e.layout, e.precision, tokens, tokens, 1, 0.0);
-  const Prefill probe = prefill(m, w, c, e.layout, e.precision, tokens, tokens, 1, kProbeContextTokens);
+  const Prefill bare = prefill(m, w, c, e.layout, e.precision, tokens, tokens, 1, 0.0, true);
+  const Prefill probe = prefill(m, w, c, e.layout, e.precision, tokens, tokens, 1, kProbeContextTokens, true);
   out.matmul_s = bare.compute_s;
   out.attention_s_per_token_context = (probe.compute_s - bare.compute_s) / (double(tokens) * m.attended_tokens(kProbeContextTokens));
   out.weights_read_s = bare.weights_read_s;
@@ -345,17 +417,17 @@ double prefill_s_per_request(const ModelSpec& m, const InferenceWorkload& w, con
   double s;
   if (engine.prefill == PrefillScheduling::chunked) {
     const double computed = w.computed_prompt_tokens(w.prompt_tokens);
-    s = prefill(m, w, c, l, p, computed, std::max<double>(computed, chunk), 1, prefix_context(w, w.prompt_tokens)).total_s();
+    s = prefill(m, w, c, l, p, computed, std::max<double>(computed, chunk), 1, prefix_context(w, w.prompt_tokens), true).total_s();
   } else {
     const int k = prompts_per_prefill(engine, *c.accelerator, w, batch);
     const double computed = k * w.computed_prompt_tokens(w.prompt_tokens);
-    s = prefill(m, w, c, l, p, computed, computed, k, prefix_context(w, w.prompt_tokens)).total_s() / k;
+    s = prefill(m, w, c, l, p, computed, computed, k, prefix_context(w, w.prompt_tokens), true).total_s() / k;
   }
   // Best-of-N: the verifier reads every sample once, like a prefill of its tokens.
   if (w.verifier) {
     const double scored = w.samples * (w.prompt_tokens + w.generated_tokens_per_sequence());
     const double batched = engine.prefill == PrefillScheduling::chunked ? std::max<double>(scored, chunk) : scored;
-    s += prefill(*w.verifier, w, c, l, p, scored, batched, w.samples).total_s();
+    s += prefill(*w.verifier, w, c, l, p, scored, batched, w.samples, std::nullopt, true).total_s();
   }
   return s / l.pp;
 }
@@ -368,7 +440,7 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   e.step = decode_step(m, w, c, e.layout, e.precision, batch);
   const double t = e.step.total_s();
   const double context = kv_tokens_held(*e.engine, w);
-  e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * kv_cached_tokens(m, *e.engine, context) * kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / kGb;
+  e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * kv_cached_tokens(m, *e.engine, context) * kv_gb_per_token_averaged(m, w.kv_cache, e.layout);
   // Replica time per request: its batched prefill plus its share of decode
   // steps (every step advances `batch` sequences by one token).
   // Speculative decoding: each step emits tokens_per_decode_step tokens per sequence.
@@ -415,23 +487,26 @@ void fill_serving_memory(InferenceEstimate& e, const ModelSpec& m, const Inferen
   // MoE layer; the output head is the model's own), §Speculative decoding.
   const double draft_head_bytes =
       w.speculative && w.speculative->drafter == "mtp" ? (m.total_params() - m.embedding_params()) / m.layers * bytes_per_weight(w.weights) : 0;
-  mem.weights_gb = (inference_weight_bytes(m, w.weights) + draft_head_bytes + (w.verifier ? inference_weight_bytes(*w.verifier, w.weights) : 0)) /
-                   l.accelerators() / kGb;
+  mem.weights_gb = serving_weight_bytes_per_accelerator(m, w.weights, l) / kGb +
+                   (draft_head_bytes + (w.verifier ? inference_weight_bytes(*w.verifier, w.weights) : 0)) / l.accelerators() / kGb;
   mem.reserve_gb = serving_reserve_gb(acc, *e.engine, mem.weights_gb);
   const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;
   mem.workspace_gb = (engine_prefill_chunk_tokens(*e.engine, acc) * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
-                      double(batch_cap) * m.vocab / l.tp * 4) / kGb;
+                      double(batch_cap) / l.attention_dp * m.vocab / l.attention_tp() * 4) / kGb;
 }
 
 // The KV cache one sequence holds: per token on one accelerator, the cached
 // tokens of a mean request, and those of the longest (p95) one.
 struct KvNeed {
-  double gb_per_token = 0, context_tokens = 0, longest_request_tokens = 0, longest_tokens = 0;
+  double gb_per_token = 0;       // averaged over the attention ranks (a sequence lives on one)
+  double rank_gb_per_token = 0;  // on each accelerator of the rank that holds it
+  double context_tokens = 0, longest_request_tokens = 0, longest_tokens = 0;
 };
 
 KvNeed kv_need(const ModelSpec& m, const InferenceWorkload& w, const EngineProfile& engine, const ServingLayout& l) {
   KvNeed k;
-  k.gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.tp) / l.pp / kGb;
+  k.gb_per_token = kv_gb_per_token_averaged(m, w.kv_cache, l);
+  k.rank_gb_per_token = kv_gb_per_token_on_rank(m, w.kv_cache, l);
   k.context_tokens = kv_cached_tokens(m, engine, kv_tokens_held(engine, w));  // cached (or reserved) per sequence
   k.longest_request_tokens = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
   k.longest_tokens = kv_cached_tokens(m, engine, k.longest_request_tokens);
@@ -454,9 +529,9 @@ bool size_max_batch(InferenceEstimate& e, const Accelerator& acc, const Inferenc
                              mem.capacity_gb));
     return false;
   }
-  if (kv.gb_per_token * kv.longest_tokens > free_gb) {
+  if (kv.rank_gb_per_token * kv.longest_tokens > free_gb) {
     say(problem, fmt::format("the KV cache of one {:.0f}-token request ({:.2f} GB) exceeds the {:.2f} GB left after the weights",
-                             kv.longest_request_tokens, kv.gb_per_token * kv.longest_tokens, free_gb));
+                             kv.longest_request_tokens, kv.rank_gb_per_token * kv.longest_tokens, free_gb));
     return false;
   }
   e.max_batch = static_cast<int>(std::min<double>(batch_cap, std::floor(free_gb / (kv.gb_per_token * kv.context_tokens))));
@@ -521,7 +596,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   e.engine = &engine;
   e.layout = l;
   e.precision = serving_precision(acc, w.weights).value_or(ServingPrecision{});
-  const int batch_cap = w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch));
+  const int batch_cap = replica_sequence_cap(engine, acc, w, l);
   fill_serving_memory(e, m, w, acc, batch_cap);
   const KvNeed kv = kv_need(m, w, engine, l);
   if (problem) problem->clear();

@@ -66,6 +66,7 @@ ordered_json capacity_json(const CapacityAdvice& a);
 std::string money_text(double usd);                     // "$21.58", "$1,234"
 std::string layout_text(const Layout& l);               // "tp 8 pp 2 dp 4 zero 1 mb 1 ..."
 ordered_json layout_json(const Layout& l);
+ordered_json layout_json(const ServingLayout& l);       // {tp, pp, ep, attention_dp, text}
 ordered_json workload_json(const TrainingWorkload& w);
 // The request's region, pricing, order, top, instance limit and cost slack (the JSON `request`).
 ordered_json request_json(const RecommendRequest& r);

@@ -54,8 +54,6 @@ Cell slo_cell(const ServingRow& r) {
 }
 Cell seen_cell(const ServingRow& r, double seconds) { return r.simulated ? latency_cell(seconds) : Cell{"", std::monostate{}}; }
 
-std::string layout_text(const ServingLayout& l) { return l.pp > 1 ? fmt::format("TP{} PP{}", l.tp, l.pp) : fmt::format("TP{}", l.tp); }
-
 std::string precision_text(const InferenceWorkload& w, const ServingPrecision& p) {
   // 16-bit weights and KV are fp16 where the accelerator has no bf16 (V100, T4): the math runs in fp16.
   const bool fp16_only = p.compute == Precision::fp16;
@@ -109,7 +107,7 @@ ordered_json service_json(const ServingRow& r, const ModelSpec& m) {
           {"count", r.instances},
           {"accelerators", r.instances * r.instance->accelerator_count},
           {"accelerator", r.instance->accelerator_name},
-          {"layout", {{"tp", e.layout.tp}, {"pp", e.layout.pp}}},
+          {"layout", layout_json(e.layout)},
           {"engine", e.engine->name},
           {"replicas", r.replicas},
           {"utilisation", sig6(r.utilisation)},
@@ -129,10 +127,13 @@ ordered_json service_json(const ServingRow& r, const ModelSpec& m) {
 
 std::string service_line(const ServingRow& r) {
   const auto& e = r.estimate;
+  // Utilisation is the load over the analytic capacity at the targets; a
+  // replica sized by simulation can serve more than that (chunked prefill
+  // overlaps decode where the analytic model adds it in series).
+  const std::string busy = r.utilisation <= 1 ? fmt::format("{:.0f}% utilisation", r.utilisation * 100)
+                                              : fmt::format("the load, {:.0f}% of the analytic capacity, which the simulation serves", r.utilisation * 100);
   const std::string per_token =
-      r.usd_per_million_output_tokens ? fmt::format(" (${} per million output tokens at {:.0f}% utilisation)", format_price(*r.usd_per_million_output_tokens),
-                                                    r.utilisation * 100)
-                                      : "";
+      r.usd_per_million_output_tokens ? fmt::format(" (${} per million output tokens at {})", format_price(*r.usd_per_million_output_tokens), busy) : "";
   const std::string at = seen_text(r);
   return fmt::format("{} x {} ({}, {} replica{}), {}TTFT {:.0f} ms, {}{:.0f} ms per token, {}/month{}", r.instances, r.instance->name,
                      layout_text(e.layout), r.replicas, r.replicas > 1 ? "s" : "", at, r.ttft_seen_s() * 1e3, at, r.tpot_seen_s() * 1e3,
@@ -210,8 +211,7 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
   out += batch_hours_text(*rec.pick, *ctx.workload);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   auto alternative = [&](const ServingRow& x) {
-    const bool same = x.instance == rec.pick->instance && x.estimate.layout.tp == rec.pick->estimate.layout.tp &&
-                      x.estimate.layout.pp == rec.pick->estimate.layout.pp;
+    const bool same = x.instance == rec.pick->instance && x.estimate.layout == rec.pick->estimate.layout;
     return same ? std::string("the pick") : service_line(x);
   };
   out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", alternative(*rec.cheapest), alternative(*rec.fastest));
@@ -220,9 +220,7 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
 
 // Whether a row is the service's pick: the same type, layout and instance count.
 static bool serving_pick(const ServingRow& r, const ServingRecommendation& rec) {
-  const auto& l = r.estimate.layout;
-  return rec.pick && r.instance == rec.pick->instance && l.tp == rec.pick->estimate.layout.tp && l.pp == rec.pick->estimate.layout.pp &&
-         r.instances == rec.pick->instances;
+  return rec.pick && r.instance == rec.pick->instance && r.estimate.layout == rec.pick->estimate.layout && r.instances == rec.pick->instances;
 }
 
 // "TTFT P90": the column of latencies at the targets' percentile.
@@ -339,7 +337,7 @@ Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& 
   c.y_unit = "USD/month";
   c.region = ctx.request->region;
   auto same = [](const ServingRow& a, const std::optional<ServingRow>& b) {
-    return b && a.instance == b->instance && a.estimate.layout.tp == b->estimate.layout.tp && a.estimate.layout.pp == b->estimate.layout.pp;
+    return b && a.instance == b->instance && a.estimate.layout == b->estimate.layout;
   };
   std::vector<ServingRow> rows = rec.rows;
   for (const auto* x : {&rec.cheapest, &rec.fastest})
@@ -531,7 +529,7 @@ std::string serving_estimate_json(const Catalog& catalog, const InferenceEstimat
   j["region"] = ctx.region;
   j["software"] = software_text(*c.accelerator);
   j["engine"] = {{"name", e.engine->name}, {"title", e.engine->title}};
-  j["layout"] = {{"tp", e.layout.tp}, {"pp", e.layout.pp}};
+  j["layout"] = layout_json(e.layout);
   j["precision"] = {{"weights", std::string(to_string(w.weights))}, {"compute", std::string(to_string(e.precision.compute))},
                     {"weight_only", e.precision.weight_only}, {"kv_cache", std::string(to_string(w.kv_cache))}};
   j["fits"] = e.fits();
@@ -704,12 +702,18 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
   const Accelerator& a = *ctx.cluster->accelerator;
   const ServingLayout& l = e.layout;
   std::string out = "How these numbers were computed (docs/methodology.md §Inference):\n";
-  out += fmt::format("  weights = {:.4g} params ({:.4g} embeddings at 2 bytes, the rest at {:.4g} bytes) / (tp {} x pp {}) = {:.2f} GB\n",
-                     m.total_params(), m.embedding_params(), bytes_per_weight(w.weights), l.tp, l.pp, e.memory.weights_gb);
+  if (l.attention_dp == 1)
+    out += fmt::format("  weights = {:.4g} params ({:.4g} embeddings at 2 bytes, the rest at {:.4g} bytes) / (tp {} x pp {}) = {:.2f} GB\n",
+                       m.total_params(), m.embedding_params(), bytes_per_weight(w.weights), l.tp, l.pp, e.memory.weights_gb);
+  else
+    out += fmt::format("  weights = {:.4g} routed-expert params / ep {} + the other {:.4g} ({:.4g} embeddings at 2 bytes) / attention tp {}, "
+                       "the rest at {:.4g} bytes = {:.2f} GB (each of the {} attention ranks holds the non-expert weights)\n",
+                       m.expert_params_total(), l.ep, m.total_params() - m.expert_params_total(), m.embedding_params(), l.attention_tp(),
+                       bytes_per_weight(w.weights), e.memory.weights_gb, l.attention_dp);
   const double held = kv_tokens_held(*e.engine, w);
   out += fmt::format("  KV per token per rank = {} = {:.0f} bytes; per sequence {} = {:.0f} tokens{}\n",
                      m.uses_mla() ? "layers x (kv_lora_rank + rope_dim) x bytes" : "2 x layers x ceil(kv_heads/tp) x head_dim x bytes",
-                     kv_cache_bytes_per_token(m, w.kv_cache, l.tp),
+                     kv_cache_bytes_per_token(m, w.kv_cache, l.attention_tp()),
                      e.engine->reserves_full_kv ? "reserved at admission (prompt + every generated token)" : "at mean occupancy (prompt + generated/2)",
                      held,
                      m.sliding_layers == 0 ? std::string()
@@ -723,15 +727,16 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
   out += fmt::format("  engine: {} ({})\n", engine.name, engine.title);
   out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms{} at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "
                      "+ kernels' fixed time {:.2f} ms + MoE routing {:.2f} ms + per-sequence {:.2f} ms + dequantise {:.2f} ms + all-reduces {:.2f} ms + "
-                     "pipeline {:.2f} ms{} "
+                     "{}pipeline {:.2f} ms{} "
                      "= {:.2f} ms on the accelerator\n",
                      e.batch, e.step.weights_read_s * 1e3, e.step.kv_read_s * 1e3,
                      e.step.moe_permute_s > 0 ? fmt::format(" + MoE permute {:.2f} ms", e.step.moe_permute_s * 1e3) : std::string(),
                      a.memory_bandwidth_gb_per_s,
                      a.efficiency.memory_bandwidth_fraction, e.step.compute_s * 1e3, a.tflops(e.precision.compute).value_or(0),
                      to_string(e.precision.compute), e.step.kernel_floor_s * 1e3, e.step.moe_routing_s * 1e3, e.step.sequence_s * 1e3, e.step.dequant_s * 1e3,
-                     e.step.tensor_parallel_s * 1e3, e.step.pipeline_p2p_s * 1e3,
-                     w.speculative ? fmt::format(" + drafter {:.2f} ms", e.step.draft_s * 1e3) : std::string(), e.step.accelerator_s() * 1e3);
+                     e.step.tensor_parallel_s * 1e3,
+                     e.step.expert_parallel_s > 0 ? fmt::format("expert all-to-alls {:.2f} ms + ", e.step.expert_parallel_s * 1e3) : std::string(),
+                     e.step.pipeline_p2p_s * 1e3, w.speculative ? fmt::format(" + drafter {:.2f} ms", e.step.draft_s * 1e3) : std::string(), e.step.accelerator_s() * 1e3);
   if (w.speculative)
     out += fmt::format("  speculative ({}): each sequence computes its token and {} proposals in the step (matrix, attention, experts and all-reduces "
                        "of batch x {} positions; weights and KV read once); the drafter = {} passes ({}); E = (1 - a^(K+1)) / (1 - a) = {:.3f} "
@@ -744,7 +749,14 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                        decode_kernels_per_layer(m), kKernelMinS * 1e6, kMoeRoutingPerLayerS * 1e6);
   if (e.step.sequence_s > 0)
     out += fmt::format("  per-sequence = sequences x layers / pp x {:.1f} us (Neuron, fitted per chip)\n", decode_sequence_layer_s(a) * 1e6);
-  if (e.step.tensor_parallel_s > 0) {
+  if (e.step.expert_parallel_s > 0)
+    out += fmt::format("  expert all-to-alls = 2 x {} MoE layers x (latency {:.0f} us + (ep-1)/ep x batch / tp x top-{} x hidden x 2 bytes / {:.0f} GB/s) = "
+                       "{:.2f} ms (dispatch and combine over EP{}; {}all-reduces over the attention's TP{} only, methodology §MoE serving layouts)\n",
+                       m.moe_layers(), kExpertAllToAllLatencyS * 1e6, m.active_experts, intra_node_gb_per_s(a), e.step.expert_parallel_s * 1e3, l.ep,
+                       l.attention_dp > 1 ? fmt::format("attention data parallel over {} ranks, each with its own sequences and KV cache; ", l.attention_dp)
+                                          : std::string(),
+                       l.attention_tp());
+  if (e.step.tensor_parallel_s > 0 && l.ep == 1) {
     const int ranks = e.layout.tp * std::max(1, neuron_cores_per_chip(a));
     out += fmt::format("  all-reduces = 2 x layers x (latency {:.1f} us over {} ranks + 2(r-1)/r x batch x hidden x 2 bytes / {:.0f} GB/s){}\n",
                        serving_all_reduce_latency_s(a, ranks) * 1e6, ranks, intra_node_gb_per_s(a),

@@ -4,6 +4,7 @@
 #include "gpuadvisor/workload/engine.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/workload/neuron.hpp"
+#include "report/detail.hpp"
 
 #include <fmt/format.h>
 
@@ -651,31 +652,50 @@ int step_tokens(const ServingLaunch& s, std::string_view engine) {
 // vLLM on CUDA, or with the Neuron plugin (vllm-neuron) on Inferentia/Trainium,
 // where the GPU memory fraction does not apply and the tensor-parallel size
 // counts NeuronCores (2 per Inferentia2/Trainium chip, 4 logical per Trainium2).
-// The experts of an MoE model are split by tensor parallelism, as the estimate
-// assumes (vLLM's default without --enable-expert-parallel), and each replica
-// is its own server (data-parallel size 1).
+// The experts of an MoE model are split by tensor parallelism unless the
+// layout is expert parallel (--enable-expert-parallel: EP = TP x DP); with
+// attention data parallelism each of --data-parallel-size engines runs its own
+// sequences at --tensor-parallel-size tp / attention_dp, its scheduler limits
+// per engine (docs/launch.md §MoE layouts). A replica is one server.
 std::string vllm_command(const ServingLaunch& s, const LaunchContext& c) {
-  const int tp_ranks = s.layout.tp * std::max(1, neuron_cores_per_chip(*s.accelerator));
+  const ServingLayout& l = s.layout;
+  const int tp_ranks = l.attention_tp() * std::max(1, neuron_cores_per_chip(*s.accelerator));
   const std::string memory =
       is_neuron(*s.accelerator) ? "" : fmt::format(" --gpu-memory-utilization {:.3g}", 1 - profile_for(s, "vllm").free_fraction);
-  return fmt::format("vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {}{} --max-num-seqs {} --max-num-batched-tokens {}{} "
+  const std::string parallel = (l.attention_dp > 1 ? fmt::format(" --data-parallel-size {}", l.attention_dp) : std::string()) +
+                               (l.ep > 1 ? " --enable-expert-parallel" : "");
+  return fmt::format("vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {}{}{} --max-num-seqs {} --max-num-batched-tokens {}{} "
                      "--max-model-len {}{} --port 8000",
-                     c.model_id, tp_ranks, s.layout.pp, s.layout.pp > 1 ? " --distributed-executor-backend ray" : "", s.max_batch,
-                     step_tokens(s, "vllm"), memory, s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype", "fp8"));
+                     c.model_id, tp_ranks, l.pp, parallel, l.pp > 1 ? " --distributed-executor-backend ray" : "",
+                     (s.max_batch + l.attention_dp - 1) / l.attention_dp, step_tokens(s, "vllm"), memory, s.max_model_len,
+                     quantisation_flags(s, "--quantization", "--kv-cache-dtype", "fp8"));
 }
 
+// SGLang: --tp-size is every accelerator of the replica; --ep-size spreads the
+// experts over them, --dp-size with --enable-dp-attention runs attention data
+// parallel (its running-request limit is the replica's, shared by the ranks).
 std::string sglang_command(const ServingLaunch& s, const LaunchContext& c) {
-  return fmt::format("python -m sglang.launch_server --model-path {} --tp-size {} --max-running-requests {} --chunked-prefill-size {} "
+  const ServingLayout& l = s.layout;
+  const std::string parallel = (l.ep > 1 ? fmt::format(" --ep-size {}", l.ep) : std::string()) +
+                               (l.attention_dp > 1 ? fmt::format(" --dp-size {} --enable-dp-attention", l.attention_dp) : std::string());
+  return fmt::format("python -m sglang.launch_server --model-path {} --tp-size {}{} --max-running-requests {} --chunked-prefill-size {} "
                      "--mem-fraction-static {:.3g} --context-length {}{} --port 8000",
-                     c.model_id, s.layout.tp * s.layout.pp, s.max_batch, step_tokens(s, "sglang"), 1 - profile_for(s, "sglang").free_fraction,
+                     c.model_id, l.tp * l.pp, parallel, s.max_batch, step_tokens(s, "sglang"), 1 - profile_for(s, "sglang").free_fraction,
                      s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype", "fp8_e4m3"));
 }
 
+// TensorRT-LLM: --ep_size for expert parallelism; attention data parallelism
+// is the LLM API's enable_attention_dp, set through an options file
+// (--extra_llm_api_options), with --max_batch_size per attention rank.
 std::string trtllm_command(const ServingLaunch& s, const LaunchContext& c) {
-  return fmt::format("trtllm-serve {} --tp_size {} --pp_size {} --max_batch_size {} --max_num_tokens {} --max_seq_len {} "
-                     "--kv_cache_free_gpu_memory_fraction {:.3g} --port 8000",
-                     c.model_id, s.layout.tp, s.layout.pp, s.max_batch, step_tokens(s, "trtllm"), s.max_model_len,
-                     1 - profile_for(s, "trtllm").free_fraction);
+  const ServingLayout& l = s.layout;
+  const bool adp = l.attention_dp > 1;
+  return fmt::format("{}trtllm-serve {} --tp_size {} --pp_size {}{} --max_batch_size {} --max_num_tokens {} --max_seq_len {} "
+                     "--kv_cache_free_gpu_memory_fraction {:.3g}{} --port 8000",
+                     adp ? "printf 'enable_attention_dp: true\\n' > /tmp/trtllm-options.yaml && " : "", c.model_id, l.tp, l.pp,
+                     l.ep > 1 ? fmt::format(" --ep_size {}", l.ep) : std::string(), (s.max_batch + l.attention_dp - 1) / l.attention_dp,
+                     step_tokens(s, "trtllm"), s.max_model_len, 1 - profile_for(s, "trtllm").free_fraction,
+                     adp ? " --extra_llm_api_options /tmp/trtllm-options.yaml" : "");
 }
 
 std::string tgi_command(const ServingLaunch& s, const LaunchContext& c) {
@@ -700,9 +720,14 @@ std::string primary_command(const ServingLaunch& s, const LaunchContext& c) {
 std::string serve_commands(const ServingLaunch& s, const LaunchContext& c) {
   std::string t = "#!/bin/bash\n" + header("#", c);
   const EngineProfile& engine = engine_for(*s.accelerator, s.workload->engine);
-  if (s.model->is_moe())
+  if (s.model->is_moe() && s.layout.ep == 1)
     t += "# The experts are split by tensor parallelism, as the estimate assumed (no --enable-expert-parallel), and each replica is its "
          "own server (no --data-parallel-size).\n";
+  if (s.layout.ep > 1)
+    t += fmt::format("# Layout {}: the experts spread whole over the replica's {} accelerators (expert parallel){}, as the estimate assumed; TGI "
+                     "has no expert parallelism (its line serves the experts tensor-sliced, a different replica).\n",
+                     layout_text(s.layout), s.layout.tp,
+                     s.layout.attention_dp > 1 ? fmt::format(", attention data parallel over {} ranks", s.layout.attention_dp) : std::string());
   if (is_neuron(*s.accelerator)) {
     t += "# Inferentia/Trainium: vLLM with the AWS Neuron plugin (vllm-neuron) and the Neuron SDK; SGLang and TensorRT-LLM are CUDA-only.\n";
     return t + vllm_command(s, c) + "\n";

@@ -133,6 +133,23 @@ Cell break_even_cell(const RecommendRow& r) {
   if (r.spot_expected_cost_usd && r.on_demand_expected_cost_usd) return {"spot always", 1.0};
   return {"unknown", std::monostate{}};
 }
+// JSON "layout": tp, pp, ep (1: experts tensor-sliced) and attention_dp, and its text ("DP8 EP8").
+ordered_json layout_json(const ServingLayout& l) {
+  return {{"tp", l.tp}, {"pp", l.pp}, {"ep", l.ep}, {"attention_dp", l.attention_dp}, {"text", layout_text(l)}};
+}
+
 }  // namespace report_detail
+
+// "TP8", "TP8 PP2", "TP8 EP8" (attention TP8, experts EP8), "DP8 EP8"
+// (attention data parallel over 8 ranks, experts EP8: TensorRT-LLM's DEP8),
+// "DP4 TP2 EP8" (attention DP4 at TP2).
+std::string layout_text(const ServingLayout& l) {
+  std::string s = l.attention_dp > 1 ? fmt::format("DP{}", l.attention_dp) : "";
+  if (l.attention_tp() > 1 || l.attention_dp == 1) s += fmt::format("{}TP{}", s.empty() ? "" : " ", l.attention_tp());
+  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
+  if (l.pp > 1) s += fmt::format(" PP{}", l.pp);
+  return s;
+}
+
 
 }  // namespace gpuadvisor

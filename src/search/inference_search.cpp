@@ -75,6 +75,11 @@ std::optional<WeightFormat> lighter(WeightFormat f) {
 
 }  // namespace
 
+std::vector<ServingLayout> expert_parallel_layouts(const ModelSpec& m, const EngineProfile& engine, const Accelerator& acc, int tp) {
+  if (!m.is_moe() || !engine.expert_parallel || tp < 2 || acc.software != "cuda" || m.experts % tp != 0) return {};
+  return {ServingLayout{tp, 1, tp, 1}, ServingLayout{tp, 1, tp, tp}};
+}
+
 std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst, const Accelerator& acc, int pp) {
   std::vector<int> out;
   for (int tp = 1; tp <= inst.accelerator_count; ++tp)
@@ -83,8 +88,38 @@ std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst,
   return out;
 }
 
+namespace {
+
+// The layouts choose_serving_layout tries: plain tensor parallel at each size
+// asked, and the expert-parallel ones at it, those matching what was asked.
+std::vector<ServingLayout> asked_layouts(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc, int pp,
+                                         const LayoutRequest& asked) {
+  std::vector<ServingLayout> out;
+  for (int size : asked.tp ? std::vector<int>{*asked.tp} : tensor_parallel_sizes(m, inst, acc, pp)) {
+    std::vector<ServingLayout> at{ServingLayout{size, pp}};
+    if (pp == 1)
+      for (const ServingLayout& l : expert_parallel_layouts(m, engine_for(acc, w.engine), acc, size)) at.push_back(l);
+    const size_t before = out.size();
+    for (const ServingLayout& l : at)
+      if ((!asked.ep || l.ep == *asked.ep) && (!asked.attention_dp || l.attention_dp == *asked.attention_dp)) out.push_back(l);
+    // A layout asked for that is not among them is tried as asked, so that its problem is named.
+    if (out.size() == before) out.push_back(ServingLayout{size, pp, asked.ep.value_or(size), asked.attention_dp.value_or(1)});
+  }
+  return out;
+}
+
+// Why the engine cannot run this layout, or empty.
+std::optional<std::string> engine_layout_problem(const EngineProfile& engine, const ServingLayout& l) {
+  if ((l.ep > 1 || l.attention_dp > 1) && !engine.expert_parallel)
+    return fmt::format("engine {} runs MoE experts tensor parallel only (no ep or attention_dp)", engine.name);
+  return std::nullopt;
+}
+
+}  // namespace
+
 ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc, int pp,
-                                    std::optional<int> tp, std::optional<int> batch) {
+                                    const LayoutRequest& asked, std::optional<int> batch) {
+  const std::optional<int> tp = asked.tp;
   ServingChoice out;
   const Cluster c{&inst, &acc, pp};
   // Cheapest for the load (fewest instances), then the fastest. An offline
@@ -94,9 +129,11 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
     return std::tuple(x.instances, capacity, x.tpot_seen_s());
   };
   ReplicaSimulations sims;
-  for (int size : tp ? std::vector<int>{*tp} : tensor_parallel_sizes(m, inst, acc, pp)) {
-    const ServingLayout l{size, pp};
-    if (auto lp = serving_layout_problem(m, c, l)) {
+  for (const ServingLayout& l : asked_layouts(m, w, inst, acc, pp, asked)) {
+    const int size = l.tp;
+    auto lp = serving_layout_problem(m, c, l);
+    if (!lp) lp = engine_layout_problem(engine_for(acc, w.engine), l);
+    if (lp) {
       out.problem = *lp;
       continue;
     }
@@ -198,7 +235,7 @@ std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r
   const bool per_token = priced_per_token(w);
   const std::string per = per_token ? " per output token" : "";
   const std::string targets = w.max_tpot_s || w.max_ttft_s ? " that meets the latency targets" : "";
-  const bool same = p.instance == low.instance && p.estimate.layout.tp == low.estimate.layout.tp && p.estimate.layout.pp == low.estimate.layout.pp;
+  const bool same = p.instance == low.instance && p.estimate.layout == low.estimate.layout;
   if (same && r.cost_slack <= 0)
     return fmt::format("the cheapest service{}{} ({}){}", per, targets, service_text(p, per_token),
                        w.mode == ServingMode::offline ? "; offline, so no speed is bought (--cost-slack to trade cost for it)" : "");
@@ -215,7 +252,10 @@ std::string why_text(const ServingRecommendation& rec, const RecommendRequest& r
 void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
   auto cost = [](const ServingRow& x) { return x.ranked_usd_per_hour.value_or(1e300); };
   auto per_token = [](const ServingRow& x) { return x.usd_per_million_output_tokens.value_or(1e300); };
-  auto key = [](const ServingRow& x) { return std::tuple(x.instance->name, x.estimate.layout.tp, x.estimate.layout.pp); };
+  auto key = [](const ServingRow& x) {
+    const ServingLayout& l = x.estimate.layout;
+    return std::tuple(x.instance->name, l.tp, l.pp, l.ep, l.attention_dp);
+  };
   std::stable_sort(rows.begin(), rows.end(), [&](const ServingRow& a, const ServingRow& b) {
     switch (sort_by) {
       case SortBy::recommended: return false;  // already in that order
@@ -276,14 +316,19 @@ struct ServingProbe {
   ReplicaSimulations& sims;
 };
 
-std::string layout_name(int tp, int pp, const char* pp_word) { return fmt::format("tp {}{}", tp, pp > 1 ? fmt::format("{}{}", pp_word, pp) : ""); }
+std::string layout_name(const ServingLayout& l, const char* pp_word) {
+  std::string s = fmt::format("tp {}{}", l.tp, l.pp > 1 ? fmt::format("{}{}", pp_word, l.pp) : "");
+  if (l.ep > 1) s += fmt::format(" ep {}", l.ep);
+  if (l.attention_dp > 1) s += fmt::format(" attention dp {}", l.attention_dp);
+  return s;
+}
 
 // The fastest batch-1 time per token and to first token over every option
 // that fits, for the message when no option meets the targets.
-InferenceEstimate note_batch1(const ServingProbe& p, const Cluster& c, const InferenceEstimate& e, int tp, int pp, ServingRecommendation& out) {
+InferenceEstimate note_batch1(const ServingProbe& p, const Cluster& c, const InferenceEstimate& e, ServingRecommendation& out) {
   InferenceEstimate batch1 = e;
   evaluate_batch(p.m, p.w, c, batch1, 1);
-  const std::string option = fmt::format("{} with {}", p.inst.name, layout_name(tp, pp, " x pp "));
+  const std::string option = fmt::format("{} with {}", p.inst.name, layout_name(e.layout, " x pp "));
   if (!out.best_batch1_tpot_s || batch1.tpot_s < *out.best_batch1_tpot_s) {
     out.best_batch1_tpot_s = batch1.tpot_s;
     out.best_batch1_option = option;
@@ -311,26 +356,26 @@ ServingCost price_row(ServingRow& row, const ServingProbe& p) {
   return ranked;
 }
 
-// What trying one (tp, pp) on an instance led to.
+// What trying one layout on an instance led to.
 enum class Tried { more_stages, stop, added };
 
-Tried try_serving_layout(const ServingProbe& p, int tp, int pp, InstanceProblems& why, ServingRecommendation& out) {
+Tried try_serving_layout(const ServingProbe& p, const ServingLayout& l, InstanceProblems& why, ServingRecommendation& out) {
   const auto& [m, w, r, inst, acc, sims] = p;
+  const int tp = l.tp, pp = l.pp;
   Cluster c{&inst, &acc, pp};
-  ServingLayout l{tp, pp};
   if (serving_layout_problem(m, c, l)) return Tried::more_stages;
   std::string problem;
   InferenceEstimate e = estimate_inference(m, w, c, l, std::nullopt, &problem);
   if (!e.fits()) {
-    if (pp == 1) why.memory = fmt::format("{}: {}", tp == 1 ? "one accelerator" : fmt::format("tp {}", tp), problem);
+    if (pp == 1 && l.ep == 1) why.memory = fmt::format("{}: {}", tp == 1 ? "one accelerator" : fmt::format("tp {}", tp), problem);
     return Tried::more_stages;
   }
-  const InferenceEstimate batch1 = note_batch1(p, c, e, tp, pp, out);
+  const InferenceEstimate batch1 = note_batch1(p, c, e, out);
   if (!problem.empty()) {
     // Targets missed: more stages would only add latency.
     if (batch1.tpot_s < why.target_tpot_s) {
       why.target_tpot_s = batch1.tpot_s;
-      why.target = fmt::format("{}: {}", layout_name(tp, pp, " pp "), problem);
+      why.target = fmt::format("{}: {}", layout_name(l, " pp "), problem);
     }
     return Tried::stop;
   }
@@ -342,17 +387,17 @@ Tried try_serving_layout(const ServingProbe& p, int tp, int pp, InstanceProblems
   operating_point(row, m, w);
   if (sized_by_simulation(w)) {
     if (const std::string miss = size_by_simulation(row, m, w, r.max_instances, sims); !miss.empty()) {
-      why.target = fmt::format("{}: {}", layout_name(tp, pp, " pp "), miss);
+      why.target = fmt::format("{}: {}", layout_name(l, " pp "), miss);
       return Tried::stop;
     }
   }
   if (row.instances > r.max_instances) {
-    why.constraint = fmt::format("tp {}: the load needs {} instances (--max-instances {})", tp, row.instances, r.max_instances);
+    why.constraint = fmt::format("{}: the load needs {} instances (--max-instances {})", layout_name(l, " pp "), row.instances, r.max_instances);
     return Tried::stop;
   }
   const ServingCost ranked = price_row(row, p);
   if (r.budget_usd && (!ranked.usd_per_month || *ranked.usd_per_month > *r.budget_usd)) {
-    why.constraint = ranked.usd_per_month ? fmt::format("tp {}: ${:.0f} per month is over the ${:.0f} budget", tp, *ranked.usd_per_month, *r.budget_usd)
+    why.constraint = ranked.usd_per_month ? fmt::format("{}: ${:.0f} per month is over the ${:.0f} budget", layout_name(l, " pp "), *ranked.usd_per_month, *r.budget_usd)
                                           : "price unknown, so the budget cannot be checked";
     return Tried::stop;
   }
@@ -381,7 +426,8 @@ std::string rejection_reason(const ServingProbe& p, const InstanceProblems& why)
 
 // Every tensor-parallel size on one instance type, a row for each with the
 // smallest pipeline that fits: pipeline stages across instances only when one
-// instance cannot hold the model, and only over EFA. No row: its rejection.
+// instance cannot hold the model, and only over EFA; for an MoE model also
+// its expert-parallel layouts at that size (expert_parallel_layouts). No row: its rejection.
 void consider_serving_instance(const ServingProbe& p, ServingRecommendation& out) {
   InstanceProblems why;
   bool any = false;
@@ -390,10 +436,12 @@ void consider_serving_instance(const ServingProbe& p, ServingRecommendation& out
     if (tp == p.inst.accelerator_count && p.inst.efa_supported)
       for (int pp = 2; pp <= std::min(p.r.max_instances, p.m.layers); pp *= 2) pps.push_back(pp);
     for (int pp : pps) {
-      const Tried tried = try_serving_layout(p, tp, pp, why, out);
+      const Tried tried = try_serving_layout(p, ServingLayout{tp, pp}, why, out);
       any = any || tried == Tried::added;
       if (tried != Tried::more_stages) break;
     }
+    for (const ServingLayout& l : expert_parallel_layouts(p.m, engine_for(p.acc, p.w.engine), p.acc, tp))
+      any = try_serving_layout(p, l, why, out) == Tried::added || any;
   }
   if (!any) out.rejections.push_back({p.inst.name, rejection_reason(p, why)});
 }

@@ -22,7 +22,8 @@ bool meets_targets(const ServiceMetrics& s, const InferenceWorkload& w) {
 const ServiceMetrics& ReplicaSimulations::at(const ModelSpec& m, const InferenceWorkload& w, const ServingRow& row, int replicas) {
   const ServingLayout& l = row.estimate.layout;
   const double rate = *w.requests_per_second / replicas;
-  const auto key = std::tuple<const void*, int, int, const void*, double>(row.accelerator, l.tp, l.pp, l.pp > 1 ? row.instance : nullptr, rate);
+  const auto key = std::tuple<const void*, int, int, int, int, const void*, double>(row.accelerator, l.tp, l.pp, l.ep, l.attention_dp,
+                                                                                    l.pp > 1 ? row.instance : nullptr, rate);
   if (auto it = done_.find(key); it != done_.end()) return it->second;
   ++runs_;
   const Cluster c{row.instance, row.accelerator, l.pp};

@@ -36,9 +36,9 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   const Accelerator& acc = *c.accelerator;
   const EngineProfile& engine = *e.engine;
   EngineLimits l;
-  l.max_sequences = w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch));
+  l.max_sequences = replica_sequence_cap(engine, acc, w, e.layout);
   if (const auto compiled = compiled_batch_on(acc, w)) l.max_sequences = std::min(l.max_sequences, *compiled);
-  l.token_budget = engine_prefill_chunk_tokens(engine, acc);
+  l.token_budget = replica_step_tokens(engine, acc, e.layout);
   l.chunked = engine.prefill == PrefillScheduling::chunked;
   l.continuous = engine.continuous_batching;
   l.reserves_full_kv = engine.reserves_full_kv;
@@ -47,7 +47,7 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   l.decode_lookahead = w.decode_queries_per_sequence();
   const auto& mem = e.memory;
   const double free_gb = std::max(0.0, mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb);
-  const double gb_per_token = kv_cache_bytes_per_token(m, w.kv_cache, e.layout.tp) / e.layout.pp / 1e9;
+  const double gb_per_token = kv_gb_per_token_averaged(m, w.kv_cache, e.layout);
   l.kv_blocks = static_cast<int64_t>(std::floor(free_gb / gb_per_token / kKvBlockTokens));
   return l;
 }

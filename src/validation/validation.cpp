@@ -157,7 +157,7 @@ void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
 const std::vector<std::string> kCaseKeys{
     "id", "task", "usable", "reason", "source", "source_key", "counts", "metric", "measured", "system", "instances", "precision",
     "model", "model_name", "rl", "stages", "prompt_tokens", "output_tokens", "kv_cache", "concurrency", "compiled_batch",
-    "requests_per_second", "clients", "requests", "length_spread", "speculative", "batch", "engine", "engine_version", "tp", "pp", "layout", "seq_len", "global_batch", "lora_rank",
+    "requests_per_second", "clients", "requests", "length_spread", "speculative", "batch", "engine", "engine_version", "tp", "pp", "ep", "attention_dp", "layout", "seq_len", "global_batch", "lora_rank",
     "lora_targets", "flash_attention", "framework"};
 
 const std::vector<std::string> kLayoutKeys{"tp", "pp", "ep", "etp", "vp", "cp", "recompute_layers", "micro_batch", "zero_stage", "recompute"};
@@ -230,6 +230,10 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   c.inference = make_inference_workload(q);
   c.tp = r.integer(j, "tp", 1, 4096).value_or(0);
   c.pp = r.integer(j, "pp", 1, 4096).value_or(1);
+  // The layout as measured: plain tensor parallel unless the case says otherwise.
+  c.ep = r.integer(j, "ep", 1, 4096).value_or(1);
+  c.attention_dp = r.integer(j, "attention_dp", 1, 4096).value_or(1);
+  if ((c.ep > 1 || c.attention_dp > 1) && c.tp == 0) r.fail("ep", "an expert-parallel case gives its tp (the accelerators of one replica) too");
   c.batch = r.integer(j, "batch", 1, 1000000);
   c.clients = r.integer(j, "clients", 1, 100000);
   c.inference.clients = c.clients;
@@ -335,7 +339,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     else if (c.usable && c.is_inference()) read_inference_case(r, j, c);
     else if (c.usable) read_training_case(r, j, c);
     if (!c.is_inference())  // a serving field on a training or RL case would be read as measured and never used
-      for (const char* k : {"speculative", "clients", "requests", "length_spread", "requests_per_second", "compiled_batch"})
+      for (const char* k : {"speculative", "clients", "requests", "length_spread", "requests_per_second", "compiled_batch", "ep", "attention_dp"})
         if (j.contains(k)) r.fail(k, "describes a serving load or engine: only an inference case takes it");
     out.push_back(std::move(c));
   }
@@ -413,7 +417,8 @@ CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
       r.problem = *p;
       return r;
     }
-    const ServingChoice choice = choose_serving_layout(c.model, c.inference, *inst, acc, c.pp, c.tp ? std::optional<int>(c.tp) : std::nullopt, c.batch);
+    const LayoutRequest layout{c.tp ? std::optional<int>(c.tp) : std::nullopt, c.ep, c.attention_dp};
+    const ServingChoice choice = choose_serving_layout(c.model, c.inference, *inst, acc, c.pp, layout, c.batch);
     if (!choice.row || !choice.problem.empty()) {
       r.problem = "does not fit in memory under the model: " + choice.problem;
       return r;

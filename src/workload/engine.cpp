@@ -104,6 +104,10 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
     if (!j["full_length_local_kv"].is_boolean()) r.fail("full_length_local_kv", "expected true or false");
     e.full_length_local_kv = j["full_length_local_kv"].get<bool>();
   }
+  if (j.contains("expert_parallel")) {
+    if (!j["expert_parallel"].is_boolean()) r.fail("expert_parallel", "expected true or false");
+    e.expert_parallel = j["expert_parallel"].get<bool>();
+  }
   if (j.contains("max_sequences")) {
     const json& m = j["max_sequences"];
     if (!m.is_object()) r.fail("max_sequences", "expected {\"default\": N, \"large\": N, \"large_from_gib\": GiB, \"large_excludes\": [names]}");

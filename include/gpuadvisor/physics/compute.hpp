@@ -70,6 +70,9 @@ double routed_expert_share(const ModelSpec& m);
 // Training, prefill and decode all run their MoE layers through it.
 double matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, double dense_eff, int tp,
                       std::optional<double> tokens_per_expert);
+// The routed experts' part of matmul_seconds alone: flops / peak x share / expert_eff.
+double routed_expert_matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, int tp,
+                                    std::optional<double> tokens_per_expert);
 // The large-matrix limit max_fraction(acc, precision): the catalog's figure for
 // the precision (fp16 and bf16 stand in for each other), else 0.5.
 double max_compute_fraction(const Accelerator& acc, Precision p);

@@ -38,6 +38,13 @@ inline constexpr double kDecodeKernelsPerLayer = 9;
 // (docs/research/moe-kernels.md §2.1).
 inline constexpr double kMlaExtraDecodeKernels = 4;
 inline constexpr double kKernelMinS = 3e-6;
+// One expert-parallel dispatch or combine inside an instance, before its bytes
+// (§MoE serving layouts): TensorRT-LLM's one-sided NVLink all-to-all at EP8
+// takes 18.9 us to dispatch and 31.0 us to combine one token per rank
+// (DeepSeek-V3 shapes, GB200; tech blog 18), flat to 32 tokens; DeepEP's
+// low-latency kernels over NVLink take 37 and 59 us at 128 tokens per rank
+// (H20, DeepEP PR #173), most of it their bytes. The mean of the two floors.
+inline constexpr double kExpertAllToAllLatencyS = 25e-6;
 inline constexpr double kMoeRoutingPerLayerS = 28e-6;
 // Neuron decode: each sequence in flight costs the device a time per layer,
 // whatever its context (transformers-neuronx without a server: TPOT grows
@@ -99,11 +106,35 @@ double inference_weight_bytes(const ModelSpec& m, WeightFormat weights);
 // KV head per rank), or layers x (kv_lora_rank + rope_dim) x bytes for MLA.
 double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp);
 
+// A replica's layout (docs/methodology.md §MoE serving layouts). `tp` is the
+// accelerators of one pipeline stage; an MoE model may run its attention data
+// parallel over them (each rank serves its own sequences at tensor parallel
+// tp / attention_dp) and its routed experts expert parallel (whole experts
+// spread over `ep` = tp ranks, tokens dispatched to them and combined back)
+// instead of slicing every matrix over tp.
 struct ServingLayout {
-  int tp = 1;  // tensor parallel inside one instance
-  int pp = 1;  // pipeline stages, one instance each (tp is then the whole instance)
+  int tp = 1;            // accelerators per pipeline stage, inside one instance
+  int pp = 1;            // pipeline stages, one instance each (tp is then the whole instance)
+  int ep = 1;            // MoE: expert-parallel ranks (1: experts tensor-sliced over tp; else tp)
+  int attention_dp = 1;  // MoE with ep = tp: attention data-parallel ranks (a divisor of tp)
   int accelerators() const { return tp * pp; }
+  int attention_tp() const { return tp / attention_dp; }  // tensor parallel of attention and dense layers
+  int expert_tp() const { return tp / ep; }              // tensor parallel of one routed expert
+  bool operator==(const ServingLayout&) const = default;
 };
+// Weight bytes one accelerator holds: the non-expert weights over the
+// attention's tensor parallel, the routed experts over every rank of the stage.
+double serving_weight_bytes_per_accelerator(const ModelSpec& m, WeightFormat f, const ServingLayout& l);
+// KV-cache GB per cached token of ONE sequence on each accelerator of the
+// attention rank that serves it, and the same averaged over the replica's
+// accelerators (a sequence lives on one of attention_dp ranks).
+double kv_gb_per_token_on_rank(const ModelSpec& m, Precision kv, const ServingLayout& l);
+double kv_gb_per_token_averaged(const ModelSpec& m, Precision kv, const ServingLayout& l);
+// Sequences a replica runs at once: --concurrency, else the engine's limit
+// per scheduler (one scheduler per attention data-parallel rank) x attention_dp.
+int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
+// Prompt tokens a replica's step takes: the engine's chunk per scheduler x attention_dp.
+int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, const ServingLayout& l);
 
 struct InferenceMemory {
   double weights_gb = 0;     // per accelerator
@@ -126,11 +157,12 @@ struct DecodeStep {
   double dequant_s = 0;          // weight-only int8/int4: unpacking and scaling on the vector units
   bool dequant_unknown = false;  // weight-only, but the accelerator's vector FLOP/s are not published (not counted)
   double tensor_parallel_s = 0;  // per-layer all-reduces
+  double expert_parallel_s = 0;  // MoE with ep > 1: each MoE layer's dispatch and combine all-to-alls
   double pipeline_p2p_s = 0;
   double launch_s = 0;           // the engine's kernel launches, overlapped with the work above
   double host_s = 0;             // the engine's host time per step in series (scheduling, per-sequence work)
   double draft_s = 0;            // speculative decoding: the drafter's passes before the step (§Speculative decoding)
-  double accelerator_s() const;  // max(weights + KV + MoE permute, compute) + kernels' fixed time + MoE routing + dequantisation + communication
+  double accelerator_s() const;  // max(weights + KV + MoE permute, compute) + kernels' fixed time + MoE routing + dequantisation + communication (all-reduces, all-to-alls, pipeline sends)
   double total_s() const;        // max(accelerator, launch) + host
   std::string bound() const;     // "memory bandwidth", "compute", "communication"
 };

@@ -167,6 +167,8 @@ Table inference_cost_table(const ServingRecommendation& rec, const InferenceCont
 Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& ctx);
 std::string inference_json_extra(const ServingRecommendation& rec, const InferenceContext& ctx);
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx);
+// A serving layout as the tables print it: "TP8", "TP8 PP2", "TP8 EP8" (attention TP8, experts EP8), "DP8 EP8".
+std::string layout_text(const ServingLayout& l);
 
 struct InferenceEstimateContext {
   const ModelSpec* model;

@@ -90,6 +90,14 @@ void size_service(ServingRow& row, const InferenceWorkload& w);
 // (docs/methodology.md §Replicas).
 void operating_point(ServingRow& row, const ModelSpec& m, const InferenceWorkload& w);
 
+// The MoE layouts tried beside plain tensor parallelism at a stage of `tp`
+// accelerators (docs/methodology.md §MoE serving layouts): experts expert
+// parallel over the stage with attention at TP tp ("TP8 EP8"), and with
+// attention data parallel over every accelerator ("DP8 EP8", TensorRT-LLM's
+// DEP8). None for dense models, engines without expert parallelism, Neuron,
+// or where tp does not divide the experts.
+std::vector<ServingLayout> expert_parallel_layouts(const ModelSpec& m, const EngineProfile& engine, const Accelerator& acc, int tp);
+
 // Tensor-parallel sizes worth trying on one instance type: divisors of its
 // accelerator count that divide the attention heads (any divisor where the
 // stack pads heads); only the whole instance when pipelined (pp > 1).
@@ -104,8 +112,13 @@ struct ServingChoice {
   std::optional<ServingRow> row;
   std::string problem;  // why the returned row (or no row) misses
 };
+// The layout asked for: each part unset is searched (tp over the sizes that
+// divide the instance, ep and attention_dp over expert_parallel_layouts).
+struct LayoutRequest {
+  std::optional<int> tp, ep, attention_dp;
+};
 ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc, int pp,
-                                    std::optional<int> tp, std::optional<int> batch);
+                                    const LayoutRequest& asked, std::optional<int> batch);
 
 ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
                                           const RecommendRequest& r);

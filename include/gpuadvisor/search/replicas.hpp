@@ -49,7 +49,7 @@ class ReplicaSimulations {
   int runs() const { return runs_; }
 
  private:
-  std::map<std::tuple<const void*, int, int, const void*, double>, ServiceMetrics> done_;
+  std::map<std::tuple<const void*, int, int, int, int, const void*, double>, ServiceMetrics> done_;
   int runs_ = 0;
 };
 

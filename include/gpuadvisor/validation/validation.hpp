@@ -60,6 +60,8 @@ struct ValidationCase {
   InferenceWorkload inference;
   int tp = 0;  // 0: search
   int pp = 1;
+  int ep = 1;            // MoE: expert-parallel ranks as measured (1: experts tensor-sliced)
+  int attention_dp = 1;  // MoE: attention data-parallel ranks as measured
   std::optional<int> batch;
   std::optional<int> clients;  // inference: measured under a closed loop of this many clients (simulated)
   // RL cases: the step's workload, the placement (split: rollout instances)

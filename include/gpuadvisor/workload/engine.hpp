@@ -76,6 +76,10 @@ struct EngineProfile {
   // hand). Decode still reads only the window; false: those layers cache the
   // window alone (vLLM's hybrid allocator, SGLang's SWA pool).
   bool full_length_local_kv = false;
+  // Serves MoE models with expert parallelism and data-parallel attention
+  // (vLLM --enable-expert-parallel with --data-parallel-size, SGLang
+  // --enable-dp-attention, TensorRT-LLM enable_attention_dp), §MoE serving layouts.
+  bool expert_parallel = false;
   // Sequences the scheduler runs at once by default (vLLM's max_num_seqs):
   // `max_sequences`, or `max_sequences_large` on accelerators with at least
   // `large_from_gib` of memory whose name contains none of `large_excludes`
