@@ -1206,6 +1206,15 @@ TEST_CASE("cli: estimate takes an MoE service's --ep and --attention-dp, and ref
   const Run tgi = run("estimate --instance p5en.48xlarge --model deepseek-v3 --task inference --engine tgi --tp 8 --ep 8");
   CHECK(tgi.code == 2);
   CHECK(tgi.err.find("engine tgi runs MoE experts tensor parallel only") != std::string::npos);
+  // Without --tp the sizes the instance offers are tried; none fits what was asked: exit 2 all the same.
+  for (const char* bad : {"--ep 3", "--attention-dp 3", "--ep 8 --engine tgi", "--tp 8 --ep 8 --attention-dp 2 --engine trtllm"}) {
+    const Run r = run(std::string("estimate --instance p5en.48xlarge --model deepseek-v3 --task inference ") + bad);
+    INFO(bad);
+    CHECK(r.code == 2);
+  }
+  CHECK(run("estimate --instance p5en.48xlarge --model deepseek-v3 --task inference --ep 3").err.find("ep 3 must equal tp 8") != std::string::npos);
+  CHECK(run("estimate --instance inf2.48xlarge --model mixtral-8x7b --task inference --attention-dp 2").err.find("tensor parallel only") !=
+        std::string::npos);
   const Run training = run("estimate --instance p5en.48xlarge --model deepseek-v3 --task pretrain --tokens 1B --attention-dp 2");
   CHECK(training.code == 2);
   CHECK(training.err.find("--attention-dp applies to --task inference") != std::string::npos);

@@ -203,6 +203,13 @@ TEST_CASE("an expert-parallel MoE replica is launched with its layout in every e
   CHECK(t.find("--tensor-parallel-size 8 --pipeline-parallel-size 1 --enable-expert-parallel --max-num-seqs 100 ") != std::string::npos);
   CHECK(t.find("--data-parallel-size") == std::string::npos);
   CHECK(t.find("enable_attention_dp") == std::string::npos);
+  // Attention DP over fewer ranks than the replica (vLLM's DP2 at TP4): SGLang and TensorRT-LLM have no such layout and say so.
+  const ServingLaunch dp2{&m, &w, &inst, &cat().accelerator_of(inst), ServingLayout{8, 1, 8, 2}, 2, 2, 100, 163840};
+  const std::string p = file(emit_serving(dp2, ctx, LaunchTarget::slurm), "serve_commands.sh").text;
+  CHECK(p.find("vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 4 --pipeline-parallel-size 1 --data-parallel-size 2 --enable-expert-parallel") !=
+        std::string::npos);
+  CHECK(p.find("# (none for DP2 TP4 EP8: engine sglang runs attention data parallel over every rank") != std::string::npos);
+  CHECK(p.find("trtllm-serve") == std::string::npos);
 }
 
 // Every document of a multi-document YAML file, by kind.

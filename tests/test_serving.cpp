@@ -30,7 +30,7 @@ struct Replica {
   Cluster c;
   InferenceEstimate e;
 };
-Replica replica(const char* instance, const char* preset, double prompt, double output, int tp) {
+Replica replica(const char* instance, const char* preset, double prompt, double output, int tp, int ep = 1, int attention_dp = 1) {
   InferenceRequest r;
   r.mode = ServingMode::offline;
   r.prompt_tokens = prompt;
@@ -40,7 +40,7 @@ Replica replica(const char* instance, const char* preset, double prompt, double 
   const Instance* i = cat().find_instance(instance);
   x.c = Cluster{i, &cat().accelerator_of(*i), 1};
   std::string problem;
-  x.e = estimate_inference(x.m, x.w, x.c, ServingLayout{tp, 1}, std::nullopt, &problem);
+  x.e = estimate_inference(x.m, x.w, x.c, ServingLayout{tp, 1, ep, attention_dp}, std::nullopt, &problem);
   REQUIRE(x.e.fits());
   return x;
 }
@@ -80,6 +80,18 @@ TEST_CASE("One request alone takes its prefill step, then one decode step per fu
   CHECK(s.metrics.e2e_s.mean == Approx(e2e).epsilon(1e-3));  // decode steps run together, timed at their mean context
   CHECK(s.metrics.queue_s.mean == 0);
   CHECK(s.metrics.preemptions == 0);
+}
+
+TEST_CASE("An expert-parallel replica's simulated steps carry its all-to-alls, as the analytic decode step does") {
+  for (int attention_dp : {1, 8}) {
+    Replica x = replica("p6-b300.48xlarge", "deepseek-v3", 128, 256, 8, 8, attention_dp);
+    const int batch = 32;
+    const SimulatedService s = simulate_service(x.m, x.w, x.c, x.e, closed(batch, batch, 128, 256));
+    InferenceEstimate at = x.e;
+    evaluate_batch(x.m, x.w, x.c, at, batch);
+    REQUIRE(at.step.expert_parallel_s > 2 * 58 * kExpertAllToAllLatencyS);  // 2 x 58 all-to-alls of 25 us and their bytes
+    CHECK(s.metrics.tpot_s.p50 == Approx(at.step.total_s()).epsilon(0.01));
+  }
 }
 
 TEST_CASE("A fixed batch with no further arrivals decodes at the analytic decode step of that batch") {

@@ -232,8 +232,19 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK_NOTHROW(read_cases("cases.json", loaded + R"(, "clients": 16, "requests": 80, "length_spread": 0.5}]})"));
   // An expert-parallel layout names the replica's accelerators too; a training case takes its ep in `layout`.
   CHECK(fails_with(loaded + R"(, "ep": 8, "attention_dp": 8}]})", "case X2: field 'ep'"));
-  CHECK_NOTHROW(read_cases("cases.json", loaded + R"(, "tp": 8, "ep": 8, "attention_dp": 8}]})"));
+  CHECK(fails_with(loaded + R"(, "tp": 8, "ep": 8, "attention_dp": 8}]})", "case X2: field 'ep': expert and attention data parallelism"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "attention_dp": 2)"), "case X1: field 'attention_dp'"));
+  // Layouts the model does not run are refused when read, each naming its field.
+  const std::string moe = R"({"cases": [{"id": "X3", "task": "inference", "model": "deepseek-v3", "system": "p5en.48xlarge", "precision": "fp8",
+    "prompt_tokens": 1000, "output_tokens": 1000, "metric": "output_tokens_per_second", "measured": 10000, "source": "test", "source_key": "TEST", "tp": 8)";
+  CHECK_NOTHROW(read_cases("cases.json", moe + R"(, "ep": 8, "attention_dp": 8}]})"));
+  CHECK(fails_with(moe + R"(, "ep": 4}]})", "case X3: field 'ep': ep 4 must equal tp 8"));
+  CHECK(fails_with(moe + R"(, "ep": 8, "attention_dp": 3}]})", "case X3: field 'attention_dp'"));
+  CHECK(fails_with(moe + R"(, "attention_dp": 8}]})", "case X3: field 'ep'"));
+  CHECK(fails_with(moe + R"(, "ep": 8, "pp": 2}]})", "case X3: field 'pp'"));
+  CHECK(fails_with(moe + R"(, "ep": 8, "engine": "tgi"}]})", "case X3: field 'engine'"));
+  CHECK(fails_with(moe + R"(, "ep": 8, "attention_dp": 2, "engine": "trtllm"}]})", "case X3: field 'engine'"));
+  CHECK(fails_with(loaded + R"(, "tp": 8, "ep": 8}]})", "case X2: field 'ep': expert and attention data parallelism"));
   CHECK(fails_with(one_case(""), "case X1: field 'measured': is missing"));
   CHECK(fails_with(one_case(R"(, "measured": -5)"), "case X1: field 'measured'"));
   // A key twice is refused (the parser would keep the later one silently); a bad metric is refused by name.

@@ -271,6 +271,26 @@ class EstimateCommand : public Command {
     return simulate_service(m, w, c, row.estimate, *load);
   }
 
+  // Why no layout the instance offers is the one asked for (--tp, --ep,
+  // --attention-dp, each left out searched), or empty: the problem of the
+  // layout at --tp, else at --ep's size, else at the whole instance.
+  static std::optional<std::string> asked_layout_problem(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const LayoutRequest& asked) {
+    const Instance& inst = *c.instance;
+    std::vector<int> sizes = asked.tp ? std::vector<int>{*asked.tp} : tensor_parallel_sizes(m, inst, *c.accelerator, c.count);
+    if (sizes.empty()) sizes.push_back(inst.accelerator_count);
+    const int named = asked.tp ? *asked.tp : asked.ep && *asked.ep > 1 ? *asked.ep : sizes.back();
+    std::optional<std::string> at_named, at_largest;
+    for (int size : sizes) {
+      const bool expert = asked.ep.value_or(1) > 1 || asked.attention_dp.value_or(1) > 1;
+      const ServingLayout l{size, c.count, asked.ep.value_or(expert ? size : 1), asked.attention_dp.value_or(1)};
+      auto p = serving_layout_problem(m, c, l);
+      if (!p) p = serving_engine_layout_problem(engine_for(*c.accelerator, w.engine), l);
+      if (!p) return std::nullopt;
+      (size == named ? at_named : at_largest) = *p;
+    }
+    return at_named ? at_named : at_largest;
+  }
+
   int run_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog, const Instance& inst, const GlobalOptions& g) {
     const Format format = parse_format(g);
     const Accelerator& acc = catalog.accelerator_of(inst);
@@ -295,14 +315,7 @@ class EstimateCommand : public Command {
     if (!m.is_moe())
       for (auto [f, v] : {std::pair{"--ep", asked.ep}, std::pair{"--attention-dp", asked.attention_dp}})
         if (v && *v > 1) throw InputError(fmt::format("{}: expert and attention data parallelism are for mixture-of-experts models; {} is dense", f, m.name));
-    if (asked.tp && !asked.ep && !asked.attention_dp)
-      if (auto lp = serving_layout_problem(m, c, ServingLayout{eo.tp, pp})) throw InputError(*lp);
-    if (asked.tp && (asked.ep || asked.attention_dp)) {
-      const ServingLayout l{eo.tp, pp, asked.ep.value_or(eo.tp), asked.attention_dp.value_or(1)};
-      if (auto lp = serving_layout_problem(m, c, l)) throw InputError(*lp);
-      if (auto ep = l.ep > 1 || l.attention_dp > 1; ep && !engine_for(acc, w.engine).expert_parallel)
-        throw InputError(fmt::format("engine {} runs MoE experts tensor parallel only (no --ep or --attention-dp)", engine_for(acc, w.engine).name));
-    }
+    if (auto lp = asked_layout_problem(m, w, c, asked)) throw InputError(*lp);
     const ServingChoice choice = choose_serving_layout(m, w, inst, acc, pp, asked, eo.batch ? std::optional<int>(eo.batch) : std::nullopt);
     if (!choice.row)
       throw NothingFitsError(fmt::format("{} x {}: {}", pp, inst.name, choice.problem.empty() ? "no valid tensor-parallel size" : choice.problem));

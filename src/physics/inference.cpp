@@ -163,17 +163,27 @@ namespace {
 // its attention data parallel over a divisor of them, on GPU engines.
 std::optional<std::string> expert_parallel_problem(const ModelSpec& m, const Cluster& c, const ServingLayout& l) {
   if (l.ep == 1 && l.attention_dp == 1) return std::nullopt;
+  if (c.accelerator->software != "cuda") return fmt::format("{} serving runs tensor parallel only here (no expert-parallel layouts)", c.accelerator->name);
   if (!m.is_moe()) return fmt::format("ep and attention_dp are for mixture-of-experts models; {} is dense", m.name);
   if (l.ep != l.tp)
-    return fmt::format("ep {} must equal tp {}: the experts spread over every accelerator of the stage, and attention data parallelism needs them so", l.ep, l.tp);
+    return fmt::format("ep {} must equal tp {}: the experts spread over every accelerator of the stage{}", l.ep, l.tp,
+                       l.attention_dp > 1 ? ", as attention data parallelism needs them" : "");
   if (l.tp % l.attention_dp != 0) return fmt::format("attention_dp {} does not divide tp {}", l.attention_dp, l.tp);
   if (m.experts % l.ep != 0) return fmt::format("ep {} does not divide the model's {} experts", l.ep, m.experts);
   if (l.pp > 1) return "expert-parallel layouts stay inside one instance here (pp 1)";
-  if (c.accelerator->software != "cuda") return fmt::format("{} serving runs tensor parallel only here (no expert-parallel layouts)", c.accelerator->name);
   return std::nullopt;
 }
 
 }  // namespace
+
+std::optional<std::string> serving_engine_layout_problem(const EngineProfile& engine, const ServingLayout& l) {
+  if ((l.ep > 1 || l.attention_dp > 1) && !engine.expert_parallel)
+    return fmt::format("engine {} runs MoE experts tensor parallel only (no ep or attention_dp)", engine.name);
+  if (l.attention_dp > 1 && l.attention_dp < l.tp && !engine.partial_attention_dp)
+    return fmt::format("engine {} runs attention data parallel over every rank of the replica only (attention_dp = tp = {}, attention at TP1)",
+                       engine.name, l.tp);
+  return std::nullopt;
+}
 
 std::optional<std::string> serving_layout_problem(const ModelSpec& m, const Cluster& c, const ServingLayout& l) {
   const int per_node = c.instance->accelerator_count;
@@ -214,6 +224,7 @@ double expert_all_to_all_s(const ModelSpec& m, const Accelerator& acc, const Ser
 
 struct Prefill {
   double compute_s = 0, weights_read_s = 0, comm_s = 0, launch_s = 0;
+  double expert_parallel_s = 0;  // the all-to-alls' part of comm_s
   double total_s() const { return std::max({compute_s, weights_read_s, launch_s}) + comm_s; }
 };
 
@@ -267,7 +278,8 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   const double bw = acc.memory_bandwidth_gb_per_s * acc.efficiency.memory_bandwidth_fraction * kGb;
   out.weights_read_s = serving_weight_bytes_per_accelerator(m, w.weights, l) * l.pp / bw * std::min(1.0, tokens / batched_tokens);
   const double act = tokens * m.hidden * kActivationBytes;
-  out.comm_s += pass_all_reduce_s(m, acc, l, tokens) + expert_all_to_all_s(m, acc, l, tokens);
+  out.expert_parallel_s = expert_all_to_all_s(m, acc, l, tokens);
+  out.comm_s += pass_all_reduce_s(m, acc, l, tokens) + out.expert_parallel_s;
   if (l.pp > 1)
     out.comm_s += (l.pp - 1) * (kCollectiveLatencyInterS + act / (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
   out.launch_s = m.layers * engine.launch_s_per_layer;
@@ -391,7 +403,9 @@ PrefillCost prefill_cost(const ModelSpec& m, const InferenceWorkload& w, const C
   out.matmul_s = bare.compute_s;
   out.attention_s_per_token_context = (probe.compute_s - bare.compute_s) / (double(tokens) * m.attended_tokens(kProbeContextTokens));
   out.weights_read_s = bare.weights_read_s;
-  out.comm_s = bare.comm_s;
+  out.comm_s = bare.comm_s - bare.expert_parallel_s;
+  out.expert_parallel_s = bare.expert_parallel_s;
+  out.expert_parallel_latency_s = e.layout.ep > 1 && m.is_moe() ? 2.0 * m.moe_layers() * kExpertAllToAllLatencyS : 0;
   out.launch_s = bare.launch_s;
   return out;
 }

@@ -240,7 +240,7 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
   Table t;
   t.columns = {{"rank", "#", true},
                {"instance", "INSTANCE"},
-               {"layout", "TP"},
+               {"layout", "LAYOUT"},
                {"precision", "PRECISION", false, true},
                {"memory_percent", "MEM", true, true},
                {"max_batch", "MAXB", true, true},
@@ -292,7 +292,7 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
 Table inference_cost_table(const ServingRecommendation& rec, const InferenceContext& ctx) {
   Table t;
   t.columns = {{"instance", "INSTANCE"},
-               {"layout", "TP"},
+               {"layout", "LAYOUT"},
                {"replicas", "REPL", true},
                {"instances", "N", true},
                {"utilisation", "UTIL", true, true},
@@ -397,6 +397,7 @@ ordered_json decode_step_json(const InferenceEstimate& e) {
           {"compute_s", sig6(e.step.compute_s)},
           {"dequant_s", e.step.dequant_unknown ? ordered_json(nullptr) : ordered_json(sig6(e.step.dequant_s))},
           {"tensor_parallel_s", sig6(e.step.tensor_parallel_s)},
+          {"expert_parallel_s", sig6(e.step.expert_parallel_s)},
           {"pipeline_p2p_s", sig6(e.step.pipeline_p2p_s)}, {"kernel_floor_s", sig6(e.step.kernel_floor_s)},
           {"moe_routing_s", sig6(e.step.moe_routing_s)}, {"moe_permute_s", sig6(e.step.moe_permute_s)}, {"sequence_s", sig6(e.step.sequence_s)},
           {"launch_s", sig6(e.step.launch_s)}, {"draft_s", sig6(e.step.draft_s)},
@@ -583,6 +584,7 @@ void add_decode_step(const InferenceEstimateContext& ctx, const ItemAdder& add) 
   else if (e.precision.weight_only)
     add("decode", "dequantise weights", latency_cell(e.step.dequant_s), "per step, on the vector units");
   add("decode", "tensor-parallel all-reduce", latency_cell(e.step.tensor_parallel_s), "per step");
+  if (e.layout.ep > 1) add("decode", "expert all-to-alls", latency_cell(e.step.expert_parallel_s), "per step, each MoE layer's dispatch and combine");
   if (e.step.pipeline_p2p_s > 0) add("decode", "pipeline p2p", latency_cell(e.step.pipeline_p2p_s), "per step");
   if (w.speculative)
     add("decode", "speculative drafter", latency_cell(e.step.draft_s),

@@ -676,6 +676,7 @@ std::string vllm_command(const ServingLaunch& s, const LaunchContext& c) {
 // parallel (its running-request limit is the replica's, shared by the ranks).
 std::string sglang_command(const ServingLaunch& s, const LaunchContext& c) {
   const ServingLayout& l = s.layout;
+  if (auto p = serving_engine_layout_problem(profile_for(s, "sglang"), l)) return fmt::format("(none for {}: {})", layout_text(l), *p);
   const std::string parallel = (l.ep > 1 ? fmt::format(" --ep-size {}", l.ep) : std::string()) +
                                (l.attention_dp > 1 ? fmt::format(" --dp-size {} --enable-dp-attention", l.attention_dp) : std::string());
   return fmt::format("python -m sglang.launch_server --model-path {} --tp-size {}{} --max-running-requests {} --chunked-prefill-size {} "
@@ -689,6 +690,7 @@ std::string sglang_command(const ServingLaunch& s, const LaunchContext& c) {
 // (--extra_llm_api_options), with --max_batch_size per attention rank.
 std::string trtllm_command(const ServingLaunch& s, const LaunchContext& c) {
   const ServingLayout& l = s.layout;
+  if (auto p = serving_engine_layout_problem(profile_for(s, "trtllm"), l)) return fmt::format("(none for {}: {})", layout_text(l), *p);
   const bool adp = l.attention_dp > 1;
   return fmt::format("{}trtllm-serve {} --tp_size {} --pp_size {}{} --max_batch_size {} --max_num_tokens {} --max_seq_len {} "
                      "--kv_cache_free_gpu_memory_fraction {:.3g}{} --port 8000",

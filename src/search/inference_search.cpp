@@ -108,13 +108,6 @@ std::vector<ServingLayout> asked_layouts(const ModelSpec& m, const InferenceWork
   return out;
 }
 
-// Why the engine cannot run this layout, or empty.
-std::optional<std::string> engine_layout_problem(const EngineProfile& engine, const ServingLayout& l) {
-  if ((l.ep > 1 || l.attention_dp > 1) && !engine.expert_parallel)
-    return fmt::format("engine {} runs MoE experts tensor parallel only (no ep or attention_dp)", engine.name);
-  return std::nullopt;
-}
-
 }  // namespace
 
 ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc, int pp,
@@ -132,7 +125,7 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
   for (const ServingLayout& l : asked_layouts(m, w, inst, acc, pp, asked)) {
     const int size = l.tp;
     auto lp = serving_layout_problem(m, c, l);
-    if (!lp) lp = engine_layout_problem(engine_for(acc, w.engine), l);
+    if (!lp) lp = serving_engine_layout_problem(engine_for(acc, w.engine), l);
     if (lp) {
       out.problem = *lp;
       continue;

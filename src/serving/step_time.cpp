@@ -35,7 +35,7 @@ double StepTimer::step_s(const StepComposition& s) {
   double weights_s = d.weights_read_s;
   double memory_s = dc.kv_read_s_per_token * s.decode_attended_tokens + d.moe_permute_s;
   double compute_s = d.compute_s + dc.attention_s_per_token * s.decode_attended_tokens;
-  double comm_s = d.tensor_parallel_s + d.pipeline_p2p_s;
+  double comm_s = d.tensor_parallel_s + d.expert_parallel_s + d.pipeline_p2p_s;
   double launch_s = d.launch_s;
   if (s.prefill_tokens > 0) {
     const PrefillCost& p = prefill(s.prefill_tokens);
@@ -43,6 +43,8 @@ double StepTimer::step_s(const StepComposition& s) {
     weights_s = std::max(weights_s, p.weights_read_s);
     compute_s += p.matmul_s + p.attention_s_per_token_context * s.prefill_attended_pairs;
     comm_s += std::max(0.0, p.comm_s - bare.tensor_parallel_s - bare.pipeline_p2p_s);
+    // The chunk's tokens ride the decodes' dispatch and combine: their latency once.
+    comm_s += p.expert_parallel_s - (s.decode_sequences > 0 ? p.expert_parallel_latency_s : 0);
     launch_s = std::max(launch_s, p.launch_s);
   }
   const double draft_s = s.decode_sequences > 0 ? d.draft_s : 0;  // speculative decoding's drafter, before the decodes' verification

@@ -153,6 +153,19 @@ void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
   }
 }
 
+// An inference case's ep and attention_dp as the model runs them
+// (docs/methodology.md §MoE serving layouts): refused when read, not left to
+// fail as "does not fit" when predicted.
+void check_case_layout(const Reader& r, const ValidationCase& c) {
+  if (c.ep == 1 && c.attention_dp == 1) return;
+  if (!c.model.is_moe()) r.fail("ep", fmt::format("expert and attention data parallelism are for mixture-of-experts models; {} is dense", c.model.name));
+  if (c.ep != c.tp) r.fail("ep", fmt::format("ep {} must equal tp {} (experts spread over every accelerator of the replica)", c.ep, c.tp));
+  if (c.tp % c.attention_dp != 0) r.fail("attention_dp", fmt::format("attention_dp {} does not divide tp {}", c.attention_dp, c.tp));
+  if (c.pp > 1) r.fail("pp", "expert-parallel layouts stay inside one instance (pp 1)");
+  if (c.inference.engine)
+    if (auto p = serving_engine_layout_problem(*c.inference.engine, ServingLayout{c.tp, c.pp, c.ep, c.attention_dp})) r.fail("engine", *p);
+}
+
 // Every key a case may have (docs/validation.md §Case format).
 const std::vector<std::string> kCaseKeys{
     "id", "task", "usable", "reason", "source", "source_key", "counts", "metric", "measured", "system", "instances", "precision",
@@ -234,6 +247,7 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   c.ep = r.integer(j, "ep", 1, 4096).value_or(1);
   c.attention_dp = r.integer(j, "attention_dp", 1, 4096).value_or(1);
   if ((c.ep > 1 || c.attention_dp > 1) && c.tp == 0) r.fail("ep", "an expert-parallel case gives its tp (the accelerators of one replica) too");
+  check_case_layout(r, c);
   c.batch = r.integer(j, "batch", 1, 1000000);
   c.clients = r.integer(j, "clients", 1, 100000);
   c.inference.clients = c.clients;

@@ -104,6 +104,10 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
     if (!j["full_length_local_kv"].is_boolean()) r.fail("full_length_local_kv", "expected true or false");
     e.full_length_local_kv = j["full_length_local_kv"].get<bool>();
   }
+  if (j.contains("partial_attention_dp")) {
+    if (!j["partial_attention_dp"].is_boolean()) r.fail("partial_attention_dp", "expected true or false");
+    e.partial_attention_dp = j["partial_attention_dp"].get<bool>();
+  }
   if (j.contains("expert_parallel")) {
     if (!j["expert_parallel"].is_boolean()) r.fail("expert_parallel", "expected true or false");
     e.expert_parallel = j["expert_parallel"].get<bool>();

@@ -204,6 +204,8 @@ struct PrefillCost {
   double attention_s_per_token_context = 0;   // attention per token and attended earlier token
   double weights_read_s = 0;                  // every weight once
   double comm_s = 0;                          // tensor-parallel all-reduces and pipeline sends of the chunk's activations
+  double expert_parallel_s = 0;               // ep > 1: the chunk's dispatch and combine all-to-alls, latency included
+  double expert_parallel_latency_s = 0;       // their latency alone (a step with decodes pays it once, in theirs)
   double launch_s = 0;                        // kernel launches, overlapped
 };
 PrefillCost prefill_cost(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const InferenceEstimate& e, int tokens);
@@ -231,5 +233,8 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
 
 // Checks the layout against this instance and model; an explanation if invalid.
 std::optional<std::string> serving_layout_problem(const ModelSpec& m, const Cluster& c, const ServingLayout& l);
+// Why the engine cannot run this layout (no expert parallelism; attention data
+// parallel over fewer ranks than tp where it runs attention at TP1 only), or empty.
+std::optional<std::string> serving_engine_layout_problem(const EngineProfile& engine, const ServingLayout& l);
 
 }  // namespace gpuadvisor

@@ -80,6 +80,11 @@ struct EngineProfile {
   // (vLLM --enable-expert-parallel with --data-parallel-size, SGLang
   // --enable-dp-attention, TensorRT-LLM enable_attention_dp), §MoE serving layouts.
   bool expert_parallel = false;
+  // Attention data parallel over fewer ranks than the replica's, each rank's
+  // attention tensor parallel (vLLM: "Data Parallel attention can be combined
+  // with Tensor Parallel attention"); SGLang's dp size equals its tp size and
+  // TensorRT-LLM's enable_attention_dp runs attention at TP1.
+  bool partial_attention_dp = false;
   // Sequences the scheduler runs at once by default (vLLM's max_num_seqs):
   // `max_sequences`, or `max_sequences_large` on accelerators with at least
   // `large_from_gib` of memory whose name contains none of `large_excludes`
