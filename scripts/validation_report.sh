@@ -199,6 +199,15 @@ scored, and each kept whatever it scored:
   per-user rate on H200, 11.3 tokens/s at 1,024 requests, implies); Hopper's
   1000/1000 rows from 8% slow to 64% fast. Expert load imbalance, not
   modelled, is one candidate; no source gives it for EP8 in one node.
+  Tried after they were scored, and not kept: the decode attention as its
+  own kernels against the KV read (max(weights, matrices) + max(KV,
+  attention) instead of max(weights + KV, matrices + attention)) with
+  multi-head latent attention's absorbed decode width (heads x (2 x 512 +
+  64) / 2 against heads x 192): these 33 went from 18.2% to 15.3% out of
+  sample but the 328 before them from 9.5% to 9.7% and their inference
+  rows from 11.3% to 11.7% (p90s unchanged), a gain on the rows that
+  prompted it paid for by the rest; the absorbed width alone moved nothing
+  (it stays under the weight read).
 - TRTLLM-1X (26 cases): TensorRT-LLM's current throughput tables
   (docs/source/developer-guide/perf-overview.md@03e27c7d, trtllm-bench on the
   PyTorch backend, output tokens/s per GPU): every column with a plain
