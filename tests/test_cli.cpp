@@ -1219,3 +1219,19 @@ TEST_CASE("cli: estimate takes an MoE service's --ep and --attention-dp, and ref
   CHECK(training.code == 2);
   CHECK(training.err.find("--attention-dp applies to --task inference") != std::string::npos);
 }
+
+TEST_CASE("cli: a service with a load is also sized as disaggregated prefill and decode pools, said beside the pick and never ranked") {
+  const Run r = run("recommend --model deepseek-v3 --task inference --requests-per-second 10 -q");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("  disaggregated: ") != std::string::npos);
+  CHECK(r.out.find(" prefill (") != std::string::npos);
+  const auto doc = nlohmann::json::parse(run("recommend --model deepseek-v3 --task inference --requests-per-second 10 --format json").out);
+  const auto d = doc["alternatives"]["disaggregated"];
+  REQUIRE(d.is_object());
+  CHECK(d["prefill"]["instances"].get<int>() >= 1);
+  CHECK(d["decode"]["instances"].get<int>() >= 1);
+  CHECK(d["decode"]["layout"]["text"].is_string());
+  CHECK(d["ttft_s"].get<double>() > d["kv_transfer_s"].get<double>());
+  // Without a load there is none.
+  CHECK(nlohmann::json::parse(run("recommend --model deepseek-v3 --task inference --format json").out)["alternatives"]["disaggregated"].is_null());
+}

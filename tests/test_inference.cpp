@@ -2,9 +2,13 @@
 // decode bounds, sizing guidance, monotonicity and test-time compute.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/workload/engine.hpp"
 #include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/catalog/pricing.hpp"
 #include "gpuadvisor/physics/communication.hpp"
 #include "gpuadvisor/physics/compute.hpp"
 #include "gpuadvisor/physics/inference.hpp"
@@ -464,4 +468,43 @@ TEST_CASE("MoE serving layouts: what cannot be laid out says why") {
   CHECK(any.row->estimate.layout.ep == 8);
   CHECK(expert_parallel_layouts(model("llama-3-70b"), engine_for(cat().accelerator_of(inst), nullptr), cat().accelerator_of(inst), 8).empty());
   CHECK(expert_parallel_layouts(m, engine_for(cat().accelerator_of(inst), nullptr), cat().accelerator_of(inst), 8).size() == 2);
+}
+
+TEST_CASE("Disaggregated prefill and decode: pools sized from each one's capacity, the KV cache over the network (hand-computed)") {
+  const ModelSpec& m = model("llama-3-70b");
+  InferenceRequest q;
+  q.requests_per_second = 20;
+  q.weights = WeightFormat::fp8;
+  const InferenceWorkload w = make_inference_workload(q);
+  const Instance& inst = *cat().find_instance("p5.48xlarge");
+  const Accelerator& acc = cat().accelerator_of(inst);
+  RecommendRequest r;
+  const auto d = disaggregated_service(m, w, inst, acc, r);
+  REQUIRE(d);
+  // The mean prompt's KV cache, every layer (2 x 80 x 8 x 128 x 2 bytes a token), over the instance's network.
+  const double kv_bytes = w.computed_prompt_tokens(w.prompt_tokens) * 2.0 * 80 * 8 * 128 * 2;
+  CHECK(d->kv_transfer_s == Approx(kv_bytes / (inter_node_gb_per_s(inst, acc, 8) * 1e9)));
+  // Each pool: the load over its replicas' capacity at the target utilisation, in whole instances.
+  for (const DisaggregatedPool* p : {&d->prefill, &d->decode}) {
+    const int per_instance = 8 / p->layout.tp;
+    const int needed = static_cast<int>(std::ceil(20 / (p->requests_per_second_per_replica * kDefaultTargetUtilisation) - 1e-9));
+    CHECK(p->instances == (needed + per_instance - 1) / per_instance);
+    CHECK(p->replicas == p->instances * per_instance);
+  }
+  // Decode runs no prefill: its time per token is the decode step at its batch, within the target.
+  CHECK(d->tpot_s <= *w.max_tpot_s);
+  const Cluster c{&inst, &acc, 1};
+  InferenceEstimate at = estimate_inference(m, w, c, d->decode.layout, d->decode_batch, nullptr);
+  CHECK(d->tpot_s == Approx(at.step.total_s()));
+  CHECK(d->decode.requests_per_second_per_replica == Approx(d->decode_batch / (w.generated_tokens_per_sequence() * at.step.total_s())));
+  // TTFT: the prefill pool's mean prompt alone, the transfer and the first decode step.
+  const InferenceEstimate pre = estimate_inference(m, w, c, d->prefill.layout, 1, nullptr);
+  CHECK(d->ttft_s == Approx(pre.prefill_s + d->kv_transfer_s + d->tpot_s));
+  CHECK(d->usd_per_hour == Approx(*hourly_rate(inst, "us-east-1", Pricing::on_demand) * d->instances()));
+  // None without a load, nor where the KV cache has no EFA to cross on.
+  CHECK_FALSE(disaggregated_service(m, make_inference_workload({}), inst, acc, r));
+  const auto no_efa = std::find_if(cat().instances.begin(), cat().instances.end(),
+                                   [](const Instance& i) { return !i.efa_supported && i.accelerator_count >= 4 && i.accelerator_name.rfind("V100", 0) == 0; });
+  REQUIRE(no_efa != cat().instances.end());
+  CHECK_FALSE(disaggregated_service(model("llama-3-8b"), w, *no_efa, cat().accelerator_of(*no_efa), r));
 }

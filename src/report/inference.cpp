@@ -192,6 +192,41 @@ std::string batch_hours_text(const ServingRow& pick, const InferenceWorkload& w)
                      pick.utilisation * 100, *hours, money_text(*pick.ranked_usd_per_hour * *hours * kHoursPerMonth / 24));
 }
 
+namespace {
+
+std::string pool_text(const Instance& inst, const DisaggregatedPool& p, const char* role) {
+  return fmt::format("{} x {} {} ({}, {} replica{})", p.instances, inst.name, role, layout_text(p.layout), p.replicas, p.replicas > 1 ? "s" : "");
+}
+
+// "1 x p5en.48xlarge prefill (DP8 EP8, 1 replica) + 2 x ... decode (...), TTFT ..., $.../month, 12% cheaper than the pick (...)"
+std::string disaggregated_text(const DisaggregatedService& d, const ServingRow& pick, double target_utilisation) {
+  std::string cost = "cost unknown";
+  if (d.usd_per_hour) {
+    cost = money_text(*d.usd_per_hour * kHoursPerMonth) + "/month";
+    if (pick.ranked_usd_per_hour)
+      cost += fmt::format(" against the pick's {}{}", money_text(*pick.ranked_usd_per_hour * kHoursPerMonth),
+                          pick.simulated ? " (the pick sized by simulated percentiles, these by analytic means: not the same bar)" : "");
+  }
+  return fmt::format("{} + {}, TTFT {:.0f} ms (KV over the network {:.1f} ms), {:.0f} ms per token at the decode pool's capacity, means without "
+                     "a queue; {}; sized at {:.0f}% utilisation, no prefill in the decode steps, not checked against a published disaggregated "
+                     "run (methodology §Disaggregated prefill and decode)",
+                     pool_text(*d.instance, d.prefill, "prefill"), pool_text(*d.instance, d.decode, "decode"), d.ttft_s * 1e3,
+                     d.kv_transfer_s * 1e3, d.tpot_s * 1e3, cost, target_utilisation * 100);
+}
+
+ordered_json disaggregated_json(const std::optional<DisaggregatedService>& d) {
+  if (!d) return nullptr;
+  auto pool = [](const DisaggregatedPool& p) {
+    return ordered_json{{"layout", layout_json(p.layout)}, {"replicas", p.replicas}, {"instances", p.instances},
+                        {"requests_per_second_per_replica", sig6(p.requests_per_second_per_replica)}};
+  };
+  return {{"instance", d->instance->name}, {"prefill", pool(d->prefill)}, {"decode", pool(d->decode)}, {"decode_batch", d->decode_batch},
+          {"ttft_s", sig6(d->ttft_s)}, {"kv_transfer_s", sig6(d->kv_transfer_s)}, {"tpot_s", sig6(d->tpot_s)},
+          {"usd_per_month", money_json(d->usd_per_hour ? std::optional<double>(*d->usd_per_hour * kHoursPerMonth) : std::nullopt)}};
+}
+
+}  // namespace
+
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
@@ -214,8 +249,9 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
     const bool same = x.instance == rec.pick->instance && x.estimate.layout == rec.pick->estimate.layout;
     return same ? std::string("the pick") : service_line(x);
   };
-  out += fmt::format("  cheapest: {}\n  fastest:  {}\n\n", alternative(*rec.cheapest), alternative(*rec.fastest));
-  return out;
+  out += fmt::format("  cheapest: {}\n  fastest:  {}\n", alternative(*rec.cheapest), alternative(*rec.fastest));
+  if (rec.disaggregated) out += "  disaggregated: " + disaggregated_text(*rec.disaggregated, *rec.pick, ctx.workload->target_utilisation) + "\n";
+  return out + "\n";
 }
 
 // Whether a row is the service's pick: the same type, layout and instance count.
@@ -371,10 +407,11 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
     j["recommendation"]["tpot_margin"] = margin_json(*rec.pick, *ctx.workload, ctx.model->is_moe());
     const auto batch_hours = batch_hours_per_day(*rec.pick, *ctx.workload);
     j["recommendation"]["batch_hours_per_day"] = batch_hours ? ordered_json(sig6(*batch_hours)) : ordered_json(nullptr);
-    j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)}, {"fastest", service_json(*rec.fastest, *ctx.model)}};
+    j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)}, {"fastest", service_json(*rec.fastest, *ctx.model)},
+                         {"disaggregated", disaggregated_json(rec.disaggregated)}};
   } else {
     j["recommendation"] = nullptr;
-    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}};
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"disaggregated", nullptr}};
   }
   j["best_batch1_tpot_s"] = rec.best_batch1_tpot_s ? ordered_json(sig6(*rec.best_batch1_tpot_s)) : ordered_json(nullptr);
   j["best_batch1_ttft_s"] = rec.best_batch1_ttft_s ? ordered_json(sig6(*rec.best_batch1_ttft_s)) : ordered_json(nullptr);

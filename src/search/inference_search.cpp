@@ -441,6 +441,26 @@ void consider_serving_instance(const ServingProbe& p, ServingRecommendation& out
 
 }  // namespace
 
+namespace {
+
+// The cheapest priced disaggregated service over the types with a row (fewest instances where none is priced).
+std::optional<DisaggregatedService> cheapest_disaggregated(const ModelSpec& m, const InferenceWorkload& w, const std::vector<ServingRow>& rows,
+                                                           const RecommendRequest& r) {
+  std::optional<DisaggregatedService> best;
+  std::vector<const Instance*> seen;
+  for (const ServingRow& row : rows) {
+    if (std::find(seen.begin(), seen.end(), row.instance) != seen.end()) continue;
+    seen.push_back(row.instance);
+    auto s = disaggregated_service(m, w, *row.instance, *row.accelerator, r);
+    if (!s) continue;
+    auto key = [](const DisaggregatedService& x) { return std::pair(x.usd_per_hour.value_or(1e300), x.instances()); };
+    if (!best || key(*s) < key(*best)) best = s;
+  }
+  return best;
+}
+
+}  // namespace
+
 ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
                                           const RecommendRequest& r) {
   ServingRecommendation out;
@@ -460,6 +480,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
   mark_pareto(out.rows);
   choose_rows(out, r, w);
   if (out.pick) out.sizing = sizing_note(*out.pick, m, w, sims);
+  out.disaggregated = cheapest_disaggregated(m, w, out.rows, r);
   std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
   return out;
 }

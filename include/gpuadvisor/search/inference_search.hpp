@@ -9,6 +9,7 @@
 
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/physics/inference.hpp"
+#include "gpuadvisor/search/disaggregated.hpp"
 #include "gpuadvisor/search/search.hpp"
 #include "gpuadvisor/serving/metrics.hpp"
 
@@ -74,6 +75,9 @@ struct ServingRecommendation {
   // TTFT target is what no option meets.
   std::optional<double> best_batch1_ttft_s;
   std::string best_batch1_ttft_option;
+  // With a load: the cheapest disaggregated service over the instance types
+  // with a row (search/disaggregated.hpp), shown beside the pick, not ranked.
+  std::optional<DisaggregatedService> disaggregated;
 };
 
 // An offline job without a volume (no --requests-per-second or
