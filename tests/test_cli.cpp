@@ -1235,3 +1235,9 @@ TEST_CASE("cli: a service with a load is also sized as disaggregated prefill and
   // Without a load there is none.
   CHECK(nlohmann::json::parse(run("recommend --model deepseek-v3 --task inference --format json").out)["alternatives"]["disaggregated"].is_null());
 }
+
+TEST_CASE("cli: a reasoning service is sized on a simulation that reaches its steady state (one p6-b200 looked enough on 1,000 requests)") {
+  const auto doc = nlohmann::json::parse(run("recommend --model deepseek-v3 --task inference --requests-per-second 10 --reasoning-tokens 2000 --format json").out);
+  CHECK(doc["recommendation"]["replicas"].get<int>() >= 2);
+  CHECK(doc["recommendation"]["utilisation"].get<double>() <= 1.0);
+}

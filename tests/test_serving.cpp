@@ -583,3 +583,16 @@ TEST_CASE("Speculative decoding on the command line: the workload carries it, an
   CHECK(emit.code == 2);
   CHECK(emit.err.find("--speculative") != std::string::npos);
 }
+
+TEST_CASE("An open loop runs long enough for its queue to fill: four request latencies at the rate, 1,000 to 10,000 requests") {
+  CHECK(steady_state_requests(10, 79) == 3160);   // DeepSeek-R1 with 2,000 reasoning tokens
+  CHECK(steady_state_requests(10, 5) == 1000);    // a chat request: the default count
+  CHECK(steady_state_requests(100, 100) == 10000);
+  InferenceRequest q;
+  q.requests_per_second = 10;
+  const InferenceWorkload w = make_inference_workload(q);
+  CHECK(serving_load(w, 10.0, 79.0)->requests == 3160);
+  CHECK(serving_load(w, 10.0)->requests == 1000);
+  q.simulated_requests = 500;
+  CHECK(serving_load(make_inference_workload(q), 10.0, 79.0)->requests == 500);  // --simulated-requests decides
+}

@@ -262,7 +262,7 @@ class EstimateCommand : public Command {
   static std::optional<SimulatedService> simulate_at_load(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingRow& row) {
     const std::optional<double> per_replica =
         w.requests_per_second ? std::optional<double>(*w.requests_per_second / std::max(1, row.replicas)) : std::nullopt;
-    const std::optional<ServingLoad> load = serving_load(w, per_replica);
+    const std::optional<ServingLoad> load = serving_load(w, per_replica, row.estimate.latency_s);
     if (!load) return std::nullopt;
     if (w.samples > 1 || w.verifier) {
       spdlog::warn("best-of-N samples and verifiers are not simulated: the figures at load are the analytic operating point (no queueing)");

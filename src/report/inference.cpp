@@ -208,8 +208,8 @@ std::string disaggregated_text(const DisaggregatedService& d, const ServingRow& 
                           pick.simulated ? " (the pick sized by simulated percentiles, these by analytic means: not the same bar)" : "");
   }
   return fmt::format("{} + {}, TTFT {:.0f} ms (KV over the network {:.1f} ms), {:.0f} ms per token at the decode pool's capacity, means without "
-                     "a queue; {}; sized at {:.0f}% utilisation, no prefill in the decode steps, not checked against a published disaggregated "
-                     "run (methodology §Disaggregated prefill and decode)",
+                     "a queue; {}; the cheapest such service over the types with EFA, sized at {:.0f}% utilisation, no prefill in the decode "
+                     "steps, not checked against a published disaggregated run (methodology §Disaggregated prefill and decode)",
                      pool_text(*d.instance, d.prefill, "prefill"), pool_text(*d.instance, d.decode, "decode"), d.ttft_s * 1e3,
                      d.kv_transfer_s * 1e3, d.tpot_s * 1e3, cost, target_utilisation * 100);
 }

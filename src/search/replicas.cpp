@@ -27,14 +27,14 @@ const ServiceMetrics& ReplicaSimulations::at(const ModelSpec& m, const Inference
   if (auto it = done_.find(key); it != done_.end()) return it->second;
   ++runs_;
   const Cluster c{row.instance, row.accelerator, l.pp};
-  return done_.emplace(key, simulate_service(m, w, c, row.estimate, *serving_load(w, rate), true).metrics).first->second;
+  return done_.emplace(key, simulate_service(m, w, c, row.estimate, *serving_load(w, rate, row.estimate.latency_s), true).metrics).first->second;
 }
 
 ServiceMetrics ReplicaSimulations::whole(const ModelSpec& m, const InferenceWorkload& w, const ServingRow& row, int replicas) {
   const ServiceMetrics& s = at(m, w, row, replicas);
   if (!s.stopped_early) return s;
   const Cluster c{row.instance, row.accelerator, row.estimate.layout.pp};
-  return simulate_service(m, w, c, row.estimate, *serving_load(w, *w.requests_per_second / replicas)).metrics;
+  return simulate_service(m, w, c, row.estimate, *serving_load(w, *w.requests_per_second / replicas, row.estimate.latency_s)).metrics;
 }
 
 namespace {

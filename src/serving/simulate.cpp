@@ -8,7 +8,13 @@
 
 namespace gpuadvisor {
 
-std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optional<double> requests_per_second_per_replica) {
+int steady_state_requests(double requests_per_second, double request_latency_s) {
+  const double needed = std::ceil(requests_per_second * kSteadyStateLatencies * request_latency_s);
+  return static_cast<int>(std::clamp<double>(needed, kDefaultSimulatedRequests, kMaxTraceReplicaRequests));
+}
+
+std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optional<double> requests_per_second_per_replica,
+                                        std::optional<double> request_latency_s) {
   ServingLoad load;
   if (w.clients) {
     load.arrivals.closed_loop = true;
@@ -17,6 +23,7 @@ std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optiona
   } else if (requests_per_second_per_replica) {
     load.arrivals.requests_per_second = *requests_per_second_per_replica;
     load.arrivals.gap_cv = w.arrival_cv;
+    if (request_latency_s) load.requests = steady_state_requests(*requests_per_second_per_replica, *request_latency_s);
   } else {
     return std::nullopt;
   }

@@ -39,9 +39,19 @@ struct ServingLoad {
 // i when floor((i + 1) s) > floor(i s), every 1/s-th for s = 1/replicas.
 std::vector<TraceRequest> trace_share_of(const RequestTrace& t, double share, int most);
 
+// An open loop's window spans this many request latencies (Little's law's
+// sequences in flight build up within about one; the rest is steady state).
+inline constexpr double kSteadyStateLatencies = 4;
+// Open-loop requests for a window of kSteadyStateLatencies request latencies
+// at the rate: at least kDefaultSimulatedRequests, at most kMaxTraceReplicaRequests.
+int steady_state_requests(double requests_per_second, double request_latency_s);
+
 // The load the workload describes on one replica: its clients (closed loop),
-// or `requests_per_second_per_replica` (open loop); empty with neither.
-std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optional<double> requests_per_second_per_replica);
+// or `requests_per_second_per_replica` (open loop); empty with neither. With
+// the replica's analytic request latency, an open loop without
+// --simulated-requests runs steady_state_requests.
+std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optional<double> requests_per_second_per_replica,
+                                        std::optional<double> request_latency_s = std::nullopt);
 
 // The engine's limits on this replica: its sequence limit (or --concurrency,
 // or a Neuron graph's compiled batch), its token budget per step, and the KV
