@@ -440,6 +440,9 @@ TEST_CASE("cli: where one request of the whole context would not fit the sized K
   CHECK(length < 131072);
   CHECK(text.str().find(fmt::format("# accepts requests up to {} tokens, prompt + output (the most one request's KV cache can hold here; "
                                     "llama-3.1-70b's context length is 131072)", length)) != std::string::npos);
+  // The header prices the replica on demand, as recommend's does (it said "cost unknown" from estimate).
+  CHECK(text.str().find("# predicted: $") != std::string::npos);
+  CHECK(text.str().find("cost unknown") == std::string::npos);
   auto above = run(base + " --max-request-tokens " + std::to_string(length + 1));
   CHECK(above.code == 2);
   CHECK(above.err.find("the KV cache the estimate sized holds one request of at most") != std::string::npos);

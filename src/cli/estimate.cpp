@@ -345,7 +345,11 @@ class EstimateCommand : public Command {
     print_document(render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);
-    if (!gate) emit_serving_files(emit, g, m, w, row, "on-demand", eo.region);
+    if (!gate) {
+      ServingRow priced = row;  // the launch files' header says what the replicas cost on demand, as recommend's do
+      priced.ranked_usd_per_hour = serving_cost(row, w, hourly_rate(inst, eo.region, Pricing::on_demand)).usd_per_hour;
+      emit_serving_files(emit, g, m, w, priced, "on-demand", eo.region);
+    }
     if (gate) {
       spdlog::error("{} (the targets: --max-ttft, --max-tpot; --mode offline has none)", choice.problem);
       return static_cast<int>(ExitCode::nothing_fits);
