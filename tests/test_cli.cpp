@@ -1215,6 +1215,10 @@ TEST_CASE("cli: estimate takes an MoE service's --ep and --attention-dp, and ref
   CHECK(run("estimate --instance p5en.48xlarge --model deepseek-v3 --task inference --ep 3").err.find("ep 3 must equal tp 8") != std::string::npos);
   CHECK(run("estimate --instance inf2.48xlarge --model mixtral-8x7b --task inference --attention-dp 2").err.find("tensor parallel only") !=
         std::string::npos);
+  // Nothing fits: the layout needing the least memory says why (TP8 EP8's 84.1 GB, not DP8 EP8's 100.7 GB).
+  const Run p5 = run("estimate --instance p5.48xlarge --model deepseek-v3 --task inference --tp 8 --ep 8");
+  CHECK(p5.code == 3);
+  CHECK(p5.err.find("tp 8 ep 8: weights 84.1 GB") != std::string::npos);
   const Run training = run("estimate --instance p5en.48xlarge --model deepseek-v3 --task pretrain --tokens 1B --attention-dp 2");
   CHECK(training.code == 2);
   CHECK(training.err.find("--attention-dp applies to --task inference") != std::string::npos);

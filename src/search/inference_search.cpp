@@ -90,6 +90,14 @@ std::vector<int> tensor_parallel_sizes(const ModelSpec& m, const Instance& inst,
 
 namespace {
 
+// "tp 8", "tp 8 pp 2" (pp_word " pp "), "tp 8 ep 8 attention dp 8".
+std::string layout_name(const ServingLayout& l, const char* pp_word) {
+  std::string s = fmt::format("tp {}{}", l.tp, l.pp > 1 ? fmt::format("{}{}", pp_word, l.pp) : "");
+  if (l.ep > 1) s += fmt::format(" ep {}", l.ep);
+  if (l.attention_dp > 1) s += fmt::format(" attention dp {}", l.attention_dp);
+  return s;
+}
+
 // The layouts choose_serving_layout tries: plain tensor parallel at each size
 // asked, and the expert-parallel ones at it, those matching what was asked.
 std::vector<ServingLayout> asked_layouts(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc, int pp,
@@ -122,8 +130,9 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
     return std::tuple(x.instances, capacity, x.tpot_seen_s());
   };
   ReplicaSimulations sims;
-  for (const ServingLayout& l : asked_layouts(m, w, inst, acc, pp, asked)) {
-    const int size = l.tp;
+  const std::vector<ServingLayout> layouts = asked_layouts(m, w, inst, acc, pp, asked);
+  double least_need_gb = std::numeric_limits<double>::infinity();
+  for (const ServingLayout& l : layouts) {
     auto lp = serving_layout_problem(m, c, l);
     if (!lp) lp = serving_engine_layout_problem(engine_for(acc, w.engine), l);
     if (lp) {
@@ -143,10 +152,19 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
     if (!row.estimate.fits() || !problem.empty()) {
       // When no size meets the targets, the one closest is still returned
       // (with a fixed --tp, that size), with the targets it misses.
+      // Of layouts that do not fit, the one that needs the least memory says why.
       const bool shown = tp || row.estimate.fits();
       if (out.row && out.problem.empty()) continue;
-      out.problem = tp ? problem : fmt::format("tp {}: {}", size, problem);
-      if (shown && (!out.row || key(row) < key(*out.row))) out.row = row;
+      const std::string said = layouts.size() == 1 ? problem : fmt::format("{}: {}", layout_name(l, " pp "), problem);
+      if (shown) {
+        if (!out.row || key(row) < key(*out.row)) {
+          out.row = row;
+          out.problem = said;
+        }
+      } else if (!out.row && row.estimate.memory.total_gb() < least_need_gb) {
+        least_need_gb = row.estimate.memory.total_gb();
+        out.problem = said;
+      }
       continue;
     }
     if (!out.row || !out.problem.empty() || key(row) < key(*out.row)) {
@@ -309,12 +327,6 @@ struct ServingProbe {
   ReplicaSimulations& sims;
 };
 
-std::string layout_name(const ServingLayout& l, const char* pp_word) {
-  std::string s = fmt::format("tp {}{}", l.tp, l.pp > 1 ? fmt::format("{}{}", pp_word, l.pp) : "");
-  if (l.ep > 1) s += fmt::format(" ep {}", l.ep);
-  if (l.attention_dp > 1) s += fmt::format(" attention dp {}", l.attention_dp);
-  return s;
-}
 
 // The fastest batch-1 time per token and to first token over every option
 // that fits, for the message when no option meets the targets.
