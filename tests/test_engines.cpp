@@ -107,6 +107,8 @@ TEST_CASE("an engines file with a bad field is refused with the engine and field
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "dequant_per_sequence": "yes")", "dequant_per_sequence");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "reserves_full_kv": 1)", "reserves_full_kv");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "full_length_local_kv": "yes")", "full_length_local_kv");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "expert_parallel": "yes")", "expert_parallel");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "partial_attention_dp": 1)", "partial_attention_dp");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "max_sequences": 256)", "max_sequences");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "max_sequences": {"default": 0})", "default");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "max_sequences": {"default": 256, "large": 1024})", "large_from_gib");

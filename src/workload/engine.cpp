@@ -68,6 +68,13 @@ void read_prefill_chunk(const EngineReader& r, const json& j, EngineProfile& e) 
   e.prefill_chunk_tokens = static_cast<int>(r.number(j, key, 16, 1 << 20));
 }
 
+// A true/false field that may be left out (false).
+bool optional_flag(const EngineReader& r, const json& j, const char* key) {
+  if (!j.contains(key)) return false;
+  if (!j[key].is_boolean()) r.fail(key, "expected true or false");
+  return j[key].get<bool>();
+}
+
 EngineProfile read_engine(const EngineReader& r, const json& j, const json& sources) {
   EngineProfile e;
   e.name = r.name;
@@ -90,28 +97,13 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   e.dequant_ops_per_weight = r.number(j, "dequant_ops_per_weight", 0, 100);
   e.prefill_compute_factor = j.contains("prefill_compute_factor") ? r.number(j, "prefill_compute_factor", 0.01, 1) : 0;
   e.prefill_batching_steps = j.contains("prefill_batching_steps") ? static_cast<int>(r.number(j, "prefill_batching_steps", 0, 1000)) : 0;
-  if (j.contains("dequant_per_sequence")) {
-    if (!j["dequant_per_sequence"].is_boolean()) r.fail("dequant_per_sequence", "expected true or false");
-    e.dequant_per_sequence = j["dequant_per_sequence"].get<bool>();
-  }
+  e.dequant_per_sequence = optional_flag(r, j, "dequant_per_sequence");
   if (!j.contains("continuous_batching") || !j["continuous_batching"].is_boolean()) r.fail("continuous_batching", "expected true or false");
   e.continuous_batching = j["continuous_batching"].get<bool>();
-  if (j.contains("reserves_full_kv")) {
-    if (!j["reserves_full_kv"].is_boolean()) r.fail("reserves_full_kv", "expected true or false");
-    e.reserves_full_kv = j["reserves_full_kv"].get<bool>();
-  }
-  if (j.contains("full_length_local_kv")) {
-    if (!j["full_length_local_kv"].is_boolean()) r.fail("full_length_local_kv", "expected true or false");
-    e.full_length_local_kv = j["full_length_local_kv"].get<bool>();
-  }
-  if (j.contains("partial_attention_dp")) {
-    if (!j["partial_attention_dp"].is_boolean()) r.fail("partial_attention_dp", "expected true or false");
-    e.partial_attention_dp = j["partial_attention_dp"].get<bool>();
-  }
-  if (j.contains("expert_parallel")) {
-    if (!j["expert_parallel"].is_boolean()) r.fail("expert_parallel", "expected true or false");
-    e.expert_parallel = j["expert_parallel"].get<bool>();
-  }
+  e.reserves_full_kv = optional_flag(r, j, "reserves_full_kv");
+  e.full_length_local_kv = optional_flag(r, j, "full_length_local_kv");
+  e.expert_parallel = optional_flag(r, j, "expert_parallel");
+  e.partial_attention_dp = optional_flag(r, j, "partial_attention_dp");
   if (j.contains("max_sequences")) {
     const json& m = j["max_sequences"];
     if (!m.is_object()) r.fail("max_sequences", "expected {\"default\": N, \"large\": N, \"large_from_gib\": GiB, \"large_excludes\": [names]}");
