@@ -961,6 +961,7 @@ TEST_CASE("cli: recommend names one pick, why, and the alternatives") {
   CHECK(t.out.find("  why: ") != std::string::npos);
   CHECK(t.out.find("  cheapest: ") != std::string::npos);
   CHECK(t.out.find("  fastest: ") != std::string::npos);
+  CHECK(t.out.find("x the pick's price)\n") != std::string::npos);  // a fastest run at several times the pick's money says so
   Run j = run("recommend --params 13B --task lora --format json");
   REQUIRE(j.code == 0);
   auto doc = nlohmann::json::parse(j.out);
@@ -969,6 +970,23 @@ TEST_CASE("cli: recommend names one pick, why, and the alternatives") {
   CHECK_FALSE(rec["why"].get<std::string>().empty());
   CHECK(rec["setup_hours"].get<double>() > 0);
   CHECK(rec["total_hours"].get<double>() <= 2);  // the wait is weighed: not 9.8 h to save $23
+  // ... and within twice the cheapest (the capacity issue's acceptance), the value of time named.
+  const double cheapest_usd = doc["alternatives"]["cheapest"]["costs"]["ranked_usd"].get<double>();
+  CHECK(rec["costs"]["ranked_usd"].get<double>() <= 2 * cheapest_usd);
+  CHECK(rec["why"].get<std::string>().find("--value-of-time") != std::string::npos);
+  CHECK(doc["request"]["max_cost_multiple"] == 2);
+  for (const auto& o : doc["options"])  // a faster option left out by the ceiling is still listed
+    if (o["instance"] == "p6-b200.48xlarge") CHECK(o["ranked_cost_usd"].get<double>() > 2 * cheapest_usd);
+  CHECK(rec["why"].get<std::string>().find("p6-b200.48xlarge") != std::string::npos);  // named as what the ceiling left out
+  const auto unbounded = nlohmann::json::parse(run("recommend --params 13B --task lora --max-cost-multiple 0 --format json").out);
+  CHECK(unbounded["recommendation"]["costs"]["ranked_usd"].get<double>() > 2 * cheapest_usd);
+  CHECK(unbounded["recommendation"]["why"].get<std::string>().find("--max-cost-multiple") == std::string::npos);
+  for (const char* bad : {"0.5", "-1", "x", "2000"}) {
+    const Run r = run(std::string("recommend --params 13B --task lora --max-cost-multiple ") + bad);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--max-cost-multiple") != std::string::npos);
+  }
+  CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --max-cost-multiple 3").code == 2);
   CHECK(doc["options"][0]["instance"] == rec["instance"]);
   const auto by_money = nlohmann::json::parse(run("recommend --params 13B --task lora --value-of-time 0 --format json").out);
   CHECK(by_money["recommendation"]["costs"]["ranked_usd"].get<double>() <=

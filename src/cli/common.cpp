@@ -336,6 +336,10 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
   cmd->add_option("--value-of-time", o.value_of_time,
                   "What an hour of the run's wait is worth, USD: 25 (default, a judgement: part of an engineer's hour), 0 to rank by money alone (training, RL)")
       ->group("Ranking");
+  cmd->add_option("--max-cost-multiple", o.max_cost_multiple,
+                  "The pick costs at most this many times the cheapest option within the horizon: 2 (default, a judgement: speed buys at most the "
+                  "cheapest price again), 0 for no ceiling (training, RL)")
+      ->group("Ranking");
   cmd->add_option("--top", o.top, "Rows to show (default 10; every row with --all-counts)")->group("Ranking");
   cmd->add_flag("--all-counts", o.all_counts, "Show every instance count (every tensor-parallel size for a service), not one row per type")
       ->group("Ranking");
@@ -697,6 +701,11 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
     r.value_of_time_usd_per_hour = zero ? 0 : parse_usd(o.value_of_time, "--value-of-time");  // 0: by money alone
   }
   r.value_of_time_given = !o.value_of_time.empty();
+  if (!o.max_cost_multiple.empty()) {
+    r.max_cost_multiple = parse_number(o.max_cost_multiple, "--max-cost-multiple", 0, 1000);
+    if (r.max_cost_multiple != 0 && !(r.max_cost_multiple >= 1 && r.max_cost_multiple <= 1000))
+      throw InputError(fmt::format("--max-cost-multiple: '{}' must be 0 (no ceiling) or in [1, 1000]", o.max_cost_multiple));
+  }
   constexpr int kEveryRow = 100000;  // --all-counts without --top: every row (more than a search yields)
   if (o.top && *o.top < 1) throw InputError("--top: must be at least 1");
   if (o.max_instances < 1 || o.max_instances > 4096) throw InputError("--max-instances: must be in [1, 4096]");
@@ -784,7 +793,7 @@ void refuse_neuron_flags_off_neuron(const CLI::App* cmd, const Accelerator& acc,
 
 void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kTrainingOnly[] = {"--tokens", "--seq-len", "--global-batch", "--no-flash-attention"};
-  static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline", "--horizon", "--value-of-time", "--quota-vcpus",
+  static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline", "--horizon", "--value-of-time", "--max-cost-multiple", "--quota-vcpus",
                                                    "--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
                                                    "--resume", "--no-overheads"};
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",

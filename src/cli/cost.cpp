@@ -90,7 +90,7 @@ class CostCommand : public Command {
     if (instance.empty()) throw InputError("a given run needs --instance (with --count and --hours, or a model to estimate the hours)");
     const Instance* inst = &instance_named(catalog, instance, "--instance");
     if (count < 1 || count > 100000) throw InputError("--count: must be in [1, 100000]");
-    for (const char* f : {"--family", "--exclude", "--horizon", "--value-of-time"})
+    for (const char* f : {"--family", "--exclude", "--horizon", "--value-of-time", "--max-cost-multiple"})
       if (given(app, f)) throw InputError(fmt::format("{} shapes a ranking; a given run is the --instance it names", f));
     refuse_neuron_flags_off_neuron(app, catalog.accelerator_of(*inst), inst->name);
     return *inst;
@@ -182,7 +182,7 @@ class CostCommand : public Command {
     static constexpr const char* kOverheads[] = {"--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
                                                  "--resume", "--no-overheads", "--checkpoint-storage", "--checkpoint-gb-per-s",
                                                  "--restart-minutes"};
-    static constexpr const char* kRanking[] = {"--sort-by", "--cost-slack", "--horizon", "--value-of-time", "--top", "--all-counts", "--max-instances", "--family", "--exclude"};
+    static constexpr const char* kRanking[] = {"--sort-by", "--cost-slack", "--horizon", "--value-of-time", "--max-cost-multiple", "--top", "--all-counts", "--max-instances", "--family", "--exclude"};
     for (const char* f : kJob)
       if (given(app, f)) throw InputError(fmt::format("{} needs the model (--params, --model or --model-config)", f));
     for (const char* f : kOverheads)

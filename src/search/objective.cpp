@@ -82,7 +82,12 @@ std::optional<size_t> pick_among(const std::vector<Candidate>& c, const std::vec
 
 std::optional<size_t> cheapest(const std::vector<Candidate>& c) { return best_of(c, all(c), cheaper, true); }
 std::optional<size_t> fastest(const std::vector<Candidate>& c) { return best_of(c, all(c), quicker, true); }
-std::optional<size_t> pick(const std::vector<Candidate>& c, double slack) { return pick_among(c, all(c), slack); }
+std::optional<size_t> pick(const std::vector<Candidate>& c, double slack) {
+  std::vector<size_t> among;
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c[i].within_cost_ceiling) among.push_back(i);
+  return pick_among(c, among, slack);
+}
 
 // A type without a price: the same rule with accelerator-hours standing in
 // for the cost (what any one price per accelerator-hour would bill), so its row

@@ -753,6 +753,11 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r, const
     s += " (--cost-slack or --value-of-time trade money for time)";
   } else {
     s = slack_rule_text(rec, rule);
+    if (rec.above_cost_ceiling) {
+      const double ceiling_usd = *rec.cheapest->ranked_cost_usd * r.max_cost_multiple;
+      s += fmt::format("; not {}, which costs more than {:g}x the cheapest (${}; --max-cost-multiple)", option_text(*rec.above_cost_ceiling),
+                       r.max_cost_multiple, format_thousands(ceiling_usd, ceiling_usd < 1000 ? 2 : 0));
+    }
     if (d) {
       s += fmt::format("; meets the {} deadline", format_duration(d->deadline_hours));
       if (d->exceeds_deadline_at_p90)
@@ -772,6 +777,16 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r, const
 // hour weighed at the rule's value of time.
 int accelerators(const RecommendRow& x) { return x.count * x.instance->accelerator_count; }
 
+// --max-cost-multiple: an option dearer than that multiple of the cheapest
+// eligible one is never the pick (docs/methodology.md §The pick).
+void mark_cost_ceiling(std::vector<Candidate>& c, double multiple) {
+  if (multiple <= 0) return;
+  const auto low = cheapest(c);
+  if (!low) return;
+  const double ceiling = *c[*low].cost * multiple;
+  for (auto& k : c) k.within_cost_ceiling = !k.cost || *k.cost <= ceiling;
+}
+
 std::vector<Candidate> candidates(const Recommendation& rec, const RecommendRequest& r, const PickRule& rule) {
   std::vector<Candidate> c;
   for (const auto& x : rec.rows) {
@@ -782,6 +797,7 @@ std::vector<Candidate> candidates(const Recommendation& rec, const RecommendRequ
     if (rule.deadline && rule.deadline_at_p90) k.eligible = k.eligible && hours * (1 + x.capacity.margin) <= *r.deadline_hours;
     c.push_back(k);
   }
+  mark_cost_ceiling(c, r.max_cost_multiple);
   return c;
 }
 
@@ -832,6 +848,11 @@ void choose_rows(Recommendation& out, const RecommendRequest& r) {
   }
   if (!priced_within && fastest_beyond) out.fastest_beyond_horizon = out.rows[*fastest_beyond];
   const Choice ch = choose(c, rule.slack, r.all_counts);
+  if (ch.pick) {
+    std::vector<Candidate> unbounded = c;
+    for (auto& k : unbounded) k.within_cost_ceiling = true;
+    if (const auto i = pick(unbounded, rule.slack); i && *i != *ch.pick) out.above_cost_ceiling = out.rows[*i];
+  }
   if (ch.pick && out.rows[*ch.pick].capacity.beyond_on_demand) {
     // The pick's own type at the counts one can usually start on demand.
     std::vector<Candidate> startable = c;

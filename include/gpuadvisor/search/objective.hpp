@@ -20,6 +20,11 @@ inline constexpr double kDefaultCostSlack = 0.20;
 // 15-1252), as a person does other work while a job runs.
 inline constexpr double kDefaultHorizonDays = 90;
 inline constexpr double kDefaultValueOfTimeUsdPerHour = 25;
+// The most the pick may cost, as a multiple of the cheapest option within the
+// horizon: speed buys at most the cheapest price again (a judgement, binding
+// where a value of time would otherwise pay several times a small job's price
+// to save hours; at large cost the slack binds first). 0: no ceiling.
+inline constexpr double kDefaultMaxCostMultiple = 2;
 
 struct Candidate {
   std::optional<double> cost;  // unknown price: never picked, never cheapest
@@ -28,6 +33,7 @@ struct Candidate {
   std::string group;           // the instance type
   double time_value_usd = 0;   // what the wait is worth (value of time x hours): added to the cost for the pick, not for "cheapest"
   bool eligible = true;        // within the horizon (and a deadline's p90): else listed last, never the pick, cheapest or fastest
+  bool within_cost_ceiling = true;  // costs at most the ceiling's multiple of the cheapest: else never the pick, still listed
 };
 
 // The cheapest and the fastest candidate with a known price (an option one
@@ -38,7 +44,7 @@ std::optional<size_t> fastest(const std::vector<Candidate>& c);
 // whose cost x time is no more than the cheapest's (speed that pays for what it
 // costs more); ties: fewer accelerators, then lower cost. nullopt when no price
 // is known. The costs here are each candidate's cost plus its time_value_usd;
-// only eligible candidates are considered.
+// only eligible candidates within the cost ceiling are considered.
 std::optional<size_t> pick(const std::vector<Candidate>& c, double slack);
 
 // One candidate per group: the group's own pick (its fastest if it has no

@@ -77,6 +77,7 @@ struct RecommendRequest {
   double horizon_hours = kDefaultHorizonDays * 24;
   double value_of_time_usd_per_hour = kDefaultValueOfTimeUsdPerHour;
   bool cost_slack_given = false, value_of_time_given = false;
+  double max_cost_multiple = kDefaultMaxCostMultiple;  // the pick costs at most this x the cheapest within the horizon; 0: no ceiling
   bool all_counts = false;                // every instance count, not one row per instance type
   // The account's on-demand vCPU quotas by VcpuQuota key ("p", "g", "inf",
   // "trn"; "all" for any): an option that needs more on demand, in a
@@ -178,6 +179,9 @@ struct Recommendation {
   // fastest of them when no option is within it.
   int beyond_horizon = 0;
   std::optional<RecommendRow> fastest_beyond_horizon;
+  // The option the rule would pick without --max-cost-multiple, where the
+  // ceiling made the pick another (it costs more than the ceiling allows).
+  std::optional<RecommendRow> above_cost_ceiling;
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   // --task qlora: the pick of the same job as bf16 LoRA (--task lora), empty
   // where LoRA fits nowhere; the fewest accelerators a priced QLoRA option
