@@ -28,6 +28,10 @@ TESTS = os.path.join(ROOT, "tests", "data")
 CORPUS = {
     "recommend": [
         ("recommend --params 13B --task lora", 0),
+        ("recommend --params 13B --task lora --data-region us-west-2", 0),
+        ("recommend --params 13B --task lora --region any --data-region us-west-2", 0),
+        ("recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d --data-region us-west-2", 0),
+        ("recommend --params 70B --task qlora --data-region us-west-2", 0),
         ("recommend --params 7B --task inference", 0),
         ("recommend --params 7B --task inference --requests-per-second 2", 0),
         ("recommend --model llama-3-8b --task inference --requests-per-second 4 --slo-percentile mean --family g6e,p5", 0),
@@ -53,6 +57,8 @@ CORPUS = {
         ("recommend --model llama-3-8b --task inference --requests-per-second 4 --speculative ngram:4:0.5 --family g6e", 0),
     ],
     "cost": [
+        ("cost --params 70B --task qlora --data-region us-west-2", 0),
+        ("cost --model llama-3-70b --task pretrain --tokens 1T --deadline 30d --data-region us-west-2", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5", 0),
         ("cost --instance p5.48xlarge --count 4 --hours 100", 0),
         ("cost --model llama-3-8b --task inference --requests-per-second 2", 0),
@@ -129,8 +135,10 @@ TYPES = {
                   "alternatives.on_demand.rl": ["object", "null"], "alternatives.on_demand.channel_note": ["string", "null"],
                   "alternatives.cheapest.channel_note": ["string", "null"], "alternatives.fastest.channel_note": ["string", "null"],
                   "alternatives.lora.rl": ["object", "null"], "alternatives.lora.channel_note": ["string", "null"],
-                  "alternatives.lora.capacity.note": ["string"], "alternatives.lora.costs.spot_expected_usd": ["number", "null"]},
-    "cost": {"alternatives.on_demand.capacity.note": ["string"], "recommendation.batch_hours_per_day": ["number"],
+                  "alternatives.lora.capacity.note": ["string"], "alternatives.lora.costs.spot_expected_usd": ["number", "null"],
+                  "alternatives.on_demand.bill": ["object", "null"]},
+    "cost": {"alternatives.on_demand.bill.data_region": ["string", "null"], "alternatives.on_demand.bill.transfer_rate": ["object", "null"],
+             "alternatives.on_demand.capacity.note": ["string"], "recommendation.batch_hours_per_day": ["number"],
              "alternatives.on_demand.channel_note": ["string", "null"],
              "alternatives.cheapest.channel_note": ["string", "null"], "alternatives.fastest.channel_note": ["string", "null"],
              "alternatives.lora.rl": ["object", "null"], "alternatives.lora.channel_note": ["string", "null"],

@@ -1263,3 +1263,65 @@ TEST_CASE("cli: a reasoning service is sized on a simulation that reaches its st
   CHECK(doc["recommendation"]["replicas"].get<int>() >= 2);
   CHECK(doc["recommendation"]["utilisation"].get<double>() <= 1.0);
 }
+
+
+TEST_CASE("cli: the rest of the bill: the pick's storage, transfer and job total, and every row's in CSV and JSON") {
+  const Run t = run("recommend --params 13B --task lora --data-region us-west-2");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("\n  storage: $") != std::string::npos);
+  CHECK(t.out.find("\n  transfer: the data and the weights (26.2 GB) in from us-west-2, $0.52") != std::string::npos);
+  CHECK(t.out.find("\n  job total: $") != std::string::npos);
+  CHECK(t.out.find("--checkpoint-storage s3") != std::string::npos);  // a 48 TiB file system for a 34-minute job: the cheaper store named
+  const auto j = nlohmann::json::parse(run("recommend --params 13B --task lora --data-region us-west-2 --format json").out);
+  const auto& bill = j["recommendation"]["bill"];
+  CHECK(bill["working_store"] == "fsx-lustre");
+  CHECK(bill["transfer_usd"].get<double>() == Approx(0.52));
+  CHECK(bill["total_usd"].get<double>() == Approx(j["recommendation"]["costs"]["ranked_usd"].get<double>() + bill["storage_usd"].get<double>() +
+                                                  bill["transfer_usd"].get<double>()).margin(0.011));
+  CHECK(j["request"]["data_region"] == "us-west-2");
+  for (const auto& o : j["options"]) CHECK(o["total_usd"].get<double>() > o["ranked_cost_usd"].get<double>());
+  const Run csv = run("recommend --params 13B --task lora --format csv");
+  CHECK(csv.out.find("storage_usd,transfer_usd,total_usd") != std::string::npos);
+  // Where a rate is not in the catalog the total is unknown, said so, never $0.
+  const Run west = run("recommend --params 13B --task lora --region us-west-2");
+  CHECK(west.out.find("storage: unknown over the run (a storage rate for us-west-2 is not in the catalog)") != std::string::npos);
+  CHECK(west.out.find("job total: unknown") != std::string::npos);
+  for (const char* bad : {"--data-region US", "--data-region 'us west'", "--data-region ''"}) {
+    const Run r = run(std::string("recommend --params 13B --task lora ") + bad);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--data-region") != std::string::npos);
+  }
+  CHECK(run("recommend --params 7B --task inference --data-region us-west-2").code == 2);
+  CHECK(run("cost --instance p5.48xlarge --count 4 --hours 100 --data-region us-west-2").code == 2);
+}
+
+TEST_CASE("cli: --region any ranks a training job in every priced region and moves the data where it must") {
+  const auto doc = [](const std::string& args) {
+    const Run r = run(args + " --format json");
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto any = doc("recommend --params 13B --task lora --region any");
+  REQUIRE(any["regions"].size() == 2);
+  CHECK(any["request"]["regions"] == nlohmann::json({"us-east-1", "us-west-2"}));
+  CHECK(any["regions"][0]["chosen"] == true);  // a tie: the order given
+  // The data in us-west-2: its own region wins the tie, and us-east-1 carries moving it in.
+  const auto west = doc("recommend --params 13B --task lora --region any --data-region us-west-2");
+  CHECK(west["regions"][1]["region"] == "us-west-2");
+  CHECK(west["regions"][1]["chosen"] == true);
+  CHECK(west["regions"][0]["transfer_usd"].get<double>() == Approx(0.52));
+  CHECK(west["options"][0]["region"] == "us-west-2");  // the rows are the chosen region's
+  const Run text = run("recommend --params 13B --task lora --region us-east-1,us-west-2 --data-region us-west-2");
+  CHECK(text.out.find("  regions: us-east-1: 1 x p5en.48xlarge") != std::string::npos);
+  CHECK(text.out.find("+ $0.52 moving the data in; us-west-2 (the data's): the pick") != std::string::npos);
+  CHECK(run("recommend --params 13B --task lora").out.find("regions:") == std::string::npos);  // one region: no line
+  CHECK_FALSE(doc("recommend --params 13B --task lora").contains("regions"));
+  // Bad lists and the commands that price one region exit 2, naming the flag.
+  for (const char* bad : {"recommend --params 13B --task lora --region us-east-1,eu-west-9", "recommend --params 13B --task lora --region us-east-1,us-east-1",
+                          "recommend --params 7B --task inference --region any", "recommend --params 1B --task rl --region any",
+                          "cost --params 7B --task lora --region any"}) {
+    const Run r = run(bad);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--region") != std::string::npos);
+  }
+}

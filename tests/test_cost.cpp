@@ -2,6 +2,8 @@
 // runtime, break-even rates (hand-computed values).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/physics/interruption.hpp"
 #include "gpuadvisor/search/search.hpp"
 
@@ -93,4 +95,80 @@ TEST_CASE("spot rows carry expected cost and a break-even rate that equalises th
     ++checked;
   }
   CHECK(checked > 0);
+}
+
+TEST_CASE("the rest of the bill: storage and transfer beside the compute (hand-computed)") {
+  static const Catalog cat = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+  const ModelSpec& m = *find_model_preset("llama-3-8b");  // vocabulary 128,256: int32 tokens
+  WorkloadRequest wr;
+  wr.task = Task::pretrain;
+  wr.tokens = 1e12;
+  const TrainingWorkload w = make_workload(wr, m);
+  const double hours = 100;
+  const JobBill b = job_bill(m, w, hours, 1000.0, CheckpointStorage::fsx_lustre, std::nullopt, cat, "us-east-1", "");
+  CHECK(b.dataset_gb == Approx(4000));                             // 1T tokens x 4 bytes
+  CHECK(b.model_in_gb == 0);                                        // pre-training starts from nothing
+  CHECK(b.checkpoints_gb == Approx(2 * m.total_params() * 14 / 1e9));
+  CHECK(b.final_weights_gb == Approx(m.total_params() * 2 / 1e9));
+  // FSx: 6 GB/s at 125 MB/s/TiB = 48 TiB = 49,152 GiB -> 21 steps of 2,400 GiB = 50,400 GiB.
+  CHECK(fsx_capacity_gib(100, 6) == 50400);
+  CHECK(b.working_gb == Approx(50400 * 1073741824.0 / 1e9));
+  CHECK(*b.working_usd == Approx(b.working_gb * 0.145 * 100 / 730));
+  CHECK(*b.s3_usd == Approx((4000 + b.final_weights_gb) * 0.023 * 100 / 730));
+  CHECK(*b.transfer_usd == 0);
+  CHECK(*b.total_usd == Approx(1000 + *b.working_usd + *b.s3_usd));
+  // Small data needs only the smallest file system; more data than the throughput's size sets the size.
+  CHECK(fsx_capacity_gib(10, 0.1) == 1200);
+  CHECK(fsx_capacity_gib(200000, 6) == std::ceil(200000e9 / 1073741824.0 / 2400) * 2400);
+  // Checkpoints in S3: no working store, the checkpoints priced in S3.
+  const JobBill s3 = job_bill(m, w, hours, 1000.0, CheckpointStorage::s3, std::nullopt, cat, "us-east-1", "");
+  CHECK(s3.working_store.empty());
+  CHECK(s3.s3_gb == Approx(4000 + s3.final_weights_gb + s3.checkpoints_gb));
+  CHECK(*b.s3_only_storage_usd == Approx(*s3.storage_usd));
+  // The data in another region crosses once at the source region's rate; a region with no rate is unknown, never $0.
+  const JobBill moved = job_bill(m, w, hours, 1000.0, CheckpointStorage::fsx_lustre, std::nullopt, cat, "us-east-1", "us-west-2");
+  CHECK(*moved.transfer_usd == Approx(4000 * 0.02));
+  const JobBill far = job_bill(m, w, hours, 1000.0, CheckpointStorage::fsx_lustre, std::nullopt, cat, "us-east-1", "ap-south-2");
+  CHECK_FALSE(far.transfer_usd);
+  CHECK_FALSE(far.total_usd);
+  const JobBill west = job_bill(m, w, hours, 1000.0, CheckpointStorage::efs, std::nullopt, cat, "us-west-2", "");
+  CHECK_FALSE(west.storage_usd);
+  CHECK_FALSE(west.total_usd);
+  // A fine-tune keeps the weights it starts from; LoRA hands over the adapter alone.
+  wr.task = Task::lora;
+  wr.tokens = 100e6;
+  const TrainingWorkload lora = make_workload(wr, m);
+  const JobBill lb = job_bill(m, lora, 1, 40.0, CheckpointStorage::local_nvme, std::nullopt, cat, "us-east-1", "");
+  CHECK(lb.model_in_gb == Approx(m.total_params() * 2 / 1e9));
+  CHECK(lb.final_weights_gb == Approx(lora_adapter_params(m, lora.lora_rank, lora.lora_targets) * 2 / 1e9));
+  CHECK(*lb.working_usd == 0);  // the instance store is in the instance's price
+}
+
+TEST_CASE("catalog storage rates: unknown keys, sources and units are refused") {
+  const std::string text(embedded_catalog_text());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    return t;
+  };
+  auto refused = [](const std::string& t, const std::string& words) {
+    try {
+      load_catalog({"<test>", t});
+    } catch (const InputError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(words) != std::string::npos);
+      return true;
+    }
+    return false;
+  };
+  CHECK(refused(with("\"s3_standard\": {", "\"s3_standrd\": {"), "unknown rate"));
+  CHECK(refused(with("\"usd_per_gb_month\": 0.023", "\"usd_per_gb\": 0.023"), "usd_per_gb"));
+  CHECK(refused(with("\"usd_per_gb_month\": 0.023", "\"usd_per_gb_month\": -1"), "usd_per_gb_month"));
+  CHECK(refused(with("\"source\": \"C3X-FSX\"", "\"source\": \"NOWHERE\""), "NOWHERE"));
+  const Catalog c = load_catalog({"<test>", text});
+  REQUIRE(c.storage_rate("us-east-1", kS3StandardRate));
+  CHECK(c.storage_rate("us-east-1", kS3StandardRate)->usd == 0.023);
+  CHECK_FALSE(c.storage_rate("us-west-2", kS3StandardRate));
 }

@@ -21,7 +21,7 @@ namespace gpuadvisor {
 
 namespace {
 const std::set<std::string> kTopLevelKeys{"schema_version", "catalog_version", "prices_as_of", "currency", "description",
-                                          "sources", "accelerators", "instances", "notes", "$comment"};
+                                          "sources", "accelerators", "instances", "storage_prices", "notes", "$comment"};
 }
 
 extern const char* const embedded_catalog_json;
@@ -61,6 +61,13 @@ const Instance* Catalog::find_instance(std::string_view name) const {
   for (const auto& i : instances)
     if (i.name == name) return &i;
   return nullptr;
+}
+
+const StorageRate* Catalog::storage_rate(std::string_view region, std::string_view key) const {
+  const auto r = storage_prices.find(std::string(region));
+  if (r == storage_prices.end()) return nullptr;
+  const auto k = r->second.find(std::string(key));
+  return k == r->second.end() ? nullptr : &k->second;
 }
 
 const Accelerator& Catalog::accelerator_of(const Instance& instance) const {
@@ -220,6 +227,36 @@ std::vector<std::string> req_sources(const json& obj, const char* key, const Ctx
 
 void check_date(const std::string& date, std::string_view field, const Ctx& ctx) {
   if (!days_between("2000-01-01", date)) ctx.fail(field, fmt::format("expected a date YYYY-MM-DD, got '{}'", date));
+}
+
+// storage_prices: {region: {key: {usd_per_gb_month | usd_per_gb, as_of, source, note}}}.
+std::map<std::string, std::map<std::string, StorageRate>> parse_storage_prices(const json& j, const Ctx& top,
+                                                                                const std::map<std::string, Source>& sources) {
+  std::map<std::string, std::map<std::string, StorageRate>> out;
+  if (!j.is_object()) top.fail("storage_prices", "expected an object of regions");
+  for (auto region = j.begin(); region != j.end(); ++region) {
+    if (!region->is_object()) top.fail("storage_prices." + region.key(), "expected an object of rates");
+    for (auto it = region->begin(); it != region->end(); ++it) {
+      Ctx ctx{top.origin, "storage_prices." + region.key() + "." + it.key()};
+      const bool transfer = it.key() == kInterRegionTransferRate;
+      if (it.key() != kS3StandardRate && it.key() != kEfsStandardRate && it.key() != kFsxLustrePersistent2Rate && !transfer)
+        ctx.fail(it.key(), fmt::format("unknown rate (use {}, {}, {} or {})", kS3StandardRate, kEfsStandardRate, kFsxLustrePersistent2Rate,
+                                       kInterRegionTransferRate));
+      if (!it->is_object()) ctx.fail(it.key(), "expected an object");
+      const char* amount = transfer ? "usd_per_gb" : "usd_per_gb_month";
+      refuse_unknown_keys(*it, {amount, "as_of", "source", "note"}, ctx);
+      StorageRate r;
+      r.usd = req_positive(*it, amount, ctx);
+      r.unit = transfer ? "GB" : "GB-month";
+      r.as_of = req_string(*it, "as_of", ctx);
+      check_date(r.as_of, "as_of", ctx);
+      r.source = req_string(*it, "source", ctx);
+      if (!sources.count(r.source)) ctx.fail("source", fmt::format("unknown source key '{}'", r.source));
+      r.note = opt_string(*it, "note", ctx);
+      out[region.key()][it.key()] = r;
+    }
+  }
+  return out;
 }
 
 Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std::string, Source>& sources) {
@@ -531,6 +568,8 @@ Catalog load_catalog(const CatalogSource& base, const std::vector<CatalogSource>
     refuse_unknown_keys(*it, {"title", "url", "note"}, sctx);
     cat.sources[it.key()] = Source{req_string(*it, "title", sctx), req_string(*it, "url", sctx)};
   }
+
+  if (doc.contains("storage_prices")) cat.storage_prices = parse_storage_prices(doc["storage_prices"], top, cat.sources);
 
   auto list = [&](const char* key) -> const json& {
     const json& v = require(doc, key, top);

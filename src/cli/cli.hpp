@@ -188,7 +188,7 @@ struct OverheadOptions {
 };
 
 struct RankingOptions {
-  std::string sort_by, deadline, budget, region = "us-east-1", pricing = "on-demand", cost_slack, horizon, value_of_time, max_cost_multiple;
+  std::string sort_by, deadline, budget, region = "us-east-1", data_region, pricing = "on-demand", cost_slack, horizon, value_of_time, max_cost_multiple;
   std::string checkpoint_storage = "fsx-lustre", checkpoint_gb_per_s, restart_minutes, chart, quota_vcpus;
   std::optional<int> top;  // default 10, every row with --all-counts
   int max_instances = 512;
@@ -209,6 +209,8 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
 RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, const InferenceOptions& io, const ModelSpec& policy);
 OverheadSettings build_overheads(const OverheadOptions& o);
 // The ranking request of recommend and cost, checked against the catalog.
+// --region any or a list is for recommend's training search: refused elsewhere, naming `what`.
+void refuse_region_list(const RecommendRequest& r, std::string_view what);
 RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& oo, const Catalog& catalog);
 // Exit 3 when options exist but none has a price under --pricing: there is no pick.
 // `options`: the instance types that can run it (all unpriced), named in the message.

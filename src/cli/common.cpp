@@ -346,7 +346,13 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
   cmd->add_option("--max-instances", o.max_instances, "Largest instance count to consider (default 512); counts searched: 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (powers of two and three times them), this one, the usual on-demand count and the count --quota-vcpus allows")->group("Constraints");
   cmd->add_option("--family", o.families, "Only these families: p5,p4d or repeated")->delimiter(',')->group("Constraints");
   cmd->add_option("--exclude", o.exclude, "Skip these instance types or families: g5,p4d.24xlarge or repeated")->delimiter(',')->group("Constraints");
-  cmd->add_option("--region", o.region, "Region for prices (default us-east-1)")->group("Constraints");
+  cmd->add_option("--region", o.region,
+                  "Region for prices (default us-east-1); for a training job's recommend also any, or a list us-east-1,us-west-2: each region "
+                  "ranked, the one whose pick weighs least (with moving the data in from --data-region) chosen")
+      ->group("Constraints");
+  cmd->add_option("--data-region", o.data_region,
+                  "Where the dataset and the weights are stored (default: --region); another region adds moving them in to the bill (training)")
+      ->group("Constraints");
   cmd->add_option("--pricing", o.pricing, "on-demand (default) | spot | savings-1y | savings-3y | best: the price used for ranking and any budget")
       ->group("Constraints");
   cmd->add_option("--deadline", o.deadline, "Longest acceptable run: 72h, 14d (training)")->group("Constraints");
@@ -682,9 +688,49 @@ std::map<std::string, int> parse_quota_vcpus(const std::string& text) {
 
 }  // namespace
 
+namespace {
+// "a,b,,c" -> a, b, c (empty items dropped).
+std::vector<std::string> comma_items(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+}  // namespace
+
+void refuse_region_list(const RecommendRequest& r, std::string_view what) {
+  if (r.regions.size() > 1)
+    throw InputError(fmt::format("--region: any or a list ranks a training job in `recommend`; {} prices one region (--region {})", what, r.region));
+}
+
 RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& oo, const Catalog& catalog) {
   RecommendRequest r;
   r.region = o.region;
+  if (o.region == "any" || o.region.find(',') != std::string::npos) {
+    const std::vector<std::string> known = priced_regions(catalog);
+    if (o.region == "any") {
+      r.regions = known;
+    } else {
+      for (const auto& name : comma_items(o.region)) {
+        if (std::find(known.begin(), known.end(), name) == known.end())
+          throw InputError(fmt::format("--region: '{}' has no prices in this catalog (it prices {}; any for all)", name, fmt::join(known, ", ")));
+        if (std::find(r.regions.begin(), r.regions.end(), name) != r.regions.end())
+          throw InputError(fmt::format("--region: '{}' given twice", name));
+        r.regions.push_back(name);
+      }
+    }
+    r.region = r.regions.front();
+  }
+  if (!o.data_region.empty()) {
+    if (o.data_region.size() > 32 || o.data_region.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos ||
+        o.data_region.find('-') == std::string::npos)
+      throw InputError(fmt::format("--data-region: '{}' is not a region name (us-west-2)", o.data_region));
+    r.data_region = o.data_region;
+  }
   auto pricing = pricing_from_string(o.pricing);
   if (!pricing) throw InputError(fmt::format("--pricing: '{}' is not one of on-demand, spot, savings-1y, savings-3y, best", o.pricing));
   r.pricing = *pricing;
@@ -792,7 +838,7 @@ void refuse_neuron_flags_off_neuron(const CLI::App* cmd, const Accelerator& acc,
 }
 
 void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
-  static constexpr const char* kTrainingOnly[] = {"--tokens", "--seq-len", "--global-batch", "--no-flash-attention"};
+  static constexpr const char* kTrainingOnly[] = {"--tokens", "--seq-len", "--global-batch", "--no-flash-attention", "--data-region"};
   static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline", "--horizon", "--value-of-time", "--max-cost-multiple", "--quota-vcpus",
                                                    "--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
                                                    "--resume", "--no-overheads"};

@@ -57,6 +57,7 @@ class CostCommand : public Command {
     if (wo.rl()) return run_rl(catalog, g);
     check_task_flags(app, wo);
     RecommendRequest r = build_request(co, oo, catalog);
+    refuse_region_list(r, "cost");
     const bool given_run = !instance.empty() || given(app, "--hours") || given(app, "--count");
     if (given_run && !mo.given()) return run_reservation(catalog, r, g);
     ModelSpec m = build_model(mo);
@@ -139,6 +140,7 @@ class CostCommand : public Command {
     price_row(row, m, w, r, !hours.empty());
     Recommendation out;
     settle_given(out, row, r);
+    add_bills(out, m, w, catalog, r);
     return out;
   }
 
@@ -149,6 +151,7 @@ class CostCommand : public Command {
     ModelSpec m = build_model(mo);
     const RlWorkload rl = build_rl_workload(rlo, wo, io, m);
     RecommendRequest r = build_request(co, oo, catalog);
+    refuse_region_list(r, "cost");
     log_assumptions(m.assumptions);
     log_assumptions(rl.assumptions);
     const RecommendContext ctx{&m, &rl.update, &r, &rl};
@@ -181,7 +184,7 @@ class CostCommand : public Command {
                                            "--no-flash-attention", "--framework"};
     static constexpr const char* kOverheads[] = {"--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
                                                  "--resume", "--no-overheads", "--checkpoint-storage", "--checkpoint-gb-per-s",
-                                                 "--restart-minutes"};
+                                                 "--restart-minutes", "--data-region"};
     static constexpr const char* kRanking[] = {"--sort-by", "--cost-slack", "--horizon", "--value-of-time", "--max-cost-multiple", "--top", "--all-counts", "--max-instances", "--family", "--exclude"};
     for (const char* f : kJob)
       if (given(app, f)) throw InputError(fmt::format("{} needs the model (--params, --model or --model-config)", f));
@@ -276,6 +279,7 @@ class CostCommand : public Command {
                                      "capacity for now (docs/methodology.md §Serving under load)", flag));
     InferenceWorkload w = build_inference_workload(io, m);
     RecommendRequest r = build_request(co, oo, catalog);
+    refuse_region_list(r, "cost");
     if (co.sort_by.empty()) r.sort_by = SortBy::cost;
     log_assumptions(m.assumptions);
     log_assumptions(w.assumptions);

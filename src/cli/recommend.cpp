@@ -101,9 +101,11 @@ class RecommendCommand : public Command {
         r.cost_slack = 0;
         spdlog::info("assumption: offline: the pick is the cheapest service, as no latency is worth paying for (--cost-slack 20% to buy speed)");
       }
+      refuse_region_list(r, "a service");
       return run_inference(m, w, catalog, r, g);
     }
     if (wo.rl()) {
+      refuse_region_list(r, "an RL run");
       const RlWorkload rl = build_rl_workload(rlo, wo, io, m);
       return run_training(m, rl.update, catalog, r, g, &rl);
     }
@@ -129,12 +131,15 @@ class RecommendCommand : public Command {
   }
 
   // A training job, or with `rl` an RL post-training run (the rows carry its steps).
-  int run_training(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r, const GlobalOptions& g,
+  int run_training(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& asked, const GlobalOptions& g,
                    const RlWorkload* rl = nullptr) {
     const Format format = parse_format(g);
     log_assumptions(m.assumptions);
     log_assumptions(rl ? rl->assumptions : w.assumptions);
-    Recommendation result = rl ? recommend_rl(m, *rl, catalog, r) : recommend(m, w, catalog, r);
+    RecommendRequest r = asked;  // with --region any or a list: the chosen region
+    Recommendation result = rl                     ? recommend_rl(m, *rl, catalog, r)
+                            : r.regions.size() > 1 ? recommend_across_regions(m, w, catalog, asked, r.region)
+                                                   : recommend(m, w, catalog, r);
     spdlog::debug("{} layouts evaluated, {} pruned by the step-time bound", result.layouts_evaluated, result.layouts_pruned);
     RecommendContext ctx{&m, &w, &r, rl};
     if (result.rows.empty()) {

@@ -31,7 +31,7 @@ double checkpoint_write_gb_per_s(CheckpointStorage s, int instances) {
   const double n = std::max(1, instances);
   switch (s) {
     case CheckpointStorage::s3: return 1.0 * n;                    // ~1 GB/s of parallel multipart uploads per instance
-    case CheckpointStorage::fsx_lustre: return 6.0;                // 12 TiB PERSISTENT_2 at 500 MB/s/TiB
+    case CheckpointStorage::fsx_lustre: return 6.0;                // PERSISTENT_2: 48 TiB at 125 MB/s/TiB (or 12 TiB at 500)
     case CheckpointStorage::efs: return std::min(5 * 1.073741824, 1.572864 * n);  // 5 GiB/s per file system, 1,500 MiB/s per client
     case CheckpointStorage::local_nvme: return 2.0 * n;            // ~2 GB/s per instance's NVMe
   }

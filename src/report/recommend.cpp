@@ -130,6 +130,33 @@ namespace {
 // The training stack a row's accuracy band is grouped by.
 std::string stack_of(const RecommendRow& r) { return r.estimate.framework ? r.estimate.framework->name : std::string(); }
 
+ordered_json rate_json(const std::optional<StorageRate>& rate) {
+  if (!rate) return nullptr;
+  return {{"usd", sig6(rate->usd)}, {"unit", rate->unit}, {"as_of", rate->as_of}, {"source", rate->source}};
+}
+
+// The rest of the bill (docs/methodology.md §The rest of the bill).
+ordered_json bill_json(const JobBill& b) {
+  return {{"dataset_gb", sig6(b.dataset_gb)},
+          {"model_in_gb", sig6(b.model_in_gb)},
+          {"checkpoints_gb", sig6(b.checkpoints_gb)},
+          {"final_weights_gb", sig6(b.final_weights_gb)},
+          {"s3_gb", sig6(b.s3_gb)},
+          {"s3_usd", money_json(b.s3_usd)},
+          {"s3_rate", rate_json(b.s3_rate)},
+          {"working_store", b.working_store.empty() ? ordered_json(nullptr) : ordered_json(b.working_store)},
+          {"working_gb", sig6(b.working_gb)},
+          {"working_usd", money_json(b.working_usd)},
+          {"working_rate", rate_json(b.working_rate)},
+          {"s3_only_storage_usd", money_json(b.s3_only_storage_usd)},
+          {"data_region", b.data_region.empty() ? ordered_json(nullptr) : ordered_json(b.data_region)},
+          {"transfer_gb", sig6(b.transfer_gb)},
+          {"transfer_usd", money_json(b.transfer_usd)},
+          {"transfer_rate", rate_json(b.transfer_rate)},
+          {"storage_usd", money_json(b.storage_usd)},
+          {"total_usd", money_json(b.total_usd)}};
+}
+
 ordered_json option_json(const RecommendRow& r, const TrainingWorkload& w, const ModelSpec& m) {
   const std::string task(to_string(w.task));
   const auto& e = r.estimate;
@@ -155,7 +182,8 @@ ordered_json option_json(const RecommendRow& r, const TrainingWorkload& w, const
           {"capacity", capacity_json(r.capacity)},
           {"accuracy", r.rl ? accuracy_json(r.instance->accelerator_name, "rl")
                             : accuracy_json(r.instance->accelerator_name, task, stack_of(r), m.is_moe())},
-          {"rl", r.rl ? rl_json(*r.rl) : ordered_json(nullptr)}};
+          {"rl", r.rl ? rl_json(*r.rl) : ordered_json(nullptr)},
+          {"bill", r.bill ? bill_json(*r.bill) : ordered_json(nullptr)}};
 }
 
 std::string option_line(const RecommendRow& r) {
@@ -216,6 +244,68 @@ std::string price_multiple_text(const RecommendRow& x, const RecommendRow& pick)
   return multiple >= 2 ? fmt::format(" ({}x the pick's price)", format_thousands(multiple, multiple < 10 ? 1 : 0)) : "";
 }
 
+// "26.4 GB", "4.10 TB", "1.2 PB": three significant figures.
+std::string gb_text(double gb) {
+  if (gb >= 1e6) return fmt::format("{:.3g} PB", gb / 1e6);
+  if (gb >= 1e3) return fmt::format("{:.3g} TB", gb / 1e3);
+  return fmt::format("{:.3g} GB", gb);
+}
+
+std::string usd_text(std::optional<double> usd) { return usd ? money_text(*usd) : std::string("unknown"); }
+
+std::string store_text(const std::string& what, const std::optional<double>& usd, const std::optional<StorageRate>& rate) {
+  if (!rate) return what + ": rate not captured";
+  return fmt::format("{}, {} at ${:g}/{}", what, usd_text(usd), rate->usd, rate->unit);
+}
+
+// The pick's storage and transfer beside its compute, and the job's total.
+std::string bill_text(const RecommendRow& p, const RecommendRequest& r) {
+  if (!p.bill) return "";
+  const JobBill& b = *p.bill;
+  std::vector<std::string> parts;
+  if (b.working_store == "fsx-lustre")
+    parts.push_back(store_text(fmt::format("FSx for Lustre {:.1f} TiB (the {:g} GB/s the checkpoint times assume, 125 MB/s/TiB)",
+                                           b.working_gb * 1e9 / kBytesPerGib / 1024, b.working_gb_per_s),
+                               b.working_usd, b.working_rate));
+  else if (b.working_store == "efs")
+    parts.push_back(store_text(fmt::format("EFS {} (Elastic throughput not included)", gb_text(b.working_gb)), b.working_usd, b.working_rate));
+  parts.push_back(store_text(fmt::format("S3 {} (the dataset {}{}{})", gb_text(b.s3_gb), gb_text(b.dataset_gb),
+                                         b.model_in_gb > 0 ? ", the weights in and out" : ", the weights out",
+                                         b.working_store.empty() ? ", " + std::to_string(kCheckpointsKept) + " checkpoints" : ""),
+                             b.s3_usd, b.s3_rate));
+  std::string out = fmt::format("  storage: {} over the run{}: {}", usd_text(b.storage_usd),
+                                b.storage_usd ? "" : fmt::format(" (a storage rate for {} is not in the catalog)", r.region), fmt::join(parts, "; "));
+  if (b.s3_only_storage_usd && b.storage_usd && p.ranked_cost_usd && *b.storage_usd > 0.05 * *p.ranked_cost_usd)
+    out += fmt::format(" (checkpoints in S3 instead: {}, --checkpoint-storage s3)", money_text(*b.s3_only_storage_usd));
+  out += "\n";
+  const std::string moved = b.model_in_gb > 0 ? "the data and the weights" : "the data";
+  if (!b.data_region.empty())
+    out += b.transfer_rate ? fmt::format("  transfer: {} ({}) in from {}, {} at ${:g}/GB (charged by the source region)\n", moved,
+                                         gb_text(b.transfer_gb), b.data_region, usd_text(b.transfer_usd), b.transfer_rate->usd)
+                           : fmt::format("  transfer: {} ({}) in from {}: its inter-region rate is not in the catalog (unknown)\n", moved,
+                                         gb_text(b.transfer_gb), b.data_region);
+  return out + fmt::format("  job total: {} (compute {}, storage {}{})\n", usd_text(b.total_usd), usd_text(p.ranked_cost_usd), usd_text(b.storage_usd),
+                           b.data_region.empty() ? "" : ", transfer " + usd_text(b.transfer_usd));
+}
+
+// --region any or a list: each region's pick beside this one (methodology §Regions).
+std::string regions_text(const Recommendation& rec, const RecommendRequest& r) {
+  if (rec.across_regions.empty()) return "";
+  std::vector<std::string> parts;
+  for (const auto& x : rec.across_regions) {
+    std::string part = x.region + (x.region == r.data_region ? " (the data's)" : "") + ": ";
+    if (x.chosen) part += "the pick";
+    else if (!x.pick) part += "no pick";
+    else part += option_line(*x.pick);
+    if (x.pick && !x.region.empty() && !r.data_region.empty() && x.region != r.data_region)
+      part += x.transfer_usd ? " + " + money_text(*x.transfer_usd) + " moving the data in" : " + moving the data in (rate unknown)";
+    parts.push_back(part);
+  }
+  std::string out = fmt::format("  regions: {}", fmt::join(parts, "; "));
+  if (r.data_region.empty()) out += " (where the data is was not given: --data-region adds moving it in)";
+  return out + "\n";
+}
+
 std::string render_pick_text(const Recommendation& rec, const RecommendContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", option_line(*rec.pick), rec.why);
@@ -224,6 +314,8 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
                                                                       stack_of(*rec.pick), ctx.model->is_moe()));
   out += tight_memory_text(rec);
   out += failures_text(*rec.pick);
+  out += bill_text(*rec.pick, *ctx.request);
+  out += regions_text(rec, *ctx.request);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   if (rec.pick->capacity.beyond_on_demand)
     out += rec.on_demand_pick ? fmt::format("  on demand: {} (about {} is the most one usually starts at once)\n", option_line(*rec.on_demand_pick),
@@ -259,6 +351,18 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
   j["request"]["horizon_hours"] = sig6(ctx.request->horizon_hours);
   j["request"]["value_of_time_usd_per_hour"] = sig6(ctx.request->value_of_time_usd_per_hour);
   j["request"]["max_cost_multiple"] = sig6(ctx.request->max_cost_multiple);
+  j["request"]["data_region"] = ctx.request->data_region.empty() ? ordered_json(nullptr) : ordered_json(ctx.request->data_region);
+  j["request"]["regions"] = ctx.request->regions.empty() ? std::vector<std::string>{ctx.request->region} : ctx.request->regions;
+  ordered_json regions = ordered_json::array();
+  for (const auto& x : rec.across_regions)
+    regions.push_back({{"region", x.region},
+                       {"chosen", x.chosen},
+                       {"instance", x.pick ? ordered_json(x.pick->instance->name) : ordered_json(nullptr)},
+                       {"count", x.pick ? ordered_json(x.pick->count) : ordered_json(nullptr)},
+                       {"total_hours", x.pick ? ordered_json(sig6(x.pick->estimate.total_hours)) : ordered_json(nullptr)},
+                       {"ranked_cost_usd", x.pick ? money_json(x.pick->ranked_cost_usd) : ordered_json(nullptr)},
+                       {"transfer_usd", money_json(x.transfer_usd)}});
+  if (!rec.across_regions.empty()) j["regions"] = regions;  // only with --region any or a list
   j["request"]["deadline_hours"] = ctx.request->deadline_hours ? ordered_json(sig6(*ctx.request->deadline_hours)) : ordered_json(nullptr);
   j["request"]["pick_rule"] = std::string(pick_rule_name(*ctx.request));
   j["request"]["quota_vcpus"] = ctx.request->quota_vcpus;  // {} without --quota-vcpus

@@ -119,7 +119,10 @@ std::vector<Column> channel_columns() {
           {"channel_note", "CHANNEL NOTE", false, true, true},
           {"spot_offered", "SPOT OFFERED", false, true, true},
           {"beyond_horizon", "BEYOND HORIZON", false, true, true},
-          {"bf16_lora_fits", "BF16 LORA FITS", false, true, true}};
+          {"bf16_lora_fits", "BF16 LORA FITS", false, true, true},
+          {"storage_usd", "STORAGE", true, true, true},
+          {"transfer_usd", "TRANSFER", true, true, true},
+          {"total_usd", "TOTAL", true, true, true}};
 }
 
 void append_channel(std::vector<Cell>& row, const RecommendRow& r, const RecommendRequest& request) {
@@ -131,6 +134,11 @@ void append_channel(std::vector<Cell>& row, const RecommendRow& r, const Recomme
   row.push_back({beyond ? "yes" : "no", beyond});
   if (r.bf16_lora_fits) row.push_back({*r.bf16_lora_fits ? "yes" : "no", *r.bf16_lora_fits});
   else row.push_back({"", std::monostate{}});
+  // The rest of the bill (docs/methodology.md §The rest of the bill); empty for RL.
+  const auto bill_money = [&](std::optional<double> JobBill::*part) { return r.bill ? money(*r.bill.*part) : Cell{"", std::monostate{}}; };
+  row.push_back(bill_money(&JobBill::storage_usd));
+  row.push_back(bill_money(&JobBill::transfer_usd));
+  row.push_back(bill_money(&JobBill::total_usd));
 }
 
 std::string channel_words(const RecommendRow& r) {

@@ -691,6 +691,8 @@ PickRule pick_rule(const RecommendRequest& r) {
 
 }  // namespace
 
+double pick_rule_value_of_time(const RecommendRequest& r) { return pick_rule(r).value_of_time_usd_per_hour; }
+
 std::string_view pick_rule_name(const RecommendRequest& r) {
   const PickRule rule = pick_rule(r);
   if (rule.deadline) return "deadline";
@@ -904,7 +906,57 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
   }
   if (w.task == Task::qlora) compare_with_lora(m, w, catalog, r, out);
   finish_recommendation(out, r);
+  add_bills(out, m, w, catalog, r);
   return out;
+}
+
+std::vector<std::string> priced_regions(const Catalog& catalog) {
+  std::set<std::string> regions;
+  for (const auto& inst : catalog.instances)
+    for (const auto& [region, prices] : inst.prices)
+      if (prices.on_demand.usd_per_hour) regions.insert(region);
+  return {regions.begin(), regions.end()};
+}
+
+Recommendation recommend_across_regions(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r,
+                                        std::string& region) {
+  std::vector<Recommendation> recs;
+  std::optional<size_t> best;
+  double best_weighed = 0;
+  for (const auto& name : r.regions) {
+    RecommendRequest one = r;
+    one.region = name;
+    one.regions.clear();
+    recs.push_back(recommend(m, w, catalog, one));
+    const auto& p = recs.back().pick;
+    if (!p || !p->ranked_cost_usd || !p->bill || !p->bill->transfer_usd) continue;
+    const double weighed = *p->ranked_cost_usd + *p->bill->transfer_usd + pick_rule_value_of_time(r) * p->estimate.total_hours;
+    const bool at_data = name == r.data_region;
+    if (!best || weighed < best_weighed - 1e-9 || (std::abs(weighed - best_weighed) <= 1e-9 && at_data && r.regions[*best] != r.data_region)) {
+      best = recs.size() - 1;
+      best_weighed = weighed;
+    }
+  }
+  const size_t chosen = best.value_or(0);
+  Recommendation out = recs[chosen];
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const auto& p = recs[i].pick;
+    out.across_regions.push_back({r.regions[i], p, p && p->bill ? p->bill->transfer_usd : std::nullopt, i == chosen});
+  }
+  region = r.regions[chosen];
+  return out;
+}
+
+void add_bill(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
+  if (row.rl) return;
+  row.bill = job_bill(m, w, row.estimate.total_hours, row.ranked_cost_usd, r.overheads.storage, r.overheads.checkpoint_write_gb_per_s, catalog,
+                      r.region, r.data_region);
+}
+
+void add_bills(Recommendation& rec, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
+  for (auto& row : rec.rows) add_bill(row, m, w, catalog, r);
+  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.fastest_beyond_horizon})
+    if (*row) add_bill(**row, m, w, catalog, r);
 }
 
 bool set_aside_for_lora(const RecommendRow& x, const Recommendation& rec) {

@@ -177,6 +177,22 @@ struct Instance {
   int nvlink_domain() const { return nvlink_domain_accelerators > 0 ? nvlink_domain_accelerators : accelerator_count; }
 };
 
+// A storage or data-transfer rate (docs/methodology.md §The rest of the
+// bill): per GB-month of storage, or per GB moved.
+struct StorageRate {
+  double usd = 0;
+  std::string unit;    // "GB-month" or "GB"
+  std::string as_of;   // YYYY-MM-DD
+  std::string source;  // a key of Catalog::sources
+  std::string note;
+};
+
+// The keys a region's storage_prices may hold.
+inline constexpr const char* kS3StandardRate = "s3_standard";                         // per GB-month, the first 50 TB tier
+inline constexpr const char* kEfsStandardRate = "efs_standard";                       // per GB-month
+inline constexpr const char* kFsxLustrePersistent2Rate = "fsx_lustre_persistent2_125";  // per GB-month at 125 MB/s/TiB
+inline constexpr const char* kInterRegionTransferRate = "inter_region_transfer";      // per GB out of the region
+
 struct Catalog {
   int schema_version = 0;
   std::string catalog_version;
@@ -189,6 +205,11 @@ struct Catalog {
   // Where the prices come from, for people: "embedded snapshot", or the
   // fetched overlay and its date (set by the command line).
   std::string prices_origin = "embedded snapshot";
+  // Storage and transfer rates by region, then by key (kS3StandardRate, ...).
+  std::map<std::string, std::map<std::string, StorageRate>> storage_prices;
+
+  // nullptr where the region has no such rate captured.
+  const StorageRate* storage_rate(std::string_view region, std::string_view key) const;
 
   const Accelerator* find_accelerator(std::string_view name) const;
   const Instance* find_instance(std::string_view name) const;

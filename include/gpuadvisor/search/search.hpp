@@ -9,6 +9,7 @@
 
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/physics/estimate.hpp"
+#include "gpuadvisor/search/bill.hpp"
 #include "gpuadvisor/search/capacity.hpp"
 #include "gpuadvisor/physics/interruption.hpp"
 #include "gpuadvisor/search/objective.hpp"
@@ -59,6 +60,10 @@ std::string_view to_string(SortBy s);
 
 struct RecommendRequest {
   std::string region = "us-east-1";
+  std::string data_region;  // --data-region: where the dataset and weights are ("": the job's region)
+  // --region any or a list: the regions a training job is ranked across
+  // (recommend_across_regions); empty or one: `region` alone.
+  std::vector<std::string> regions;
   Pricing pricing = Pricing::on_demand;
   int max_instances = 512;
   bool exhaustive_search = false;     // evaluate every layout, no pruning (the check that pruning changes nothing)
@@ -127,6 +132,7 @@ struct RecommendRow {
   std::optional<double> break_even_monthly_interruption;
   bool pareto = false;
   CapacityAdvice capacity;  // on-demand plausibility and the Capacity Block alternative
+  std::optional<JobBill> bill;   // storage and transfer beside the compute (training; none for RL)
   std::optional<RlEstimate> rl;  // --task rl: the step's stages, placement and pools (estimate is the policy update's)
   // --task qlora: whether bf16 LoRA fits the same instances (docs/methodology.md
   // §The pick: QLoRA is picked where it is needed); empty for other tasks.
@@ -193,12 +199,40 @@ struct Recommendation {
   long layouts_evaluated = 0;
   long layouts_pruned = 0;  // (sizes, micro-batch) families and interleavings the step-time bound cut
   std::vector<std::string> notes;
+  // --region any or a list: each region's own pick, in the order given, and
+  // which one this recommendation is (recommend_across_regions).
+  struct RegionPick {
+    std::string region;
+    std::optional<RecommendRow> pick;
+    std::optional<double> transfer_usd;  // moving the data in from --data-region (0 there; nullopt: unknown)
+    bool chosen = false;
+  };
+  std::vector<RegionPick> across_regions;
 };
 
 // --task qlora: QLoRA is for fitting a model on fewer accelerators, so an
 // option bf16 LoRA fits on more accelerators than the fewest a priced QLoRA
 // option uses is set aside: listed last, never the pick (docs/methodology.md §The pick).
 bool set_aside_for_lora(const RecommendRow& x, const Recommendation& rec);
+
+// --region any or a list (docs/methodology.md §Regions): the job ranked in each
+// region, and the region whose pick weighs least (its price, moving the data
+// in from --data-region, and each hour at the value of time; ties to the data's
+// region, then the order given). Returns that region's recommendation, with
+// across_regions filled; `region` is set to the chosen one.
+Recommendation recommend_across_regions(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r,
+                                        std::string& region);
+
+// The regions the catalog prices any instance in, sorted.
+std::vector<std::string> priced_regions(const Catalog& catalog);
+
+// The rest of the bill (bill.hpp) for a row, and for every row and reference of
+// a recommendation; RL rows have none.
+void add_bill(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r);
+void add_bills(Recommendation& rec, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r);
+
+// The value of an hour of the run under the request's pick rule (0 under the deadline rule).
+double pick_rule_value_of_time(const RecommendRequest& r);
 
 // The rule a training or RL pick is made by (docs/methodology.md §The pick):
 // "deadline" (the cheapest that meets --deadline at its p90 error, when neither
