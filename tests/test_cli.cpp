@@ -1325,3 +1325,12 @@ TEST_CASE("cli: --region any ranks a training job in every priced region and mov
     CHECK(r.err.find("--region") != std::string::npos);
   }
 }
+
+TEST_CASE("cli: an online service on one instance says it has no failover and what a second copy costs") {
+  const Run one = run("recommend --model deepseek-v3 --task inference --requests-per-second 10");
+  REQUIRE(one.code == 0);
+  CHECK(one.out.find("  redundancy: the whole service is one instance: ") != std::string::npos);
+  CHECK(one.out.find("a second copy for failover is 2 x p6-b200.48xlarge, $164,064/month") != std::string::npos);  // 2 x $82,032
+  CHECK(run("recommend --params 7B --task inference --requests-per-second 2").out.find("redundancy:") == std::string::npos);  // two instances
+  CHECK(run("recommend --model llama-3-8b --task inference --mode offline --tokens-per-day 1B").out.find("redundancy:") == std::string::npos);
+}

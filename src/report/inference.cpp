@@ -1,6 +1,7 @@
 // Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
 // Inference reports: the serving table of `recommend --task inference` and
 // the breakdown of `estimate --task inference` (docs/json.md §Inference).
+#include <cmath>
 #include <fmt/format.h>
 
 #include "gpuadvisor/physics/accuracy.hpp"
@@ -227,6 +228,19 @@ ordered_json disaggregated_json(const std::optional<DisaggregatedService>& d) {
 
 }  // namespace
 
+// An online service whose whole fleet is one replica's instances: nothing
+// answers while one of them fails or its engine restarts (methodology
+// §Redundancy). Said, with what a second copy costs; never added to the pick.
+std::string redundancy_text(const ServingRow& p, const InferenceWorkload& w) {
+  if (w.mode != ServingMode::online || p.instances > p.estimate.layout.pp) return "";
+  const std::string fleet = p.instances == 1 ? "one instance" : fmt::format("one replica over {} instances", p.instances);
+  const std::string doubled =
+      p.ranked_usd_per_hour ? fmt::format(", ${}/month", format_thousands(2 * std::round(*p.ranked_usd_per_hour * kHoursPerMonth))) : "";
+  return fmt::format("  redundancy: the whole service is {}: a hardware failure or an engine restart stops it until a replacement has started "
+                     "and loaded the weights; a second copy for failover is {} x {}{}\n",
+                     fleet, 2 * p.instances, p.instance->name, doubled);
+}
+
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
@@ -242,6 +256,7 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
                        to_string(ctx.workload->weights), to_string(p.compute), rec.pick->accelerator->name, to_string(ctx.workload->weights));
   out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name, "inference", rec.pick->estimate.engine->name, ctx.model->is_moe()));
   if (!rec.sizing.empty()) out += fmt::format("  sizing: {}\n", rec.sizing);
+  out += redundancy_text(*rec.pick, *ctx.workload);
   out += margin_text(*rec.pick, *ctx.workload, ctx.model->is_moe());
   out += batch_hours_text(*rec.pick, *ctx.workload);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
