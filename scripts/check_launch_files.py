@@ -20,7 +20,7 @@ import tempfile
 # One pick of each kind the emitter writes: a Capacity Block training job, RL,
 # a one-instance service and a multi-node service (the leader waits for workers).
 PICKS = {
-    "train": "recommend --params 70B --task pretrain --tokens 1T --deadline 30d",
+    "train": "recommend --params 70B --task pretrain --tokens 1T --deadline 30d --exclude trn1",
     "train-od": "recommend --params 8B --task pretrain --tokens 20B --family p5 --max-instances 2",
     "rl": "recommend --params 7B --task rl",
     "rl-split": "recommend --params 7B --task rl --placement split --family p5",

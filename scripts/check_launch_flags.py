@@ -24,7 +24,7 @@ TOOLS = json.load(open(os.path.join(ROOT, "data", "launch_flags.json")))["tools"
 # format, dense and MoE training with pipeline interleaving and fp8, and RL
 # colocated and split on FSDP and Megatron.
 PICKS = [
-    "recommend --params 70B --task pretrain --tokens 1T --deadline 30d",
+    "recommend --params 70B --task pretrain --tokens 1T --deadline 30d --exclude trn1",
     "recommend --params 8B --task pretrain --tokens 20B --family p5 --max-instances 2",
     "estimate --instance p5.48xlarge --count 4 --model llama-3-70b --task pretrain --tokens 10B --tp 4 --pp 4 --vp 2 --micro-batch 1 --zero-stage 1 --precision fp8",
     "estimate --instance p5.48xlarge --count 8 --model mixtral-8x7b --task pretrain --tokens 10B --tp 2 --pp 2 --ep 8 --micro-batch 1 --zero-stage 1 --precision fp8",

@@ -498,7 +498,7 @@ TEST_CASE("cli: from a hostile review: spot above its count says why, a spot pic
   const std::string text((std::istreambuf_iterator<char>(job)), std::istreambuf_iterator<char>());
   CHECK(text.find("karpenter.sh/capacity-type: spot") != std::string::npos);
   // p6-b300's EFA interface count is not in the catalog: the files say so rather than expecting 1 as if known.
-  REQUIRE(run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d --emit skypilot --emit-dir " + t.file("sky")).code == 0);
+  REQUIRE(run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d --exclude trn1 --emit skypilot --emit-dir " + t.file("sky")).code == 0);
   std::ifstream task(t.file("sky") + "/task.yaml");
   const std::string sky((std::istreambuf_iterator<char>(task)), std::istreambuf_iterator<char>());
   if (sky.find("p6-b300") != std::string::npos) CHECK(sky.find("interface count is not in") != std::string::npos);
@@ -1286,7 +1286,8 @@ TEST_CASE("cli: the rest of the bill: the pick's storage, transfer and job total
   const Run west = run("recommend --params 13B --task lora --region us-west-2");
   CHECK(west.out.find("storage: unknown over the run (a storage rate for us-west-2 is not in the catalog)") != std::string::npos);
   CHECK(west.out.find("job total: unknown") != std::string::npos);
-  for (const char* bad : {"--data-region US", "--data-region 'us west'", "--data-region ''"}) {
+  for (const char* bad : {"--data-region US", "--data-region 'us west'", "--data-region ''", "--data-region -", "--data-region x-y",
+                          "--data-region 1-2-3", "--data-region us-"}) {
     const Run r = run(std::string("recommend --params 13B --task lora ") + bad);
     CHECK(r.code == 2);
     CHECK(r.err.find("--data-region") != std::string::npos);
@@ -1312,14 +1313,24 @@ TEST_CASE("cli: --region any ranks a training job in every priced region and mov
   CHECK(west["regions"][0]["transfer_usd"].get<double>() == Approx(0.52));
   CHECK(west["options"][0]["region"] == "us-west-2");  // the rows are the chosen region's
   const Run text = run("recommend --params 13B --task lora --region us-east-1,us-west-2 --data-region us-west-2");
-  CHECK(text.out.find("  regions: us-east-1: 1 x p5en.48xlarge") != std::string::npos);
+  CHECK(text.out.find("  regions (2 ranked): us-east-1: 1 x p5en.48xlarge") != std::string::npos);
   CHECK(text.out.find("+ $0.52 moving the data in; us-west-2 (the data's): the pick") != std::string::npos);
   CHECK(run("recommend --params 13B --task lora").out.find("regions:") == std::string::npos);  // one region: no line
   CHECK_FALSE(doc("recommend --params 13B --task lora").contains("regions"));
+  // The data where no transfer rate is known (eu-west-1): the same unknown in every region decides nothing, the price does
+  // (p6-b300: one on demand in us-west-2 against a block of three in us-east-1), whatever the order given.
+  for (const char* order : {"any", "us-west-2,us-east-1"}) {
+    const auto far = doc(std::string("recommend --params 13B --task lora --family p6-b300 --data-region eu-west-1 --region ") + order);
+    REQUIRE(far["regions"].size() == 2);
+    for (const auto& x : far["regions"])
+      if (x["chosen"] == true) CHECK(x["region"] == "us-west-2");
+  }
   // Bad lists and the commands that price one region exit 2, naming the flag.
-  for (const char* bad : {"recommend --params 13B --task lora --region us-east-1,eu-west-9", "recommend --params 13B --task lora --region us-east-1,us-east-1",
+  for (const char* bad : {"recommend --params 13B --task lora --region us-east-1,eu-west-9", "recommend --params 13B --task lora --region eu-west-1", "recommend --params 13B --task lora --region us-east-1,us-east-1",
                           "recommend --params 7B --task inference --region any", "recommend --params 1B --task rl --region any",
-                          "cost --params 7B --task lora --region any"}) {
+                          "cost --params 7B --task lora --region any", "recommend --params 13B --task lora --region ,",
+                          "recommend --params 13B --task lora --region ,,", "cost --instance p5.48xlarge --count 1 --hours 100 --region ,",
+                          "estimate --model llama-3-8b --task lora --instance p5.48xlarge --region any"}) {
     const Run r = run(bad);
     CHECK(r.code == 2);
     CHECK(r.err.find("--region") != std::string::npos);

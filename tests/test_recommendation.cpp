@@ -306,6 +306,7 @@ TEST_CASE("pre-training picks meet the deadline and say how to buy the capacity"
   const ModelSpec& m = *find_model_preset("llama-3-70b");
   RecommendRequest r;
   r.deadline_hours = 30 * 24;
+  r.exclude = {"trn1"};  // the GPU types, whose usual on-demand count is known (trn1's unknown count: the test below)
   Recommendation rec = recommend(m, workload(m, Task::pretrain, 1e12), cat(), r);
   REQUIRE(rec.pick);
   CHECK(rec.pick->estimate.total_hours <= 30 * 24);
@@ -400,10 +401,34 @@ TEST_CASE("serving: one instance with its replica slots filled without a load, t
 }
 
 // The capacity issue's practical answers for the pick rule: a horizon and a deadline.
+TEST_CASE("channels: a type with no known on-demand count is ranked at its Capacity Block where that is cheaper, and says what to buy") {
+  const ModelSpec& m = *find_model_preset("llama-3-70b");
+  RecommendRequest r;
+  r.deadline_hours = 30 * 24;
+  r.families = {"trn1"};
+  const Recommendation rec = recommend(m, workload(m, Task::pretrain, 1e12), cat(), r);
+  REQUIRE(rec.pick);
+  const RecommendRow& pick = *rec.pick;
+  REQUIRE(pick.instance->name == "trn1.32xlarge");
+  CHECK(pick.capacity.limit_unknown);
+  CHECK(pick.channel == Channel::capacity_block);
+  REQUIRE(pick.capacity.block_cost_usd);
+  REQUIRE(pick.on_demand_cost_usd);
+  CHECK(*pick.ranked_cost_usd == *pick.capacity.block_cost_usd);
+  CHECK(*pick.capacity.block_cost_usd < *pick.on_demand_cost_usd);  // taken only where cheaper
+  CHECK(pick.capacity.note.find("no on-demand limit is known for trn1.32xlarge") != std::string::npos);
+  CHECK(pick.capacity.note.find("Capacity Block") != std::string::npos);
+  // One instance for a few hours: a block's whole day costs more than on demand, which stays.
+  const Recommendation small = recommend(m, workload(m, Task::lora, 1e7), cat(), r);
+  for (const auto& row : small.rows)
+    if (row.count == 1) CHECK(row.channel == Channel::on_demand);
+}
+
 TEST_CASE("channels: a pick above the usual on-demand count is ranked at its Capacity Block, spot only within its usual count") {
   const ModelSpec& m = *find_model_preset("llama-3-70b");
   RecommendRequest r;
   r.deadline_hours = 30 * 24;
+  r.exclude = {"trn1"};  // the GPU types, whose usual on-demand count is known
   const Recommendation rec = recommend(m, workload(m, Task::pretrain, 1e12), cat(), r);
   REQUIRE(rec.pick);
   const RecommendRow& pick = *rec.pick;

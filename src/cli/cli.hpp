@@ -209,6 +209,8 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
 RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, const InferenceOptions& io, const ModelSpec& policy);
 OverheadSettings build_overheads(const OverheadOptions& o);
 // The ranking request of recommend and cost, checked against the catalog.
+// A region the catalog prices any instance in; else InputError naming the ones it does.
+void check_priced_region(const Catalog& catalog, const std::string& region);
 // --region any or a list is for recommend's training search: refused elsewhere, naming `what`.
 void refuse_region_list(const RecommendRequest& r, std::string_view what);
 RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& oo, const Catalog& catalog);

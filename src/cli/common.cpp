@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <regex>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -702,6 +703,13 @@ std::vector<std::string> comma_items(const std::string& text) {
 }
 }  // namespace
 
+void check_priced_region(const Catalog& catalog, const std::string& region) {
+  const auto known = priced_regions(catalog);
+  if (std::find(known.begin(), known.end(), region) == known.end())
+    throw InputError(fmt::format("--region: '{}' has no prices in this catalog (it prices {}; `gpuadvisor prices` imports or fetches a "
+                                 "region's)", region, fmt::join(known, ", ")));
+}
+
 void refuse_region_list(const RecommendRequest& r, std::string_view what) {
   if (r.regions.size() > 1)
     throw InputError(fmt::format("--region: any or a list ranks a training job in `recommend`; {} prices one region (--region {})", what, r.region));
@@ -715,6 +723,7 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
     if (o.region == "any") {
       r.regions = known;
     } else {
+      if (comma_items(o.region).empty()) throw InputError(fmt::format("--region: '{}' names no region", o.region));
       for (const auto& name : comma_items(o.region)) {
         if (std::find(known.begin(), known.end(), name) == known.end())
           throw InputError(fmt::format("--region: '{}' has no prices in this catalog (it prices {}; any for all)", name, fmt::join(known, ", ")));
@@ -724,11 +733,13 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
       }
     }
     r.region = r.regions.front();
+  } else {
+    check_priced_region(catalog, o.region);
   }
   if (!o.data_region.empty()) {
-    if (o.data_region.size() > 32 || o.data_region.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos ||
-        o.data_region.find('-') == std::string::npos)
-      throw InputError(fmt::format("--data-region: '{}' is not a region name (us-west-2)", o.data_region));
+    static const std::regex kRegionName("[a-z]{2}(-[a-z]+)+-[0-9]{1,2}");  // us-west-2, ap-southeast-1, us-gov-west-1
+    if (o.data_region.size() > 32 || !std::regex_match(o.data_region, kRegionName))
+      throw InputError(fmt::format("--data-region: '{}' is not a region name such as us-west-2", o.data_region));
     r.data_region = o.data_region;
   }
   auto pricing = pricing_from_string(o.pricing);

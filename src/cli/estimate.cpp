@@ -77,6 +77,7 @@ class EstimateCommand : public Command {
 
   int run(const GlobalOptions& g) override {
     const Catalog catalog = load(g);
+    check_priced_region(catalog, eo.region);
     check_task_flags(app, wo);
     ModelSpec m = build_model(mo);
     const Instance& inst = instance_of(catalog);

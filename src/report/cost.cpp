@@ -118,7 +118,7 @@ Table cost_table(const Recommendation& rec, const RecommendContext& ctx) {
                       money(r.savings_3y_cost_usd), monthly(r, r.savings_3y_usd_per_hour),
                       break_even_utilisation(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour)});
     append_channel(t.rows.back(), r, *ctx.request);
-    append_provenance(t.rows.back(), *r.instance, ctx.request->region, "", is_pick(r, rec));
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, "", is_pick(r, rec), r.channel);
   }
   return t;
 }
@@ -148,7 +148,7 @@ Table reservation_table(const Recommendation& rec, const RecommendRequest& reque
                       monthly(x, x.savings_3y_usd_per_hour), money(x.capacity.block_cost_usd),
                       text(x.capacity.note.empty() ? "on demand" : x.capacity.note)});
     append_channel(t.rows.back(), x, request);
-    append_provenance(t.rows.back(), *x.instance, request.region, "", is_pick(x, rec));
+    append_provenance(t.rows.back(), *x.instance, request.region, "", is_pick(x, rec), x.channel);
   }
   return t;
 }

@@ -57,8 +57,10 @@ bool is_pick(const RecommendRow& r, const Recommendation& rec);
 // A catalog entry's sources joined for a table cell.
 std::string join_sources(const std::vector<std::string>& s);
 // An empty `channel` leaves the channel cell out (provenance_columns without it).
+// `priced_by`: the channel a training row is ranked at, whose rate's date is
+// prices_as_of (a Capacity Block's rate, spot's); else the on-demand rate's.
 void append_provenance(std::vector<Cell>& row, const Instance& i, const std::string& region, std::string_view channel,
-                       std::optional<bool> pick = std::nullopt);
+                       std::optional<bool> pick = std::nullopt, std::optional<Channel> priced_by = std::nullopt);
 ordered_json envelope(const Catalog& catalog, std::string_view command);
 ordered_json model_json(const ModelSpec& m);
 ordered_json money_json(std::optional<double> usd);     // cents, or null

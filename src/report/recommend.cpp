@@ -120,7 +120,7 @@ Table recommendation_table(const Recommendation& rec, const RecommendContext& ct
                       capacity_cell(r),
                       {r.pareto ? "yes" : "", r.pareto}, pick_cell(is_pick(r, rec))});
     append_channel(t.rows.back(), r, *ctx.request);
-    append_provenance(t.rows.back(), *r.instance, ctx.request->region, "");
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, "", std::nullopt, r.channel);
   }
   return t;
 }
@@ -216,6 +216,15 @@ std::string failures_text(const RecommendRow& pick) {
   if (pick.rl || !pick.on_demand_expected_cost_usd || !pick.on_demand_cost_usd || f.expected_hours <= 0 ||
       *pick.on_demand_expected_cost_usd < *pick.on_demand_cost_usd * (1 + kFailuresNoteAbove))
     return "";
+  if (pick.channel == Channel::capacity_block && pick.capacity.block_days) {
+    // A block bills its whole days: failures cost time, and money only past the block's end.
+    const double block_hours = *pick.capacity.block_days * 24.0;
+    return fmt::format("  failures: with hardware failures (one per {} at this size) and checkpoints every {}, expect about {}, {} the "
+                       "{}-day block{} (`gpuadvisor cost`; faster checkpoint storage lowers it: --checkpoint-storage, --checkpoint-gb-per-s)\n",
+                       format_duration(f.mtti_hours), format_duration(f.interval_hours), format_duration(f.expected_hours),
+                       f.expected_hours <= block_hours ? "within" : "longer than", *pick.capacity.block_days,
+                       f.expected_hours <= block_hours ? ", so its price stands" : ": buy a longer one");
+  }
   return fmt::format("  failures: with hardware failures (one per {} at this size) and checkpoints every {}, expect about {} and ${} at "
                      "the on-demand rate, {:.0f}% more (`gpuadvisor cost`; faster checkpoint storage lowers it: --checkpoint-storage, "
                      "--checkpoint-gb-per-s)\n",
@@ -246,6 +255,7 @@ std::string price_multiple_text(const RecommendRow& x, const RecommendRow& pick)
 
 // "26.4 GB", "4.10 TB", "1.2 PB": three significant figures.
 std::string gb_text(double gb) {
+  if (gb < 0.01) return "under 0.01 GB";
   if (gb >= 1e6) return fmt::format("{:.3g} PB", gb / 1e6);
   if (gb >= 1e3) return fmt::format("{:.3g} TB", gb / 1e3);
   return fmt::format("{:.3g} GB", gb);
@@ -255,7 +265,9 @@ std::string usd_text(std::optional<double> usd) { return usd ? money_text(*usd) 
 
 std::string store_text(const std::string& what, const std::optional<double>& usd, const std::optional<StorageRate>& rate) {
   if (!rate) return what + ": rate not captured";
-  return fmt::format("{}, {} at ${:g}/{}", what, usd_text(usd), rate->usd, rate->unit);
+  // $0.30, $0.023, $0.145: cents always shown, more digits where the rate has them.
+  const std::string amount = std::abs(rate->usd * 100 - std::round(rate->usd * 100)) < 1e-9 ? fmt::format("{:.2f}", rate->usd) : fmt::format("{:g}", rate->usd);
+  return fmt::format("{}, {} at ${}/{}", what, usd_text(usd), amount, rate->unit);
 }
 
 // The pick's storage and transfer beside its compute, and the job's total.
@@ -264,8 +276,8 @@ std::string bill_text(const RecommendRow& p, const RecommendRequest& r) {
   const JobBill& b = *p.bill;
   std::vector<std::string> parts;
   if (b.working_store == "fsx-lustre")
-    parts.push_back(store_text(fmt::format("FSx for Lustre {:.1f} TiB (the {:g} GB/s the checkpoint times assume, 125 MB/s/TiB)",
-                                           b.working_gb * 1e9 / kBytesPerGib / 1024, b.working_gb_per_s),
+    parts.push_back(store_text(fmt::format("FSx for Lustre {} TiB (the {:g} GB/s the checkpoint times assume, 125 MB/s/TiB)",
+                                           format_thousands(b.working_gb * 1e9 / kBytesPerGib / 1024, 1), b.working_gb_per_s),
                                b.working_usd, b.working_rate));
   else if (b.working_store == "efs")
     parts.push_back(store_text(fmt::format("EFS {} (Elastic throughput not included)", gb_text(b.working_gb)), b.working_usd, b.working_rate));
@@ -301,7 +313,7 @@ std::string regions_text(const Recommendation& rec, const RecommendRequest& r) {
       part += x.transfer_usd ? " + " + money_text(*x.transfer_usd) + " moving the data in" : " + moving the data in (rate unknown)";
     parts.push_back(part);
   }
-  std::string out = fmt::format("  regions: {}", fmt::join(parts, "; "));
+  std::string out = fmt::format("  regions ({} ranked): {}", rec.across_regions.size(), fmt::join(parts, "; "));
   if (r.data_region.empty()) out += " (where the data is was not given: --data-region adds moving it in)";
   return out + "\n";
 }

@@ -116,7 +116,7 @@ Table rl_recommendation_table(const Recommendation& rec, const RecommendContext&
                       hours_cell(r.estimate.setup.hours()), capacity_cell(r), {r.pareto ? "yes" : "", r.pareto},
                       pick_cell(rec.pick && r.instance == rec.pick->instance && r.count == rec.pick->count)});
     append_channel(t.rows.back(), r, *ctx.request);
-    append_provenance(t.rows.back(), *r.instance, ctx.request->region, "");
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, "", std::nullopt, r.channel);
   }
   return t;
 }

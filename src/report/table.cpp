@@ -164,11 +164,16 @@ std::vector<Column> provenance_columns(bool with_pick, bool with_channel) {
 }
 
 void append_provenance(std::vector<Cell>& row, const Instance& i, const std::string& region, std::string_view channel,
-                       std::optional<bool> pick) {
+                       std::optional<bool> pick, std::optional<Channel> priced_by) {
   const auto it = i.prices.find(region);
   auto date = [](const std::string& d) { return d.empty() ? Cell{"unknown", std::monostate{}} : text(d); };
+  auto priced_date = [&](const RegionPrices& p) {
+    if (priced_by == Channel::capacity_block && !p.capacity_block.as_of.empty()) return p.capacity_block.as_of;
+    if (priced_by == Channel::spot && !p.spot.as_of.empty()) return p.spot.as_of;
+    return p.on_demand.as_of;
+  };
   row.push_back(text(region));
-  row.push_back(it == i.prices.end() ? Cell{"unknown", std::monostate{}} : date(it->second.on_demand.as_of));
+  row.push_back(it == i.prices.end() ? Cell{"unknown", std::monostate{}} : date(priced_date(it->second)));
   row.push_back(it == i.prices.end() ? Cell{"unknown", std::monostate{}} : date(it->second.spot.interruption_as_of));
   if (!channel.empty()) row.push_back(text(std::string(channel)));
   if (pick) row.push_back(pick_cell(*pick));

@@ -74,8 +74,10 @@ JobBill job_bill(const ModelSpec& m, const TrainingWorkload& w, double hours, st
   } else {
     b.transfer_usd = 0;
   }
-  if (b.s3_usd && b.working_usd) b.storage_usd = *b.s3_usd + *b.working_usd;
-  if (b.storage_usd && b.transfer_usd && compute_usd) b.total_usd = *compute_usd + *b.storage_usd + *b.transfer_usd;
+  // Sums of the parts as printed (cents), so that a line adds up to the cent.
+  const auto cents = [](double usd) { return std::round(usd * 100) / 100; };
+  if (b.s3_usd && b.working_usd) b.storage_usd = cents(*b.s3_usd) + cents(*b.working_usd);
+  if (b.storage_usd && b.transfer_usd && compute_usd) b.total_usd = cents(*compute_usd) + *b.storage_usd + cents(*b.transfer_usd);
   return b;
 }
 

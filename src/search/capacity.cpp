@@ -117,6 +117,11 @@ CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, st
   return a;
 }
 
+void advise_block_for_unknown_limit(CapacityAdvice& a, const Instance& inst, int count, std::string_view region) {
+  a.note = fmt::format("no on-demand limit is known for {}, and {} instances held by Capacity Blocks cost less than on demand: buy {}", inst.name,
+                       count, block_text(inst, count, a, region));
+}
+
 CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing pricing) {
   CapacityAdvice a = base_advice(inst, count, pricing);
   const std::string reserve = "an On-Demand Capacity Reservation for them (any duration, billed at the on-demand or Savings Plan rate; "

@@ -426,7 +426,10 @@ std::vector<ChannelOffer> channel_offers(const RecommendRow& row, Pricing pricin
   const bool quota = row.quota_exceeded.empty();
   if (pricing == Pricing::savings_1y || best) offers.push_back({Channel::savings_1y, quota ? row.savings_1y_cost_usd : std::nullopt});
   if (pricing == Pricing::savings_3y || best) offers.push_back({Channel::savings_3y, quota ? row.savings_3y_cost_usd : std::nullopt});
-  if (best && at_will.channel != Channel::capacity_block && row.capacity.block_cost_usd)
+  // Where the usual on-demand count is unknown, on demand may not deliver at
+  // all: a Capacity Block that does is offered beside it, and taken where cheaper.
+  const bool on_demand_uncertain = pricing == Pricing::on_demand && at_will.channel == Channel::on_demand && row.capacity.limit_unknown;
+  if ((best || on_demand_uncertain) && at_will.channel != Channel::capacity_block && row.capacity.block_cost_usd)
     offers.push_back({Channel::capacity_block, row.capacity.block_cost_usd});
   return offers;
 }
@@ -518,6 +521,7 @@ void advise_for_channel(RecommendRow& row, const RecommendRequest& r) {
                                                               : Pricing::on_demand;
   const bool same = bought == r.pricing || (bought == Pricing::on_demand && r.pricing == Pricing::best);
   if (!same) row.capacity = capacity_advice(*row.instance, row.count, row.estimate.total_hours, r.region, bought, row.capacity.margin);
+  if (row.channel == Channel::capacity_block && row.capacity.limit_unknown) advise_block_for_unknown_limit(row.capacity, *row.instance, row.count, r.region);
 }
 
 void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
@@ -929,8 +933,10 @@ Recommendation recommend_across_regions(const ModelSpec& m, const TrainingWorklo
     one.regions.clear();
     recs.push_back(recommend(m, w, catalog, one));
     const auto& p = recs.back().pick;
-    if (!p || !p->ranked_cost_usd || !p->bill || !p->bill->transfer_usd) continue;
-    const double weighed = *p->ranked_cost_usd + *p->bill->transfer_usd + pick_rule_value_of_time(r) * p->estimate.total_hours;
+    if (!p || !p->ranked_cost_usd) continue;
+    // A transfer whose rate is unknown weighs nothing here (the regions line says it is unknown): an unknown is no reason to choose.
+    const double transfer = p->bill && p->bill->transfer_usd ? *p->bill->transfer_usd : 0;
+    const double weighed = *p->ranked_cost_usd + transfer + pick_rule_value_of_time(r) * p->estimate.total_hours;
     const bool at_data = name == r.data_region;
     if (!best || weighed < best_weighed - 1e-9 || (std::abs(weighed - best_weighed) <= 1e-9 && at_data && r.regions[*best] != r.data_region)) {
       best = recs.size() - 1;
