@@ -418,6 +418,15 @@ TEST_CASE("channels: a type with no known on-demand count is ranked at its Capac
   CHECK(*pick.capacity.block_cost_usd < *pick.on_demand_cost_usd);  // taken only where cheaper
   CHECK(pick.capacity.note.find("no on-demand limit is known for trn1.32xlarge") != std::string::npos);
   CHECK(pick.capacity.note.find("Capacity Block") != std::string::npos);
+  // A type with no on-demand rate in the region (p6-b300 in us-east-1): a small job is priced at a block's whole day, not left unknown.
+  RecommendRequest b300 = r;
+  b300.families = {"p6-b300"};
+  b300.deadline_hours.reset();
+  const Recommendation one = recommend(m, workload(m, Task::lora, 1e7), cat(), b300);
+  REQUIRE(one.pick);
+  CHECK(one.pick->channel == Channel::capacity_block);
+  CHECK(one.pick->ranked_cost_usd);
+  CHECK(one.pick->capacity.note.find("has no on-demand rate in us-east-1") != std::string::npos);
   // One instance for a few hours: a block's whole day costs more than on demand, which stays.
   const Recommendation small = recommend(m, workload(m, Task::lora, 1e7), cat(), r);
   for (const auto& row : small.rows)

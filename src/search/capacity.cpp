@@ -117,9 +117,15 @@ CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, st
   return a;
 }
 
-void advise_block_for_unknown_limit(CapacityAdvice& a, const Instance& inst, int count, std::string_view region) {
-  a.note = fmt::format("no on-demand limit is known for {}, and {} instances held by Capacity Blocks cost less than on demand: buy {}", inst.name,
-                       count, block_text(inst, count, a, region));
+void advise_block_instead_of_on_demand(CapacityAdvice& a, const Instance& inst, int count, std::string_view region, bool on_demand_priced) {
+  const std::string buy = block_text(inst, count, a, region);
+  if (!on_demand_priced)
+    a.note = fmt::format("{} has no on-demand rate in {} in this catalog: buy {}", inst.name, region, buy);
+  else if (a.limit_unknown)
+    a.note = fmt::format("no on-demand limit is known for {}, and {} instance{} held by Capacity Blocks cost less than on demand: buy {}", inst.name,
+                         count, count > 1 ? "s" : "", buy);
+  else
+    a.note = fmt::format("{} x {} cost less in Capacity Blocks than on demand: buy {}", count, inst.name, buy);
 }
 
 CapacityAdvice service_capacity_advice(const Instance& inst, int count, Pricing pricing) {

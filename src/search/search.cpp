@@ -428,7 +428,8 @@ std::vector<ChannelOffer> channel_offers(const RecommendRow& row, Pricing pricin
   if (pricing == Pricing::savings_3y || best) offers.push_back({Channel::savings_3y, quota ? row.savings_3y_cost_usd : std::nullopt});
   // Where the usual on-demand count is unknown, on demand may not deliver at
   // all: a Capacity Block that does is offered beside it, and taken where cheaper.
-  const bool on_demand_uncertain = pricing == Pricing::on_demand && at_will.channel == Channel::on_demand && row.capacity.limit_unknown;
+  const bool on_demand_uncertain = pricing == Pricing::on_demand && at_will.channel == Channel::on_demand &&
+                                   (row.capacity.limit_unknown || !at_will.cost_usd);  // no usual count, or no on-demand rate here
   if ((best || on_demand_uncertain) && at_will.channel != Channel::capacity_block && row.capacity.block_cost_usd)
     offers.push_back({Channel::capacity_block, row.capacity.block_cost_usd});
   return offers;
@@ -521,7 +522,8 @@ void advise_for_channel(RecommendRow& row, const RecommendRequest& r) {
                                                               : Pricing::on_demand;
   const bool same = bought == r.pricing || (bought == Pricing::on_demand && r.pricing == Pricing::best);
   if (!same) row.capacity = capacity_advice(*row.instance, row.count, row.estimate.total_hours, r.region, bought, row.capacity.margin);
-  if (row.channel == Channel::capacity_block && row.capacity.limit_unknown) advise_block_for_unknown_limit(row.capacity, *row.instance, row.count, r.region);
+  if (row.channel == Channel::capacity_block && !row.capacity.beyond_on_demand && !row.capacity.blocks_only)
+    advise_block_instead_of_on_demand(row.capacity, *row.instance, row.count, r.region, row.on_demand_cost_usd.has_value());
 }
 
 void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {

@@ -66,8 +66,9 @@ struct CapacityAdvice {
 // Capacity Block ends at a fixed time, so it is sized to hours x (1 +
 // margin), margin the prediction's p90 error (0 for hours the user gave).
 CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing, double margin = 0);
-// A type with no known on-demand limit ranked at its cheaper Capacity Block: the note says what to buy.
-void advise_block_for_unknown_limit(CapacityAdvice& a, const Instance& inst, int count, std::string_view region);
+// A row ranked at a Capacity Block within the usual on-demand count (no known
+// limit and the block cheaper, or no on-demand rate): the note says what to buy.
+void advise_block_instead_of_on_demand(CapacityAdvice& a, const Instance& inst, int count, std::string_view region, bool on_demand_priced);
 // For a standing service, which runs without an end: the advice is an
 // On-Demand Capacity Reservation (any duration), never a Capacity Block,
 // which ends after 1-182 days.
