@@ -276,8 +276,9 @@ std::string bill_text(const RecommendRow& p, const RecommendRequest& r) {
   const JobBill& b = *p.bill;
   std::vector<std::string> parts;
   if (b.working_store == "fsx-lustre")
-    parts.push_back(store_text(fmt::format("FSx for Lustre {} TiB (the {:g} GB/s the checkpoint times assume, 125 MB/s/TiB)",
-                                           format_thousands(b.working_gb * 1e9 / kBytesPerGib / 1024, 1), b.working_gb_per_s),
+    parts.push_back(store_text(fmt::format("FSx for Lustre {} TiB (the {:g} GB/s the checkpoint times assume, {:g} MB/s/TiB)",
+                                           format_thousands(b.working_gb * 1e9 / kBytesPerGib / 1024, 1), b.working_gb_per_s,
+                                           kFsxThroughputMbPerSPerTib),
                                b.working_usd, b.working_rate));
   else if (b.working_store == "efs")
     parts.push_back(store_text(fmt::format("EFS {} (Elastic throughput not included)", gb_text(b.working_gb)), b.working_usd, b.working_rate));
