@@ -45,16 +45,19 @@ TEST_CASE("pruned and exhaustive search give the same rows over models x tasks x
     const char* model;
     Task task;
     double tokens;
+    bool flash_attention = true;  // off: selective recompute is searched too
   };
-  const Job jobs[] = {{"llama-3-8b", Task::pretrain, 1e11}, {"llama-3-70b", Task::pretrain, 1e12}, {"mixtral-8x7b", Task::pretrain, 1e11},
-                      {"llama-3-8b", Task::lora, 1e7},      {"llama-3-70b", Task::qlora, 1e7},     {"llama-3-8b", Task::finetune, 1e8}};
+  const Job jobs[] = {{"llama-3-8b", Task::pretrain, 1e11},  {"llama-3-70b", Task::pretrain, 1e12}, {"mixtral-8x7b", Task::pretrain, 1e11},
+                      {"llama-3-8b", Task::lora, 1e7},       {"llama-3-70b", Task::qlora, 1e7},     {"llama-3-8b", Task::finetune, 1e8},
+                      {"llama-3-8b", Task::pretrain, 1e11, false}, {"qwen3-30b-a3b", Task::pretrain, 1e11}};
   size_t rows_compared = 0;
   for (const Job& j : jobs) {
     const ModelSpec& m = *find_model_preset(j.model);
     WorkloadRequest q;
     q.task = j.task;
     q.tokens = j.tokens;
-    const TrainingWorkload w = make_workload(q, m);
+    TrainingWorkload w = make_workload(q, m);
+    w.flash_attention = j.flash_attention;
     for (const char* family : {"p4d", "p5", "p6-b200", "g6e", "trn1"}) {
       INFO(j.model << " " << to_string(j.task) << " on " << family);
       RecommendRequest r;
@@ -118,6 +121,50 @@ TEST_CASE("the step-time bound never exceeds the step time of a layout with thos
               }
         }
   CHECK(checked > 50);
+}
+
+TEST_CASE("the bound across micro-batch sizes never exceeds the bound at any size between them") {
+  const ModelSpec& m = *find_model_preset("mixtral-8x7b");
+  WorkloadRequest q;
+  q.tokens = 1e11;
+  const TrainingWorkload w = make_workload(q, m);
+  const Instance& inst = *cat().find_instance("p5.48xlarge");
+  const Cluster c{&inst, &cat().accelerator_of(inst), 4};
+  int checked = 0;
+  for (int tp : {1, 2, 8})
+    for (int pp : {1, 2, 4})
+      for (int ep : {1, 8}) {
+        const Layout sizes{tp, pp, 32 / (tp * pp), ep, 0, 1, Recompute::none, 1, 1};
+        auto at = [&](int mb) {
+          Layout l = sizes;
+          l.micro_batch = mb;
+          return step_time_lower_bound(m, w, c, l);
+        };
+        const StepTimeBound smallest = at(1), largest = at(8);
+        for (int mb : {1, 2, 4, 8})
+          for (int vp : {1, 2, 4}) {
+            INFO("tp " << tp << " pp " << pp << " ep " << ep << " mb " << mb << " vp " << vp);
+            CHECK(StepTimeBound::across_micro_batches(smallest, largest, vp) <= at(mb).at(vp) * (1 + 1e-12));
+            ++checked;
+          }
+      }
+  CHECK(checked > 50);
+}
+
+TEST_CASE("full recompute can need more memory than none: a stage of one layer, one micro-batch in flight") {
+  // Why the search tries every recompute mode before it skips sizes that do
+  // not fit (search.cpp any_recompute_fits): full recompute keeps a layer's
+  // activations as workspace on top of the layer inputs.
+  const ModelSpec& m = *find_model_preset("llama-3-8b");
+  WorkloadRequest q;
+  q.tokens = 1e9;
+  q.global_batch = 1;
+  const TrainingWorkload w = make_workload(q, m);
+  const Accelerator& h100 = cat().accelerator_of(*cat().find_instance("p5.48xlarge"));
+  Layout none{1, m.layers, 1, 1, 0, 1, Recompute::none, 1, 1};
+  Layout full = none;
+  full.recompute = Recompute::full;
+  CHECK(training_memory(m, w, full, h100).total_gb() > training_memory(m, w, none, h100).total_gb());
 }
 
 TEST_CASE("candidate counts: powers of two, three times them, the maximum and the quota's count") {

@@ -19,7 +19,7 @@ double serving_all_reduce_latency_s(const Accelerator& acc) {
 
 double serving_all_reduce_latency_s(const Accelerator& acc, int ranks) {
   const double at_reference = serving_all_reduce_latency_s(acc);
-  if (acc.software != "neuron" || neuron_small_collectives_mesh(acc)) return at_reference;
+  if (!acc.is_neuron() || neuron_small_collectives_mesh(acc)) return at_reference;
   return at_reference * (ranks - 1) / (kNeuronLatencyReferenceRanks - 1);
 }
 

@@ -20,14 +20,17 @@ double output_layer_training_flops_per_token(const ModelSpec& m, bool adapter_ta
 }
 
 FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute, double full_share) {
-  const double n = matmul_params_per_token(m);
-  const double attn_fwd = attention_forward_flops_per_token(m, w.seq_len);
+  return training_flops_per_token(training_per_token(m, w), w, recompute, full_share);
+}
+
+FlopsPerToken training_flops_per_token(const TrainingPerToken& t, const TrainingWorkload& w, Recompute recompute, double full_share) {
+  const double n = t.matmul_params;
+  const double attn_fwd = t.attention_forward_flops;
   FlopsPerToken f;
   if (is_adapter_task(w.task)) {
     // Frozen base: forward (2N) and input gradients (2N), no weight gradients;
     // the adapters train fully (6 per adapter parameter).
-    const double adapters = lora_adapter_params(m, w.lora_rank, w.lora_targets);
-    f.model_full_attention = 4 * n + 6 * adapters + 3 * attn_fwd;
+    f.model_full_attention = 4 * n + 6 * t.adapter_params + 3 * attn_fwd;
   } else {
     f.model_full_attention = 6 * n + 3 * attn_fwd;
   }
@@ -73,7 +76,11 @@ double routed_expert_share(const ModelSpec& m) {
 
 double routed_expert_matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, int tp,
                                     std::optional<double> tokens_per_expert) {
-  const double share = routed_expert_share(m);
+  return routed_expert_matmul_seconds(m, acc, p, matmul_flops, tp, tokens_per_expert, routed_expert_share(m));
+}
+
+double routed_expert_matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, int tp,
+                                    std::optional<double> tokens_per_expert, double share) {
   if (share <= 0) return 0;
   const double peak = acc.tflops(p).value_or(0) * 1e12;
   return matmul_flops / peak * share / expert_compute_efficiency(acc, p, double(m.expert_ffn) / tp, tokens_per_expert);
@@ -81,9 +88,13 @@ double routed_expert_matmul_seconds(const ModelSpec& m, const Accelerator& acc, 
 
 double matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, double dense_eff, int tp,
                       std::optional<double> tokens_per_expert) {
+  return matmul_seconds(m, acc, p, matmul_flops, dense_eff, tp, tokens_per_expert, routed_expert_share(m));
+}
+
+double matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, double dense_eff, int tp,
+                      std::optional<double> tokens_per_expert, double share) {
   const double peak = acc.tflops(p).value_or(0) * 1e12;
-  const double share = routed_expert_share(m);
-  return matmul_flops / peak * (1 - share) / dense_eff + routed_expert_matmul_seconds(m, acc, p, matmul_flops, tp, tokens_per_expert);
+  return matmul_flops / peak * (1 - share) / dense_eff + routed_expert_matmul_seconds(m, acc, p, matmul_flops, tp, tokens_per_expert, share);
 }
 
 Precision attention_precision(const Accelerator& acc, Precision matmul) {

@@ -85,9 +85,9 @@ auto check_layout(const ModelSpec& m, const TrainingWorkload& w, const Cluster& 
   if (l.cp > 1 && w.seq_len % (2 * l.cp) != 0)
     return fail([&] { return fmt::format("cp {} needs the sequence length ({}) divisible by 2 x cp (two chunks per rank)", l.cp, w.seq_len); });
   if (m.heads % l.tp != 0) return fail([&] { return fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads); });
-  if (neuron_cores_per_chip(*c.accelerator) > 0)
-    if (auto p = neuron_layout_problem(*c.accelerator, m, l.tp, true)) return fail([&] { return *p; });
-  if (l.experts_folded() && c.accelerator->software != "cuda")
+  if (neuron_layout_fault(*c.accelerator, m, l.tp, true) != NeuronLayoutFault::none)
+    return fail([&] { return *neuron_layout_problem(*c.accelerator, m, l.tp, true); });
+  if (l.experts_folded() && !c.accelerator->is_cuda())
     return fail([] {
       return std::string("an expert tensor-parallel size below tp (MoE parallel folding) is a Megatron-Core feature: CUDA accelerators only");
     });
@@ -157,10 +157,13 @@ double expert_mlp_extra_bytes_per_routed_token(const ModelSpec& m) {
 }
 
 double elementwise_bytes_per_token(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, Precision p) {
+  return elementwise_bytes_per_token(m, training_per_token(m, w), l, p);
+}
+
+double elementwise_bytes_per_token(const ModelSpec& m, const TrainingPerToken& t, const Layout& l, Precision p) {
   const double stage_layers = double(m.layers) / l.pp;
-  const double moe_share = m.is_moe() ? double(m.moe_layers()) / m.layers : 0;
-  const double stored = (1 - moe_share) * activation_bytes_per_token_per_layer(m, w, false) +
-                        moe_share * activation_bytes_per_token_per_layer(m, w, true);
+  const double moe_share = t.moe_layer_share;
+  const double stored = t.stored_bytes_per_layer;
   double bytes = stage_layers * activation_traffic_per_stored_byte(l.recompute, l.recompute_share(stage_layers)) * stored;
   bytes += stage_layers * moe_share * m.active_experts * expert_mlp_extra_bytes_per_routed_token(m);
   // fp8/fp4 recipes cast each matrix input to 8 or 4 bits (read 2 bytes, write
@@ -222,7 +225,7 @@ double effective_hbm_bytes_per_s(const Accelerator& acc) {
 // Attention products and the output projection run in 16-bit even under an
 // fp8/fp4 recipe: the output projection moves from the recipe's rate (a dense
 // matrix there) to 16-bit.
-double matmul_s(const ModelSpec& m, const TrainingWorkload& w, const Accelerator& acc, const Layout& l, Precision p,
+double matmul_s(const ModelSpec& m, const TrainingWorkload& w, const TrainingPerToken& t, const Accelerator& acc, const Layout& l, Precision p,
                 const FlopsPerToken& flops, const MicroBatchShape& s) {
   const double peak = acc.tflops(p).value_or(0) * 1e12;
   const Precision attention_p = attention_precision(acc, p);
@@ -233,21 +236,21 @@ double matmul_s(const ModelSpec& m, const TrainingWorkload& w, const Accelerator
   const double matmul_flops = flops.hardware - flops.attention;
   const double dense_eff = compute_efficiency(acc, p, double(m.hidden) / l.tp, s.rank_tokens);
   const double tokens_per_expert = m.is_moe() ? s.rank_tokens * l.ep * l.expert_tp() / l.tp * m.active_experts / m.experts : 0;
-  return matmul_seconds(m, acc, p, matmul_flops * s.stage_tokens, dense_eff, l.expert_tp(), tokens_per_expert) -
+  return matmul_seconds(m, acc, p, matmul_flops * s.stage_tokens, dense_eff, l.expert_tp(), tokens_per_expert, t.routed_expert_share) -
          output_flops * s.stage_tokens / (peak * dense_eff) + output_s;
 }
 
-MicroBatchWork micro_batch_work(const ModelSpec& m, const TrainingWorkload& w, const Accelerator& acc, const Layout& l,
+MicroBatchWork micro_batch_work(const ModelSpec& m, const TrainingWorkload& w, const TrainingPerToken& t, const Accelerator& acc, const Layout& l,
                                 const TrainingEstimate& e, const FlopsPerToken& flops, const MicroBatchShape& s) {
   MicroBatchWork mb;
-  mb.matmul_s = matmul_s(m, w, acc, l, e.precision, flops, s);
+  mb.matmul_s = matmul_s(m, w, t, acc, l, e.precision, flops, s);
   const Precision attention_p = attention_precision(acc, e.precision);
   const double attention_peak = acc.tflops(attention_p).value_or(0) * 1e12;
   const double executed_share = w.flash_attention ? kCausalExecutedShare : 1.0;  // fused kernels skip the masked half
   mb.attention_s = flops.attention * executed_share * s.stage_tokens / (attention_peak * max_compute_fraction(acc, attention_p));
   // The training stack's throughput against the reference stack (framework.hpp).
   mb.compute_s = (mb.matmul_s + mb.attention_s) / e.framework->compute_factor(e.precision);
-  mb.elementwise_s = elementwise_bytes_per_token(m, w, l, e.precision) * s.rank_tokens / l.tp / effective_hbm_bytes_per_s(acc);
+  mb.elementwise_s = elementwise_bytes_per_token(m, t, l, e.precision) * s.rank_tokens / l.tp / effective_hbm_bytes_per_s(acc);
   return mb;
 }
 
@@ -345,9 +348,9 @@ struct LocalParams {
   double held = 0, trained = 0;
 };
 
-LocalParams local_params(const ModelSpec& m, const TrainingWorkload& w, const Layout& l) {
-  const double held = local_parameters(m, l).total();
-  return {held, is_adapter_task(w.task) ? lora_adapter_params(m, w.lora_rank, w.lora_targets) / (l.tp * l.pp) : held};
+LocalParams local_params(const TrainingPerToken& t, const TrainingWorkload& w, const Layout& l) {
+  const double held = local_parameters(t.total_params, t.expert_params, l).total();
+  return {held, is_adapter_task(w.task) ? t.adapter_params / (l.tp * l.pp) : held};
 }
 
 // Data parallel: the trainable parameters' gradients are reduced over the
@@ -406,6 +409,11 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
 }
 
 TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l, const MemoryBreakdown& memory) {
+  return estimate_training(m, w, c, l, memory, training_per_token(m, w));
+}
+
+TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l, const MemoryBreakdown& memory,
+                                   const TrainingPerToken& t) {
   const Accelerator& acc = *c.accelerator;
   TrainingEstimate e;
   e.layout = l;
@@ -415,18 +423,18 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
   e.micro_batches = l.micro_batches(w.global_batch);
 
   const MicroBatchShape shape = micro_batch_shape(m, w, l);
-  const FlopsPerToken flops = training_flops_per_token(m, w, l.recompute, shape.rebuilt);
+  const FlopsPerToken flops = training_flops_per_token(t, w, l.recompute, shape.rebuilt);
   e.model_flops_per_token = flops.model;
   e.model_flops_per_token_full_attention = flops.model_full_attention;
   e.hardware_flops_per_token = flops.hardware;
   const double peak = acc.tflops(e.precision).value_or(0) * 1e12;
-  const MicroBatchWork mb = micro_batch_work(m, w, acc, l, e, flops, shape);
+  const MicroBatchWork mb = micro_batch_work(m, w, t, acc, l, e, flops, shape);
   e.compute_efficiency = flops.hardware * shape.stage_tokens / peak / mb.compute_s;
 
   const GroupLinks links = group_links(c, l);
   fill_step(e, l, mb, tensor_parallel_s(m, l, shape, links, mb.matmul_s), context_parallel_s(m, l, shape, links, mb.attention_s),
             expert_parallel_s(m, l, shape, links), pipeline_s(m, l, shape, links));
-  const LocalParams params = local_params(m, w, l);
+  const LocalParams params = local_params(t, w, l);
   e.step.data_parallel_s = data_parallel_s(w, l, links, params, mb.compute_s, e.micro_batches);
   e.step.memory_bound_s = memory_bound_s(w, l, acc, params, shape.rebuilt, e.micro_batches);
   fill_totals(e, w, c, peak);
@@ -434,6 +442,10 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
 }
 
 StepTimeBound step_time_lower_bound(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& sizes) {
+  return step_time_lower_bound(m, w, c, sizes, training_per_token(m, w));
+}
+
+StepTimeBound step_time_lower_bound(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& sizes, const TrainingPerToken& t) {
   const Accelerator& acc = *c.accelerator;
   // The least work of any layout with these sizes and micro-batch: no
   // recompute (it only adds FLOPs and traffic), ZeRO >= 1 (the update sharded),
@@ -447,15 +459,15 @@ StepTimeBound step_time_lower_bound(const ModelSpec& m, const TrainingWorkload& 
   e.precision = effective_precision(acc, w.precision).value_or(w.precision);
   e.framework = &framework_for(acc, w.framework);
   const MicroBatchShape shape = micro_batch_shape(m, w, l);
-  const FlopsPerToken flops = training_flops_per_token(m, w, Recompute::none, 0);
-  const MicroBatchWork mb = micro_batch_work(m, w, acc, l, e, flops, shape);
+  const FlopsPerToken flops = training_flops_per_token(t, w, Recompute::none, 0);
+  const MicroBatchWork mb = micro_batch_work(m, w, t, acc, l, e, flops, shape);
   const GroupLinks links = group_links(c, l);
   StepTimeBound b;
   b.micro_batches = l.micro_batches(w.global_batch);
   b.pp = l.pp;
   b.slot_s = mb.compute_s + mb.elementwise_s + expert_parallel_s(m, l, shape, links);
   b.send_at_one_s = pipeline_s(m, l, shape, links);
-  b.memory_bound_s = memory_bound_s(w, l, acc, local_params(m, w, l), 0, b.micro_batches);
+  b.memory_bound_s = memory_bound_s(w, l, acc, local_params(t, w, l), 0, b.micro_batches);
   return b;
 }
 

@@ -41,10 +41,10 @@ double experts_touched(const ModelSpec& m, double tokens) {
 
 }  // namespace
 
-bool pads_attention_heads(const Accelerator& acc) { return acc.software == "neuron"; }
+bool pads_attention_heads(const Accelerator& acc) { return acc.is_neuron(); }
 
 double decode_sequence_layer_s(const Accelerator& acc) {
-  if (acc.software != "neuron") return 0;
+  if (!acc.is_neuron()) return 0;
   return acc.efficiency.sequence_layer_us > 0 ? acc.efficiency.sequence_layer_us * 1e-6 : kNeuronSequenceLayerS;
 }
 
@@ -58,7 +58,7 @@ double kv_cached_tokens(const ModelSpec& m, const EngineProfile& engine, double 
 }
 
 std::optional<int> compiled_batch_on(const Accelerator& acc, const InferenceWorkload& w) {
-  return acc.software == "neuron" ? w.compiled_batch : std::nullopt;
+  return acc.is_neuron() ? w.compiled_batch : std::nullopt;
 }
 
 int decode_slots(const Accelerator& acc, const InferenceWorkload& w, int batch) {
@@ -163,7 +163,7 @@ namespace {
 // its attention data parallel over a divisor of them, on GPU engines.
 std::optional<std::string> expert_parallel_problem(const ModelSpec& m, const Cluster& c, const ServingLayout& l) {
   if (l.ep == 1 && l.attention_dp == 1) return std::nullopt;
-  if (c.accelerator->software != "cuda") return fmt::format("{} serving runs tensor parallel only here (no expert-parallel layouts)", c.accelerator->name);
+  if (!c.accelerator->is_cuda()) return fmt::format("{} serving runs tensor parallel only here (no expert-parallel layouts)", c.accelerator->name);
   if (!m.is_moe()) return fmt::format("ep and attention_dp are for mixture-of-experts models; {} is dense", m.name);
   if (l.ep != l.tp)
     return fmt::format("ep {} must equal tp {}: the experts spread over every accelerator of the stage{}", l.ep, l.tp,
@@ -359,7 +359,7 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
     s.pipeline_p2p_s = (l.pp - 1) * (kCollectiveLatencyInterS + stage_tokens * m.hidden * kActivationBytes /
                                                                    (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
   // GPUs: the kernels' own floor, and MoE routing (decode_kernels_per_layer, kMoeRoutingPerLayerS).
-  if (acc.software == "cuda") {
+  if (acc.is_cuda()) {
     s.kernel_floor_s = double(m.layers) / l.pp * decode_kernels_per_layer(m) * kKernelMinS;
     if (m.is_moe()) s.moe_routing_s = double(m.moe_layers()) / l.pp * kMoeRoutingPerLayerS;
   }
@@ -472,7 +472,7 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
 
 double serving_reserve_gb(const Accelerator& acc, const EngineProfile& engine, double weights_gb) {
   const double base = engine.free_fraction_of_remaining ? std::max(0.0, acc.memory_usable_gb() - weights_gb) : acc.memory_usable_gb();
-  return kReserveFixedGb + engine.free_fraction * base + (acc.software == "cuda" ? engine.cuda_graph_pool_gb : 0);
+  return kReserveFixedGb + engine.free_fraction * base + (acc.is_cuda() ? engine.cuda_graph_pool_gb : 0);
 }
 
 namespace {

@@ -44,19 +44,26 @@ double activation_bytes_per_token_per_layer(const ModelSpec& m, const TrainingWo
 }
 
 LocalParameters local_parameters(const ModelSpec& m, const Layout& l) {
-  const double experts = m.expert_params_total();
+  return local_parameters(m.total_params(), m.expert_params_total(), l);
+}
+
+LocalParameters local_parameters(double total_params, double expert_params, const Layout& l) {
   const double model_parallel = double(l.tp) * l.pp;
-  return {(m.total_params() - experts) / model_parallel, experts / (double(l.expert_tp()) * l.pp * l.ep)};
+  return {(total_params - expert_params) / model_parallel, expert_params / (double(l.expert_tp()) * l.pp * l.ep)};
 }
 
 MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, const Accelerator& acc) {
+  return training_memory(m, w, l, acc, training_per_token(m, w));
+}
+
+MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, const Accelerator& acc, const TrainingPerToken& t) {
   MemoryBreakdown mem;
   mem.capacity_gb = acc.memory_usable_gb();
   mem.reserve_gb = kReserveFixedGb + kReserveFraction * mem.capacity_gb;
 
   // Parameters held by one model-parallel rank: dense weights split over
   // tensor and pipeline ranks; routed experts further split over EP ranks.
-  const LocalParameters local = local_parameters(m, l);
+  const LocalParameters local = local_parameters(t.total_params, t.expert_params, l);
   const double model_parallel = double(l.tp) * l.pp;
   const double dense_shard = local.dense, expert_shard = local.experts;
   // ZeRO shards over the ranks holding the same weights: dp x cp (experts over
@@ -77,11 +84,11 @@ MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, c
     } else {
       // QLoRA: linear layers in NF4 with double-quantised constants; the
       // embeddings and output head stay in 16-bit.
-      const double emb_fraction = m.embedding_params() / m.total_params();
+      const double emb_fraction = t.embedding_params / t.total_params;
       const double per_param = emb_fraction * kBytesWeight16 + (1 - emb_fraction) * (kBytesNf4 + kBytesNf4Constants);
       mem.weights_gb = sharded(per_param, l.zero_stage >= 3) / kGb;
     }
-    const double adapters = lora_adapter_params(m, w.lora_rank, w.lora_targets) / model_parallel;
+    const double adapters = t.adapter_params / model_parallel;
     mem.adapters_gb = adapters * (kBytesWeight16 + kBytesGrad16 + kBytesOptimizer) / kGb;
   }
 
@@ -91,9 +98,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, c
   const double in_flight = std::min(l.pp, m_count);
   const double tokens_mb = double(l.micro_batch) * w.seq_len / l.cp;  // this rank's share under context parallelism
   const double layers_per_stage = double(m.layers) / l.pp;
-  const double moe_share = m.is_moe() ? double(m.moe_layers()) / m.layers : 0;
-  const double per_layer = (1 - moe_share) * activation_bytes_per_token_per_layer(m, w, false) +
-                           moe_share * activation_bytes_per_token_per_layer(m, w, true);
+  const double per_layer = t.stored_bytes_per_layer;
   // Tensor parallelism with sequence parallelism divides every stored tensor by tp.
   const double per_layer_mb = per_layer * tokens_mb / l.tp;
   if (l.recompute == Recompute::full) {
@@ -105,10 +110,8 @@ MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, c
     mem.activations_gb = layers_per_stage * in_flight * kept * tokens_mb / l.tp / kGb;
     mem.workspace_gb = per_layer_mb / kGb;
   } else {
-    TrainingWorkload flash = w;
-    if (l.recompute == Recompute::selective) flash.flash_attention = true;  // attention scores recomputed
-    const double stored = (1 - moe_share) * activation_bytes_per_token_per_layer(m, flash, false) +
-                          moe_share * activation_bytes_per_token_per_layer(m, flash, true);
+    // Selective recompute rebuilds the attention scores instead of storing them.
+    const double stored = l.recompute == Recompute::selective ? t.stored_bytes_per_layer_flash : t.stored_bytes_per_layer;
     mem.activations_gb = layers_per_stage * in_flight * stored * tokens_mb / l.tp / kGb;
   }
   if (w.task == Task::qlora) {

@@ -54,34 +54,39 @@ std::vector<int> powers_of_two_dividing(int n, int limit) {
   return out;
 }
 
+// The size lists below fill a vector the caller reuses: the layout search
+// asks for them once per (tp, cp, pp), and a fresh vector each time was a
+// tenth of its time.
+
 // Expert-parallel sizes to try: powers of two dividing the ranks the experts
 // are drawn from (dp x cp; folded, tp x dp x cp / etp) and the experts.
-std::vector<int> expert_parallel_sizes(const ModelSpec& m, int tp, int dp, int cp, int etp) {
-  if (!m.is_moe()) return {1};
+void expert_parallel_sizes(const ModelSpec& m, int tp, int dp, int cp, int etp, std::vector<int>& out) {
+  out.clear();
+  if (!m.is_moe()) {
+    out.push_back(1);
+    return;
+  }
   const int ranks = etp == tp ? dp * cp : tp * dp * cp / etp;
-  std::vector<int> out;
-  for (int ep : powers_of_two_dividing(ranks, ranks))
-    if (m.experts % ep == 0) out.push_back(ep);
-  return out;
+  for (int ep = 1; ep <= ranks; ep *= 2)
+    if (ranks % ep == 0 && m.experts % ep == 0) out.push_back(ep);
 }
 
-std::vector<int> divisors(int n, int limit) {
-  std::vector<int> out;
+void divisors(int n, int limit, std::vector<int>& out) {
+  out.clear();
   for (int v = 1; v <= n && v <= limit; ++v)
     if (n % v == 0) out.push_back(v);
-  return out;
 }
 
 // Megatron's block recompute: the fewest layers of a stage to rebuild so that
 // the layout fits (memory falls as more are rebuilt). The layout fits with
 // all of them rebuilt; 0 means all.
-int fewest_rebuilt_layers(const ModelSpec& m, const TrainingWorkload& w, Layout l, const Accelerator& acc) {
+int fewest_rebuilt_layers(const ModelSpec& m, const TrainingWorkload& w, const TrainingPerToken& t, Layout l, const Accelerator& acc) {
   const int stage = static_cast<int>(std::ceil(double(m.layers) / l.pp));
   int lo = 1, hi = stage;
   while (lo < hi) {
     const int mid = (lo + hi) / 2;
     l.recompute_layers = mid;
-    if (training_memory(m, w, l, acc).fits()) hi = mid;
+    if (training_memory(m, w, l, acc, t).fits()) hi = mid;
     else lo = mid + 1;
   }
   return lo >= stage ? 0 : lo;
@@ -136,10 +141,11 @@ struct SearchSpace {
   std::vector<Recompute> recomputes;
   std::vector<int> micro_batches;
   bool prune = true;  // skip sizes whose step-time bound is slower than the best found
+  TrainingPerToken per_token;  // the job's terms that no layout changes, computed once
 };
 
 SearchSpace search_space(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const LayoutConstraints& fixed) {
-  SearchSpace s{m, w, c, fixed, {Recompute::none, Recompute::full}, {1, 2, 4, 8, 16, 32, 64}};
+  SearchSpace s{m, w, c, fixed, {Recompute::none, Recompute::full}, {1, 2, 4, 8, 16, 32, 64}, true, training_per_token(m, w)};
   if (!w.flash_attention) s.recomputes = {Recompute::none, Recompute::selective, Recompute::full};
   if (fixed.recompute) s.recomputes = {*fixed.recompute};
   if (fixed.micro_batch) s.micro_batches = {*fixed.micro_batch};  // any size the user fixed, not only powers of two
@@ -148,21 +154,19 @@ SearchSpace search_space(const ModelSpec& m, const TrainingWorkload& w, const Cl
 
 // Context parallelism only where each rank keeps at least
 // kMinContextParallelTokens of a sequence (it pays off for long ones).
-std::vector<int> context_parallel_sizes(const SearchSpace& s, int tp, int total) {
-  if (s.fixed.cp) return {*s.fixed.cp};
-  std::vector<int> cps{1};
+void context_parallel_sizes(const SearchSpace& s, int tp, int total, std::vector<int>& cps) {
+  cps.assign(1, s.fixed.cp.value_or(1));
+  if (s.fixed.cp) return;
   for (int cp = 2; cp <= total / tp && s.w.seq_len / cp >= kMinContextParallelTokens; cp *= 2)
     if ((total / tp) % cp == 0 && s.w.seq_len % (2 * cp) == 0) cps.push_back(cp);
-  return cps;
 }
 
 // Expert ranks come from the data- and context-parallel ranks (Megatron-Core);
 // folded (etp 1), from the tensor-parallel ranks too.
-std::vector<int> expert_tensor_sizes(const SearchSpace& s, int tp) {
-  if (s.fixed.etp) return {*s.fixed.etp > 0 ? *s.fixed.etp : tp};
-  std::vector<int> etps{tp};
-  if (s.m.is_moe() && tp > 1 && s.c.accelerator->software == "cuda") etps.push_back(1);  // a Megatron-Core feature
-  return etps;
+void expert_tensor_sizes(const SearchSpace& s, int tp, std::vector<int>& etps) {
+  etps.assign(1, s.fixed.etp && *s.fixed.etp > 0 ? *s.fixed.etp : tp);
+  if (s.fixed.etp) return;
+  if (s.m.is_moe() && tp > 1 && s.c.accelerator->is_cuda()) etps.push_back(1);  // a Megatron-Core feature
 }
 
 // The step-time bound of one (sizes, micro-batch), computed when first read:
@@ -172,7 +176,7 @@ struct BoundOnDemand {
   const Layout& base;
   std::optional<StepTimeBound> bound;
   const StepTimeBound& get() {
-    if (!bound) bound = step_time_lower_bound(s.m, s.w, s.c, base);
+    if (!bound) bound = step_time_lower_bound(s.m, s.w, s.c, base, s.per_token);
     return *bound;
   }
 };
@@ -193,20 +197,20 @@ bool search_micro_batch(const SearchSpace& s, const Layout& base, const SmallInt
     l.zero_stage = zeros.back();
     if (zeros.size() > 1 && layout_valid(s.m, s.w, s.c, l)) {
       ++out.layouts_evaluated;
-      if (!training_memory(s.m, s.w, l, acc).fits()) continue;
+      if (!training_memory(s.m, s.w, l, acc, s.per_token).fits()) continue;
     }
     for (int z : zeros) {
       l.zero_stage = z;
       if (!layout_valid(s.m, s.w, s.c, l)) continue;
       ++out.layouts_evaluated;
-      MemoryBreakdown memory = training_memory(s.m, s.w, l, acc);  // the same at every vp (memory does not depend on it)
+      MemoryBreakdown memory = training_memory(s.m, s.w, l, acc, s.per_token);  // the same at every vp (memory does not depend on it)
       if (!memory.fits()) continue;
       // Full recompute of only as many layers as memory needs.
       if (rc == Recompute::full && !s.fixed.recompute_layers) {
-        const int rebuilt = fewest_rebuilt_layers(s.m, s.w, l, acc);
+        const int rebuilt = fewest_rebuilt_layers(s.m, s.w, s.per_token, l, acc);
         if (rebuilt != l.recompute_layers) {
           l.recompute_layers = rebuilt;
-          memory = training_memory(s.m, s.w, l, acc);
+          memory = training_memory(s.m, s.w, l, acc, s.per_token);
         }
       }
       // Interleaved schedules (vp virtual stages) where the layers and
@@ -218,11 +222,45 @@ bool search_micro_batch(const SearchSpace& s, const Layout& base, const SmallInt
           ++out.layouts_pruned;
           continue;
         }
-        TrainingEstimate e = estimate_training(s.m, s.w, s.c, l, memory);
+        TrainingEstimate e = estimate_training(s.m, s.w, s.c, l, memory, s.per_token);
         if (!out.best || faster(e, *out.best)) out.best = e;
       }
       return true;  // less recompute is faster
     }
+  }
+  return false;
+}
+
+// Whether every micro-batch size the search would try at these sizes has a
+// step-time bound slower than the best (StepTimeBound::across_micro_batches):
+// one test instead of one per size.
+bool all_micro_batches_slower(const SearchSpace& s, const Layout& sizes, const SmallInts& vps, const TrainingEstimate& best) {
+  int smallest = 0, largest = 0;
+  for (int mb : s.micro_batches) {
+    if ((s.w.global_batch / sizes.dp) % mb != 0) continue;
+    if (smallest == 0 || mb < smallest) smallest = mb;
+    largest = std::max(largest, mb);
+  }
+  if (smallest == 0) return false;
+  Layout at = sizes;
+  at.micro_batch = smallest;
+  const StepTimeBound lo = step_time_lower_bound(s.m, s.w, s.c, at, s.per_token);
+  at.micro_batch = largest;
+  const StepTimeBound hi = largest == smallest ? lo : step_time_lower_bound(s.m, s.w, s.c, at, s.per_token);
+  double least = 1e300;
+  for (int vp : vps) least = std::min(least, StepTimeBound::across_micro_batches(lo, hi, vp));
+  return slower_than_best(least, best);
+}
+
+// Whether any recompute mode fits at the least memory of these sizes (the
+// highest ZeRO stage, the smallest micro-batch: memory only grows with the
+// micro-batch and falls with the stage). Full recompute usually needs least,
+// but not always: it keeps a layer's activations as workspace, more than no
+// recompute keeps for a stage of one layer with one micro-batch in flight.
+bool any_recompute_fits(const SearchSpace& s, Layout lean) {
+  for (Recompute rc : s.recomputes) {
+    lean.recompute = rc;
+    if (training_memory(s.m, s.w, lean, *s.c.accelerator, s.per_token).fits()) return true;
   }
   return false;
 }
@@ -239,15 +277,23 @@ void search_parallel_sizes(const SearchSpace& s, const Layout& sizes, ClusterSea
   lean.zero_stage = zeros.back();
   lean.micro_batch = s.fixed.micro_batch.value_or(1);
   lean.recompute = s.recomputes.back();
-  if (s.w.global_batch % sizes.dp == 0)
-    out.smallest_need_gb = std::min(out.smallest_need_gb, training_memory(s.m, s.w, lean, *s.c.accelerator).total_gb());
+  if (s.w.global_batch % sizes.dp == 0) {
+    const MemoryBreakdown least = training_memory(s.m, s.w, lean, *s.c.accelerator, s.per_token);
+    out.smallest_need_gb = std::min(out.smallest_need_gb, least.total_gb());
+    if (s.prune && !least.fits() && !any_recompute_fits(s, lean)) return;  // nothing of these sizes fits
+  }
+  // Pruned: no layout of these sizes at any micro-batch can be faster than the best found.
+  if (s.prune && out.best && all_micro_batches_slower(s, sizes, vps, *out.best)) {
+    ++out.layouts_pruned;
+    return;
+  }
   for (int mb : s.micro_batches) {
     if ((s.w.global_batch / sizes.dp) % mb != 0) continue;
     Layout base = sizes;
     base.micro_batch = mb;
     // Pruned: no layout of these sizes at this micro-batch can be faster than
     // the best found.
-    BoundOnDemand bound{s, base};
+    BoundOnDemand bound{s, base, std::nullopt};
     if (s.prune && out.best && slower_than_best(fastest_over(bound.get(), vps), *out.best)) {
       ++out.layouts_pruned;
       continue;
@@ -264,15 +310,21 @@ std::vector<Layout> parallel_sizes(const SearchSpace& s, std::string& expert_pro
   const int per_node = s.c.instance->accelerator_count;
   const int total = s.c.accelerators();
   std::vector<Layout> out;
+  std::vector<int> cps, pps, etps, eps;
   for (int tp : powers_of_two_dividing(per_node, per_node)) {
     if ((fixed.tp && tp != *fixed.tp) || m.heads % tp != 0) continue;
-    for (int cp : context_parallel_sizes(s, tp, total))
-      for (int pp : divisors(total / (tp * cp), m.layers)) {
+    context_parallel_sizes(s, tp, total, cps);
+    for (int cp : cps) {
+      divisors(total / (tp * cp), m.layers, pps);
+      for (int pp : pps) {
         if (fixed.pp && pp != *fixed.pp) continue;
         const int dp = total / (tp * cp * pp);
         if (s.w.global_batch % dp != 0) continue;
-        for (int etp : expert_tensor_sizes(s, tp))
-          for (int ep : fixed.ep ? std::vector<int>{*fixed.ep} : expert_parallel_sizes(m, tp, dp, cp, etp)) {
+        expert_tensor_sizes(s, tp, etps);
+        for (int etp : etps) {
+          if (fixed.ep) eps.assign(1, *fixed.ep);
+          else expert_parallel_sizes(m, tp, dp, cp, etp, eps);
+          for (int ep : eps) {
             Layout sizes{tp, pp, dp, ep, 0, 1, Recompute::none, 1, cp};
             sizes.etp = etp;
             if (!expert_layout_valid(m, sizes)) {
@@ -281,7 +333,9 @@ std::vector<Layout> parallel_sizes(const SearchSpace& s, std::string& expert_pro
             }
             out.push_back(sizes);
           }
+        }
       }
+    }
   }
   return out;
 }

@@ -165,7 +165,9 @@ std::string engine_names() { return joined_names(engine_profiles()); }
 
 const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* chosen) {
   if (chosen) return *chosen;
-  return *find_engine(acc.software == "neuron" ? kDefaultNeuronEngine : kDefaultCudaEngine);
+  static const EngineProfile& neuron = *find_engine(kDefaultNeuronEngine);  // the profiles are static: looked up once
+  static const EngineProfile& cuda = *find_engine(kDefaultCudaEngine);
+  return acc.is_neuron() ? neuron : cuda;
 }
 
 namespace {

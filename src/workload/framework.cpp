@@ -33,7 +33,9 @@ std::string framework_names() { return joined_names(framework_profiles()); }
 
 const FrameworkProfile& framework_for(const Accelerator& acc, const FrameworkProfile* chosen) {
   if (chosen) return *chosen;
-  return *find_framework(acc.software == "neuron" ? "neuron" : "megatron");
+  static const FrameworkProfile& neuron = *find_framework("neuron");  // the profiles are static: looked up once
+  static const FrameworkProfile& megatron = *find_framework("megatron");
+  return acc.is_neuron() ? neuron : megatron;
 }
 
 std::optional<std::string> framework_problem(const FrameworkProfile& f, const Accelerator& acc) {

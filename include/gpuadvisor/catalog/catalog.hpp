@@ -86,6 +86,9 @@ struct Accelerator {
   std::optional<double> link_gb_per_s;  // per accelerator, as the vendor states it
   std::vector<std::string> link_sources;
   std::string software;  // "cuda" or "neuron"
+  // Which stack, compared length first (the layout search asks for every layout).
+  bool is_neuron() const { return std::string_view(software) == "neuron"; }
+  bool is_cuda() const { return std::string_view(software) == "cuda"; }
   // The accelerator whose silicon this one is (A100-40GB is the A100-80GB's
   // die with less memory): calibration fits one compute fraction for both.
   // Empty: its own.

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/physics/per_token.hpp"
 #include "gpuadvisor/workload/model.hpp"
 #include "gpuadvisor/workload/workload.hpp"
 
@@ -35,6 +36,8 @@ double attention_forward_flops_per_token(const ModelSpec& m, int seq_len);
 // plus attention, plus recompute in the hardware count.
 // `full_share`: the share of layers a full recompute rebuilds (Layout::recompute_share).
 FlopsPerToken training_flops_per_token(const ModelSpec& m, const TrainingWorkload& w, Recompute recompute, double full_share = 1);
+// The same from the job's per-token terms (the search's inner loop).
+FlopsPerToken training_flops_per_token(const TrainingPerToken& t, const TrainingWorkload& w, Recompute recompute, double full_share);
 
 // Achievable fraction of the dense peak for a matrix of inner width `width`
 // (hidden / tp) and `tokens` rows per micro-batch:
@@ -70,9 +73,14 @@ double routed_expert_share(const ModelSpec& m);
 // Training, prefill and decode all run their MoE layers through it.
 double matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, double dense_eff, int tp,
                       std::optional<double> tokens_per_expert);
+// The same at a given routed_expert_share(m) (the search reads it once).
+double matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, double dense_eff, int tp,
+                      std::optional<double> tokens_per_expert, double share);
 // The routed experts' part of matmul_seconds alone: flops / peak x share / expert_eff.
 double routed_expert_matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, int tp,
                                     std::optional<double> tokens_per_expert);
+double routed_expert_matmul_seconds(const ModelSpec& m, const Accelerator& acc, Precision p, double matmul_flops, int tp,
+                                    std::optional<double> tokens_per_expert, double share);
 // The large-matrix limit max_fraction(acc, precision): the catalog's figure for
 // the precision (fp16 and bf16 stand in for each other), else 0.5.
 double max_compute_fraction(const Accelerator& acc, Precision p);

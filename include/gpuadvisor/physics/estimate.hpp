@@ -98,6 +98,7 @@ double activation_traffic_per_stored_byte(Recompute r, double full_share = 1);
 inline constexpr double kCastBytesPerElement = 6;
 inline constexpr double kLogitPasses = 4;
 double elementwise_bytes_per_token(const ModelSpec& m, const TrainingWorkload& w, const Layout& l, Precision p);
+double elementwise_bytes_per_token(const ModelSpec& m, const TrainingPerToken& per_token, const Layout& l, Precision p);
 
 // GPT-OSS's expert MLP in training (Megatron-Core's TEGroupedMLP), bytes per
 // routed token and MoE layer in 16-bit, before the tp split
@@ -119,6 +120,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w
 // The same, with the layout's memory already computed (training_memory of
 // this layout; the search has it from its fit check).
 TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l, const MemoryBreakdown& memory);
+// The same from the job's per-token terms, built once per search (training_per_token).
+TrainingEstimate estimate_training(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l, const MemoryBreakdown& memory,
+                                   const TrainingPerToken& per_token);
 
 // A step time no layout with these parallel sizes and micro-batch can beat,
 // whatever its recompute or ZeRO stage, at vp virtual stages. Each micro-batch
@@ -137,7 +141,18 @@ struct StepTimeBound {
   double at(int vp) const {
     return micro_batches * (slot_s + vp * send_at_one_s) + (pp - 1) * (slot_s / vp + send_at_one_s) + memory_bound_s;
   }
+  // A bound for every micro-batch size from `smallest`'s to `largest`'s at
+  // once (same parallel sizes): the micro-batches' work per step does not
+  // grow with their size (efficiency rises with tokens, fewer latencies) and
+  // the bubble does not shrink (a slot's time is tokens / efficiency plus
+  // latencies, rising with tokens), so the first part is bounded at the
+  // largest size and the bubble at the smallest.
+  static double across_micro_batches(const StepTimeBound& smallest, const StepTimeBound& largest, int vp) {
+    return largest.micro_batches * (largest.slot_s + vp * largest.send_at_one_s) + (smallest.pp - 1) * (smallest.slot_s / vp + smallest.send_at_one_s) +
+           largest.memory_bound_s;
+  }
 };
 StepTimeBound step_time_lower_bound(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& sizes);
+StepTimeBound step_time_lower_bound(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& sizes, const TrainingPerToken& per_token);
 
 }  // namespace gpuadvisor

@@ -2,6 +2,7 @@
 // Memory per accelerator for training (docs/methodology.md §Memory).
 #pragma once
 #include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/physics/per_token.hpp"
 #include "gpuadvisor/workload/model.hpp"
 #include "gpuadvisor/workload/workload.hpp"
 
@@ -48,8 +49,12 @@ struct LocalParameters {
   double total() const { return dense + experts; }
 };
 LocalParameters local_parameters(const ModelSpec& m, const Layout& layout);
+LocalParameters local_parameters(double total_params, double expert_params, const Layout& layout);
 
 MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, const Layout& layout,
                                 const Accelerator& accelerator);
+// The same from the job's per-token terms, built once per search.
+MemoryBreakdown training_memory(const ModelSpec& m, const TrainingWorkload& w, const Layout& layout, const Accelerator& accelerator,
+                                const TrainingPerToken& per_token);
 
 }  // namespace gpuadvisor

@@ -29,12 +29,15 @@ bool neuron_small_collectives_mesh(const Accelerator& acc);
 // accelerator: Trainium {1, 2, 8, 16, 32} (NxD; "1, 2, 8, 16 or a multiple of
 // 32"), Inferentia2 {1, 2, 4, 8, 12, 24} (NxD Inference, transformers-neuronx),
 // Trainium2 {1, 2, 4, 8, 16, 32, 64} (LNC=2). Empty for non-Neuron accelerators.
-std::vector<int> neuron_tp_cores(const Accelerator& acc);
+const std::vector<int>& neuron_tp_cores(const Accelerator& acc);
 
 // Why a tensor-parallel size of `tp_chips` chips cannot run, or empty:
 // its NeuronCore count must be a supported group size, and for training the
 // attention heads must divide by it and the KV heads divide it or be divided
 // by it (neuronx-distributed; inference pads heads).
 std::optional<std::string> neuron_layout_problem(const Accelerator& acc, const ModelSpec& m, int tp_chips, bool training);
+// The same rule without its message, for the layout search's inner loop.
+enum class NeuronLayoutFault { none, group_size, heads, kv_heads };
+NeuronLayoutFault neuron_layout_fault(const Accelerator& acc, const ModelSpec& m, int tp_chips, bool training);
 
 }  // namespace gpuadvisor
