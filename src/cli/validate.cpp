@@ -3,7 +3,9 @@
 // `gpuadvisor calibrate` (fit the efficiency parameters, write an overlay).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include "cli.hpp"
 #include "gpuadvisor/physics/accuracy.hpp"
@@ -78,14 +80,17 @@ class CalibrateCommand : public Command {
     app->add_option("--write-accuracy", accuracy_file,
                     "With --leave-one-source-out: write the out-of-sample error bands by accelerator and task (data/validation/accuracy.json)");
     app->add_flag("--from-priors", priors, "Start the fit from the priors instead of the catalog's values (reproduces the built-in fit)");
+    app->add_option("--jobs", jobs, "With --leave-one-source-out: threads that run the folds (default: the machine's cores; the output is the same for any)")
+        ->check(CLI::Range(1, 256));
   }
 
   int run(const GlobalOptions& g) override {
     auto [catalog, cases] = validation_inputs(g, measurements);
     if (priors) reset_to_prior(catalog);
     if (!accuracy_file.empty() && !loso) throw InputError("--write-accuracy needs --leave-one-source-out (the bands are out of sample)");
+    if (app->count("--jobs") > 0 && !loso) throw InputError("--jobs needs --leave-one-source-out (only its folds run in threads)");
     if (loso) {
-      const LeaveOneSourceOut l = leave_one_source_out(cases, catalog);
+      const LeaveOneSourceOut l = leave_one_source_out(cases, catalog, jobs);
       if (!accuracy_file.empty()) {
         write_file_atomically(accuracy_file, accuracy_table_json(l, run_cases(cases, catalog)));
         spdlog::info("wrote the error bands to {}", accuracy_file);
@@ -116,6 +121,7 @@ class CalibrateCommand : public Command {
  private:
   std::string measurements, output, accuracy_file;
   bool loso = false, priors = false;
+  int jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 256u));
 };
 
 }  // namespace

@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "gpuadvisor/physics/communication.hpp"
 #include "gpuadvisor/physics/compute.hpp"
@@ -750,31 +752,68 @@ ResultCounts count_results(const std::vector<CaseResult>& results) {
   return n;
 }
 
-LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog) {
-  std::set<std::string> sources;
+namespace {
+
+// One source's fold: fitted without it, its cases predicted by that fit, by
+// the fit with every source, and by the priors.
+struct Fold {
+  std::optional<SourceCheck> check;  // empty: no usable case predicted
+  std::vector<CaseResult> without, with_all;
+};
+
+Fold run_fold(const std::string& src, const std::vector<ValidationCase>& cases, const Catalog& priors, const Catalog& all) {
+  std::vector<ValidationCase> train;
+  std::vector<const ValidationCase*> test;
+  for (const auto& c : cases) (c.source_key == src ? test.push_back(&c) : train.push_back(c));
+  Catalog fitted = priors;
+  calibrate(fitted, train);
+  Fold f;
+  std::vector<CaseResult> at_priors;
+  for (const ValidationCase* c : test) {
+    f.without.push_back(predict_case(*c, fitted));
+    f.with_all.push_back(predict_case(*c, all));
+    at_priors.push_back(predict_case(*c, priors));
+  }
+  const auto s_without = summarise(f.without);
+  if (!s_without.empty())
+    f.check = SourceCheck{src, s_without[0].cases, s_without[0].median_abs, summarise(f.with_all)[0].median_abs, summarise(at_priors)[0].median_abs};
+  return f;
+}
+
+// The folds share nothing they write: each fits its own copy of the catalog.
+// Threads take the next fold in turn; results are kept by fold, so the
+// answer is the same bytes for any number of threads.
+std::vector<Fold> run_folds(const std::vector<std::string>& sources, const std::vector<ValidationCase>& cases, const Catalog& priors,
+                            const Catalog& all, int jobs) {
+  std::vector<Fold> folds(sources.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < sources.size(); i = next++) folds[i] = run_fold(sources[i], cases, priors, all);
+  };
+  const int threads = std::clamp(jobs, 1, static_cast<int>(std::max<size_t>(1, sources.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return folds;
+}
+
+}  // namespace
+
+LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs) {
+  std::set<std::string> source_set;
   for (const auto& c : cases)
-    if (c.usable && !c.is_rl()) sources.insert(c.source_key);  // RL cases are never fitted
+    if (c.usable && !c.is_rl()) source_set.insert(c.source_key);  // RL cases are never fitted
+  const std::vector<std::string> sources(source_set.begin(), source_set.end());
   reset_to_prior(catalog);
   Catalog all = catalog;
   calibrate(all, cases);
   LeaveOneSourceOut out;
-  for (const auto& src : sources) {
-    std::vector<ValidationCase> train;
-    std::vector<const ValidationCase*> test;
-    for (const auto& c : cases) (c.source_key == src ? test.push_back(&c) : train.push_back(c));
-    Catalog fitted = catalog;
-    calibrate(fitted, train);
-    std::vector<CaseResult> without, with_all, priors;
-    for (const ValidationCase* c : test) {
-      without.push_back(predict_case(*c, fitted));
-      with_all.push_back(predict_case(*c, all));
-      priors.push_back(predict_case(*c, catalog));
-    }
-    const auto s_without = summarise(without);
-    if (s_without.empty()) continue;
-    out.sources.push_back({src, s_without[0].cases, s_without[0].median_abs, summarise(with_all)[0].median_abs, summarise(priors)[0].median_abs});
-    out.held_out.insert(out.held_out.end(), without.begin(), without.end());
-    out.in_sample.insert(out.in_sample.end(), with_all.begin(), with_all.end());
+  for (Fold& f : run_folds(sources, cases, catalog, all, jobs)) {
+    if (!f.check) continue;
+    out.sources.push_back(*f.check);
+    out.held_out.insert(out.held_out.end(), f.without.begin(), f.without.end());
+    out.in_sample.insert(out.in_sample.end(), f.with_all.begin(), f.with_all.end());
   }
   return out;
 }

@@ -176,7 +176,9 @@ struct LeaveOneSourceOut {
   // out-of-sample figures; `summarise` pools them), and by the fit with all.
   std::vector<CaseResult> held_out, in_sample;
 };
-LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog);
+// `jobs` threads run the folds (each fits its own copy of the catalog); the
+// result does not depend on it.
+LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs = 1);
 
 // An overlay setting the fitted efficiency figures (for --catalog-add).
 std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& note);
