@@ -103,7 +103,7 @@ CORPUS = {
     "models": [("models", 0)],
     "catalog-validate": [("catalog validate {minimal}", 0), ("catalog validate --overlay {team}", 0)],
     "validate": [("validate", 0), ("validate --all", 0)],
-    "calibrate": [("calibrate --leave-one-source-out", 0), ("calibrate", 0)],
+    "calibrate": [("calibrate --leave-one-source-out", 0), ("calibrate --leave-one-family-out", 0), ("calibrate", 0)],
     "prices-import": [("prices import --offer-file {offer} --spot-advisor {advisor} --output {overlay}", 0),
                       ("prices import --offer-file {offer} --output {overlay}", 0)],
     "error": [
@@ -121,14 +121,18 @@ MAPS = {
     "catalog-show": ["instance.prices", "sources", "accelerator.sources"],
     # By task and by metric: a measurements file holds whichever tasks and metrics it holds.
     "calibrate": ["leave_one_source_out_summary.by_task", "leave_one_source_out_summary.by_metric",
-                  "leave_one_source_out_summary.in_sample.by_task", "leave_one_source_out_summary.in_sample.by_metric"],
+                  "leave_one_source_out_summary.in_sample.by_task", "leave_one_source_out_summary.in_sample.by_metric",
+                  "leave_one_family_out_summary.by_task", "leave_one_family_out_summary.by_metric",
+                  "leave_one_family_out_summary.in_sample.by_task", "leave_one_family_out_summary.in_sample.by_metric"],
 }
 
 # Fields no cheap command fills in, with the type the code gives them.
 TYPES = {
     # A case predicted under one fit and not the other (a saturated simulation) has a null error there.
     "calibrate": {"leave_one_source_out_cases[].error_in_sample": ["number", "null"],
-                  "leave_one_source_out_cases[].error_out_of_sample": ["number", "null"]},
+                  "leave_one_source_out_cases[].error_out_of_sample": ["number", "null"],
+                  "leave_one_family_out_cases[].error_in_sample": ["number", "null"],
+                  "leave_one_family_out_cases[].error_out_of_sample": ["number", "null"]},
     "error": {"error.ttft_s": ["number"], "error.tpot_s": ["number"]},
     # The on-demand alternative has every field of a row: a run past 182 days has no block length, a non-RL job no rl.
     "recommend": {"alternatives.on_demand.capacity.note": ["string"], "alternatives.on_demand.capacity.capacity_block_days": ["integer", "null"],

@@ -766,6 +766,22 @@ TEST_CASE("cli: --chart writes an SVG for recommend, cost and inference") {
   std::remove("Upper.SVG");
 }
 
+TEST_CASE("cli: calibrate --leave-one-family-out: families held out, exclusive with sources, --jobs needs a fold") {
+  Run f = run("calibrate --leave-one-family-out --format json");
+  REQUIRE(f.code == 0);
+  auto j = nlohmann::json::parse(f.out);
+  CHECK(j["leave_one_family_out_summary"]["cases"].get<int>() > 300);
+  bool nvidia = false;
+  for (const auto& row : j["leave_one_family_out"]) nvidia = nvidia || row["family"] == "NVIDIA";
+  CHECK(nvidia);
+  CHECK(j["leave_one_family_out_cases"][0].contains("family"));
+  CHECK(run("calibrate --leave-one-family-out --leave-one-source-out").code == 2);
+  Run jobs = run("calibrate --jobs 2");
+  CHECK(jobs.code == 2);
+  CHECK(jobs.err.find("--jobs needs --leave-one-source-out or --leave-one-family-out") != std::string::npos);
+  CHECK(run("calibrate --leave-one-family-out --jobs 0").code == 2);
+}
+
 TEST_CASE("cli: validate and calibrate") {
   Run v = run("validate --format json");
   REQUIRE(v.code == 0);

@@ -100,6 +100,7 @@ TEST_CASE("every command's schema refuses its document corrupted one field at a 
   CHECK(output_strict("models", "models"));
   CHECK(output_strict("validate", "validate"));
   CHECK(output_strict("calibrate", "calibrate --leave-one-source-out"));
+  CHECK(output_strict("calibrate", "calibrate --leave-one-family-out --jobs 2"));
   CHECK(output_strict("error", "estimate --instance g5.2xlarge --count 1 --params 13B --task lora", 3));
   const std::string overlay = temp_name("overlay");
   CHECK(output_strict("prices-import", "prices import --offer-file " + cli_test::data("prices/offer_ec2.json") + " --output " + overlay));

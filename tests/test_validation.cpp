@@ -518,3 +518,47 @@ TEST_CASE("a case's speculative field: read as --speculative reads it, refused w
   CHECK(cases_with(training + R"("speculative": "mtp:3:0.7")").code == 2);
   CHECK(cases_with(training + R"("clients": 8)").code == 2);
 }
+
+namespace {
+std::string with_families(const std::string& families) {
+  const std::string c = one_case(R"(, "measured": 100)");
+  return "{\"source_families\": " + families + ", " + c.substr(1);
+}
+}  // namespace
+
+TEST_CASE("source families: a case takes its source's family, else its source key; malformed lists are refused") {
+  const auto cases = read_cases("cases.json", with_families(R"([{"family": "Vendor", "sources": ["TEST", "OTHER"], "why": "one publisher"}])"));
+  REQUIRE(cases.size() == 1);
+  CHECK(cases[0].family == "Vendor");
+  CHECK(read_cases("cases.json", one_case(R"(, "measured": 100)"))[0].family == "TEST");
+  CHECK(fails_with(with_families(R"([{"family": "A", "sources": ["TEST"], "why": "x"}, {"family": "B", "sources": ["TEST"], "why": "y"}])"),
+                   "source 'TEST' is in two families ('A' and 'B')"));
+  CHECK(fails_with(with_families(R"([{"family": "A", "sources": ["TEST"]}])"), "family 'A' needs a 'why'"));
+  CHECK(fails_with(with_families(R"([{"family": "A", "sources": [], "why": "x"}])"), "family 'A' needs a non-empty 'sources' list"));
+  CHECK(fails_with(with_families(R"([{"family": "", "sources": ["TEST"], "why": "x"}])"), "non-empty 'family' name"));
+  CHECK(fails_with(with_families(R"([{"family": "A", "sources": ["TEST"], "why": "x", "publisher": "y"}])"), "field 'publisher'"));
+  CHECK(fails_with(with_families(R"([{"family": "A", "sources": ["TEST"], "why": "x"}, {"family": "A", "sources": ["U"], "why": "x"}])"),
+                   "family 'A' is listed twice"));
+  CHECK(fails_with(with_families(R"({"family": "A"})"), "expected a list"));
+  CHECK(fails_with(with_families(R"([{"family": "A", "sources": [3], "why": "x"}])"), "each source is a source_key string"));
+}
+
+TEST_CASE("leave one family out: a publisher's sources leave together, every fitted case is predicted once, and the figure is worse") {
+  const auto& cases = bundled();
+  std::set<std::string> nvidia_sources;
+  for (const auto& c : cases)
+    if (c.family == "NVIDIA") nvidia_sources.insert(c.source_key);
+  for (const char* k : {"MBRIDGE", "NEMO", "TRTLLM-1X", "TRTLLM-DEP", "MLPERF"}) CHECK(nvidia_sources.count(k) == 1);
+  const Catalog catalog = validation_catalog();
+  const LeaveOneSourceOut family = leave_one_family_out(cases, catalog, 2);
+  const LeaveOneSourceOut source = leave_one_source_out(cases, catalog, 2);
+  const auto by_family = summarise(family.held_out), by_source = summarise(source.held_out);
+  REQUIRE(!by_family.empty());
+  CHECK(by_family[0].cases == by_source[0].cases);
+  CHECK(family.sources.size() < source.sources.size());
+  // The bundled cases' own siblings flatter the source-out figure: out of family it is worse.
+  CHECK(by_family[0].median_abs > by_source[0].median_abs);
+  const auto nvidia = std::find_if(family.sources.begin(), family.sources.end(), [](const SourceCheck& s) { return s.source == "NVIDIA"; });
+  REQUIRE(nvidia != family.sources.end());
+  CHECK(nvidia->fitted_without > nvidia->fitted_with_all);
+}

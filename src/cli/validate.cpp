@@ -76,11 +76,17 @@ class CalibrateCommand : public Command {
     app = parent.add_subcommand("calibrate", "Fit the efficiency parameters to measurements and write a catalog overlay");
     app->add_option("--measurements", measurements, "Cases file with your runs (same format as validate --cases); default: the bundled cases");
     app->add_option("--output", output, "Overlay to write with the fitted parameters (use with --catalog-add)");
-    app->add_flag("--leave-one-source-out", loso, "For each source: fit without it, report the error on it");
+    auto* by_source = app->add_flag("--leave-one-source-out", loso, "For each source: fit without it, report the error on it");
+    app->add_flag("--leave-one-family-out", lofo,
+                  "For each family of sources (one publisher's stack: data/validation/cases.json source_families): fit without all of it, report "
+                  "the error on it")
+        ->excludes(by_source);
     app->add_option("--write-accuracy", accuracy_file,
                     "With --leave-one-source-out: write the out-of-sample error bands by accelerator and task (data/validation/accuracy.json)");
     app->add_flag("--from-priors", priors, "Start the fit from the priors instead of the catalog's values (reproduces the built-in fit)");
-    app->add_option("--jobs", jobs, "With --leave-one-source-out: threads that run the folds (default: the machine's cores; the output is the same for any)")
+    app->add_option("--jobs", jobs,
+                    "With --leave-one-source-out or --leave-one-family-out: threads that run the folds (default: the machine's cores; the output is "
+                    "the same for any)")
         ->check(CLI::Range(1, 256));
   }
 
@@ -88,7 +94,9 @@ class CalibrateCommand : public Command {
     auto [catalog, cases] = validation_inputs(g, measurements);
     if (priors) reset_to_prior(catalog);
     if (!accuracy_file.empty() && !loso) throw InputError("--write-accuracy needs --leave-one-source-out (the bands are out of sample)");
-    if (app->count("--jobs") > 0 && !loso) throw InputError("--jobs needs --leave-one-source-out (only its folds run in threads)");
+    if (app->count("--jobs") > 0 && !loso && !lofo)
+      throw InputError("--jobs needs --leave-one-source-out or --leave-one-family-out (only their folds run in threads)");
+    if (lofo) return run_family_out(g, catalog, cases);
     if (loso) {
       const LeaveOneSourceOut l = leave_one_source_out(cases, catalog, jobs);
       if (!accuracy_file.empty()) {
@@ -119,8 +127,20 @@ class CalibrateCommand : public Command {
   }
 
  private:
+  int run_family_out(const GlobalOptions& g, const Catalog& catalog, const std::vector<ValidationCase>& cases) {
+    const LeaveOneSourceOut l = leave_one_family_out(cases, catalog, jobs);
+    const Format format = parse_format(g);
+    print_table(source_check_table(l.sources, HeldOutBy::family), catalog, "calibrate", "leave_one_family_out", g,
+                format == Format::json ? loso_json_extra(l, HeldOutBy::family) : std::string());
+    if (format == Format::table || format == Format::markdown) {
+      std::cout << "\n";
+      print_table(loso_summary_table(l), catalog, "calibrate", "leave_one_family_out_summary", g);
+    }
+    return 0;
+  }
+
   std::string measurements, output, accuracy_file;
-  bool loso = false, priors = false;
+  bool loso = false, lofo = false, priors = false;
   int jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 256u));
 };
 

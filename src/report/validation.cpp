@@ -105,9 +105,9 @@ Table calibration_table(const std::vector<FittedParameter>& fitted) {
   return t;
 }
 
-Table source_check_table(const std::vector<SourceCheck>& checks) {
+Table source_check_table(const std::vector<SourceCheck>& checks, HeldOutBy by) {
   Table t;
-  t.columns = {{"source", "LEFT OUT"}, {"cases", "CASES", true}, {"median_abs_error_fitted_without", "MEDIAN |ERR| (FIT WITHOUT)", true},
+  t.columns = {{by == HeldOutBy::family ? "family" : "source", "LEFT OUT"}, {"cases", "CASES", true}, {"median_abs_error_fitted_without", "MEDIAN |ERR| (FIT WITHOUT)", true},
                {"median_abs_error_fitted_with", "MEDIAN |ERR| (FIT WITH ALL)", true}, {"median_abs_error_prior", "MEDIAN |ERR| (PRIORS)", true}};
   for (const auto& c : checks) t.rows.push_back({text(c.source), integer(c.cases), pct1(c.fitted_without), pct1(c.fitted_with_all), pct1(c.priors)});
   return t;
@@ -149,19 +149,20 @@ Table loso_summary_table(const LeaveOneSourceOut& l) {
   return t;
 }
 
-std::string loso_json_extra(const LeaveOneSourceOut& l) {
+std::string loso_json_extra(const LeaveOneSourceOut& l, HeldOutBy by) {
+  const std::string name = by == HeldOutBy::family ? "leave_one_family_out" : "leave_one_source_out";
   ordered_json j;
-  j["leave_one_source_out_summary"] = pooled_json(l.held_out);
-  j["leave_one_source_out_summary"]["in_sample"] = pooled_json(l.in_sample);
+  j[name + "_summary"] = pooled_json(l.held_out);
+  j[name + "_summary"]["in_sample"] = pooled_json(l.in_sample);
   ordered_json cases = ordered_json::array();
   for (size_t i = 0; i < l.held_out.size(); ++i) {
     const CaseResult &out = l.held_out[i], &in = l.in_sample[i];
     if (!out.c->usable) continue;
-    cases.push_back({{"id", out.c->id}, {"source_key", out.c->source_key}, {"task", out.c->task}, {"accelerator", out.accelerator},
+    cases.push_back({{"id", out.c->id}, {"source_key", out.c->source_key}, {"family", out.c->family}, {"task", out.c->task}, {"accelerator", out.accelerator},
                      {"error_out_of_sample", out.predicted ? ordered_json(sig6(out.error)) : ordered_json(nullptr)},
                      {"error_in_sample", in.predicted ? ordered_json(sig6(in.error)) : ordered_json(nullptr)}});
   }
-  j["leave_one_source_out_cases"] = cases;
+  j[name + "_cases"] = cases;
   return j.dump();
 }
 

@@ -330,14 +330,42 @@ void read_training_case(const Reader& r, const json& j, ValidationCase& c) {
   if (!c.layout.etp) c.layout.etp = 0;
 }
 
+// `source_families`: [{"family": NAME, "sources": [SOURCE_KEY, ...], "why": TEXT}]:
+// each source in one family at most; a source in none is a family of its own.
+std::map<std::string, std::string> read_source_families(const std::string& origin, const json& doc) {
+  std::map<std::string, std::string> family_of_source;
+  if (!doc.contains("source_families")) return family_of_source;
+  const json& families = doc["source_families"];
+  auto fail = [&](const std::string& what) { throw InputError(fmt::format("{}: source_families: {}", origin, what)); };
+  if (!families.is_array()) fail("expected a list of {\"family\", \"sources\", \"why\"} objects");
+  std::set<std::string> names;
+  for (const json& f : families) {
+    if (!f.is_object()) fail("expected a list of {\"family\", \"sources\", \"why\"} objects");
+    if (auto u = unknown_key(f, {"family", "sources", "why"})) fail(fmt::format("field '{}': {}", u->key, u->message));
+    if (!f.contains("family") || !f["family"].is_string() || f["family"].get<std::string>().empty()) fail("each family needs a non-empty 'family' name");
+    const std::string name = f["family"].get<std::string>();
+    if (!names.insert(name).second) fail(fmt::format("family '{}' is listed twice", name));
+    if (!f.contains("why") || !f["why"].is_string() || f["why"].get<std::string>().empty())
+      fail(fmt::format("family '{}' needs a 'why': what its sources share", name));
+    if (!f.contains("sources") || !f["sources"].is_array() || f["sources"].empty()) fail(fmt::format("family '{}' needs a non-empty 'sources' list", name));
+    for (const json& k : f["sources"]) {
+      if (!k.is_string() || k.get<std::string>().empty()) fail(fmt::format("family '{}': each source is a source_key string", name));
+      if (!family_of_source.emplace(k.get<std::string>(), name).second)
+        fail(fmt::format("source '{}' is in two families ('{}' and '{}')", k.get<std::string>(), family_of_source[k.get<std::string>()], name));
+    }
+  }
+  return family_of_source;
+}
+
 }  // namespace
 
 std::vector<ValidationCase> read_cases(const std::string& origin, const std::string& text) {
   const json doc = parse_json_input(text, origin);
   if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
     throw InputError(fmt::format("{}: expected an object with a 'cases' list", origin));
-  if (auto u = unknown_key(doc, {"schema_version", "description", "cases"}))
+  if (auto u = unknown_key(doc, {"schema_version", "description", "source_families", "cases"}))
     throw InputError(fmt::format("{}: field '{}': {}", origin, u->key, u->message));
+  const std::map<std::string, std::string> family_of_source = read_source_families(origin, doc);
   std::vector<ValidationCase> out;
   std::set<std::string> ids;
   for (const auto& j : doc["cases"]) {
@@ -350,6 +378,8 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     if (j.contains("layout")) r.known_keys(j["layout"], kLayoutKeys, "layout.");
     if (!ids.insert(c.id).second) r.fail("id", "duplicate case id");
     read_case_common(r, j, c);
+    const auto family = family_of_source.find(c.source_key);
+    c.family = family == family_of_source.end() ? c.source_key : family->second;
     // An unusable case is kept for the record, not run: nothing more is read.
     if (c.usable && c.is_rl()) read_rl_case(r, j, c);
     else if (c.usable && c.is_inference()) read_inference_case(r, j, c);
@@ -761,10 +791,18 @@ struct Fold {
   std::vector<CaseResult> without, with_all;
 };
 
-Fold run_fold(const std::string& src, const std::vector<ValidationCase>& cases, const Catalog& priors, const Catalog& all) {
+// What a fold leaves out: a source, or a family of sources.
+using HeldOutKey = const std::string& (*)(const ValidationCase&);
+const std::string& source_of(const ValidationCase& c) { return c.source_key; }
+const std::string& family_of(const ValidationCase& c) { return c.family; }
+
+Fold run_fold(const std::string& src, HeldOutKey key, const std::vector<ValidationCase>& cases, const Catalog& priors, const Catalog& all) {
   std::vector<ValidationCase> train;
   std::vector<const ValidationCase*> test;
-  for (const auto& c : cases) (c.source_key == src ? test.push_back(&c) : train.push_back(c));
+  for (const auto& c : cases) {
+    if (key(c) != src) train.push_back(c);
+    else if (!c.is_rl()) test.push_back(&c);  // RL cases are never fitted: the folds score what the fit serves
+  }
   Catalog fitted = priors;
   calibrate(fitted, train);
   Fold f;
@@ -783,12 +821,12 @@ Fold run_fold(const std::string& src, const std::vector<ValidationCase>& cases, 
 // The folds share nothing they write: each fits its own copy of the catalog.
 // Threads take the next fold in turn; results are kept by fold, so the
 // answer is the same bytes for any number of threads.
-std::vector<Fold> run_folds(const std::vector<std::string>& sources, const std::vector<ValidationCase>& cases, const Catalog& priors,
-                            const Catalog& all, int jobs) {
+std::vector<Fold> run_folds(const std::vector<std::string>& sources, HeldOutKey key, const std::vector<ValidationCase>& cases,
+                            const Catalog& priors, const Catalog& all, int jobs) {
   std::vector<Fold> folds(sources.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < sources.size(); i = next++) folds[i] = run_fold(sources[i], cases, priors, all);
+    for (size_t i = next++; i < sources.size(); i = next++) folds[i] = run_fold(sources[i], key, cases, priors, all);
   };
   const int threads = std::clamp(jobs, 1, static_cast<int>(std::max<size_t>(1, sources.size())));
   std::vector<std::thread> pool;
@@ -798,24 +836,32 @@ std::vector<Fold> run_folds(const std::vector<std::string>& sources, const std::
   return folds;
 }
 
-}  // namespace
-
-LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs) {
+LeaveOneSourceOut leave_one_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs, HeldOutKey key) {
   std::set<std::string> source_set;
   for (const auto& c : cases)
-    if (c.usable && !c.is_rl()) source_set.insert(c.source_key);  // RL cases are never fitted
+    if (c.usable && !c.is_rl()) source_set.insert(key(c));  // RL cases are never fitted
   const std::vector<std::string> sources(source_set.begin(), source_set.end());
   reset_to_prior(catalog);
   Catalog all = catalog;
   calibrate(all, cases);
   LeaveOneSourceOut out;
-  for (Fold& f : run_folds(sources, cases, catalog, all, jobs)) {
+  for (Fold& f : run_folds(sources, key, cases, catalog, all, jobs)) {
     if (!f.check) continue;
     out.sources.push_back(*f.check);
     out.held_out.insert(out.held_out.end(), f.without.begin(), f.without.end());
     out.in_sample.insert(out.in_sample.end(), f.with_all.begin(), f.with_all.end());
   }
   return out;
+}
+
+}  // namespace
+
+LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs) {
+  return leave_one_out(cases, std::move(catalog), jobs, source_of);
+}
+
+LeaveOneSourceOut leave_one_family_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs) {
+  return leave_one_out(cases, std::move(catalog), jobs, family_of);
 }
 
 std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& note) {

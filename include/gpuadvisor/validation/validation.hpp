@@ -48,6 +48,9 @@ struct ValidationCase {
   std::string counts;      // what exactly the metric counts
   std::string source;      // primary source
   std::string source_key;  // short key used to group cases by source
+  // The family of sources its source belongs to (cases.json `source_families`:
+  // sources that share a publisher and its stack), else its source_key alone.
+  std::string family;
   bool usable = true;
   std::string reason;      // why not usable, or caveats
   ModelSpec model;
@@ -179,6 +182,10 @@ struct LeaveOneSourceOut {
 // `jobs` threads run the folds (each fits its own copy of the catalog); the
 // result does not depend on it.
 LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs = 1);
+// The same with whole families left out (ValidationCase::family): a source's
+// siblings from the same publisher and stack leave with it, so what is held
+// out was never seen in any form. `sources` then names families.
+LeaveOneSourceOut leave_one_family_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs = 1);
 
 // An overlay setting the fitted efficiency figures (for --catalog-add).
 std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& note);
