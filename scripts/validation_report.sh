@@ -10,7 +10,7 @@ export GPUADVISOR_TODAY=2026-11-30
 out=docs/validation.md.tmp
 # The error bands every prediction shows are this report's out-of-sample
 # figures: regenerate them, then rebuild so the binary embeds them.
-"$g" -q calibrate --leave-one-source-out --write-accuracy data/validation/accuracy.json > /dev/null
+"$g" -q calibrate --leave-one-family-out --write-accuracy data/validation/accuracy.json > /dev/null
 cmake --build build --target gpuadvisor -j 2 > /dev/null
 {
 cat <<'PROSE'
@@ -647,19 +647,22 @@ with the family out (their siblings set the H100, H200 and B200 fractions),
 while the other families' cases score the same either way (AWS Neuron 18.1%
 and 20.7%, Hugging Face 19.3% both, SGLang 22.3% and 21.6%, Meta and PyTorch
 9.6% and 9.5%; 2026-12-04). The error
-bands every prediction shows (below) are still the source-out figures; moving
-them to these is the MoE issue's item 7, and it moves every Capacity Block
-length and deadline margin sized from them (docs/methodology.md §Channels), so
-it is a change of its own.
+bands every prediction shows (below) are these figures, so every Capacity
+Block length and deadline margin sized from them (docs/methodology.md
+§Channels) covers what an independent measurement would see: H100
+pre-training with Megatron went from +-15% (one source out) to +-34%, and the
+70B, 1T-token, 30-day pick of the README from 256 trn1.32xlarge in 21-day
+blocks (Trainium's band +-8%, all of it AWS's own tables) to 64
+p6-b300.48xlarge (the trn1 blocks, sized to +-23%, now run 28 days).
 
 ## Accuracy bands
 
 Every prediction carries the error band of its group: accelerator x task
 (`pretrain`, `fine-tuning`, `inference`, `rl`; serving also x engine, training
-x stack), out of sample as above (RL
-cases are never fitted). A group with fewer than 3 cases says so and shows its
+x stack), out of the family as above (each case predicted by the fit made
+without every source of its publisher; RL cases are never fitted). A group with fewer than 3 cases says so and shows its
 task's band over all accelerators. The bands are
-`data/validation/accuracy.json`, written by `calibrate --leave-one-source-out
+`data/validation/accuracy.json`, written by `calibrate --leave-one-family-out
 --write-accuracy`; a test fails when they no longer match the cases and the
 physics. `estimate` prints the band as the `accuracy` line, `recommend` under
 the pick, and JSON as `accuracy` {`group`, `cases`, `median_abs_error`,

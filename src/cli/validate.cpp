@@ -82,7 +82,8 @@ class CalibrateCommand : public Command {
                   "the error on it")
         ->excludes(by_source);
     app->add_option("--write-accuracy", accuracy_file,
-                    "With --leave-one-source-out: write the out-of-sample error bands by accelerator and task (data/validation/accuracy.json)");
+                    "With --leave-one-family-out (as the bundled bands are written) or --leave-one-source-out: write the out-of-sample error bands "
+                    "by accelerator and task (data/validation/accuracy.json)");
     app->add_flag("--from-priors", priors, "Start the fit from the priors instead of the catalog's values (reproduces the built-in fit)");
     app->add_option("--jobs", jobs,
                     "With --leave-one-source-out or --leave-one-family-out: threads that run the folds (default: the machine's cores; the output is "
@@ -93,7 +94,8 @@ class CalibrateCommand : public Command {
   int run(const GlobalOptions& g) override {
     auto [catalog, cases] = validation_inputs(g, measurements);
     if (priors) reset_to_prior(catalog);
-    if (!accuracy_file.empty() && !loso) throw InputError("--write-accuracy needs --leave-one-source-out (the bands are out of sample)");
+    if (!accuracy_file.empty() && !loso && !lofo)
+      throw InputError("--write-accuracy needs --leave-one-family-out or --leave-one-source-out (the bands are out of sample)");
     if (app->count("--jobs") > 0 && !loso && !lofo)
       throw InputError("--jobs needs --leave-one-source-out or --leave-one-family-out (only their folds run in threads)");
     if (lofo) return run_family_out(g, catalog, cases);
@@ -130,8 +132,12 @@ class CalibrateCommand : public Command {
   int run_family_out(const GlobalOptions& g, const Catalog& catalog, const std::vector<ValidationCase>& cases) {
     const LeaveOneSourceOut l = leave_one_family_out(cases, catalog, jobs);
     const Format format = parse_format(g);
+    if (!accuracy_file.empty()) {
+      write_file_atomically(accuracy_file, accuracy_table_json(l, run_cases(cases, catalog)));
+      spdlog::info("wrote the error bands to {}", accuracy_file);
+    }
     print_table(source_check_table(l.sources, HeldOutBy::family), catalog, "calibrate", "leave_one_family_out", g,
-                format == Format::json ? loso_json_extra(l, HeldOutBy::family) : std::string());
+                format == Format::json ? loso_json_extra(l) : std::string());
     if (format == Format::table || format == Format::markdown) {
       std::cout << "\n";
       print_table(loso_summary_table(l), catalog, "calibrate", "leave_one_family_out_summary", g);

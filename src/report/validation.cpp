@@ -149,8 +149,8 @@ Table loso_summary_table(const LeaveOneSourceOut& l) {
   return t;
 }
 
-std::string loso_json_extra(const LeaveOneSourceOut& l, HeldOutBy by) {
-  const std::string name = by == HeldOutBy::family ? "leave_one_family_out" : "leave_one_source_out";
+std::string loso_json_extra(const LeaveOneSourceOut& l) {
+  const std::string name = l.held_out_by == HeldOutBy::family ? "leave_one_family_out" : "leave_one_source_out";
   ordered_json j;
   j[name + "_summary"] = pooled_json(l.held_out);
   j[name + "_summary"]["in_sample"] = pooled_json(l.in_sample);

@@ -1,6 +1,8 @@
 // Layer validation: published measurements predicted and scored (cases, calibration, accuracy bands); includes search and below.
 #include "gpuadvisor/validation/accuracy_table.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -55,9 +57,11 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
   for (const auto& r : rl_results)
     if (r.c->is_rl()) add(r);
   ordered_json j;
-  j["generated_by"] = "gpuadvisor calibrate --leave-one-source-out --write-accuracy (scripts/validation_report.sh)";
-  j["note"] = "out-of-sample |error| of the bundled cases by accelerator and task: each case predicted by the fit made without its own "
-              "source; RL cases are never fitted. docs/validation.md";
+  const bool families = l.held_out_by == HeldOutBy::family;
+  j["generated_by"] = fmt::format("gpuadvisor calibrate --leave-one-{}-out --write-accuracy (scripts/validation_report.sh)", families ? "family" : "source");
+  j["note"] = fmt::format("out-of-sample |error| of the bundled cases by accelerator and task: each case predicted by the fit made without {}; RL "
+                          "cases are never fitted. docs/validation.md",
+                          families ? "every source of its family (one publisher's stack, cases.json source_families)" : "its own source");
   j["groups"] = ordered_json::array();
   for (const auto& [key, errors] : groups) j["groups"].push_back(group_json(key.first, key.second, errors));
   return j.dump(1) + "\n";

@@ -836,7 +836,7 @@ std::vector<Fold> run_folds(const std::vector<std::string>& sources, HeldOutKey 
   return folds;
 }
 
-LeaveOneSourceOut leave_one_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs, HeldOutKey key) {
+LeaveOneSourceOut leave_one_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs, HeldOutKey key, HeldOutBy by) {
   std::set<std::string> source_set;
   for (const auto& c : cases)
     if (c.usable && !c.is_rl()) source_set.insert(key(c));  // RL cases are never fitted
@@ -845,6 +845,7 @@ LeaveOneSourceOut leave_one_out(const std::vector<ValidationCase>& cases, Catalo
   Catalog all = catalog;
   calibrate(all, cases);
   LeaveOneSourceOut out;
+  out.held_out_by = by;
   for (Fold& f : run_folds(sources, key, cases, catalog, all, jobs)) {
     if (!f.check) continue;
     out.sources.push_back(*f.check);
@@ -857,11 +858,11 @@ LeaveOneSourceOut leave_one_out(const std::vector<ValidationCase>& cases, Catalo
 }  // namespace
 
 LeaveOneSourceOut leave_one_source_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs) {
-  return leave_one_out(cases, std::move(catalog), jobs, source_of);
+  return leave_one_out(cases, std::move(catalog), jobs, source_of, HeldOutBy::source);
 }
 
 LeaveOneSourceOut leave_one_family_out(const std::vector<ValidationCase>& cases, Catalog catalog, int jobs) {
-  return leave_one_out(cases, std::move(catalog), jobs, family_of);
+  return leave_one_out(cases, std::move(catalog), jobs, family_of, HeldOutBy::family);
 }
 
 std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedParameter>& fitted, const std::string& note) {

@@ -141,8 +141,6 @@ std::vector<ErrorSummary> rl_stage_summary(const std::vector<CaseResult>& result
 // The JSON members `summary`, `cases_total`, `cases_usable`, `cases_predicted`, `disagreements`.
 std::string validation_json_extra(const std::vector<CaseResult>& results, const std::vector<ErrorSummary>& summary);
 Table calibration_table(const std::vector<FittedParameter>& fitted);
-// What each fold held out: one source, or one family of sources.
-enum class HeldOutBy { source, family };
 Table source_check_table(const std::vector<SourceCheck>& checks, HeldOutBy by = HeldOutBy::source);
 // Pooled over every case, each predicted by the fit made without its own
 // source (or family), beside the in-sample fit: all cases, then by task.
@@ -150,7 +148,7 @@ Table loso_summary_table(const LeaveOneSourceOut& l);
 // The JSON member `leave_one_source_out_summary` {cases, median_abs_error,
 // p90_abs_error, by_task {task: {cases, median_abs_error, p90_abs_error}}, in_sample {...}}
 // and `leave_one_source_out_cases`; `leave_one_family_out_...` when families were held out.
-std::string loso_json_extra(const LeaveOneSourceOut& l, HeldOutBy by = HeldOutBy::source);
+std::string loso_json_extra(const LeaveOneSourceOut& l);
 Table import_report_table(const std::vector<ImportLine>& report);
 
 // ---------------------------------------------------------------------------

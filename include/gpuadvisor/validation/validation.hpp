@@ -173,7 +173,10 @@ struct SourceCheck {
   int cases = 0;
   double fitted_without = 0, fitted_with_all = 0, priors = 0;
 };
+// What each fold held out: one source, or one family of sources.
+enum class HeldOutBy { source, family };
 struct LeaveOneSourceOut {
+  HeldOutBy held_out_by = HeldOutBy::source;
   std::vector<SourceCheck> sources;
   // Every usable case predicted by the fit made without its own source (the
   // out-of-sample figures; `summarise` pools them), and by the fit with all.
