@@ -174,3 +174,19 @@ TEST_CASE("suggestions for unknown names and date arithmetic") {
   CHECK(days_between("2024-02-28", "2024-03-01") == 2);
   CHECK_FALSE(days_between("2026-13-01", "2026-01-01"));
 }
+
+TEST_CASE("the embedded catalog passes a user file's checks, and the built-in path reads the same catalog without them") {
+  // The built-in path skips the duplicate-key and depth checks (start-up time):
+  // this is where the embedded text still gets them.
+  const Catalog checked = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+  const Catalog built_in = load_catalog(embedded_catalog_source());
+  REQUIRE(embedded_catalog_source().built_in);
+  CHECK(built_in.instances.size() == checked.instances.size());
+  CHECK(built_in.accelerators.size() == checked.accelerators.size());
+  CHECK(built_in.catalog_version == checked.catalog_version);
+  CHECK(built_in.prices_as_of == checked.prices_as_of);
+  // A user's file with a key twice is still refused.
+  std::string twice(embedded_catalog_text());
+  twice.insert(twice.find('{') + 1, "\"catalog_version\": \"x\",");
+  CHECK_THROWS_AS(load_catalog({"mine.json", twice}), InputError);
+}

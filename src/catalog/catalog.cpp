@@ -94,6 +94,8 @@ std::string_view embedded_catalog_text() {
   return std::string_view(embedded_catalog_json, embedded_catalog_json_size);
 }
 
+CatalogSource embedded_catalog_source() { return {"<embedded catalog>", std::string(embedded_catalog_text()), true}; }
+
 CatalogSource read_catalog_file(const std::string& path) { return {path, read_input_file(path, "a catalog file")}; }
 
 bool valid_commitment_name(std::string_view name) {
@@ -485,7 +487,7 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
 }
 
 json parse_json_document(const CatalogSource& src) {
-  json j = parse_json_input(src.text, src.origin);
+  json j = src.built_in ? json::parse(src.text) : parse_json_input(src.text, src.origin);
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object at the top level", src.origin));
   return j;
 }

@@ -53,7 +53,7 @@ class CatalogCommand : public Command {
 
   int run_validate(const GlobalOptions& g) const {
     CatalogSource file = read_catalog_file(validate_file);
-    Catalog c = validate_overlay ? load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())}, {file}) : load_catalog(file);
+    Catalog c = validate_overlay ? load_catalog(embedded_catalog_source(), {file}) : load_catalog(file);
     print_document(render_catalog_check(c, validate_file, parse_format(g)), parse_format(g));
     return 0;
   }

@@ -53,7 +53,7 @@ std::string cached_prices_path() {
 }
 
 std::pair<CatalogSource, std::vector<CatalogSource>> catalog_sources(const GlobalOptions& g) {
-  CatalogSource base{"<embedded catalog>", std::string(embedded_catalog_text())};
+  CatalogSource base = embedded_catalog_source();
   std::string file = g.catalog_file;
   if (file.empty())
     if (const char* env = std::getenv("GPUADVISOR_CATALOG"); env && *env) file = env;

@@ -166,7 +166,7 @@ int run(int argc, char** argv) {
       "Docs: docs/cli.md",
       "gpuadvisor"};
   app.set_version_flag("--version", [] {
-    Catalog c = load_catalog({"<embedded catalog>", std::string(embedded_catalog_text())});
+    Catalog c = load_catalog(embedded_catalog_source());
     return fmt::format("gpuadvisor {} (catalog {}, prices as of {})", tool_version(), c.catalog_version, c.prices_as_of);
   });
   app.require_subcommand(1);
@@ -187,17 +187,21 @@ int run(int argc, char** argv) {
     const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,:/%+@") == std::string::npos;
     g.command_line += " " + (plain ? a : "'" + a + "'");
   }
-  std::vector<std::unique_ptr<Command>> commands;
-  commands.push_back(add_catalog_command(app));
-  commands.push_back(add_models_command(app));
-  commands.push_back(add_validate_command(app));
-  commands.push_back(add_calibrate_command(app));
-  commands.push_back(add_prices_command(app));
-  commands.push_back(add_recommend_command(app));
-  commands.push_back(add_cost_command(app));
-  commands.push_back(add_estimate_command(app));
-  use_decimal_integers(&app);
   refuse_unknown_command(argc, argv);
+  // Only the command named on the line is built (building every command's
+  // options was a third of start-up); all of them without one (the top-level
+  // help), none for --version alone.
+  const std::string word = command_word(argc, argv);
+  const bool version_only = argc == 2 && std::string_view(argv[1]) == "--version";
+  using AddCommand = std::unique_ptr<Command> (*)(CLI::App&);
+  const std::pair<std::string_view, AddCommand> builders[] = {
+      {"catalog", add_catalog_command}, {"models", add_models_command},       {"validate", add_validate_command},
+      {"calibrate", add_calibrate_command}, {"prices", add_prices_command}, {"recommend", add_recommend_command},
+      {"cost", add_cost_command},       {"estimate", add_estimate_command}};
+  std::vector<std::unique_ptr<Command>> commands;
+  for (const auto& [name, add] : builders)
+    if (!version_only && (word.empty() || word == name)) commands.push_back(add(app));
+  use_decimal_integers(&app);
 
   try {
     app.parse(argc, argv);

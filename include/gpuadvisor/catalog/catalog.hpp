@@ -236,7 +236,12 @@ std::string_view embedded_catalog_text();
 struct CatalogSource {
   std::string origin;  // file path, or "<embedded>"
   std::string text;
+  // Built into the binary: parsed without the duplicate-key and depth checks a
+  // user's file gets (a test runs them over the embedded text instead).
+  bool built_in = false;
 };
+// The catalog built into the binary (data/catalog.json).
+CatalogSource embedded_catalog_source();
 Catalog load_catalog(const CatalogSource& base, const std::vector<CatalogSource>& overlays = {});
 
 // Reads a file into a CatalogSource; InputError if it is missing, unreadable,
