@@ -335,7 +335,8 @@ family out in turn, §Out of the family). Each case is an object:
 | `usable`, `reason` | `false` keeps a case too vague to compare, with the reason; `reason` also notes assumptions of usable cases |
 
 These are all the keys a case file has, at every level (the file: `schema_version`,
-`description`, `cases`; a case; `layout`; `rl`; `stages`; a shape object: the
+`description`, `source_families`, `cases`; a family: `family`, `sources`,
+`why`; a case; `layout`; `rl`; `stages`; a shape object: the
 fields of `data/models.json`'s presets, `sliding_window`, `sliding_layers`,
 `native_weights`, the MLA and MoE fields). Any other key is refused, exit 2,
 naming the case, the key and the nearest known one (`"promt_tokens"`: did

@@ -781,6 +781,20 @@ TEST_CASE("cli: calibrate --leave-one-family-out: families held out, exclusive w
   CHECK(jobs.code == 2);
   CHECK(jobs.err.find("--jobs needs --leave-one-source-out or --leave-one-family-out") != std::string::npos);
   CHECK(run("calibrate --leave-one-family-out --jobs 0").code == 2);
+  // --output fits all the cases: not with a fold (it was silently ignored).
+  CHECK(run("calibrate --leave-one-family-out --output /tmp/never-written-" + std::to_string(getpid()) + ".json").code == 2);
+  // Nothing to fold is an error, so no empty bands file is written.
+  const std::string empty = "gpuadvisor_test_empty_cases_" + std::to_string(getpid()) + ".json";
+  const std::string bands = "gpuadvisor_test_bands_" + std::to_string(getpid()) + ".json";
+  {
+    std::ofstream f(empty);
+    f << R"({"cases": []})";
+  }
+  Run none = run("calibrate --measurements " + empty + " --leave-one-family-out --write-accuracy " + bands);
+  CHECK(none.code == 2);
+  CHECK(none.err.find("nothing to hold out") != std::string::npos);
+  CHECK_FALSE(std::ifstream(bands).good());
+  std::remove(empty.c_str());
 }
 
 TEST_CASE("cli: validate and calibrate") {
@@ -1288,10 +1302,19 @@ TEST_CASE("cli: the rest of the bill: the pick's storage, transfer and job total
   CHECK(t.out.find("\n  storage: $") != std::string::npos);
   CHECK(t.out.find("\n  transfer: the data and the weights (26.2 GB) in from us-west-2, $0.52") != std::string::npos);
   CHECK(t.out.find("\n  job total: $") != std::string::npos);
-  CHECK(t.out.find("--checkpoint-storage s3") != std::string::npos);  // a 48 TiB file system for a 34-minute job: the cheaper store named
+  // One instance: no 48 TiB file system for a 35-minute job, S3 alone (--checkpoint-storage auto).
+  CHECK(t.out.find("FSx") == std::string::npos);
   const auto j = nlohmann::json::parse(run("recommend --params 13B --task lora --data-region us-west-2 --format json").out);
   const auto& bill = j["recommendation"]["bill"];
-  CHECK(bill["working_store"] == "fsx-lustre");
+  CHECK(bill["working_store"].is_null());
+  CHECK(bill["storage_usd"].get<double>() == Approx(bill["s3_usd"].get<double>()));
+  // Asked for, the file system is billed, and the line names the cheaper store.
+  const Run fsx = run("recommend --params 13B --task lora --checkpoint-storage fsx-lustre");
+  CHECK(fsx.out.find("FSx for Lustre") != std::string::npos);
+  CHECK(fsx.out.find("--checkpoint-storage s3") != std::string::npos);
+  // Several instances share FSx for Lustre by default.
+  const auto many = nlohmann::json::parse(run("cost --instance p5.48xlarge --count 4 --model llama-3-8b --task pretrain --tokens 50B --format json").out);
+  CHECK(many["recommendation"]["bill"]["working_store"] == "fsx-lustre");
   CHECK(bill["transfer_usd"].get<double>() == Approx(0.52));
   CHECK(bill["total_usd"].get<double>() == Approx(j["recommendation"]["costs"]["ranked_usd"].get<double>() + bill["storage_usd"].get<double>() +
                                                   bill["transfer_usd"].get<double>()).margin(0.011));

@@ -211,7 +211,7 @@ const std::map<std::string, std::string>& flag_values() {
       {"--load-gb-per-s", "0.3"}, {"--neuron-compile-minutes", "300"}, {"--resume", ""}, {"--no-overheads", ""},
       {"--sort-by", "time"}, {"--cost-slack", "40%"}, {"--horizon", "1h"}, {"--value-of-time", "5000"}, {"--max-cost-multiple", "1"}, {"--data-region", "us-west-2"}, {"--top", "2"}, {"--all-counts", ""}, {"--max-instances", "1"},
       {"--family", "g6e"}, {"--exclude", "p5"}, {"--region", "us-west-2"}, {"--pricing", "spot"}, {"--deadline", "1h"},
-      {"--budget", "5"}, {"--quota-vcpus", "p=0,g=0"}, {"--checkpoint-storage", "s3"}, {"--checkpoint-gb-per-s", "0.5"}, {"--restart-minutes", "40"},
+      {"--budget", "5"}, {"--quota-vcpus", "p=0,g=0"}, {"--checkpoint-storage", "efs"}, {"--checkpoint-gb-per-s", "0.5"}, {"--restart-minutes", "40"},
       {"--chart", "@chart"}, {"--emit", "slurm"}, {"--emit-dir", "@dir"}, {"--rank", "2"}, {"--entrypoint", "train.py"},
       {"--image", "me/img:1"}, {"--hf-model", "me/model"}, {"--max-request-tokens", "4096"}, {"--compare-to", "@baseline"}, {"--fail-if-over", "1"}, {"--fail-if-increase", "1%"},
       {"--instance", "g6e.12xlarge"}, {"--count", "2"}, {"--hours", "10"}, {"--tp", "2"}, {"--pp", "2"}, {"--ep", "2"},

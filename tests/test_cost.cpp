@@ -105,7 +105,7 @@ TEST_CASE("the rest of the bill: storage and transfer beside the compute (hand-c
   wr.tokens = 1e12;
   const TrainingWorkload w = make_workload(wr, m);
   const double hours = 100;
-  const JobBill b = job_bill(m, w, hours, 1000.0, CheckpointStorage::fsx_lustre, std::nullopt, cat, "us-east-1", "");
+  const JobBill b = job_bill(m, w, hours, 1000.0, CheckpointStorage::fsx_lustre, 1, std::nullopt, cat, "us-east-1", "");
   CHECK(b.dataset_gb == Approx(4000));                             // 1T tokens x 4 bytes
   CHECK(b.model_in_gb == 0);                                        // pre-training starts from nothing
   CHECK(b.checkpoints_gb == Approx(2 * m.total_params() * 14 / 1e9));
@@ -121,24 +121,24 @@ TEST_CASE("the rest of the bill: storage and transfer beside the compute (hand-c
   CHECK(fsx_capacity_gib(10, 0.1) == 1200);
   CHECK(fsx_capacity_gib(200000, 6) == std::ceil(200000e9 / 1073741824.0 / 2400) * 2400);
   // Checkpoints in S3: no working store, the checkpoints priced in S3.
-  const JobBill s3 = job_bill(m, w, hours, 1000.0, CheckpointStorage::s3, std::nullopt, cat, "us-east-1", "");
+  const JobBill s3 = job_bill(m, w, hours, 1000.0, CheckpointStorage::s3, 1, std::nullopt, cat, "us-east-1", "");
   CHECK(s3.working_store.empty());
   CHECK(s3.s3_gb == Approx(4000 + s3.final_weights_gb + s3.checkpoints_gb));
   CHECK(*b.s3_only_storage_usd == Approx(*s3.storage_usd).margin(0.01));  // the total sums parts rounded to cents
   // The data in another region crosses once at the source region's rate; a region with no rate is unknown, never $0.
-  const JobBill moved = job_bill(m, w, hours, 1000.0, CheckpointStorage::fsx_lustre, std::nullopt, cat, "us-east-1", "us-west-2");
+  const JobBill moved = job_bill(m, w, hours, 1000.0, CheckpointStorage::fsx_lustre, 1, std::nullopt, cat, "us-east-1", "us-west-2");
   CHECK(*moved.transfer_usd == Approx(4000 * 0.02));
-  const JobBill far = job_bill(m, w, hours, 1000.0, CheckpointStorage::fsx_lustre, std::nullopt, cat, "us-east-1", "ap-south-2");
+  const JobBill far = job_bill(m, w, hours, 1000.0, CheckpointStorage::fsx_lustre, 1, std::nullopt, cat, "us-east-1", "ap-south-2");
   CHECK_FALSE(far.transfer_usd);
   CHECK_FALSE(far.total_usd);
-  const JobBill west = job_bill(m, w, hours, 1000.0, CheckpointStorage::efs, std::nullopt, cat, "us-west-2", "");
+  const JobBill west = job_bill(m, w, hours, 1000.0, CheckpointStorage::efs, 1, std::nullopt, cat, "us-west-2", "");
   CHECK_FALSE(west.storage_usd);
   CHECK_FALSE(west.total_usd);
   // A fine-tune keeps the weights it starts from; LoRA hands over the adapter alone.
   wr.task = Task::lora;
   wr.tokens = 100e6;
   const TrainingWorkload lora = make_workload(wr, m);
-  const JobBill lb = job_bill(m, lora, 1, 40.0, CheckpointStorage::local_nvme, std::nullopt, cat, "us-east-1", "");
+  const JobBill lb = job_bill(m, lora, 1, 40.0, CheckpointStorage::local_nvme, 1, std::nullopt, cat, "us-east-1", "");
   CHECK(lb.model_in_gb == Approx(m.total_params() * 2 / 1e9));
   CHECK(lb.final_weights_gb == Approx(lora_adapter_params(m, lora.lora_rank, lora.lora_targets) * 2 / 1e9));
   CHECK(*lb.working_usd == 0);  // the instance store is in the instance's price

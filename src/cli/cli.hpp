@@ -189,7 +189,7 @@ struct OverheadOptions {
 
 struct RankingOptions {
   std::string sort_by, deadline, budget, region = "us-east-1", data_region, pricing = "on-demand", cost_slack, horizon, value_of_time, max_cost_multiple;
-  std::string checkpoint_storage = "fsx-lustre", checkpoint_gb_per_s, restart_minutes, chart, quota_vcpus;
+  std::string checkpoint_storage = "auto", checkpoint_gb_per_s, restart_minutes, chart, quota_vcpus;
   std::optional<int> top;  // default 10, every row with --all-counts
   int max_instances = 512;
   bool all_counts = false;

@@ -364,7 +364,7 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
                   "reserved or under a commitment are left out, naming the quota to raise (training and RL)")
       ->group("Constraints");
   const char* g = "Interruptions (spot reclaims, hardware failures) and checkpoints";
-  cmd->add_option("--checkpoint-storage", o.checkpoint_storage, "s3 | fsx-lustre (default) | efs | local-nvme")->group(g);
+  cmd->add_option("--checkpoint-storage", o.checkpoint_storage, "auto (default: s3 on one instance, fsx-lustre on several) | s3 | fsx-lustre | efs | local-nvme")->group(g);
   cmd->add_option("--checkpoint-gb-per-s", o.checkpoint_gb_per_s, "Override the storage's write bandwidth for the whole job, GB/s")->group(g);
   cmd->add_option("--restart-minutes", o.restart_minutes, "Time to restart after an interruption (default 10)")->group(g);
   cmd->add_option("--chart", o.chart, "Also write an SVG chart of time against cost, the pick marked, to this file (name it .svg)")
@@ -798,7 +798,7 @@ const Instance& instance_named(const Catalog& catalog, const std::string& name, 
 
 CheckpointStorage parse_storage(const std::string& text) {
   auto s = checkpoint_storage_from_string(text);
-  if (!s) throw InputError(fmt::format("--checkpoint-storage: '{}' is not one of s3, fsx-lustre, efs, local-nvme", text));
+  if (!s) throw InputError(fmt::format("--checkpoint-storage: '{}' is not one of auto, s3, fsx-lustre, efs, local-nvme", text));
   return *s;
 }
 

@@ -234,7 +234,9 @@ class CostCommand : public Command {
                                "Commitment columns (--wide) price the job's hours at the commitment rate and assume the rest of the term "
                                "is used by other work; a commitment for this job alone costs the committed monthly spend for the whole "
                                "term.\n",
-                               ctx.request->region, prices_note(catalog), to_string(ctx.request->overheads.storage),
+                               ctx.request->region, prices_note(catalog),
+                               ctx.request->overheads.storage == CheckpointStorage::automatic ? std::string("S3 (one instance) or FSx for Lustre (several)")
+                                                                                              : std::string(to_string(ctx.request->overheads.storage)),
                                ctx.request->restart_s / 60);
     print_costed({{"cost", job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), render_pick_text(result, ctx), cost_table(result, ctx),
                    recommendation_chart(result, ctx), joined(ctx.model->assumptions, ctx.rl ? ctx.rl->assumptions : ctx.workload->assumptions),

@@ -17,7 +17,7 @@ namespace {
 
 struct EstimateOptions {
   std::string instance, region = "us-east-1";
-  std::string checkpoint_storage = "fsx-lustre";
+  std::string checkpoint_storage = "auto";
   int count = 1;
   int tp = 0, pp = 0, micro_batch = 0, zero_stage = -1, ep = 0, etp = 0, batch = 0, vp = 0, cp = 0, recompute_layers = 0, rollout_instances = 0;
   int attention_dp = 0;
@@ -44,7 +44,7 @@ class EstimateCommand : public Command {
     app->add_option("--instance", eo.instance, "Instance type, e.g. p5.48xlarge")->required()->group("Cluster");
     app->add_option("--count", eo.count, "Number of instances (default 1)")->group("Cluster");
     app->add_option("--region", eo.region, "Region for prices (default us-east-1)")->group("Cluster");
-    app->add_option("--checkpoint-storage", eo.checkpoint_storage, "Where weights are read and checkpoints written: s3 | fsx-lustre (default) | efs | local-nvme")
+    app->add_option("--checkpoint-storage", eo.checkpoint_storage, "Where weights are read and checkpoints written: auto (default: s3 on one instance, fsx-lustre on several) | s3 | fsx-lustre | efs | local-nvme")
         ->group("Cluster");
     app->add_option("--tp", eo.tp, "Tensor-parallel size (searched if omitted)")->group("Layout");
     app->add_option("--pp", eo.pp, "Pipeline stages (searched if omitted)")->group("Layout");

@@ -98,9 +98,12 @@ class CalibrateCommand : public Command {
       throw InputError("--write-accuracy needs --leave-one-family-out or --leave-one-source-out (the bands are out of sample)");
     if (app->count("--jobs") > 0 && !loso && !lofo)
       throw InputError("--jobs needs --leave-one-source-out or --leave-one-family-out (only their folds run in threads)");
+    if ((loso || lofo) && !output.empty())
+      throw InputError("--output writes a fit to all the cases; --leave-one-source-out and --leave-one-family-out score fits without some: run them apart");
     if (lofo) return run_family_out(g, catalog, cases);
     if (loso) {
       const LeaveOneSourceOut l = leave_one_source_out(cases, catalog, jobs);
+      check_folds(l, cases);
       if (!accuracy_file.empty()) {
         write_file_atomically(accuracy_file, accuracy_table_json(l, run_cases(cases, catalog)));
         spdlog::info("wrote the error bands to {}", accuracy_file);
@@ -129,8 +132,22 @@ class CalibrateCommand : public Command {
   }
 
  private:
+  // Nothing predicted is an error (a bands file written from it would hold no
+  // band); cases a fold could not predict are left out of the figures, said once.
+  static void check_folds(const LeaveOneSourceOut& l, const std::vector<ValidationCase>& cases) {
+    if (l.sources.empty())
+      throw InputError("no usable case was predicted, so there is nothing to hold out (gpuadvisor validate --cases FILE says why for each case)");
+    long fitted = 0, predicted = 0;
+    for (const auto& c : cases) fitted += c.usable && !c.is_rl();
+    for (const auto& r : l.held_out) predicted += r.predicted.has_value();
+    if (predicted < fitted)
+      spdlog::warn("{} of {} usable cases got no prediction in their fold and are not in the figures (gpuadvisor validate --cases FILE says why)",
+                   fitted - predicted, fitted);
+  }
+
   int run_family_out(const GlobalOptions& g, const Catalog& catalog, const std::vector<ValidationCase>& cases) {
     const LeaveOneSourceOut l = leave_one_family_out(cases, catalog, jobs);
+    check_folds(l, cases);
     const Format format = parse_format(g);
     if (!accuracy_file.empty()) {
       write_file_atomically(accuracy_file, accuracy_table_json(l, run_cases(cases, catalog)));

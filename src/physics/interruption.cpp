@@ -12,14 +12,20 @@ std::string_view to_string(CheckpointStorage s) {
     case CheckpointStorage::fsx_lustre: return "fsx-lustre";
     case CheckpointStorage::efs: return "efs";
     case CheckpointStorage::local_nvme: return "local-nvme";
+    case CheckpointStorage::automatic: return "auto";
   }
   return "?";
 }
 
 std::optional<CheckpointStorage> checkpoint_storage_from_string(std::string_view s) {
-  for (auto c : {CheckpointStorage::s3, CheckpointStorage::fsx_lustre, CheckpointStorage::efs, CheckpointStorage::local_nvme})
+  for (auto c : {CheckpointStorage::s3, CheckpointStorage::fsx_lustre, CheckpointStorage::efs, CheckpointStorage::local_nvme, CheckpointStorage::automatic})
     if (to_string(c) == s) return c;
   return std::nullopt;
+}
+
+CheckpointStorage storage_for(CheckpointStorage chosen, int instances) {
+  if (chosen != CheckpointStorage::automatic) return chosen;
+  return instances <= 1 ? CheckpointStorage::s3 : CheckpointStorage::fsx_lustre;
 }
 
 double checkpoint_size_gb(const ModelSpec& m, const TrainingWorkload& w) {
@@ -29,11 +35,12 @@ double checkpoint_size_gb(const ModelSpec& m, const TrainingWorkload& w) {
 
 double checkpoint_write_gb_per_s(CheckpointStorage s, int instances) {
   const double n = std::max(1, instances);
-  switch (s) {
+  switch (storage_for(s, instances)) {
     case CheckpointStorage::s3: return 1.0 * n;                    // ~1 GB/s of parallel multipart uploads per instance
     case CheckpointStorage::fsx_lustre: return 6.0;                // PERSISTENT_2: 48 TiB at 125 MB/s/TiB (or 12 TiB at 500)
     case CheckpointStorage::efs: return std::min(5 * 1.073741824, 1.572864 * n);  // 5 GiB/s per file system, 1,500 MiB/s per client
     case CheckpointStorage::local_nvme: return 2.0 * n;            // ~2 GB/s per instance's NVMe
+    case CheckpointStorage::automatic: break;                      // resolved above
   }
   return 1.0;
 }

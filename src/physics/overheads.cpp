@@ -7,7 +7,7 @@ namespace gpuadvisor {
 
 double storage_read_gb_per_s(CheckpointStorage s, int instances) {
   const double n = std::max(1, instances);
-  switch (s) {
+  switch (storage_for(s, instances)) {
     case CheckpointStorage::s3: return kS3ReadGbPerSPerInstance * n;  // S3 scales with the readers
     default: return checkpoint_write_gb_per_s(s, instances);          // the file system's throughput, shared
   }

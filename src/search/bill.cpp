@@ -32,8 +32,9 @@ double fsx_capacity_gib(double gb, double write_gb_per_s) {
 }
 
 JobBill job_bill(const ModelSpec& m, const TrainingWorkload& w, double hours, std::optional<double> compute_usd, CheckpointStorage storage,
-                 std::optional<double> write_gb_per_s, const Catalog& catalog, const std::string& region, const std::string& data_region) {
+                 int instances, std::optional<double> write_gb_per_s, const Catalog& catalog, const std::string& region, const std::string& data_region) {
   JobBill b;
+  storage = storage_for(storage, instances);
   const bool adapter = is_adapter_task(w.task);
   b.dataset_gb = w.tokens * bytes_per_token(m) / 1e9;
   b.model_in_gb = w.task == Task::pretrain ? 0 : m.total_params() * 2 / 1e9;
@@ -65,6 +66,7 @@ JobBill job_bill(const ModelSpec& m, const TrainingWorkload& w, double hours, st
       b.working_rate = rate_of(catalog, region, kFsxLustrePersistent2Rate);
       b.working_usd = stored_usd(b.working_rate, b.working_gb, hours);
       break;
+    case CheckpointStorage::automatic: break;  // resolved above
   }
   if (!data_region.empty() && data_region != region) {
     b.data_region = data_region;

@@ -1011,7 +1011,7 @@ Recommendation recommend_across_regions(const ModelSpec& m, const TrainingWorklo
 
 void add_bill(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   if (row.rl) return;
-  row.bill = job_bill(m, w, row.estimate.total_hours, row.ranked_cost_usd, r.overheads.storage, r.overheads.checkpoint_write_gb_per_s, catalog,
+  row.bill = job_bill(m, w, row.estimate.total_hours, row.ranked_cost_usd, r.overheads.storage, row.count, r.overheads.checkpoint_write_gb_per_s, catalog,
                       r.region, r.data_region);
 }
 

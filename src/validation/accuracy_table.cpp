@@ -59,7 +59,7 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
   ordered_json j;
   const bool families = l.held_out_by == HeldOutBy::family;
   j["generated_by"] = fmt::format("gpuadvisor calibrate --leave-one-{}-out --write-accuracy (scripts/validation_report.sh)", families ? "family" : "source");
-  j["note"] = fmt::format("out-of-sample |error| of the bundled cases by accelerator and task: each case predicted by the fit made without {}; RL "
+  j["note"] = fmt::format("out-of-sample |error| of the cases by accelerator and task: each case predicted by the fit made without {}; RL "
                           "cases are never fitted. docs/validation.md",
                           families ? "every source of its family (one publisher's stack, cases.json source_families)" : "its own source");
   j["groups"] = ordered_json::array();

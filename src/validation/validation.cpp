@@ -1,5 +1,6 @@
 // Layer validation: published measurements predicted and scored (cases, calibration, accuracy bands); includes search and below.
 #include "gpuadvisor/validation/validation.hpp"
+#include "gpuadvisor/base/names.hpp"
 #include "gpuadvisor/serving/simulate.hpp"
 
 #include <fmt/format.h>
@@ -344,6 +345,8 @@ std::map<std::string, std::string> read_source_families(const std::string& origi
     if (auto u = unknown_key(f, {"family", "sources", "why"})) fail(fmt::format("field '{}': {}", u->key, u->message));
     if (!f.contains("family") || !f["family"].is_string() || f["family"].get<std::string>().empty()) fail("each family needs a non-empty 'family' name");
     const std::string name = f["family"].get<std::string>();
+    if (std::any_of(name.begin(), name.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }))
+      fail("a family name holds a control character (a tab or a line break would break the tables)");
     if (!names.insert(name).second) fail(fmt::format("family '{}' is listed twice", name));
     if (!f.contains("why") || !f["why"].is_string() || f["why"].get<std::string>().empty())
       fail(fmt::format("family '{}' needs a 'why': what its sources share", name));
@@ -355,6 +358,29 @@ std::map<std::string, std::string> read_source_families(const std::string& origi
     }
   }
   return family_of_source;
+}
+
+// Every source a family lists is a source of some case (a misspelt key would
+// quietly leave its cases out of the family), and no family takes the name of
+// a source outside it (a case of that source, a family of its own, would
+// join it).
+void check_source_families(const std::string& origin, const std::map<std::string, std::string>& family_of_source,
+                           const std::vector<ValidationCase>& cases) {
+  std::set<std::string> keys;
+  for (const auto& c : cases) keys.insert(c.source_key);
+  const std::vector<std::string> key_list(keys.begin(), keys.end());
+  for (const auto& [source, family] : family_of_source)
+    if (!keys.count(source)) {
+      const auto near = nearest_names(source, key_list, 1);
+      throw InputError(fmt::format("{}: source_families: family '{}' lists source '{}', which no case has as its source_key{}", origin, family,
+                                   source, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near.front())));
+    }
+  for (const auto& [source, family] : family_of_source) {
+    (void)source;
+    const auto own = family_of_source.find(family);
+    if (keys.count(family) && (own == family_of_source.end() || own->second != family))
+      throw InputError(fmt::format("{}: source_families: family '{}' has the name of a source outside it; name the family otherwise", origin, family));
+  }
 }
 
 }  // namespace
@@ -389,6 +415,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
         if (j.contains(k)) r.fail(k, "describes a serving load or engine: only an inference case takes it");
     out.push_back(std::move(c));
   }
+  check_source_families(origin, family_of_source, out);
   return out;
 }
 

@@ -14,9 +14,16 @@
 
 namespace gpuadvisor {
 
-enum class CheckpointStorage { s3, fsx_lustre, efs, local_nvme };
+// Where weights are read and checkpoints written. `automatic` (the default,
+// "auto"): S3 for a job on one instance (nothing to share: it reads its
+// weights and data from S3 and writes its checkpoints back, as a single-node
+// job does without a file system to create and pay for), FSx for Lustre for
+// several (a shared file system that all of them read and write at once).
+enum class CheckpointStorage { s3, fsx_lustre, efs, local_nvme, automatic };
 std::string_view to_string(CheckpointStorage s);
 std::optional<CheckpointStorage> checkpoint_storage_from_string(std::string_view s);
+// The storage a job of `instances` uses: `automatic` resolved, any other as chosen.
+CheckpointStorage storage_for(CheckpointStorage chosen, int instances);
 
 inline constexpr double kBytesRestartablePerParam = 14;  // bf16 weights 2 + fp32 master 4 + Adam m, v 8 (gradients not saved)
 inline constexpr double kHoursPerMonthSpot = 720;         // the Spot Advisor's trailing month

@@ -51,8 +51,9 @@ struct JobBill {
 };
 
 // `hours`: the job's span (setup included); `compute_usd`: its ranked cost.
-// `write_gb_per_s`: --checkpoint-gb-per-s, else the storage's own figure.
-JobBill job_bill(const ModelSpec& m, const TrainingWorkload& w, double hours, std::optional<double> compute_usd, CheckpointStorage storage,
+// `write_gb_per_s`: --checkpoint-gb-per-s, else the storage's own figure;
+// `storage` automatic is resolved for `instances` (storage_for).
+JobBill job_bill(const ModelSpec& m, const TrainingWorkload& w, double hours, std::optional<double> compute_usd, CheckpointStorage storage, int instances,
                  std::optional<double> write_gb_per_s, const Catalog& catalog, const std::string& region, const std::string& data_region);
 
 // The FSx for Lustre capacity that holds `gb` and delivers `write_gb_per_s`, GiB.
