@@ -15,6 +15,19 @@ const Catalog& cat() {
   return c;
 }
 
+// Mixtral-8x7B pre-training on four p5.48xlarge: the bound tests' job.
+struct BoundJob {
+  const ModelSpec& m = *find_model_preset("mixtral-8x7b");
+  TrainingWorkload w;
+  const Instance& inst = *cat().find_instance("p5.48xlarge");
+  Cluster c{&inst, &cat().accelerator_of(inst), 4};
+  BoundJob() {
+    WorkloadRequest q;
+    q.tokens = 1e11;
+    w = make_workload(q, m);
+  }
+};
+
 auto layout_key(const Layout& l) {
   return std::tuple(l.tp, l.cp, l.pp, l.vp, l.dp, l.ep, l.expert_tp(), l.zero_stage, l.micro_batch, static_cast<int>(l.recompute), l.recompute_layers);
 }
@@ -93,12 +106,10 @@ TEST_CASE("the search prunes a large share of an MoE pre-training search") {
 }
 
 TEST_CASE("the step-time bound never exceeds the step time of a layout with those sizes") {
-  const ModelSpec& m = *find_model_preset("mixtral-8x7b");
-  WorkloadRequest q;
-  q.tokens = 1e11;
-  const TrainingWorkload w = make_workload(q, m);
-  const Instance& inst = *cat().find_instance("p5.48xlarge");
-  const Cluster c{&inst, &cat().accelerator_of(inst), 4};
+  const BoundJob job;
+  const ModelSpec& m = job.m;
+  const TrainingWorkload& w = job.w;
+  const Cluster& c = job.c;
   int checked = 0;
   for (int tp : {1, 2, 8})
     for (int pp : {1, 2, 4})
@@ -124,12 +135,7 @@ TEST_CASE("the step-time bound never exceeds the step time of a layout with thos
 }
 
 TEST_CASE("the bound across micro-batch sizes never exceeds the bound at any size between them") {
-  const ModelSpec& m = *find_model_preset("mixtral-8x7b");
-  WorkloadRequest q;
-  q.tokens = 1e11;
-  const TrainingWorkload w = make_workload(q, m);
-  const Instance& inst = *cat().find_instance("p5.48xlarge");
-  const Cluster c{&inst, &cat().accelerator_of(inst), 4};
+  const BoundJob job;
   int checked = 0;
   for (int tp : {1, 2, 8})
     for (int pp : {1, 2, 4})
@@ -138,7 +144,7 @@ TEST_CASE("the bound across micro-batch sizes never exceeds the bound at any siz
         auto at = [&](int mb) {
           Layout l = sizes;
           l.micro_batch = mb;
-          return step_time_lower_bound(m, w, c, l);
+          return step_time_lower_bound(job.m, job.w, job.c, l);
         };
         const StepTimeBound smallest = at(1), largest = at(8);
         for (int mb : {1, 2, 4, 8})

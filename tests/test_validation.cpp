@@ -528,7 +528,7 @@ std::string with_families(const std::string& families) {
 }
 }  // namespace
 
-TEST_CASE("source families: a case takes its source's family, else its source key; malformed lists are refused") {
+TEST_CASE("source families: a case takes its source's family, else its source key, and malformed lists are refused") {
   const auto cases = read_cases("cases.json", with_families(R"([{"family": "Vendor", "sources": ["TEST"], "why": "one publisher"}])"));
   REQUIRE(cases.size() == 1);
   CHECK(cases[0].family == "Vendor");
