@@ -159,7 +159,7 @@ TEST_CASE("the bound across micro-batch sizes never exceeds the bound at any siz
 
 TEST_CASE("full recompute can need more memory than none: a stage of one layer, one micro-batch in flight") {
   // Why the search tries every recompute mode before it skips sizes that do
-  // not fit (search.cpp any_recompute_fits): full recompute keeps a layer's
+  // not fit (search.cpp any_other_recompute_fits): full recompute keeps a layer's
   // activations as workspace on top of the layer inputs.
   const ModelSpec& m = *find_model_preset("llama-3-8b");
   WorkloadRequest q;

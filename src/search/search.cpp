@@ -169,8 +169,9 @@ void expert_tensor_sizes(const SearchSpace& s, int tp, std::vector<int>& etps) {
   if (s.m.is_moe() && tp > 1 && s.c.accelerator->is_cuda()) etps.push_back(1);  // a Megatron-Core feature
 }
 
-// The step-time bound of one (sizes, micro-batch), computed when first read:
-// only once a best layout exists is there anything to compare it with.
+// The step-time bound of one (sizes, micro-batch), computed when first read
+// (only once a best layout exists is there anything to compare it with), or
+// given: the edge bounds hold it at the smallest and largest micro-batch.
 struct BoundOnDemand {
   const SearchSpace& s;
   const Layout& base;
@@ -231,34 +232,53 @@ bool search_micro_batch(const SearchSpace& s, const Layout& base, const SmallInt
   return false;
 }
 
-// Whether every micro-batch size the search would try at these sizes has a
-// step-time bound slower than the best (StepTimeBound::across_micro_batches):
-// one test instead of one per size.
-bool all_micro_batches_slower(const SearchSpace& s, const Layout& sizes, const SmallInts& vps, const TrainingEstimate& best) {
+// The step-time bounds at the smallest and the largest micro-batch the
+// search would try at these sizes, computed once: the test across all sizes
+// reads both, and the loop over sizes reuses them.
+struct EdgeBounds {
   int smallest = 0, largest = 0;
+  StepTimeBound lo, hi;
+  std::optional<StepTimeBound> at(int mb) const {
+    if (mb == smallest) return lo;
+    if (mb == largest) return hi;
+    return std::nullopt;
+  }
+};
+
+std::optional<EdgeBounds> edge_bounds(const SearchSpace& s, const Layout& sizes) {
+  EdgeBounds e;
   for (int mb : s.micro_batches) {
     if ((s.w.global_batch / sizes.dp) % mb != 0) continue;
-    if (smallest == 0 || mb < smallest) smallest = mb;
-    largest = std::max(largest, mb);
+    if (e.smallest == 0 || mb < e.smallest) e.smallest = mb;
+    e.largest = std::max(e.largest, mb);
   }
-  if (smallest == 0) return false;
+  if (e.smallest == 0) return std::nullopt;
   Layout at = sizes;
-  at.micro_batch = smallest;
-  const StepTimeBound lo = step_time_lower_bound(s.m, s.w, s.c, at, s.per_token);
-  at.micro_batch = largest;
-  const StepTimeBound hi = largest == smallest ? lo : step_time_lower_bound(s.m, s.w, s.c, at, s.per_token);
+  at.micro_batch = e.smallest;
+  e.lo = step_time_lower_bound(s.m, s.w, s.c, at, s.per_token);
+  at.micro_batch = e.largest;
+  e.hi = e.largest == e.smallest ? e.lo : step_time_lower_bound(s.m, s.w, s.c, at, s.per_token);
+  return e;
+}
+
+// Whether every micro-batch size between the edges has a step-time bound
+// slower than the best (StepTimeBound::across_micro_batches): one test
+// instead of one per size.
+bool all_micro_batches_slower(const EdgeBounds& e, const SmallInts& vps, const TrainingEstimate& best) {
   double least = 1e300;
-  for (int vp : vps) least = std::min(least, StepTimeBound::across_micro_batches(lo, hi, vp));
+  for (int vp : vps) least = std::min(least, StepTimeBound::across_micro_batches(e.lo, e.hi, vp));
   return slower_than_best(least, best);
 }
 
-// Whether any recompute mode fits at the least memory of these sizes (the
-// highest ZeRO stage, the smallest micro-batch: memory only grows with the
-// micro-batch and falls with the stage). Full recompute usually needs least,
+// Whether a recompute mode other than the one tried fits at the least memory
+// of these sizes (the highest ZeRO stage, the smallest micro-batch: memory
+// only grows with the micro-batch and falls with the stage). Full recompute usually needs least,
 // but not always: it keeps a layer's activations as workspace, more than no
 // recompute keeps for a stage of one layer with one micro-batch in flight.
-bool any_recompute_fits(const SearchSpace& s, Layout lean) {
+bool any_other_recompute_fits(const SearchSpace& s, Layout lean) {
+  const Recompute tried = lean.recompute;
   for (Recompute rc : s.recomputes) {
+    if (rc == tried) continue;
     lean.recompute = rc;
     if (training_memory(s.m, s.w, lean, *s.c.accelerator, s.per_token).fits()) return true;
   }
@@ -280,12 +300,16 @@ void search_parallel_sizes(const SearchSpace& s, const Layout& sizes, ClusterSea
   if (s.w.global_batch % sizes.dp == 0) {
     const MemoryBreakdown least = training_memory(s.m, s.w, lean, *s.c.accelerator, s.per_token);
     out.smallest_need_gb = std::min(out.smallest_need_gb, least.total_gb());
-    if (s.prune && !least.fits() && !any_recompute_fits(s, lean)) return;  // nothing of these sizes fits
+    if (s.prune && !least.fits() && !any_other_recompute_fits(s, lean)) return;  // nothing of these sizes fits
   }
   // Pruned: no layout of these sizes at any micro-batch can be faster than the best found.
-  if (s.prune && out.best && all_micro_batches_slower(s, sizes, vps, *out.best)) {
-    ++out.layouts_pruned;
-    return;
+  std::optional<EdgeBounds> edges;
+  if (s.prune && out.best) {
+    edges = edge_bounds(s, sizes);
+    if (edges && all_micro_batches_slower(*edges, vps, *out.best)) {
+      ++out.layouts_pruned;
+      return;
+    }
   }
   for (int mb : s.micro_batches) {
     if ((s.w.global_batch / sizes.dp) % mb != 0) continue;
@@ -293,7 +317,7 @@ void search_parallel_sizes(const SearchSpace& s, const Layout& sizes, ClusterSea
     base.micro_batch = mb;
     // Pruned: no layout of these sizes at this micro-batch can be faster than
     // the best found.
-    BoundOnDemand bound{s, base, std::nullopt};
+    BoundOnDemand bound{s, base, edges ? edges->at(mb) : std::nullopt};
     if (s.prune && out.best && slower_than_best(fastest_over(bound.get(), vps), *out.best)) {
       ++out.layouts_pruned;
       continue;
