@@ -100,23 +100,7 @@ class CalibrateCommand : public Command {
       throw InputError("--jobs needs --leave-one-source-out or --leave-one-family-out (only their folds run in threads)");
     if ((loso || lofo) && !output.empty())
       throw InputError("--output writes a fit to all the cases; --leave-one-source-out and --leave-one-family-out score fits without some: run them apart");
-    if (lofo) return run_family_out(g, catalog, cases);
-    if (loso) {
-      const LeaveOneSourceOut l = leave_one_source_out(cases, catalog, jobs);
-      check_folds(l, cases);
-      if (!accuracy_file.empty()) {
-        write_file_atomically(accuracy_file, accuracy_table_json(l, run_cases(cases, catalog)));
-        spdlog::info("wrote the error bands to {}", accuracy_file);
-      }
-      const Format format = parse_format(g);
-      print_table(source_check_table(l.sources), catalog, "calibrate", "leave_one_source_out", g,
-                  format == Format::json ? loso_json_extra(l) : std::string());
-      if (format == Format::table || format == Format::markdown) {
-        std::cout << "\n";
-        print_table(loso_summary_table(l), catalog, "calibrate", "leave_one_source_out_summary", g);
-      }
-      return 0;
-    }
+    if (loso || lofo) return run_folds(g, catalog, cases);
     const auto before = summarise(run_cases(cases, catalog));
     const auto fitted = calibrate(catalog, cases);
     const auto after = summarise(run_cases(cases, catalog));
@@ -145,19 +129,20 @@ class CalibrateCommand : public Command {
                    fitted - predicted, fitted);
   }
 
-  int run_family_out(const GlobalOptions& g, const Catalog& catalog, const std::vector<ValidationCase>& cases) {
-    const LeaveOneSourceOut l = leave_one_family_out(cases, catalog, jobs);
+  // --leave-one-source-out or --leave-one-family-out: the folds' table and summary, and the bands file.
+  int run_folds(const GlobalOptions& g, const Catalog& catalog, const std::vector<ValidationCase>& cases) {
+    const LeaveOneSourceOut l = lofo ? leave_one_family_out(cases, catalog, jobs) : leave_one_source_out(cases, catalog, jobs);
     check_folds(l, cases);
-    const Format format = parse_format(g);
     if (!accuracy_file.empty()) {
       write_file_atomically(accuracy_file, accuracy_table_json(l, run_cases(cases, catalog)));
       spdlog::info("wrote the error bands to {}", accuracy_file);
     }
-    print_table(source_check_table(l.sources, HeldOutBy::family), catalog, "calibrate", "leave_one_family_out", g,
-                format == Format::json ? loso_json_extra(l) : std::string());
+    const std::string table = lofo ? "leave_one_family_out" : "leave_one_source_out";
+    const Format format = parse_format(g);
+    print_table(source_check_table(l.sources, l.held_out_by), catalog, "calibrate", table, g, format == Format::json ? loso_json_extra(l) : std::string());
     if (format == Format::table || format == Format::markdown) {
       std::cout << "\n";
-      print_table(loso_summary_table(l), catalog, "calibrate", "leave_one_family_out_summary", g);
+      print_table(loso_summary_table(l), catalog, "calibrate", table + "_summary", g);
     }
     return 0;
   }
