@@ -11,6 +11,7 @@
 #include "cli_run.hpp"
 #include "test_files.hpp"
 #include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/physics/interruption.hpp"
 #include <fmt/format.h>
 
 using cli_test::Run;
@@ -685,7 +686,16 @@ TEST_CASE("cli: cost prints the finance table in csv and json, and refuses bad s
   CHECK(j["command"] == "cost");
   CHECK(j["currency"] == "USD");
   CHECK(j["options"][0]["on_demand_cost_usd"].is_number());
-  CHECK(run("cost --model llama-3-8b --task pretrain --checkpoint-storage floppy").code == 2);
+  const Run floppy = run("cost --model llama-3-8b --task pretrain --checkpoint-storage floppy");
+  CHECK(floppy.code == 2);
+  CHECK(floppy.err.find("is not one of auto, s3, fsx-lustre, efs, local-nvme") != std::string::npos);
+  // `auto`, the default, may be given by name; it resolves per count: S3 on one instance, FSx on several.
+  const std::string lora = "recommend --params 13B --task lora --format json";
+  CHECK(run(lora + " --checkpoint-storage auto").out == run(lora).out);
+  using gpuadvisor::CheckpointStorage;
+  CHECK(gpuadvisor::storage_for(CheckpointStorage::automatic, 1) == CheckpointStorage::s3);
+  CHECK(gpuadvisor::storage_for(CheckpointStorage::automatic, 2) == CheckpointStorage::fsx_lustre);
+  CHECK(gpuadvisor::storage_for(CheckpointStorage::efs, 1) == CheckpointStorage::efs);
   CHECK(run("cost --model llama-3-8b --task pretrain --restart-minutes -5").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --family z9").code == 2);  // checked as in recommend
   CHECK(run("estimate --instance p5.48xlarge --model llama-3-8b --pp 1 --vp 2").code == 2);
