@@ -1395,3 +1395,19 @@ TEST_CASE("cli: an online service on one instance says it has no failover and wh
   CHECK(run("recommend --params 7B --task inference --requests-per-second 2").out.find("redundancy:") == std::string::npos);  // two instances
   CHECK(run("recommend --model llama-3-8b --task inference --mode offline --tokens-per-day 1B").out.find("redundancy:") == std::string::npos);
 }
+
+TEST_CASE("cli: --kv-cache auto is the default, the estimate says the KV precision it took, and a bad value names auto") {
+  const std::string base = "estimate --task inference --model llama-3-70b --instance p5.48xlarge --tp 2 --engine trtllm --weights fp8 --format json";
+  Run by_default = run(base);
+  Run named = run(base + " --kv-cache auto");
+  Run sixteen = run(base + " --kv-cache bf16");
+  REQUIRE(by_default.code == 0);
+  CHECK(by_default.out == named.out);
+  const auto d = nlohmann::json::parse(by_default.out), s = nlohmann::json::parse(sixteen.out);
+  CHECK(d["workload"]["kv_cache"] == "auto");
+  CHECK(d["precision"]["kv_cache"] == "fp8");
+  CHECK(s["precision"]["kv_cache"] == "bf16");
+  Run bad = run("recommend --task inference --model llama-2-7b --kv-cache int8");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("auto, bf16, fp8") != std::string::npos);
+}

@@ -663,3 +663,25 @@ TEST_CASE("MoE predictions carry the MoE cases' error band, dense ones their acc
   CHECK(ft->group.find("pretrain, MoE models") != std::string::npos);
   CHECK(ft->note == "no published MoE fine-tuning cases: the MoE pre-training cases' band");
 }
+
+TEST_CASE("KV cache by default: fp8 under TensorRT-LLM with fp8 or fp4 weights where there is fp8 math, else 16-bit, and --kv-cache wins") {
+  const Accelerator& h100 = cat().accelerator_of(*cat().find_instance("p5.48xlarge"));
+  const Accelerator& a100 = cat().accelerator_of(*cat().find_instance("p4de.24xlarge"));
+  const EngineProfile& trtllm = *find_engine("trtllm");
+  const EngineProfile& vllm = *find_engine("vllm");
+  CHECK(serving_kv_cache(h100, trtllm, workload("trtllm", WeightFormat::fp8)) == Precision::fp8);
+  CHECK(serving_kv_cache(h100, trtllm, workload("trtllm", WeightFormat::fp4)) == Precision::fp8);
+  CHECK(serving_kv_cache(h100, trtllm, workload("trtllm", WeightFormat::bf16)) == Precision::bf16);
+  CHECK(serving_kv_cache(h100, trtllm, workload("trtllm", WeightFormat::int4)) == Precision::bf16);
+  CHECK(serving_kv_cache(a100, trtllm, workload("trtllm", WeightFormat::fp8)) == Precision::bf16);  // no fp8 math on Ampere
+  CHECK(serving_kv_cache(h100, vllm, workload("vllm", WeightFormat::fp8)) == Precision::bf16);
+  InferenceWorkload given = workload("trtllm", WeightFormat::fp8);
+  given.kv_cache = Precision::bf16;
+  CHECK(serving_kv_cache(h100, trtllm, given) == Precision::bf16);
+  // The estimate holds half the KV bytes per sequence under the default (same batch, same model).
+  const InferenceEstimate fp8_kv = at_batch("llama-3-70b", "p5.48xlarge", workload("trtllm", WeightFormat::fp8), 32, 2);
+  const InferenceEstimate bf16_kv = at_batch("llama-3-70b", "p5.48xlarge", given, 32, 2);
+  CHECK(fp8_kv.precision.kv_cache == Precision::fp8);
+  CHECK(fp8_kv.memory.kv_cache_gb == Approx(bf16_kv.memory.kv_cache_gb / 2).epsilon(1e-9));
+  CHECK(fp8_kv.max_batch > bf16_kv.max_batch);
+}

@@ -176,7 +176,7 @@ TEST_CASE("When the KV cache runs short the engine preempts and recomputes, and 
   InferenceEstimate tight = x.e;
   // Leave room for about 40 sequences of 3,000 tokens: 64 clients outgrow it mid-decode.
   tight.memory.capacity_gb = tight.memory.weights_gb + tight.memory.workspace_gb + tight.memory.reserve_gb +
-                             40 * 3000 * kv_cache_bytes_per_token(x.m, x.w.kv_cache, 1) / 1e9;
+                             40 * 3000 * kv_cache_bytes_per_token(x.m, x.e.precision.kv_cache, 1) / 1e9;
   const SimulatedService s = simulate_service(x.m, x.w, x.c, tight, closed(64, 256, 2048, 2048));
   CHECK(s.metrics.preemptions > 0);
   CHECK(s.metrics.completed == 256);

@@ -473,7 +473,9 @@ TEST_CASE("the published measurements under load are read, predicted through the
   // data/validation/under_load.json: 97 rows of three publishers (SGLang's
   // cookbook, NVIDIA NIM, optimum-neuron's TGI on Inferentia2), never fitted.
   // Their first scores (docs/validation.md §Under load) guard against
-  // regressions: TPOT median 20.5%, TTFT 39.8%, end-to-end 7.2%.
+  // regressions: TPOT median 20.5%, TTFT 39.8%, end-to-end 7.2% when first
+  // scored; 14.0%, 30.9%, 7.2% since TensorRT-LLM's fp8 KV default (NIM's
+  // rows), so the guard moved in with them.
   const std::string text = test_files::slurp(std::string(GPUADVISOR_SOURCE_DIR) + "/data/validation/under_load.json");
   const auto cases = read_cases("under_load.json", text);
   REQUIRE(cases.size() == 97);
@@ -496,8 +498,8 @@ TEST_CASE("the published measurements under load are read, predicted through the
   CHECK(usable == 85);
   CHECK(predicted + saturated == usable);
   CHECK(predicted >= 79);
-  CHECK(percentile(abs_errors[Metric::tpot_s], 0.5) <= 0.25);
-  CHECK(percentile(abs_errors[Metric::ttft_s], 0.5) <= 0.45);
+  CHECK(percentile(abs_errors[Metric::tpot_s], 0.5) <= 0.18);
+  CHECK(percentile(abs_errors[Metric::ttft_s], 0.5) <= 0.36);
   CHECK(percentile(abs_errors[Metric::e2e_s], 0.5) <= 0.10);
 }
 

@@ -176,7 +176,7 @@ struct InferenceOptions {
   std::string requests_per_second, tokens_per_day, concurrency, compiled_batch;
   std::string clients, arrival, length_spread, simulated_requests, trace, prefix_share, speculative;
   std::string max_ttft, max_tpot, min_tokens_per_second_per_user, slo_percentile;
-  std::string weights, kv_cache = "bf16", mode = "online", target_utilisation;  // weights: empty = the model's own format, else bf16
+  std::string weights, kv_cache = "auto", mode = "online", target_utilisation;  // weights: empty = the model's own format, else bf16
   std::string verifier_model;
   std::string engine;  // empty: vllm on CUDA, neuron on Neuron
 };

@@ -287,7 +287,7 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
                   "With a load: the percentile of the simulated latencies the targets bind at: 50 | 90 (default) | 99 | mean")->group(g);
   cmd->add_option("--min-tokens-per-second-per-user", o.min_tokens_per_second_per_user, "Alternative to --max-tpot: 20 means 50ms")->group(g);
   cmd->add_option("--weights", o.weights, "Weight format: bf16 | fp8 | int8 | int4 | fp4 (default: the checkpoint's own, e.g. fp4 for gpt-oss; else bf16)")->group(g);
-  cmd->add_option("--kv-cache", o.kv_cache, "KV-cache precision: bf16 | fp8 (default bf16)")->group(g);
+  cmd->add_option("--kv-cache", o.kv_cache, "KV-cache precision: auto | bf16 | fp8 (default auto: fp8 under TensorRT-LLM with fp8 or fp4 weights on an accelerator with fp8 math, as NVIDIA's Model Optimizer checkpoints hold it; else bf16)")->group(g);
   cmd->add_option("--mode", o.mode, "online (latency targets) | offline (throughput, no targets unless given)")->group(g);
   cmd->add_option("--engine", o.engine,
                   fmt::format("Serving engine: {} (default: vllm on GPUs, neuron on Inferentia/Trainium; profiles in data/engines.json)", engine_names()))
@@ -561,7 +561,7 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
   r.weights = *wf;
   if (o.kv_cache == "bf16" || o.kv_cache == "fp16") r.kv_cache = Precision::bf16;
   else if (o.kv_cache == "fp8") r.kv_cache = Precision::fp8;
-  else throw InputError(fmt::format("--kv-cache: '{}' is not one of bf16, fp8", o.kv_cache));
+  else if (o.kv_cache != "auto") throw InputError(fmt::format("--kv-cache: '{}' is not one of auto, bf16, fp8", o.kv_cache));
   auto mode = serving_mode_from_string(o.mode);
   if (!mode) throw InputError(fmt::format("--mode: '{}' is not one of online, offline", o.mode));
   r.mode = *mode;

@@ -123,9 +123,9 @@ std::string served_checkpoint_note(const EmitOptions& o, const ModelSpec& m, con
 // The longest single request the replica's KV cache holds, prompt + output
 // tokens: the memory the estimate left for the KV cache at the capacity batch
 // over one token's KV per accelerator (local-attention layers keep only their window).
-int kv_fit_tokens(const ModelSpec& m, const InferenceWorkload& w, const InferenceEstimate& e, int up_to) {
+int kv_fit_tokens(const ModelSpec& m, const InferenceEstimate& e, int up_to) {
   const double kv_gb = e.memory.capacity_gb - (e.memory.total_gb() - e.memory.kv_cache_gb);
-  const double gb_per_token = kv_gb_per_token_on_rank(m, w.kv_cache, e.layout);
+  const double gb_per_token = kv_gb_per_token_on_rank(m, e.precision.kv_cache, e.layout);
   const double cached_tokens = kv_gb / gb_per_token;
   auto fits = [&](int tokens) { return kv_cached_tokens(m, *e.engine, tokens) <= cached_tokens; };
   if (fits(up_to)) return up_to;
@@ -160,7 +160,7 @@ RequestLimit request_limit(const EmitOptions& o, const ModelSpec& m, const Infer
                                  "so most requests would be rejected",
                                  o.max_request_tokens, mean_request, w.reasoning_tokens > 0 ? " + reasoning" : ""));
   const int wanted = o.max_request_tokens > 0 ? o.max_request_tokens : context;
-  const int fit = kv_fit_tokens(m, w, e, wanted);
+  const int fit = kv_fit_tokens(m, e, wanted);
   if (o.max_request_tokens > 0 && fit < wanted)
     throw InputError(fmt::format("--max-request-tokens {}: the KV cache the estimate sized holds one request of at most {} tokens on this replica",
                                  o.max_request_tokens, fit));
@@ -299,6 +299,7 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
                                row.estimate.memory.capacity_gb)};
   ctx.error_band = accuracy_line(row.instance->accelerator_name, "inference", row.estimate.engine->name, m.is_moe());
   ServingLaunch s{&m, &w, row.instance, row.accelerator, row.estimate.layout, row.replicas, row.instances, row.estimate.batch, limit.tokens};
+  s.kv_cache = row.estimate.precision.kv_cache;
   s.batch_at_load = row.at_load.batch;
   s.target_qps_per_replica = row.estimate.requests_per_second * w.target_utilisation;
   write_files(o, emit_serving(s, ctx, target));

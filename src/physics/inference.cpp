@@ -84,6 +84,12 @@ std::optional<ServingPrecision> serving_precision(const Accelerator& acc, Weight
   return ServingPrecision{*sixteen, f != WeightFormat::bf16};
 }
 
+Precision serving_kv_cache(const Accelerator& acc, const EngineProfile& engine, const InferenceWorkload& w) {
+  if (w.kv_cache) return *w.kv_cache;
+  const bool quantised = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
+  return engine.quantised_checkpoint_fp8_kv && quantised && acc.tflops(Precision::fp8) ? Precision::fp8 : Precision::bf16;
+}
+
 std::optional<std::string> serving_accelerator_problem(const Accelerator& acc, const InferenceWorkload& w) {
   const EngineProfile& engine = engine_for(acc, w.engine);
   if (auto p = engine_problem(engine, acc, w.weights)) return p;
@@ -271,7 +277,7 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   const double matmul_s = engine.prefill_compute_factor > 0 ? matmul_flops / (peak * eff)
                                                             : matmul_seconds(m, acc, p.compute, matmul_flops, eff, l.expert_tp(), tokens_per_expert);
   const double expert_s = engine.prefill_compute_factor > 0 ? 0 : routed_expert_matmul_seconds(m, acc, p.compute, matmul_flops, l.expert_tp(), tokens_per_expert);
-  const Precision attention_p = serving_attention_precision(acc, p.compute, w.kv_cache);
+  const Precision attention_p = serving_attention_precision(acc, p.compute, p.kv_cache);
   const double attention_s = (flops - matmul_flops) / (acc.tflops(attention_p).value_or(0) * 1e12 * efficiency(attention_p));
   const double ranks = spread ? l.attention_dp : std::clamp(std::ceil(sequences), 1.0, double(l.attention_dp));
   out.compute_s = expert_s / l.tp + (matmul_s - expert_s + attention_s) / (l.attention_tp() * ranks);
@@ -319,7 +325,7 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // Each attention rank serves its share of the stage's sequences.
   const double rank_batch = std::ceil(stage_batch / l.attention_dp);
   const double context = context_tokens.value_or(w.prompt_tokens + w.generated_tokens_per_sequence() / 2);
-  const double kv_per_token = kv_cache_bytes_per_token(m, w.kv_cache, l.attention_tp());
+  const double kv_per_token = kv_cache_bytes_per_token(m, p.kv_cache, l.attention_tp());
   // Speculative decoding: each sequence computes its token and the K
   // proposals in one pass (the weights and its KV read once), §Speculative decoding.
   const double queries = w.decode_queries_per_sequence();
@@ -348,7 +354,7 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // (the memory term covers that regime); routed experts keep their narrower
   // width's factor (no row count).
   const double dense_eff = compute_efficiency(acc, p.compute, double(m.hidden) / l.attention_tp(), std::nullopt);
-  const Precision attention_p = serving_attention_precision(acc, p.compute, w.kv_cache);
+  const Precision attention_p = serving_attention_precision(acc, p.compute, p.kv_cache);
   const double attention_s = attention_flops / (acc.tflops(attention_p).value_or(0) * 1e12 *
                                                 compute_efficiency(acc, attention_p, double(m.hidden) / l.attention_tp(), std::nullopt));
   const double matmul_s = matmul_seconds(m, acc, p.compute, matmul_flops, dense_eff, l.expert_tp(), std::nullopt) / l.tp;
@@ -454,7 +460,7 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   e.step = decode_step(m, w, c, e.layout, e.precision, batch);
   const double t = e.step.total_s();
   const double context = kv_tokens_held(*e.engine, w);
-  e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * kv_cached_tokens(m, *e.engine, context) * kv_gb_per_token_averaged(m, w.kv_cache, e.layout);
+  e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * kv_cached_tokens(m, *e.engine, context) * kv_gb_per_token_averaged(m, e.precision.kv_cache, e.layout);
   // Replica time per request: its batched prefill plus its share of decode
   // steps (every step advances `batch` sequences by one token).
   // Speculative decoding: each step emits tokens_per_decode_step tokens per sequence.
@@ -517,10 +523,10 @@ struct KvNeed {
   double context_tokens = 0, longest_request_tokens = 0, longest_tokens = 0;
 };
 
-KvNeed kv_need(const ModelSpec& m, const InferenceWorkload& w, const EngineProfile& engine, const ServingLayout& l) {
+KvNeed kv_need(const ModelSpec& m, const InferenceWorkload& w, const EngineProfile& engine, const ServingLayout& l, Precision kv_cache) {
   KvNeed k;
-  k.gb_per_token = kv_gb_per_token_averaged(m, w.kv_cache, l);
-  k.rank_gb_per_token = kv_gb_per_token_on_rank(m, w.kv_cache, l);
+  k.gb_per_token = kv_gb_per_token_averaged(m, kv_cache, l);
+  k.rank_gb_per_token = kv_gb_per_token_on_rank(m, kv_cache, l);
   k.context_tokens = kv_cached_tokens(m, engine, kv_tokens_held(engine, w));  // cached (or reserved) per sequence
   k.longest_request_tokens = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
   k.longest_tokens = kv_cached_tokens(m, engine, k.longest_request_tokens);
@@ -610,9 +616,10 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   e.engine = &engine;
   e.layout = l;
   e.precision = serving_precision(acc, w.weights).value_or(ServingPrecision{});
+  e.precision.kv_cache = serving_kv_cache(acc, engine, w);
   const int batch_cap = replica_sequence_cap(engine, acc, w, l);
   fill_serving_memory(e, m, w, acc, batch_cap);
-  const KvNeed kv = kv_need(m, w, engine, l);
+  const KvNeed kv = kv_need(m, w, engine, l, e.precision.kv_cache);
   if (problem) problem->clear();
   if (!size_max_batch(e, acc, w, kv, batch_cap, problem)) return e;
   const ServingPrecision& p = e.precision;

@@ -59,7 +59,7 @@ std::string precision_text(const InferenceWorkload& w, const ServingPrecision& p
   // 16-bit weights and KV are fp16 where the accelerator has no bf16 (V100, T4): the math runs in fp16.
   const bool fp16_only = p.compute == Precision::fp16;
   const std::string weights = w.weights == WeightFormat::bf16 && fp16_only ? "fp16" : std::string(to_string(w.weights));
-  const std::string kv = w.kv_cache == Precision::bf16 && fp16_only ? "fp16" : std::string(to_string(w.kv_cache));
+  const std::string kv = p.kv_cache == Precision::bf16 && fp16_only ? "fp16" : std::string(to_string(p.kv_cache));
   return fmt::format("{}{} (kv {})", weights, p.weight_only ? fmt::format(", {} math", to_string(p.compute)) : "", kv);
 }
 
@@ -85,7 +85,7 @@ ordered_json workload_json(const InferenceWorkload& w) {
   j["max_ttft_s"] = w.max_ttft_s ? ordered_json(*w.max_ttft_s) : ordered_json(nullptr);
   j["max_tpot_s"] = w.max_tpot_s ? ordered_json(*w.max_tpot_s) : ordered_json(nullptr);
   j["weights"] = to_string(w.weights);
-  j["kv_cache"] = to_string(w.kv_cache);
+  j["kv_cache"] = w.kv_cache ? std::string(to_string(*w.kv_cache)) : std::string("auto");
   return j;
 }
 
@@ -584,7 +584,7 @@ std::string serving_estimate_json(const Catalog& catalog, const InferenceEstimat
   j["engine"] = {{"name", e.engine->name}, {"title", e.engine->title}};
   j["layout"] = layout_json(e.layout);
   j["precision"] = {{"weights", std::string(to_string(w.weights))}, {"compute", std::string(to_string(e.precision.compute))},
-                    {"weight_only", e.precision.weight_only}, {"kv_cache", std::string(to_string(w.kv_cache))}};
+                    {"weight_only", e.precision.weight_only}, {"kv_cache", std::string(to_string(e.precision.kv_cache))}};
   j["fits"] = e.fits();
   j["accuracy"] = accuracy_json(c.accelerator->name, "inference", e.engine->name, ctx.model->is_moe());
   j["memory"] = serving_memory_json(e.memory);
@@ -767,7 +767,7 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
   const double held = kv_tokens_held(*e.engine, w);
   out += fmt::format("  KV per token per rank = {} = {:.0f} bytes; per sequence {} = {:.0f} tokens{}\n",
                      m.uses_mla() ? "layers x (kv_lora_rank + rope_dim) x bytes" : "2 x layers x ceil(kv_heads/tp) x head_dim x bytes",
-                     kv_cache_bytes_per_token(m, w.kv_cache, l.attention_tp()),
+                     kv_cache_bytes_per_token(m, e.precision.kv_cache, l.attention_tp()),
                      e.engine->reserves_full_kv ? "reserved at admission (prompt + every generated token)" : "at mean occupancy (prompt + generated/2)",
                      held,
                      m.sliding_layers == 0 ? std::string()
@@ -828,7 +828,7 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
   out += fmt::format("  prefill = max((2 N_matmul P + 2 L w P^2) / (tp x peak x efficiency), weights / (tp x bandwidth)) + 2 L all-reduces of"
                      " P x hidden x 2 bytes = {:.1f} ms alone; {:.1f} ms of replica time under load; attention at {}{}\n",
                      e.prefill_s * 1e3, e.prefill_gpu_s_per_request * 1e3,
-                     to_string(serving_attention_precision(a, e.precision.compute, w.kv_cache)),
+                     to_string(serving_attention_precision(a, e.precision.compute, e.precision.kv_cache)),
                      engine.prefill_compute_factor > 0
                          ? fmt::format(" (compiled graphs: efficiency = {:.3f} x {:.2f}, no ramp)", max_compute_fraction(a, e.precision.compute),
                                        engine.prefill_compute_factor)

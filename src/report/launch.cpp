@@ -630,7 +630,7 @@ std::string quantisation_flags(const ServingLaunch& s, const char* quant, const 
   std::string f;
   if (s.workload->weights == WeightFormat::fp8) f += fmt::format(" {} fp8", quant);
   if (s.workload->weights == WeightFormat::int4) f += fmt::format(" {} awq", quant);
-  if (s.workload->kv_cache == Precision::fp8) f += fmt::format(" {} {}", kv, kv_fp8);
+  if (s.kv_cache == Precision::fp8) f += fmt::format(" {} {}", kv, kv_fp8);
   return f;
 }
 

@@ -59,8 +59,9 @@ int decode_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& 
 // The mean prompt's KV cache, every layer, over the instance's network (the
 // whole instance's EFA share): the transfer between the pools.
 double kv_transfer_s(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc) {
-  const double tokens = kv_cached_tokens(m, engine_for(acc, w.engine), w.computed_prompt_tokens(w.prompt_tokens));
-  const double bytes = tokens * kv_cache_bytes_per_token(m, w.kv_cache, 1);
+  const EngineProfile& engine = engine_for(acc, w.engine);
+  const double tokens = kv_cached_tokens(m, engine, w.computed_prompt_tokens(w.prompt_tokens));
+  const double bytes = tokens * kv_cache_bytes_per_token(m, serving_kv_cache(acc, engine, w), 1);
   return bytes / (inter_node_gb_per_s(inst, acc, inst.accelerator_count) * 1e9);
 }
 

@@ -54,7 +54,7 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   l.decode_lookahead = w.decode_queries_per_sequence();
   const auto& mem = e.memory;
   const double free_gb = std::max(0.0, mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb);
-  const double gb_per_token = kv_gb_per_token_averaged(m, w.kv_cache, e.layout);
+  const double gb_per_token = kv_gb_per_token_averaged(m, e.precision.kv_cache, e.layout);
   l.kv_blocks = static_cast<int64_t>(std::floor(free_gb / gb_per_token / kKvBlockTokens));
   return l;
 }

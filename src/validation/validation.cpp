@@ -222,7 +222,8 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   q.weights = *wf;
   const std::string kv = r.text(j, "kv_cache", false);
   if (kv == "fp8") q.kv_cache = Precision::fp8;
-  else if (!kv.empty() && kv != "bf16" && kv != "fp16") r.fail("kv_cache", "expected bf16 or fp8");
+  else if (kv == "bf16" || kv == "fp16") q.kv_cache = Precision::bf16;
+  else if (!kv.empty() && kv != "auto") r.fail("kv_cache", "expected auto, bf16 or fp8");
   q.concurrency = r.integer(j, "concurrency", 1, 1000000);
   q.compiled_batch = r.integer(j, "compiled_batch", 1, 4096);
   if (j.contains("requests_per_second")) {

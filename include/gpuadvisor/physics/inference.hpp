@@ -92,8 +92,15 @@ bool pads_attention_heads(const Accelerator& acc);
 struct ServingPrecision {
   Precision compute = Precision::bf16;
   bool weight_only = false;
+  Precision kv_cache = Precision::bf16;  // the KV cache's, serving_kv_cache
 };
 std::optional<ServingPrecision> serving_precision(const Accelerator& acc, WeightFormat weights);
+
+// The KV cache's precision: --kv-cache if given, else the engine's default
+// for the weights (docs/methodology.md §KV cache): fp8 where the engine's
+// quantised checkpoints hold it so (TensorRT-LLM's fp8 and fp4 weights) and
+// the accelerator has fp8 math, else bf16.
+Precision serving_kv_cache(const Accelerator& acc, const EngineProfile& engine, const InferenceWorkload& w);
 
 // Why this accelerator cannot serve these weights at all, or empty.
 std::optional<std::string> serving_accelerator_problem(const Accelerator& acc, const InferenceWorkload& w);

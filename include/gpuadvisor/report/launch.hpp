@@ -79,6 +79,7 @@ struct ServingLaunch {
   // dtype come from data/engines.json and the workload, as the estimate took them).
   int batch_at_load = 1;              // sequences in flight per replica at the given load (Kubernetes)
   double target_qps_per_replica = 0;  // requests/s: a replica's capacity x the target utilisation (SkyServe)
+  Precision kv_cache = Precision::bf16;  // the KV cache's precision as the estimate took it
 };
 
 // An RL run (--task rl) as verl runs it: the policy, the run and the estimate

@@ -76,6 +76,11 @@ struct EngineProfile {
   // hand). Decode still reads only the window; false: those layers cache the
   // window alone (vLLM's hybrid allocator, SGLang's SWA pool).
   bool full_length_local_kv = false;
+  // The engine serves fp8 and fp4 weights from checkpoints that also hold the
+  // KV cache in fp8 (TensorRT-LLM: NVIDIA's Model Optimizer quantises the KV
+  // cache to fp8 unless told otherwise), so without --kv-cache the KV is fp8
+  // on accelerators with fp8 math; false: 16-bit KV unless asked.
+  bool quantised_checkpoint_fp8_kv = false;
   // Serves MoE models with expert parallelism and data-parallel attention
   // (vLLM --enable-expert-parallel with --data-parallel-size, SGLang
   // --enable-dp-attention, TensorRT-LLM enable_attention_dp), §MoE serving layouts.

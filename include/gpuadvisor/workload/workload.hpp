@@ -158,7 +158,9 @@ struct InferenceWorkload {
   std::optional<double> max_ttft_s; // time to first token
   std::optional<double> max_tpot_s; // time per output token (applied to the mean)
   WeightFormat weights = WeightFormat::bf16;
-  Precision kv_cache = Precision::bf16;
+  // --kv-cache; empty: the engine's default for the weights
+  // (serving_kv_cache in physics/inference.hpp, docs/methodology.md §KV cache).
+  std::optional<Precision> kv_cache;
   ServingMode mode = ServingMode::online;
   // Share of a replica's capacity the load may use (docs/methodology.md §Replicas).
   double target_utilisation = kDefaultTargetUtilisation;
@@ -216,7 +218,7 @@ struct InferenceRequest {
   std::optional<int> compiled_batch;  // --compiled-batch
   std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;
   WeightFormat weights = WeightFormat::bf16;
-  Precision kv_cache = Precision::bf16;
+  std::optional<Precision> kv_cache;  // --kv-cache; empty: the engine's default
   ServingMode mode = ServingMode::online;
   std::optional<double> target_utilisation;
   std::optional<int> slo_percentile;        // --slo-percentile: 50, 90, 99, 0 (mean)
