@@ -203,6 +203,16 @@ TEST_CASE("an expert-parallel MoE replica is launched with its layout in every e
   CHECK(t.find("--tensor-parallel-size 8 --pipeline-parallel-size 1 --enable-expert-parallel --max-num-seqs 100 ") != std::string::npos);
   CHECK(t.find("--data-parallel-size") == std::string::npos);
   CHECK(t.find("enable_attention_dp") == std::string::npos);
+  // The KV dtype the estimate took goes into the same options file.
+  ServingLaunch fp8_kv = tp8ep8;
+  fp8_kv.kv_cache = Precision::fp8;
+  const std::string k = file(emit_serving(fp8_kv, ctx, LaunchTarget::slurm), "serve_commands.sh").text;
+  CHECK(k.find("printf 'kv_cache_config:\\n  dtype: fp8\\n' > /tmp/trtllm-options.yaml && trtllm-serve ") != std::string::npos);
+  CHECK(k.find("--kv-cache-dtype fp8 ") != std::string::npos);       // vLLM
+  CHECK(k.find("--kv-cache-dtype fp8_e4m3 ") != std::string::npos);  // SGLang
+  fp8_kv.layout = dep8.layout;
+  const std::string both = file(emit_serving(fp8_kv, ctx, LaunchTarget::slurm), "serve_commands.sh").text;
+  CHECK(both.find("printf 'enable_attention_dp: true\\nkv_cache_config:\\n  dtype: fp8\\n' > /tmp/trtllm-options.yaml") != std::string::npos);
   // Attention DP over fewer ranks than the replica (vLLM's DP2 at TP4): SGLang and TensorRT-LLM have no such layout and say so.
   const ServingLaunch dp2{&m, &w, &inst, &cat().accelerator_of(inst), ServingLayout{8, 1, 8, 2}, 2, 2, 100, 163840};
   const std::string p = file(emit_serving(dp2, ctx, LaunchTarget::slurm), "serve_commands.sh").text;
@@ -423,6 +433,27 @@ TEST_CASE("cli: serving files accept the model's whole context, serve its instru
   CHECK(below.err.find("below the mean request") != std::string::npos);
   CHECK(run("recommend --model llama-3-8b --task pretrain --tokens 10B --emit slurm --max-request-tokens 4096 --emit-dir " + dir).code == 2);
   CHECK(run("recommend --model llama-3-8b --task inference --max-request-tokens 4096").code == 2);  // needs --emit
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: TensorRT-LLM with fp8 weights says it needs a pre-quantised checkpoint, unless one is named or the model is published in fp8") {
+  const std::string dir = "gpuadvisor_test_prequant_" + std::to_string(getpid());
+  auto slurp = [&](const char* name) {
+    std::ifstream in(dir + "/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string note = "# weights: TensorRT-LLM serves fp8 weights from a checkpoint quantised beforehand with NVIDIA Model Optimizer";
+  const std::string base = "recommend --task inference --requests-per-second 2 --engine trtllm --emit skypilot --emit-dir " + dir;
+  REQUIRE(run(base + " --model llama-3-8b --weights fp8").code == 0);
+  CHECK(slurp("service.yaml").find(note) != std::string::npos);
+  CHECK(slurp("service.yaml").find("kv_cache_config:\\n  dtype: fp8") != std::string::npos);  // the KV the estimate took
+  REQUIRE(run(base + " --model llama-3-8b --weights fp8 --hf-model nvidia/Llama-3.1-8B-Instruct-FP8").code == 0);
+  CHECK(slurp("service.yaml").find(note) == std::string::npos);
+  REQUIRE(run(base + " --model llama-3-8b --weights bf16").code == 0);
+  CHECK(slurp("service.yaml").find("# weights: TensorRT-LLM") == std::string::npos);
+  CHECK(slurp("service.yaml").find("kv_cache_config") == std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

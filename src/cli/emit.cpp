@@ -120,6 +120,19 @@ std::string served_checkpoint_note(const EmitOptions& o, const ModelSpec& m, con
   return fmt::format("{}, {}'s published checkpoint (--hf-model serves another)", id, m.name);
 }
 
+// TensorRT-LLM runs fp8 and fp4 weights only from a checkpoint quantised
+// beforehand (NVIDIA Model Optimizer); vLLM and SGLang quantise fp8 at load.
+// Nothing to say for a model published in that format (DeepSeek-V3's fp8).
+std::optional<std::string> prequantised_note(const EmitOptions& o, const ModelSpec& m, const InferenceWorkload& w, const InferenceEstimate& e) {
+  const bool quantised = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
+  const bool published = m.native_weights == to_string(w.weights);
+  if (!quantised || published || !e.engine->quantised_checkpoint_fp8_kv || !o.hf_model.empty()) return std::nullopt;
+  return fmt::format("weights: TensorRT-LLM serves {} weights from a checkpoint quantised beforehand with NVIDIA Model Optimizer "
+                     "(nvidia/...-{} on Hugging Face, or examples/llm_ptq/hf_ptq.py --qformat {}): give it as --hf-model, "
+                     "or use the vLLM line, which quantises fp8 at load",
+                     to_string(w.weights), w.weights == WeightFormat::fp8 ? "FP8" : "FP4", w.weights == WeightFormat::fp8 ? "fp8" : "nvfp4");
+}
+
 // The longest single request the replica's KV cache holds, prompt + output
 // tokens: the memory the estimate left for the KV cache at the capacity batch
 // over one token's KV per accelerator (local-attention layers keep only their window).
@@ -283,6 +296,7 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
   with_service_channel(ctx, row, pricing);
   ctx.model_id = !o.hf_model.empty() ? o.hf_model : serving_checkpoint_id(m);
   ctx.notes.push_back("serves: " + served_checkpoint_note(o, m, ctx.model_id));
+  if (auto note = prequantised_note(o, m, w, row.estimate)) ctx.notes.push_back(*note);
   if (ctx.model_id.empty()) ctx.model_id = "YOUR_MODEL";
   const RequestLimit limit = request_limit(o, m, w, row.estimate);
   ctx.notes.push_back(limit.note);

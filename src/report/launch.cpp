@@ -686,18 +686,28 @@ std::string sglang_command(const ServingLaunch& s, const LaunchContext& c) {
 }
 
 // TensorRT-LLM: --ep_size for expert parallelism; attention data parallelism
-// is the LLM API's enable_attention_dp, set through an options file
-// (--extra_llm_api_options), with --max_batch_size per attention rank.
+// and the KV cache's dtype are LLM API arguments (enable_attention_dp,
+// kv_cache_config.dtype), set through an options file
+// (--extra_llm_api_options), with --max_batch_size per attention rank. The
+// dtype is written out when the estimate took fp8 KV, so the file does not
+// depend on what the checkpoint says.
+std::string trtllm_options(const ServingLaunch& s) {
+  std::string yaml;
+  if (s.layout.attention_dp > 1) yaml += "enable_attention_dp: true\\n";
+  if (s.kv_cache == Precision::fp8) yaml += "kv_cache_config:\\n  dtype: fp8\\n";
+  return yaml;
+}
+
 std::string trtllm_command(const ServingLaunch& s, const LaunchContext& c) {
   const ServingLayout& l = s.layout;
   if (auto p = serving_engine_layout_problem(profile_for(s, "trtllm"), l)) return fmt::format("(none for {}: {})", layout_text(l), *p);
-  const bool adp = l.attention_dp > 1;
+  const std::string options = trtllm_options(s);
   return fmt::format("{}trtllm-serve {} --tp_size {} --pp_size {}{} --max_batch_size {} --max_num_tokens {} --max_seq_len {} "
                      "--kv_cache_free_gpu_memory_fraction {:.3g}{} --port 8000",
-                     adp ? "printf 'enable_attention_dp: true\\n' > /tmp/trtllm-options.yaml && " : "", c.model_id, l.tp, l.pp,
+                     options.empty() ? "" : fmt::format("printf '{}' > /tmp/trtllm-options.yaml && ", options), c.model_id, l.tp, l.pp,
                      l.ep > 1 ? fmt::format(" --ep_size {}", l.ep) : std::string(), (s.max_batch + l.attention_dp - 1) / l.attention_dp,
                      step_tokens(s, "trtllm"), s.max_model_len, 1 - profile_for(s, "trtllm").free_fraction,
-                     adp ? " --extra_llm_api_options /tmp/trtllm-options.yaml" : "");
+                     options.empty() ? "" : " --extra_llm_api_options /tmp/trtllm-options.yaml");
 }
 
 std::string tgi_command(const ServingLaunch& s, const LaunchContext& c) {
