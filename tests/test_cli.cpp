@@ -1407,6 +1407,9 @@ TEST_CASE("cli: --kv-cache auto is the default, the estimate says the KV precisi
   CHECK(d["workload"]["kv_cache"] == "auto");
   CHECK(d["precision"]["kv_cache"] == "fp8");
   CHECK(s["precision"]["kv_cache"] == "bf16");
+  // The default is said once, as an assumption, and not when --kv-cache is given.
+  CHECK(d["assumptions"].dump().find("quantise the KV cache unless told otherwise") != std::string::npos);
+  CHECK(s["assumptions"].dump().find("quantise the KV cache unless told otherwise") == std::string::npos);
   Run bad = run("recommend --task inference --model llama-2-7b --kv-cache int8");
   CHECK(bad.code == 2);
   CHECK(bad.err.find("auto, bf16, fp8") != std::string::npos);

@@ -10,6 +10,7 @@
 
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/base/statistics.hpp"
+#include "gpuadvisor/workload/engine.hpp"
 #include "gpuadvisor/base/quantity.hpp"
 
 namespace gpuadvisor {
@@ -258,6 +259,11 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   w.reasoning_tokens = r.reasoning_tokens;
   w.verifier = r.verifier;
   w.engine = r.engine;
+  const bool quantised = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
+  if (!w.kv_cache && quantised && w.engine && w.engine->quantised_checkpoint_fp8_kv)
+    w.assumptions.push_back(fmt::format("KV cache in fp8 where the accelerator has fp8 math: {} serves {} weights from NVIDIA Model Optimizer "
+                                        "checkpoints, which quantise the KV cache unless told otherwise (--kv-cache bf16 for one that does not)",
+                                        w.engine->name, to_string(w.weights)));
   if (w.verifier)
     w.assumptions.push_back(fmt::format("the verifier {} runs on each replica beside the model and scores all {} samples of a request "
                                         "(prompt + generated tokens, one forward pass each)",
