@@ -685,3 +685,23 @@ TEST_CASE("KV cache by default: fp8 under TensorRT-LLM with fp8 or fp4 weights w
   CHECK(fp8_kv.memory.kv_cache_gb == Approx(bf16_kv.memory.kv_cache_gb / 2).epsilon(1e-9));
   CHECK(fp8_kv.max_batch > bf16_kv.max_batch);
 }
+
+TEST_CASE("SGLang's eager prefill: a short prompt takes at least layers x kernels x 104 us, and vLLM's graphed prefill has no such floor") {
+  InferenceRequest r;
+  r.mode = ServingMode::offline;
+  r.prompt_tokens = 16;
+  r.output_tokens = 16;
+  r.weights = WeightFormat::fp4;
+  r.engine = find_engine("sglang");
+  const InferenceWorkload sglang = make_inference_workload(r);
+  r.engine = find_engine("vllm");
+  const InferenceWorkload vllm = make_inference_workload(r);
+  const InferenceEstimate s = at_batch("gpt-oss-120b", "p6-b200.48xlarge", sglang, 1, 8);
+  const InferenceEstimate v = at_batch("gpt-oss-120b", "p6-b200.48xlarge", vllm, 1, 8);
+  // 36 layers x 9 kernels x 104 us = 33.7 ms, plus the all-reduces on top.
+  CHECK(find_engine("sglang")->prefill_launch_s_per_kernel == Approx(104e-6));
+  CHECK(s.prefill_s >= 36 * 9 * 104e-6);
+  CHECK(v.prefill_s < 0.5 * 36 * 9 * 104e-6);
+  CHECK(find_engine("vllm")->prefill_launch_s_per_kernel == 0);
+  CHECK(find_engine("trtllm")->prefill_launch_s_per_kernel == 0);
+}

@@ -288,7 +288,7 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   out.comm_s += pass_all_reduce_s(m, acc, l, tokens) + out.expert_parallel_s;
   if (l.pp > 1)
     out.comm_s += (l.pp - 1) * (kCollectiveLatencyInterS + act / (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
-  out.launch_s = m.layers * engine.launch_s_per_layer;
+  out.launch_s = m.layers * (engine.launch_s_per_layer + engine.prefill_launch_s_per_kernel * decode_kernels_per_layer(m));
   return out;
 }
 

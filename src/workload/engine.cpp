@@ -84,6 +84,7 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   e.step_overhead_s = r.number(j, "step_overhead_ms", 0, 1000) / 1e3;
   e.sequence_overhead_s = r.number(j, "sequence_overhead_us", 0, 1e5) / 1e6;
   e.launch_s_per_layer = r.number(j, "launch_ms_per_layer", 0, 100) / 1e3;
+  e.prefill_launch_s_per_kernel = j.contains("prefill_launch_us_per_kernel") ? r.number(j, "prefill_launch_us_per_kernel", 0, 10000) / 1e6 : 0;
   const std::string prefill = r.text(j, "prefill");
   if (prefill == "chunked") e.prefill = PrefillScheduling::chunked;
   else if (prefill == "separate") e.prefill = PrefillScheduling::separate;

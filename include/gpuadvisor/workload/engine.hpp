@@ -32,6 +32,11 @@ struct EngineProfile {
   // Host time to launch one layer's kernels, overlapped with the accelerator
   // (the step takes the longer of the two; 0 with CUDA or compiled graphs), s.
   double launch_s_per_layer = 0;
+  // Prefill run eagerly (no CUDA graph: SGLang's default), each of a
+  // layer's kernels launched from Python: the step takes at least this per
+  // kernel (decode_kernels_per_layer of them a layer), overlapped with the
+  // device's work (docs/methodology.md §Prefill).
+  double prefill_launch_s_per_kernel = 0;
   PrefillScheduling prefill = PrefillScheduling::chunked;
   // Token budget of one chunked step (vLLM's max_num_batched_tokens, SGLang's
   // chunked_prefill_size, TensorRT-LLM's max_num_tokens), or a separate
