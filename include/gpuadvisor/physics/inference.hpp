@@ -97,7 +97,7 @@ struct ServingPrecision {
 std::optional<ServingPrecision> serving_precision(const Accelerator& acc, WeightFormat weights);
 
 // The KV cache's precision: --kv-cache if given, else the engine's default
-// for the weights (docs/methodology.md §KV cache): fp8 where the engine's
+// for the weights (docs/methodology.md §Precision): fp8 where the engine's
 // quantised checkpoints hold it so (TensorRT-LLM's fp8 and fp4 weights) and
 // the accelerator has fp8 math, else bf16.
 Precision serving_kv_cache(const Accelerator& acc, const EngineProfile& engine, const InferenceWorkload& w);

@@ -159,7 +159,7 @@ struct InferenceWorkload {
   std::optional<double> max_tpot_s; // time per output token (applied to the mean)
   WeightFormat weights = WeightFormat::bf16;
   // --kv-cache; empty: the engine's default for the weights
-  // (serving_kv_cache in physics/inference.hpp, docs/methodology.md §KV cache).
+  // (serving_kv_cache in physics/inference.hpp, docs/methodology.md §Precision).
   std::optional<Precision> kv_cache;
   ServingMode mode = ServingMode::online;
   // Share of a replica's capacity the load may use (docs/methodology.md §Replicas).
