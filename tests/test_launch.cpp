@@ -454,6 +454,16 @@ TEST_CASE("cli: TensorRT-LLM with fp8 weights says it needs a pre-quantised chec
   REQUIRE(run(base + " --model llama-3-8b --weights bf16").code == 0);
   CHECK(slurp("service.yaml").find("# weights: TensorRT-LLM") == std::string::npos);
   CHECK(slurp("service.yaml").find("kv_cache_config") == std::string::npos);
+  // Slurm: the options file and the server run in one srun step, inside its container (not split at && on the batch host).
+  const std::string slurm = "recommend --task inference --requests-per-second 2 --engine trtllm --model llama-3-8b --emit slurm --emit-dir " + dir;
+  REQUIRE(run(slurm + " --weights fp8").code == 0);
+  CHECK(slurp("serve.sbatch").find("srun --container-image=YOUR_IMAGE bash -c \"printf 'kv_cache_config:\\\\n  dtype: fp8\\\\n' > "
+                                   "/tmp/trtllm-options.yaml && trtllm-serve ") != std::string::npos);
+  REQUIRE(run(slurm + " --weights bf16").code == 0);
+  CHECK(slurp("serve.sbatch").find("srun --container-image=YOUR_IMAGE trtllm-serve ") != std::string::npos);
+  // fp4: every engine needs the pre-quantised checkpoint; vLLM quantises only fp8 at load.
+  REQUIRE(run(slurm + " --weights fp4").code == 0);
+  CHECK(slurp("serve.sbatch").find("(the other engines' lines need such a checkpoint too)") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

@@ -127,10 +127,11 @@ std::optional<std::string> prequantised_note(const EmitOptions& o, const ModelSp
   const bool quantised = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
   const bool published = m.native_weights == to_string(w.weights);
   if (!quantised || published || !e.engine->quantised_checkpoint_fp8_kv || !o.hf_model.empty()) return std::nullopt;
+  const bool fp8 = w.weights == WeightFormat::fp8;
   return fmt::format("weights: TensorRT-LLM serves {} weights from a checkpoint quantised beforehand with NVIDIA Model Optimizer "
-                     "(nvidia/...-{} on Hugging Face, or examples/llm_ptq/hf_ptq.py --qformat {}): give it as --hf-model, "
-                     "or use the vLLM line, which quantises fp8 at load",
-                     to_string(w.weights), w.weights == WeightFormat::fp8 ? "FP8" : "FP4", w.weights == WeightFormat::fp8 ? "fp8" : "nvfp4");
+                     "(nvidia/...-{} on Hugging Face, or examples/llm_ptq/hf_ptq.py --qformat {}): give it as --hf-model{}",
+                     to_string(w.weights), fp8 ? "FP8" : "FP4", fp8 ? "fp8" : "nvfp4",
+                     fp8 ? ", or use the vLLM line, which quantises fp8 at load" : " (the other engines' lines need such a checkpoint too)");
 }
 
 // The longest single request the replica's KV cache holds, prompt + output

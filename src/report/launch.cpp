@@ -793,6 +793,19 @@ std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
          ray_worker(s, "\"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\"") + "\n  fi\n";
 }
 
+// One srun step runs one program: a compound engine command (TensorRT-LLM's
+// options file written before trtllm-serve) runs whole inside the step's
+// container through bash -c, not split at its && on the batch host.
+std::string as_one_step(const std::string& command) {
+  if (command.find("&&") == std::string::npos && command.find('>') == std::string::npos) return command;
+  std::string quoted;
+  for (char ch : command) {
+    if (ch == '\\' || ch == '"' || ch == '$' || ch == '`') quoted += '\\';
+    quoted += ch;
+  }
+  return "bash -c \"" + quoted + "\"";
+}
+
 std::string slurm_serving(const ServingLaunch& s, const LaunchContext& c) {
   std::string t = "#!/bin/bash\n" + header("#", c);
   t += fmt::format("#SBATCH --job-name=gpuadvisor-serve\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node=1\n", s.layout.pp);
@@ -801,7 +814,7 @@ std::string slurm_serving(const ServingLaunch& s, const LaunchContext& c) {
                    slurm_capacity(c));
   t += "# One array task per replica (a service runs until cancelled: mind the partition's time limit).\n";
   const std::string run = "srun --container-image=" + c.image + " ";
-  if (s.layout.pp == 1) return t + run + primary_command(s, c) + "\n";
+  if (s.layout.pp == 1) return t + run + as_one_step(primary_command(s, c)) + "\n";
   t += "head=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   t += run + "--nodes=$((SLURM_NNODES - 1)) --ntasks=$((SLURM_NNODES - 1)) --exclude=\"$head\" bash -c '" + ray_worker(s, "'\"$head\"'") + "' &\n";
   t += run + "--nodes=1 --ntasks=1 --nodelist=\"$head\" bash -c '" + ray_head(s, c) + "'\n";
