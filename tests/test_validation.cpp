@@ -578,3 +578,16 @@ TEST_CASE("leave one family out: a publisher's sources leave together, every fit
   REQUIRE(nvidia != family.sources.end());
   CHECK(nvidia->fitted_without > nvidia->fitted_with_all);
 }
+
+TEST_CASE("a case's kv_cache: bf16 or fp8 as given, auto or left out for the engine's default, anything else refused with its field") {
+  auto serving = [](const std::string& fields) {
+    return R"({"cases": [{"id": "C1", "task": "inference", "model": "llama-3-8b", "system": "p5.48xlarge", "precision": "fp8",
+      "engine": "trtllm", "prompt_tokens": 1024, "output_tokens": 256, "tp": 1, "batch": 1, "metric": "tpot_s", "measured": 0.02,
+      "source": "test", "source_key": "TEST")" + fields + "}]}";
+  };
+  CHECK(read_cases("cases.json", serving(R"(, "kv_cache": "fp8")")).front().inference.kv_cache == Precision::fp8);
+  CHECK(read_cases("cases.json", serving(R"(, "kv_cache": "bf16")")).front().inference.kv_cache == Precision::bf16);
+  CHECK_FALSE(read_cases("cases.json", serving(R"(, "kv_cache": "auto")")).front().inference.kv_cache.has_value());
+  CHECK_FALSE(read_cases("cases.json", serving("")).front().inference.kv_cache.has_value());
+  CHECK_THROWS_WITH(read_cases("cases.json", serving(R"(, "kv_cache": "int8")")), Catch::Contains("kv_cache") && Catch::Contains("auto, bf16 or fp8"));
+}
