@@ -17,16 +17,9 @@ import subprocess
 import sys
 import tempfile
 
-# One pick of each kind the emitter writes: a Capacity Block training job, RL,
-# a one-instance service and a multi-node service (the leader waits for workers).
-PICKS = {
-    "train": "recommend --params 70B --task pretrain --tokens 1T --deadline 30d --exclude trn1",
-    "train-od": "recommend --params 8B --task pretrain --tokens 20B --family p5 --max-instances 2",
-    "rl": "recommend --params 7B --task rl",
-    "rl-split": "recommend --params 7B --task rl --placement split --family p5",
-    "serve": "recommend --model llama-3-8b --task inference --requests-per-second 20",
-    "serve-multinode": "recommend --model deepseek-v3 --task inference --requests-per-second 5",
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launch_picks import PICKS  # noqa: E402
+
 TARGETS = ("slurm", "skypilot", "k8s")
 
 

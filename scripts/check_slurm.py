@@ -38,7 +38,7 @@ PICKS = {
     "train-od": "recommend --params 8B --task pretrain --tokens 20B --family p5 --max-instances 2",
     "rl": "recommend --params 7B --task rl",
     "serve": "recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e",
-    "serve-moe": "recommend --model deepseek-v3 --task inference --requests-per-second 5",
+    "serve-moe": "recommend --model deepseek-v3 --task inference --requests-per-second 5 --family p5",  # two instances a replica
 }
 RUN_FOR_REAL = "serve"
 TOOLS = ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "sinfo", "scontrol", "squeue")

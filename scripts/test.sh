@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 # The tools the launch-file tests run (not the main job's: only the tests need them).
-scripts/install_packages.sh shellcheck python3-yaml slurmctld slurmd slurm-client munge
+scripts/install_packages.sh shellcheck python3-yaml python3-kubernetes slurmctld slurmd slurm-client munge
 # The suite must leave the machine as it found it: run as root, a test that
 # wrote over /dev/null once replaced the device with a regular file.
 check_dev_null() { [ -c /dev/null ] || { echo "FAIL: /dev/null is no longer a character device after the tests" >&2; exit 1; }; }

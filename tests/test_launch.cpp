@@ -252,6 +252,10 @@ TEST_CASE("a replica over several instances: the leader waits for its workers be
   CHECK(leader.find("exit 1") < leader.find("vllm serve"));
   CHECK(wait < leader.find("vllm serve"));
   CHECK(leader.find("--max-model-len 163840") != std::string::npos);
+  // Workers join at the address LWS sets in their environment, expanded by their shell.
+  const std::string worker =
+      docs.at("LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["command"][2].as<std::string>();
+  CHECK(worker.find("ray start --address=$LWS_LEADER_ADDRESS:6379 --block") != std::string::npos);
   const YAML::Node hpa = docs.at("HorizontalPodAutoscaler");
   CHECK(hpa["spec"]["minReplicas"].as<int>() == 3);
   CHECK(hpa["spec"]["maxReplicas"].as<int>() == 6);

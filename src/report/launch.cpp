@@ -884,12 +884,13 @@ std::string k8s_serving(const ServingLaunch& s, const LaunchContext& c) {
     return t + serving_pod(s, c, 6, primary_command(s, c), true) + k8s_service("app", "gpuadvisor-serve") +
            k8s_autoscaler(s, "apps/v1", "Deployment");
   }
-  // LeaderWorkerSet: the leader starts the Ray head and vLLM, the workers join it (LWS_LEADER_ADDRESS).
+  // LeaderWorkerSet: the leader starts the Ray head and vLLM, the workers join it at
+  // the address LWS puts in every pod's environment (LWS_LEADER_ADDRESS), read by the shell.
   t += fmt::format("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: gpuadvisor-serve\nspec:\n  replicas: {}\n"
                    "  leaderWorkerTemplate:\n    size: {}\n    leaderTemplate:\n      metadata:\n        labels:\n          role: leader\n      spec:\n",
                    s.replicas, s.layout.pp);
   t += serving_pod(s, c, 8, ray_head(s, c), true);
-  t += "    workerTemplate:\n      spec:\n" + serving_pod(s, c, 8, ray_worker(s, "$(LWS_LEADER_ADDRESS)"), false);
+  t += "    workerTemplate:\n      spec:\n" + serving_pod(s, c, 8, ray_worker(s, "$LWS_LEADER_ADDRESS"), false);
   return t + k8s_service("role", "leader") + k8s_autoscaler(s, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet");
 }
 
