@@ -38,6 +38,8 @@ PICKS = [
     "recommend --model llama-3-8b --task inference --requests-per-second 20 --engine tgi --weights int8",
     "recommend --model deepseek-v3 --task inference --requests-per-second 5",
     "recommend --model deepseek-v3 --task inference --requests-per-second 5 --family p5",
+    "recommend --model llama-3-8b --task inference --requests-per-second 60 --family p4d",
+    "recommend --model llama-3-8b --task inference --requests-per-second 60 --family p4d --engine sglang",
     "estimate --instance p5en.48xlarge --model deepseek-v3 --task inference --tp 8 --ep 8 --attention-dp 8 --engine trtllm",
     "estimate --instance p5en.48xlarge --model deepseek-v3 --task inference --tp 8 --ep 8 --attention-dp 8 --engine sglang",
 ]

@@ -38,9 +38,11 @@ PICKS = {
     "train-od": "recommend --params 8B --task pretrain --tokens 20B --family p5 --max-instances 2",
     "rl": "recommend --params 7B --task rl",
     "serve": "recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e",
+    # Two replicas of TP4 on each p4d.24xlarge: one array task per instance, an engine per replica.
+    "serve-packed": "recommend --model llama-3-8b --task inference --requests-per-second 60 --family p4d",
     "serve-moe": "recommend --model deepseek-v3 --task inference --requests-per-second 5 --family p5",  # two instances a replica
 }
-RUN_FOR_REAL = "serve"
+RUN_FOR_REAL = ("serve", "serve-packed")
 TOOLS = ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "sinfo", "scontrol", "squeue")
 
 
@@ -171,15 +173,41 @@ def test_only(cluster, script):
 
 
 # The stub stands in for the engine: it checks the command line it was given
-# and that Slurm bound the GPUs the script asked for, then says so.
+# and that Slurm bound the GPUs the script asked for, then says so. Given
+# `bash -c SCRIPT` (several replicas on one instance), it runs the script with
+# a `vllm` stand-in on PATH that records each engine's devices and port, then
+# checks every engine had as many devices as its --tensor-parallel-size, none
+# shared, all of the step's used, and a port of its own.
 STUB = """#!/bin/bash
 want_gpus=$1; shift
 echo "stub: $*"
+n=${SLURM_GPUS_ON_NODE:-0}
+[ "$n" = "$want_gpus" ] || { echo "stub: Slurm gave the step $n GPUs (SLURM_GPUS_ON_NODE), want $want_gpus" >&2; exit 1; }
+if [ "$1" = bash ] && [ "$2" = -c ]; then
+  shim=$(mktemp -d)
+  cat > "$shim/vllm" <<'ENGINE'
+#!/bin/bash
+tp=$(printf '%s\\n' "$@" | grep -A1 -x -- --tensor-parallel-size | tail -1)
+port=$(printf '%s\\n' "$@" | grep -A1 -x -- --port | tail -1)
+devices=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' ' ' | wc -w)
+[ "$1" = serve ] && [ "$tp" = "$devices" ] || { echo "stub: engine with --tensor-parallel-size $tp on devices '$CUDA_VISIBLE_DEVICES'" >&2; exit 1; }
+echo "$port $CUDA_VISIBLE_DEVICES" >> "$ENGINE_LOG"
+ENGINE
+  chmod +x "$shim/vllm"
+  export ENGINE_LOG=$shim/engines
+  PATH=$shim:$PATH bash -c "$3"
+  engines=$(wc -l < "$ENGINE_LOG")
+  ports=$(cut -d' ' -f1 "$ENGINE_LOG" | sort -u | wc -l)
+  used=$(cut -d' ' -f2 "$ENGINE_LOG" | tr ',' '\\n' | sort -u | wc -l)
+  all=$(cut -d' ' -f2 "$ENGINE_LOG" | tr ',' '\\n' | wc -l)
+  [ "$engines" -gt 1 ] && [ "$ports" = "$engines" ] && [ "$used" = "$all" ] && [ "$used" = "$want_gpus" ] ||
+    { echo "stub: $engines engines, $ports ports, $all devices of which $used distinct, want $want_gpus:" >&2; cat "$ENGINE_LOG" >&2; exit 1; }
+  echo "stub: ok ($engines engines on $used GPUs, job ${SLURM_JOB_ID:-?} task ${SLURM_ARRAY_TASK_ID:-?})"
+  exit 0
+fi
 [ "$1" = vllm ] && [ "$2" = serve ] || { echo "stub: not a vllm serve command" >&2; exit 1; }
 tp=$(printf '%s\\n' "$@" | grep -A1 -x -- --tensor-parallel-size | tail -1)
 [ "$tp" = "$want_gpus" ] || { echo "stub: --tensor-parallel-size $tp, the script asks for $want_gpus GPUs" >&2; exit 1; }
-n=${SLURM_GPUS_ON_NODE:-0}
-[ "$n" = "$want_gpus" ] || { echo "stub: Slurm gave the step $n GPUs (SLURM_GPUS_ON_NODE), want $want_gpus" >&2; exit 1; }
 echo "stub: ok ($n GPUs, job ${SLURM_JOB_ID:-?} task ${SLURM_ARRAY_TASK_ID:-?})"
 """
 
@@ -242,7 +270,7 @@ def main():
                     nodes = cluster.run("sinfo", "-N", "-h", "-o", "%N %T %c %G", check=False).stdout
                     fail(f"{name}: sbatch --test-only {os.path.basename(script)}: {message}\nnodes:\n{nodes}")
                 print(f"check_slurm: {name}/{os.path.basename(script)}: {message}")
-                if name == RUN_FOR_REAL:
+                if name in RUN_FOR_REAL:
                     run_for_real(cluster, script, f"{work}/{name}")
         print("check_slurm: every emitted Slurm script was accepted")
     finally:

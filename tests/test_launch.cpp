@@ -161,21 +161,64 @@ TEST_CASE("emitted serving files: replicas, tensor-parallel size and the engine 
   q.requests_per_second = 20;
   const InferenceWorkload w = make_inference_workload(q);
   const Instance& inst = *cat().find_instance("g6e.12xlarge");
-  const ServingLaunch one{&m, &w, &inst, &cat().accelerator_of(inst), ServingLayout{2, 1}, 3, 2, 64, 1280};
+  // Two replicas of TP2 on each of two 4-GPU instances (size_service's count).
+  const ServingLaunch one{&m, &w, &inst, &cat().accelerator_of(inst), ServingLayout{2, 1}, 4, 2, 64, 1280};
   const YAML::Node dep = YAML::Load(file(emit_serving(one, ctx, LaunchTarget::k8s), "deployment.yaml").text);
   CHECK(dep["kind"].as<std::string>() == "Deployment");
-  CHECK(dep["spec"]["replicas"].as<int>() == 3);
+  CHECK(dep["spec"]["replicas"].as<int>() == 4);
   const auto container = dep["spec"]["template"]["spec"]["containers"][0];
   CHECK(container["command"][2].as<std::string>().find("--tensor-parallel-size 2") != std::string::npos);
-  CHECK(container["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 4);
+  // A pod per replica asks for the replica's GPUs, so four pods fill the two instances, not four.
+  CHECK(container["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 2);
   const ServingLaunch pipelined{&m, &w, cat().find_instance("p5.48xlarge"), &cat().accelerator_of(*cat().find_instance("p5.48xlarge")),
                                 ServingLayout{8, 2}, 2, 4, 128, 1280};
   const YAML::Node lws = YAML::Load(file(emit_serving(pipelined, ctx, LaunchTarget::k8s), "leaderworkerset.yaml").text);
   CHECK(lws["spec"]["leaderWorkerTemplate"]["size"].as<int>() == 2);
   CHECK(lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"].as<int>() == 32);
   const YAML::Node sky = YAML::Load(file(emit_serving(one, ctx, LaunchTarget::skypilot), "service.yaml").text);
-  CHECK(sky["service"]["replica_policy"]["min_replicas"].as<int>() == 3);
+  // SkyServe: a replica is an instance, its two replicas vLLM's data-parallel ranks behind one port.
+  CHECK(sky["service"]["replica_policy"]["min_replicas"].as<int>() == 2);
+  CHECK(sky["run"].as<std::string>().find("--tensor-parallel-size 2 --pipeline-parallel-size 1 --data-parallel-size 2 ") != std::string::npos);
   CHECK(sky["service"]["readiness_probe"]["path"].as<std::string>() == "/health");
+}
+
+TEST_CASE("replicas sharing an instance: each on its own devices and port under Slurm, and refused by SkyServe where the engine cannot hold them") {
+  LaunchContext ctx;
+  ctx.model_id = "meta-llama/Meta-Llama-3-8B-Instruct";
+  const ModelSpec& m = *find_model_preset("llama-3-8b");
+  InferenceRequest q;
+  q.requests_per_second = 20;
+  const InferenceWorkload w = make_inference_workload(q);
+  // 4 replicas of TP4 on 2 p4d.24xlarge: one array task per instance, two engines in each.
+  const Instance& p4d = *cat().find_instance("p4d.24xlarge");
+  const ServingLaunch gpu{&m, &w, &p4d, &cat().accelerator_of(p4d), ServingLayout{4, 1}, 4, 2, 64, 8192};
+  const std::string sbatch = file(emit_serving(gpu, ctx, LaunchTarget::slurm), "serve.sbatch").text;
+  CHECK(sbatch.find("#SBATCH --array=0-1\n") != std::string::npos);
+  CHECK(sbatch.find("(export CUDA_VISIBLE_DEVICES=0,1,2,3; vllm serve ") != std::string::npos);
+  CHECK(sbatch.find("(export CUDA_VISIBLE_DEVICES=4,5,6,7; vllm serve ") != std::string::npos);
+  CHECK(sbatch.find("--port 8001) & wait") != std::string::npos);
+  // TensorRT-LLM: each replica writes and reads its own options file.
+  InferenceRequest tq = q;
+  tq.engine = find_engine("trtllm");
+  tq.kv_cache = Precision::fp8;
+  const InferenceWorkload tw = make_inference_workload(tq);
+  ServingLaunch trt = gpu;
+  trt.workload = &tw;
+  trt.kv_cache = Precision::fp8;
+  const std::string t = file(emit_serving(trt, ctx, LaunchTarget::slurm), "serve.sbatch").text;
+  CHECK(t.find("> /tmp/trtllm-options-0.yaml && trtllm-serve") != std::string::npos);
+  CHECK(t.find("--extra_llm_api_options /tmp/trtllm-options-1.yaml --port 8001") != std::string::npos);
+  CHECK_THROWS_WITH(emit_serving(trt, ctx, LaunchTarget::skypilot), Catch::Matchers::Contains("--emit k8s or --emit slurm"));
+  // Inferentia2: 3 replicas of 4 chips (8 NeuronCores) on each inf2.48xlarge.
+  const Instance& inf2 = *cat().find_instance("inf2.48xlarge");
+  const ServingLaunch neuron{&m, &w, &inf2, &cat().accelerator_of(inf2), ServingLayout{4, 1}, 6, 2, 4, 8192};
+  const YAML::Node dep = YAML::Load(file(emit_serving(neuron, ctx, LaunchTarget::k8s), "deployment.yaml").text);
+  CHECK(dep["spec"]["replicas"].as<int>() == 6);
+  CHECK(dep["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["aws.amazon.com/neuron"].as<int>() == 4);
+  const std::string n = file(emit_serving(neuron, ctx, LaunchTarget::slurm), "serve.sbatch").text;
+  CHECK(n.find("#SBATCH --array=0-1\n") != std::string::npos);
+  CHECK(n.find("(export NEURON_RT_VISIBLE_CORES=16-23; vllm serve meta-llama/Meta-Llama-3-8B-Instruct --tensor-parallel-size 8 ") != std::string::npos);
+  CHECK_THROWS_AS(emit_serving(neuron, ctx, LaunchTarget::skypilot), InputError);
 }
 
 TEST_CASE("an expert-parallel MoE replica is launched with its layout in every engine's command") {

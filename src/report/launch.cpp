@@ -565,11 +565,12 @@ std::string slurm_training(const TrainingLaunch& t, const LaunchContext& c) {
   return s;
 }
 
-// Accelerator and EFA limits; EFA only when the pods span instances.
-std::string k8s_resources(const Instance& i, const Accelerator& a, int indent, bool multi_node) {
+// Accelerator and EFA limits (`accelerators` of the instance's: all of them, or
+// a replica's share where several share it); EFA only when the pods span instances.
+std::string k8s_resources(const Instance& i, const Accelerator& a, int accelerators, int indent, bool multi_node) {
   const std::string pad(indent, ' ');
   std::string s = fmt::format("{}resources:\n{}  limits:\n", pad, pad);
-  s += fmt::format("{}    {}: {}\n", pad, is_neuron(a) ? "aws.amazon.com/neuron" : "nvidia.com/gpu", i.accelerator_count);
+  s += fmt::format("{}    {}: {}\n", pad, is_neuron(a) ? "aws.amazon.com/neuron" : "nvidia.com/gpu", accelerators);
   if (multi_node && i.efa_supported)
     s += i.efa_interfaces > 0 ? fmt::format("{}    vpc.amazonaws.com/efa: {}\n", pad, i.efa_interfaces)
                               : fmt::format("{}    vpc.amazonaws.com/efa: 1  # at least: the type's interface count is not in gpuadvisor's "
@@ -611,7 +612,7 @@ std::string k8s_training(const TrainingLaunch& t, const LaunchContext& c) {
                      "--nproc_per_node={} {}\"]\n",
                      efa_prelude(*t.instance, t.count), t.instance->accelerator_count, c.entrypoint);
     r += k8s_mounts(14, true);
-    r += k8s_resources(*t.instance, *t.accelerator, 14, t.count > 1);
+    r += k8s_resources(*t.instance, *t.accelerator, t.instance->accelerator_count, 14, t.count > 1);
     return r;
   };
   s += replica("Master", 1);
@@ -762,6 +763,51 @@ std::string serve_commands(const ServingLaunch& s, const LaunchContext& c) {
   return t;
 }
 
+// Replicas that share an instance: the search deploys instances x (accelerators
+// / tp) replicas of a one-instance layout (size_service), so the files place
+// that many on each instance, each on its own accelerators, never one replica
+// holding a whole instance (which would rent `replicas` instances, not `instances`).
+int replicas_per_instance(const ServingLaunch& s) {
+  return s.layout.pp == 1 ? std::max(1, s.instance->accelerator_count / std::max(1, s.layout.tp)) : 1;
+}
+int accelerators_per_replica(const ServingLaunch& s) { return s.instance->accelerator_count / replicas_per_instance(s); }
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+  return text;
+}
+
+// Replica j's devices as its runtime selects them: CUDA_VISIBLE_DEVICES on a
+// GPU, a range of NeuronCores (NEURON_RT_VISIBLE_CORES) on Inferentia/Trainium.
+std::string replica_devices(const ServingLaunch& s, int j) {
+  const int n = accelerators_per_replica(s);
+  if (is_neuron(*s.accelerator)) {
+    const int cores = n * std::max(1, neuron_cores_per_chip(*s.accelerator));
+    return fmt::format("NEURON_RT_VISIBLE_CORES={}-{}", j * cores, (j + 1) * cores - 1);
+  }
+  std::string ids;
+  for (int d = j * n; d < (j + 1) * n; ++d) {
+    if (!ids.empty()) ids += ',';
+    ids += std::to_string(d);
+  }
+  return "CUDA_VISIBLE_DEVICES=" + ids;
+}
+
+// Every replica of one instance as one shell line: an engine each on its own
+// devices and port (8000, 8001, ...), TensorRT-LLM's options file per replica,
+// all in the background until every one has stopped.
+std::string replicas_on_one_instance(const ServingLaunch& s, const std::string& command) {
+  const int k = replicas_per_instance(s);
+  if (k == 1) return command;
+  std::string all;
+  for (int j = 0; j < k; ++j) {
+    std::string one = replace_all(command, " --port 8000", fmt::format(" --port {}", 8000 + j));
+    one = replace_all(one, "/tmp/trtllm-options.yaml", fmt::format("/tmp/trtllm-options-{}.yaml", j));
+    all += fmt::format("(export {}; {}) & ", replica_devices(s, j), one);
+  }
+  return all + "wait";
+}
+
 // A replica over several instances: vLLM's pipeline stages run on a Ray
 // cluster, the head on the first instance. vLLM places the stages on the nodes
 // present when it starts, so the head waits until every instance has joined
@@ -775,20 +821,50 @@ std::string ray_worker(const ServingLaunch& s, const std::string& head) {
   return efa_prelude(*s.instance, s.layout.pp) + "ray start --address=" + head + ":6379 --block";
 }
 
+// SkyServe gives each of its replicas a whole instance and sends it requests on
+// one port: where several of the estimate's replicas share an instance, the
+// engine runs them as its own data-parallel ranks behind that port (vLLM
+// --data-parallel-size, SGLang --dp-size: each rank a replica of tp
+// accelerators with its own scheduler and KV cache). Other engines have no such
+// mode, and the files refuse rather than rent an instance per replica.
+std::string one_server_per_instance(const ServingLaunch& s, const LaunchContext& c) {
+  const int k = replicas_per_instance(s);
+  const std::string command = primary_command(s, c);
+  if (k == 1) return command;
+  const bool cuda = !is_neuron(*s.accelerator) && s.layout.attention_dp == 1;
+  if (cuda && command.rfind("vllm serve ", 0) == 0)
+    return replace_all(command, " --pipeline-parallel-size 1", fmt::format(" --pipeline-parallel-size 1 --data-parallel-size {}", k));
+  if (cuda && command.rfind("python -m sglang.launch_server ", 0) == 0)
+    return replace_all(command, fmt::format(" --tp-size {}", s.layout.tp), fmt::format(" --tp-size {} --dp-size {}", s.layout.tp, k));
+  throw InputError(fmt::format(
+      "--emit skypilot: the pick runs {} replicas of {} accelerators on each {}, and SkyServe gives each of its replicas a whole "
+      "instance on one port; these files run several replicas behind one port only as vLLM's or SGLang's data-parallel ranks on GPUs "
+      "(--data-parallel-size, --dp-size), not with {}. --emit k8s or --emit slurm place them on shared instances; or --engine vllm "
+      "on a GPU family",
+      k, accelerators_per_replica(s), s.instance->name,
+      is_neuron(*s.accelerator) ? "vLLM on Neuron" : engine_for(*s.accelerator, s.workload->engine).title));
+}
+
 std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
   std::string t = header("#", c);
+  const int k = replicas_per_instance(s);
+  const int units = s.replicas / k;  // SkyServe replicas: one instance (or pipeline) each
+  const std::string server = s.layout.pp == 1 ? one_server_per_instance(s, c) : std::string();
+  if (k > 1)
+    t += fmt::format("# Each SkyServe replica is one {} running {} of the estimate's replicas as data-parallel ranks of one server.\n",
+                     s.instance->name, k);
   // SkyServe's autoscaler: never below the sized replicas; up to twice as many
   // when each gets more than its sized share of requests (capacity x target utilisation).
   t += fmt::format("name: gpuadvisor-serve\nservice:\n  readiness_probe:\n    path: /health\n    initial_delay_seconds: 1800  # download and load\n"
                    "  replica_policy:\n    min_replicas: {}\n",
-                   s.replicas);
+                   units);
   if (s.target_qps_per_replica > 0)
-    t += fmt::format("    max_replicas: {}\n    target_qps_per_replica: {:.3g}\n", 2 * s.replicas, s.target_qps_per_replica);
+    t += fmt::format("    max_replicas: {}\n    target_qps_per_replica: {:.3g}\n", 2 * units, s.target_qps_per_replica * k);
   else
-    t += fmt::format("    max_replicas: {}\n", s.replicas);
+    t += fmt::format("    max_replicas: {}\n", units);
   t += skypilot_resources(*s.instance, s.layout.pp, c, "  ports: 8000\n") + skypilot_capacity(c);
   t += fmt::format("num_nodes: {}\nenvs:\n  HF_TOKEN: \"\"  # for gated models\nrun: |\n", s.layout.pp);
-  if (s.layout.pp == 1) return t + "  " + primary_command(s, c) + "\n";
+  if (s.layout.pp == 1) return t + "  " + server + "\n";
   return t + "  if [ \"$SKYPILOT_NODE_RANK\" = \"0\" ]; then\n    " + ray_head(s, c) + "\n  else\n    " +
          ray_worker(s, "\"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\"") + "\n  fi\n";
 }
@@ -797,7 +873,7 @@ std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
 // options file written before trtllm-serve) runs whole inside the step's
 // container through bash -c, not split at its && on the batch host.
 std::string as_one_step(const std::string& command) {
-  if (command.find("&&") == std::string::npos && command.find('>') == std::string::npos) return command;
+  if (command.find_first_of("&>;") == std::string::npos) return command;
   std::string quoted;
   for (char ch : command) {
     if (ch == '\\' || ch == '"' || ch == '$' || ch == '`') quoted += '\\';
@@ -810,11 +886,17 @@ std::string slurm_serving(const ServingLaunch& s, const LaunchContext& c) {
   std::string t = "#!/bin/bash\n" + header("#", c);
   t += fmt::format("#SBATCH --job-name=gpuadvisor-serve\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node=1\n", s.layout.pp);
   if (!is_neuron(*s.accelerator)) t += fmt::format("#SBATCH --gpus-per-node={}\n", s.instance->accelerator_count);
-  t += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --array=0-{}\n#SBATCH --output=%x_%A_%a.out\n{}set -euo pipefail\n\n", s.replicas - 1,
-                   slurm_capacity(c));
-  t += "# One array task per replica (a service runs until cancelled: mind the partition's time limit).\n";
+  const int k = replicas_per_instance(s);
+  t += fmt::format("#SBATCH --exclusive\n#SBATCH --mem=0\n#SBATCH --array=0-{}\n#SBATCH --output=%x_%A_%a.out\n{}set -euo pipefail\n\n",
+                   s.replicas / k - 1, slurm_capacity(c));
+  if (k == 1)
+    t += "# One array task per replica (a service runs until cancelled: mind the partition's time limit).\n";
+  else
+    t += fmt::format("# One array task per instance, each running {} replicas of {} accelerators apiece on ports 8000-{}: a load balancer in "
+                     "front spreads requests over every task's ports (a service runs until cancelled: mind the partition's time limit).\n",
+                     k, accelerators_per_replica(s), 8000 + k - 1);
   const std::string run = "srun --container-image=" + c.image + " ";
-  if (s.layout.pp == 1) return t + run + as_one_step(primary_command(s, c)) + "\n";
+  if (s.layout.pp == 1) return t + run + as_one_step(replicas_on_one_instance(s, primary_command(s, c))) + "\n";
   t += "head=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   t += run + "--nodes=$((SLURM_NNODES - 1)) --ntasks=$((SLURM_NNODES - 1)) --exclude=\"$head\" bash -c '" + ray_worker(s, "'\"$head\"'") + "' &\n";
   t += run + "--nodes=1 --ntasks=1 --nodelist=\"$head\" bash -c '" + ray_head(s, c) + "'\n";
@@ -844,7 +926,7 @@ std::string serving_pod(const ServingLaunch& s, const LaunchContext& c, int pad,
                    "{}            name: hf-token\n{}            key: token\n{}            optional: true\n",
                    p, p, p, p, p, p, p);
   if (serves) t += fmt::format("{}    ports:\n{}      - containerPort: 8000\n", p, p) + health_probes(pad + 4);
-  return t + k8s_mounts(pad + 4, false) + k8s_resources(*s.instance, *s.accelerator, pad + 4, s.layout.pp > 1);
+  return t + k8s_mounts(pad + 4, false) + k8s_resources(*s.instance, *s.accelerator, accelerators_per_replica(s), pad + 4, s.layout.pp > 1);
 }
 
 std::string k8s_service(const char* selector_key, const char* selector_value) {
@@ -1058,7 +1140,7 @@ std::string k8s_rl(const RlLaunch& r, const LaunchContext& c) {
     t += k8s_node_selector(*r.instance, c, 10) + k8s_volumes(10, true) + "          containers:\n";
     t += fmt::format("            - name: pytorch\n              image: {}\n              workingDir: /workspace\n", c.image);
     t += fmt::format("              command: [\"bash\", \"-c\", \"{}\"]\n", command);
-    return t + k8s_mounts(14, true) + k8s_resources(*r.instance, *r.accelerator, 14, r.count > 1);
+    return t + k8s_mounts(14, true) + k8s_resources(*r.instance, *r.accelerator, r.instance->accelerator_count, 14, r.count > 1);
   };
   s += replica("Master", 1, rl_head(r));
   if (r.count > 1) s += replica("Worker", r.count - 1, rl_worker(r, "$MASTER_ADDR"));
