@@ -678,6 +678,14 @@ TEST_CASE("KV cache by default: fp8 under TensorRT-LLM with fp8 or fp4 weights w
   InferenceWorkload given = workload("trtllm", WeightFormat::fp8);
   given.kv_cache = Precision::bf16;
   CHECK(serving_kv_cache(h100, trtllm, given) == Precision::bf16);
+  // An fp8 KV cache asked for on Ampere: TensorRT-LLM has none there and says so; vLLM keeps one.
+  InferenceWorkload fp8_on_a100 = workload("trtllm", WeightFormat::bf16);
+  fp8_on_a100.kv_cache = Precision::fp8;
+  CHECK(serving_accelerator_problem(a100, fp8_on_a100).value_or("").find("fp8 KV cache only on accelerators with fp8 math") != std::string::npos);
+  CHECK_FALSE(serving_accelerator_problem(h100, fp8_on_a100));
+  InferenceWorkload vllm_fp8_kv = workload("vllm", WeightFormat::bf16);
+  vllm_fp8_kv.kv_cache = Precision::fp8;
+  CHECK_FALSE(serving_accelerator_problem(a100, vllm_fp8_kv));
   // The estimate holds half the KV bytes per sequence under the default (same batch, same model).
   const InferenceEstimate fp8_kv = at_batch("llama-3-70b", "p5.48xlarge", workload("trtllm", WeightFormat::fp8), 32, 2);
   const InferenceEstimate bf16_kv = at_batch("llama-3-70b", "p5.48xlarge", given, 32, 2);

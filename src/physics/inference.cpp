@@ -100,6 +100,9 @@ std::optional<std::string> serving_accelerator_problem(const Accelerator& acc, c
     return fmt::format("engine {} runs {} weights only on accelerators with {} math; {} has none (--weights bf16, or --engine vllm or sglang, "
                        "which run them dequantised)",
                        engine.name, to_string(w.weights), to_string(w.weights), acc.name);
+  if (engine.fp8_kv_needs_fp8_math && serving_kv_cache(acc, engine, w) == Precision::fp8 && !acc.tflops(Precision::fp8))
+    return fmt::format("engine {} keeps an fp8 KV cache only on accelerators with fp8 math; {} has none (--kv-cache bf16, or --engine vllm)",
+                       engine.name, acc.name);
   // vLLM runs fp8 checkpoints weight-only (FP8 Marlin) from compute capability 7.5 (Turing) up; Volta has no such kernel.
   const bool eight_or_four = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
   if (eight_or_four && acc.name.rfind("V100", 0) == 0)

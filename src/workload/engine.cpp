@@ -104,6 +104,7 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   e.reserves_full_kv = optional_flag(r, j, "reserves_full_kv");
   e.full_length_local_kv = optional_flag(r, j, "full_length_local_kv");
   e.quantised_checkpoint_fp8_kv = optional_flag(r, j, "quantised_checkpoint_fp8_kv");
+  e.fp8_kv_needs_fp8_math = optional_flag(r, j, "fp8_kv_needs_fp8_math");
   e.expert_parallel = optional_flag(r, j, "expert_parallel");
   e.partial_attention_dp = optional_flag(r, j, "partial_attention_dp");
   if (j.contains("max_sequences")) {

@@ -86,6 +86,9 @@ struct EngineProfile {
   // cache to fp8 unless told otherwise), so without --kv-cache the KV is fp8
   // on accelerators with fp8 math; false: 16-bit KV unless asked.
   bool quantised_checkpoint_fp8_kv = false;
+  // An fp8 KV cache only on accelerators with fp8 math (TensorRT-LLM: no FP8
+  // on Ampere); --kv-cache fp8 elsewhere is refused, not estimated.
+  bool fp8_kv_needs_fp8_math = false;
   // Serves MoE models with expert parallelism and data-parallel attention
   // (vLLM --enable-expert-parallel with --data-parallel-size, SGLang
   // --enable-dp-attention, TensorRT-LLM enable_attention_dp), §MoE serving layouts.
