@@ -36,6 +36,7 @@ PICKS = [
     "recommend --model llama-3-8b --task inference --requests-per-second 20 --engine sglang --weights fp8 --kv-cache fp8",
     "recommend --model llama-3-8b --task inference --requests-per-second 20 --engine trtllm --weights int4",
     "recommend --model llama-3-8b --task inference --requests-per-second 20 --engine tgi --weights int8",
+    "recommend --model llama-3-8b --task inference --requests-per-second 20 --engine tgi --kv-cache fp8",
     "recommend --model deepseek-v3 --task inference --requests-per-second 5",
     "recommend --model deepseek-v3 --task inference --requests-per-second 5 --family p5",
     "recommend --model llama-3-8b --task inference --requests-per-second 60 --family p4d",

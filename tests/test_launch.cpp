@@ -253,6 +253,7 @@ TEST_CASE("an expert-parallel MoE replica is launched with its layout in every e
   CHECK(k.find("printf 'kv_cache_config:\\n  dtype: fp8\\n' > /tmp/trtllm-options.yaml && trtllm-serve ") != std::string::npos);
   CHECK(k.find("--kv-cache-dtype fp8 ") != std::string::npos);       // vLLM
   CHECK(k.find("--kv-cache-dtype fp8_e4m3 ") != std::string::npos);  // SGLang
+  CHECK(k.find("--kv-cache-dtype fp8_e4m3fn --port 8000") != std::string::npos);  // TGI
   fp8_kv.layout = dep8.layout;
   const std::string both = file(emit_serving(fp8_kv, ctx, LaunchTarget::slurm), "serve_commands.sh").text;
   CHECK(both.find("printf 'enable_attention_dp: true\\nkv_cache_config:\\n  dtype: fp8\\n' > /tmp/trtllm-options.yaml") != std::string::npos);

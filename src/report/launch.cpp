@@ -712,9 +712,10 @@ std::string trtllm_command(const ServingLaunch& s, const LaunchContext& c) {
 }
 
 std::string tgi_command(const ServingLaunch& s, const LaunchContext& c) {
-  return fmt::format("text-generation-launcher --model-id {} --num-shard {} --max-concurrent-requests {} --max-total-tokens {}{} --port 8000",
+  return fmt::format("text-generation-launcher --model-id {} --num-shard {} --max-concurrent-requests {} --max-total-tokens {}{}{} --port 8000",
                      c.model_id, s.layout.tp, s.max_batch, s.max_model_len,
-                     s.workload->weights == WeightFormat::int4 ? " --quantize awq" : s.workload->weights == WeightFormat::fp8 ? " --quantize fp8" : "");
+                     s.workload->weights == WeightFormat::int4 ? " --quantize awq" : s.workload->weights == WeightFormat::fp8 ? " --quantize fp8" : "",
+                     s.kv_cache == Precision::fp8 ? " --kv-cache-dtype fp8_e4m3fn" : "");
 }
 
 // The command of the engine the replica was sized for: vLLM, SGLang,
