@@ -194,9 +194,9 @@ def check_file(k, path):
 
     with open(path) as f:
         docs = [d for d in yaml.safe_load_all(f) if d]
-    errors, kinds = [], set()
+    errors, kinds = [], []
     for i, doc in enumerate(docs):
-        kinds.add(doc.get("kind"))
+        kinds.append(doc.get("kind"))
         errors += check_object(k, doc, f"{os.path.basename(path)}#{i}")
     return errors, kinds
 
@@ -217,7 +217,7 @@ def emit_and_check(binary, tmp):
                 for e in errors:
                     print(f"FAIL: {name}: {e}")
                 ok &= not errors
-                seen |= kinds
+                seen |= set(kinds)
                 objects += len(kinds)
     missing = EXPECTED_KINDS - seen
     if missing:
