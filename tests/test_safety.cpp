@@ -412,3 +412,36 @@ TEST_CASE("cli: cost --task inference carries the gates: over a limit and past a
   CHECK(plain["gates"].empty());
   CHECK(plain["comparison"].is_null());
 }
+
+TEST_CASE("third review: names that reach the launch files are plain: an overlay's instance, a config's model name, an image") {
+  TempDir t("gpuadvisor_safety_review3");
+  // An overlay instance named to run a command from the EFA check: refused at load, nothing written, nothing run.
+  nlohmann::json overlay = nlohmann::json::parse(slurp(data("overlay_team.json")));
+  nlohmann::json* dgx = nullptr;
+  for (auto& i : overlay["instances"])
+    if (i.contains("family")) dgx = &i;
+  REQUIRE(dgx);
+  (*dgx)["name"] = "x$(touch " + t.file("ran") + ")";
+  write(t.file("overlay.json"), overlay.dump());
+  const auto named = run("--catalog-add " + t.file("overlay.json") + " catalog");
+  CHECK(named.code == 2);
+  CHECK(named.err.find("a name holds letters, digits and . _ - only") != std::string::npos);
+  CHECK_FALSE(fs::exists(t.file("ran")));
+  // A config.json whose name holds a newline would break a comment line of megatron_args.txt in two.
+  nlohmann::json config = nlohmann::json::parse(slurp(data("hf-configs/DeepSeek-V3.json")));
+  config["_name_or_path"] = "org/m\n--nodes=999";
+  write(t.file("config.json"), config.dump());
+  const auto multiline = run("estimate --model-config " + t.file("config.json") + " --task finetune --instance p5.48xlarge --count 16");
+  CHECK(multiline.code == 2);
+  CHECK(multiline.err.find("'_name_or_path' holds a control character") != std::string::npos);
+  // Values that break YAML or turn into an engine flag; a real image tag passes.
+  for (const std::string bad : {"--image=@foo", "--image=org/m:", "--image=null", "--hf-model=--trust-remote-code"}) {
+    INFO(bad);
+    const auto r = run("recommend --model llama-3-8b --task inference --requests-per-second 5 --emit k8s --emit-dir " + t.file("out") + " " + bad);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("cannot be written into the launch files as it is") != std::string::npos);
+  }
+  CHECK(run("recommend --model llama-3-8b --task inference --requests-per-second 5 --emit k8s --emit-dir " + t.file("ok") +
+            " --image nvcr.io/nvidia/pytorch:24.05-py3")
+            .code == 0);
+}

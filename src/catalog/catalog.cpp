@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -176,6 +177,28 @@ std::string req_string(const json& obj, const char* key, const Ctx& ctx) {
   return s;
 }
 
+// A name that reaches scripts, manifests and terminals as it is (an instance
+// type, its family, an accelerator, a region): letters, digits and ._- only,
+// starting with a letter or digit, as every AWS name is. Anything else in a
+// catalog or an overlay is refused, never quoted: an overlay's instance named
+// 'x$(cmd)' would otherwise run cmd from the launch files' EFA check.
+void check_catalog_name(const std::string& name, const char* key, const Ctx& ctx) {
+  const bool plain = !name.empty() && std::isalnum(static_cast<unsigned char>(name[0])) &&
+                     std::all_of(name.begin(), name.end(), [](char ch) {
+                       return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+                     });
+  if (plain) return;
+  std::string shown;
+  for (const char ch : name) shown += std::isprint(static_cast<unsigned char>(ch)) ? ch : '?';
+  ctx.fail(key, fmt::format("'{}': a name holds letters, digits and . _ - only, and starts with a letter or digit", shown));
+}
+
+std::string req_name(const json& obj, const char* key, const Ctx& ctx) {
+  std::string s = req_string(obj, key, ctx);
+  check_catalog_name(s, key, ctx);
+  return s;
+}
+
 std::string opt_string(const json& obj, const char* key, const Ctx& ctx) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return {};
@@ -265,7 +288,7 @@ Accelerator parse_accelerator(const json& j, const Ctx& ctx, const std::map<std:
   Accelerator a;
   refuse_unknown_keys(j, {"name", "vendor", "memory", "memory_bandwidth", "dense_tflops", "vector_tflops", "intra_node_link", "software",
                           "note", "same_silicon_as", "efficiency"}, ctx);
-  a.name = req_string(j, "name", ctx);
+  a.name = req_name(j, "name", ctx);
   a.vendor = req_string(j, "vendor", ctx);
   const json& mem = req_object(j, "memory", ctx);
   Ctx mctx{ctx.origin, ctx.entry + " memory"};
@@ -411,8 +434,8 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
   Instance i;
   refuse_unknown_keys(j, {"name", "family", "accelerator", "accelerator_count", "vcpus", "memory_gib", "local_nvme_gb", "local_nvme",
                           "network_gbps", "nvlink_domain_accelerators", "efa", "purchase", "sources", "note", "capacity", "prices"}, ctx);
-  i.name = req_string(j, "name", ctx);
-  i.family = req_string(j, "family", ctx);
+  i.name = req_name(j, "name", ctx);
+  i.family = req_name(j, "family", ctx);
   i.accelerator_name = req_string(j, "accelerator", ctx);
   if (std::none_of(accelerators.begin(), accelerators.end(), [&](const Accelerator& a) { return a.name == i.accelerator_name; }))
     ctx.fail("accelerator", fmt::format("unknown accelerator '{}'", i.accelerator_name));
@@ -448,6 +471,7 @@ Instance parse_instance(const json& j, const Ctx& ctx, const std::map<std::strin
   if (prices.empty()) ctx.fail("prices", "at least one region is required");
   for (auto it = prices.begin(); it != prices.end(); ++it) {
     Ctx pctx{ctx.origin, ctx.entry + " prices." + it.key()};
+    check_catalog_name(it.key(), "prices", ctx);
     if (!it->is_object()) pctx.fail(it.key(), "expected an object with on_demand and spot");
     refuse_unknown_keys(*it, {"on_demand", "spot", "capacity_block", "commitments", "note"}, pctx);
     RegionPrices rp;

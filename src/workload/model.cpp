@@ -364,6 +364,9 @@ ModelSpec model_from_hf_config_text(const std::string& text, const std::string& 
   m.name = outer.contains("_name_or_path") && outer["_name_or_path"].is_string() && !outer["_name_or_path"].get<std::string>().empty()
                ? outer["_name_or_path"].get<std::string>()
                : path;
+  // The name goes into terminals, tables and the launch files' comment lines: no control characters.
+  if (std::any_of(m.name.begin(), m.name.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }))
+    throw InputError(fmt::format("{}: field '_name_or_path' holds a control character (a newline or escape); a model name is one line", path));
   m.source = path;
   const std::string where = path;
   auto text_field = [&](const char* key, const std::string& fallback) {
