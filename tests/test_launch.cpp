@@ -463,6 +463,16 @@ TEST_CASE("cli: serving files accept the model's whole context, serve its instru
   }
   CHECK(docs.at("HorizontalPodAutoscaler")["spec"]["minReplicas"].as<int>() == pick["replicas"].get<int>());
   CHECK(docs.at("HorizontalPodAutoscaler")["spec"]["scaleTargetRef"]["kind"].as<std::string>() == "Deployment");
+  // The autoscalers add nothing at the sized load: the HPA's target is the simulated sequences in flight per
+  // replica there (batch_at_load), and SkyServe's per-replica target times its minimum covers the load.
+  CHECK(std::stoi(docs.at("HorizontalPodAutoscaler")["spec"]["metrics"][0]["pods"]["target"]["averageValue"].as<std::string>()) ==
+        pick["batch_at_load"].get<int>());
+  {
+    auto big = run("recommend --model llama-3-70b --task inference --requests-per-second 10 --emit skypilot --emit-dir " + dir);
+    REQUIRE(big.code == 0);
+    const YAML::Node service = YAML::LoadFile(dir + "/service.yaml")["service"]["replica_policy"];
+    CHECK(service["target_qps_per_replica"].as<double>() * service["min_replicas"].as<int>() >= 10 - 1e-9);
+  }
   // A cap within the context is written as given; --hf-model is served exactly as named.
   const std::string base = "recommend --model llama-3-8b --task inference --requests-per-second 20 --emit skypilot --emit-dir " + dir;
   REQUIRE(run(base + " --max-request-tokens 4096 --hf-model my-org/llama-3-8b-chat").code == 0);
@@ -922,6 +932,14 @@ TEST_CASE("cli: --task rl --emit writes verl's configuration: the request's batc
   CHECK(YAML::LoadFile(dir + "/pytorchjob.yaml")["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["command"][2]
             .as<std::string>()
             .find("python3 -m verl.trainer.main_ppo") != std::string::npos);
+  // A framework file the set does not hold (here the user's own) is never deleted, only named.
+  {
+    std::ofstream(dir + "/deepspeed.json") << "{\"mine\": true}\n";
+    auto r = run("recommend --params 7B --task rl --emit slurm --emit-dir " + dir);
+    REQUIRE(r.code == 0);
+    CHECK(read_text(dir + "/deepspeed.json") == "{\"mine\": true}\n");
+    CHECK(r.err.find("deepspeed.json is not part of this set of launch files") != std::string::npos);
+  }
   std::filesystem::remove_all(dir);
   // Split pools: verl's one-step-off-policy recipe, each pool its instances; the Ray head waits for both.
   REQUIRE(run("estimate --task rl --instance p5.48xlarge --count 2 --placement split --model qwen2.5-7b --emit slurm --emit-dir " + dir).code == 0);

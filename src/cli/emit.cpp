@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "cli.hpp"
@@ -91,6 +92,18 @@ int steps_between_checkpoints(double interval_hours, const TrainingEstimate& e, 
   return static_cast<int>(std::clamp(std::floor(interval_hours / step_hours), 1.0, std::max(1.0, w.steps())));
 }
 
+// The header's checkpoint line: the steps written and the time they take; a run
+// shorter than the cost model's interval saves at its end only, and says so.
+std::string checkpoint_note(int steps, double step_hours, double total_steps, const CheckpointPlan& plan) {
+  if (steps >= total_steps)
+    return fmt::format("checkpoints: at the end only (step {}, about {}): the run is shorter than the interval the cost model chose, Daly's "
+                       "optimum of {} for a {:.0f} s save and the job's mean time to interruption",
+                       steps, format_duration(steps * step_hours), format_duration(plan.interval_hours), plan.save_s);
+  return fmt::format("checkpoints: every {} steps (about {}), the interval the cost model chose: Daly's optimum for a {:.0f} s save and the job's "
+                     "mean time to interruption",
+                     steps, format_duration(steps * step_hours), plan.save_s);
+}
+
 void write_files(const EmitOptions& o, const std::vector<EmittedFile>& files) {
   std::error_code ec;
   std::filesystem::create_directories(o.dir, ec);
@@ -98,14 +111,13 @@ void write_files(const EmitOptions& o, const std::vector<EmittedFile>& files) {
   std::vector<std::pair<std::string, std::string>> set;  // all or nothing: a failure leaves the previous set whole
   for (const auto& f : files) set.emplace_back(o.dir + "/" + f.name, f.text);
   write_files_atomically(set);
-  // A framework file an earlier run wrote but this layout cannot run would
-  // otherwise sit beside the new set as if it were part of it.
+  // A framework file this set does not hold (one an earlier run wrote for
+  // another layout, or the user's own) is never deleted: it is named, so that
+  // it is not taken for part of the new set.
   auto written = [&](std::string_view name) { return std::any_of(files.begin(), files.end(), [&](const EmittedFile& f) { return f.name == name; }); };
-  if (written("megatron_args.txt"))
-    for (const char* optional : {"deepspeed.json", "torchtitan.toml", "verl_args.txt"})
-      if (!written(optional)) std::filesystem::remove(o.dir + "/" + optional, ec);
-  if (written("verl_args.txt"))
-    for (const char* other : {"megatron_args.txt", "deepspeed.json", "torchtitan.toml"}) std::filesystem::remove(o.dir + "/" + other, ec);
+  for (const char* other : {"megatron_args.txt", "deepspeed.json", "torchtitan.toml", "verl_args.txt"})
+    if (!written(other) && std::filesystem::exists(o.dir + "/" + other, ec))
+      spdlog::warn("{}/{} is not part of this set of launch files (left as it is; remove it if an earlier run wrote it)", o.dir, other);
   std::string names;
   for (const auto& f : files) names += (names.empty() ? "" : ", ") + f.name;
   spdlog::info("wrote {} to {}", names, o.dir);
@@ -249,9 +261,7 @@ void emit_rl_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec
   const CheckpointPlan plan = checkpoint_plan(m, rl.update, c, row.estimate, pricing, region);
   const double step_hours = e.step_time_s / 3600;
   r.save_interval_steps = step_hours > 0 ? static_cast<int>(std::clamp(std::floor(plan.interval_hours / step_hours), 1.0, std::max(1.0, rl.steps))) : 0;
-  ctx.notes.push_back(fmt::format("checkpoints: every {} steps (about {}), the interval the cost model chose: Daly's optimum for a {:.0f} s save "
-                                  "and the job's mean time to interruption",
-                                  r.save_interval_steps, format_duration(plan.interval_hours), plan.save_s));
+  ctx.notes.push_back(checkpoint_note(r.save_interval_steps, step_hours, rl.steps, plan));
   write_files(o, emit_rl(r, ctx, target));
 }
 
@@ -283,9 +293,7 @@ void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const Mod
   TrainingLaunch t{&m, &w, c.instance, c.accelerator, c.count, e.layout, e.precision};
   const CheckpointPlan plan = checkpoint_plan(m, w, c, e, pricing, region);
   t.save_interval_steps = steps_between_checkpoints(plan.interval_hours, e, w);
-  ctx.notes.push_back(fmt::format("checkpoints: every {} steps (about {}), the interval the cost model chose: Daly's optimum for a {:.0f} s save "
-                                  "and the job's mean time to interruption",
-                                  t.save_interval_steps, format_duration(plan.interval_hours), plan.save_s));
+  ctx.notes.push_back(checkpoint_note(t.save_interval_steps, e.train_hours / std::max(1.0, w.steps()), w.steps(), plan));
   write_files(o, emit_training(t, ctx, target));
 }
 
@@ -313,10 +321,18 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
                    fmt::format("{:.1f} GB of {:.1f} GB per accelerator at the capacity batch", row.estimate.memory.total_gb(),
                                row.estimate.memory.capacity_gb)};
   ctx.error_band = accuracy_line(row.instance->accelerator_name, "inference", row.estimate.engine->name, m.is_moe());
+  if (row.accelerator->software == "neuron")
+    ctx.notes.push_back(fmt::format("TP{} counts {} chips of {} NeuronCores each: the engine's --tensor-parallel-size counts NeuronCores ({})",
+                                    row.estimate.layout.tp, row.accelerator->name, std::max(1, neuron_cores_per_chip(*row.accelerator)),
+                                    row.estimate.layout.tp * std::max(1, neuron_cores_per_chip(*row.accelerator))));
   ServingLaunch s{&m, &w, row.instance, row.accelerator, row.estimate.layout, row.replicas, row.instances, row.estimate.batch, limit.tokens};
   s.kv_cache = row.estimate.precision.kv_cache;
-  s.batch_at_load = row.at_load.batch;
+  // The autoscalers' targets sit at the sized load, never below it (else they add replicas at the load the pick was
+  // sized for): the simulated sequences in flight per replica (the JSON's batch_at_load), and for SkyServe the larger
+  // of a replica's share of the load and its capacity x the target utilisation.
+  s.batch_at_load = std::clamp(static_cast<int>(std::lround(row.batch_seen())), 1, row.estimate.batch);
   s.target_qps_per_replica = row.estimate.requests_per_second * w.target_utilisation;
+  if (w.requests_per_second && row.replicas > 0) s.target_qps_per_replica = std::max(s.target_qps_per_replica, *w.requests_per_second / row.replicas);
   write_files(o, emit_serving(s, ctx, target));
 }
 

@@ -1,6 +1,7 @@
 // Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
 #include "gpuadvisor/report/launch.hpp"
 
+#include "gpuadvisor/physics/inference.hpp"
 #include "gpuadvisor/workload/engine.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/workload/neuron.hpp"
@@ -68,6 +69,18 @@ std::string header(std::string_view comment, const LaunchContext& c) {
 // model id, a region) hold only characters that mean nothing to bash, YAML,
 // JSON or TOML; anything else is refused rather than quoted three ways.
 void check_plain_value(std::string_view value, std::string_view what, bool spaces) {
+  // A plain YAML scalar must not start with an indicator (@ % - , = :), end in ':' or read as a YAML
+  // null or boolean; a leading '-' would also turn a model id into an engine flag (--hf-model=--trust-remote-code).
+  if (value.empty()) return;  // a placeholder is written instead
+  std::string lower;
+  for (const char ch : value) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const bool yaml_word = lower == "null" || lower == "~" || lower == "yes" || lower == "no" || lower == "true" || lower == "false" ||
+                         lower == "on" || lower == "off" || lower == "y" || lower == "n";
+  const bool starts_plain = (std::isalnum(static_cast<unsigned char>(value.front())) || value.front() == '/' || value.front() == '.');
+  if (!starts_plain || value.back() == ':' || yaml_word)
+    throw InputError(fmt::format("{}: '{}' cannot be written into the launch files as it is: a value starts with a letter, a digit, '/' or '.', "
+                                 "does not end in ':' and is not a YAML word such as null, yes or off",
+                                 what, one_line(value)));
   for (const char ch : value) {
     const bool plain = std::isalnum(static_cast<unsigned char>(ch)) || std::string_view("._/:@+=,%-").find(ch) != std::string_view::npos ||
                        (spaces && ch == ' ');
@@ -356,7 +369,7 @@ std::string tokenizer_id(const LaunchContext& c) { return c.model_id.empty() ? "
 // takes them. RMSNorm goes with the gated (SwiGLU/GeGLU) MLPs of every preset,
 // LayerNorm with the plain ones (GPT-3, Nemotron-4).
 std::string megatron_architecture(const ModelSpec& m, const TrainingWorkload& w) {
-  std::string s = fmt::format("# Architecture: {} ({})\n--num-layers {}\n--hidden-size {}\n--num-attention-heads {}\n", m.name, m.source,
+  std::string s = fmt::format("# Architecture: {} ({})\n--num-layers {}\n--hidden-size {}\n--num-attention-heads {}\n", one_line(m.name), one_line(m.source),
                               m.layers, m.hidden, m.heads);
   if (m.uses_mla()) {
     s += fmt::format("--multi-latent-attention\n--kv-lora-rank {}\n--qk-head-dim {}\n--qk-pos-emb-head-dim {}\n--v-head-dim {}\n",
@@ -469,7 +482,7 @@ std::string torchtitan_toml(const TrainingLaunch& t, const LaunchContext& c) {
   if (flavor.empty())
     s += fmt::format("# torchtitan defines models in code: register a flavor with {}'s shape ({} layers, hidden {}, {} heads, {} KV heads, "
                      "FFN {}, vocabulary {}) and name it below.\n",
-                     t.model->name, t.model->layers, t.model->hidden, t.model->heads, t.model->kv_heads, t.model->ffn, t.model->vocab);
+                     one_line(t.model->name), t.model->layers, t.model->hidden, t.model->heads, t.model->kv_heads, t.model->ffn, t.model->vocab);
   s += fmt::format("[model]\nname = \"{}\"\nflavor = \"{}\"\nhf_assets_path = \"YOUR_HF_ASSETS_PATH\"  # scripts/download_hf_assets.py --repo_id {} --assets tokenizer\n",
                    flavor.empty() ? "YOUR_MODEL_NAME" : name, flavor.empty() ? "YOUR_FLAVOR" : flavor, tokenizer_id(c));
   // torchtitan v0.2's converter names (model.converters; "float8" alone is refused there).
@@ -587,16 +600,27 @@ std::string k8s_volumes(int pad, bool launch_files) {
   return v;
 }
 
+// The ConfigMap with the framework files is mounted here, read-only, not over
+// the working directory: a mount there would hide the image's own files (the
+// entry point) and leave the framework no place to write (Hydra's outputs/).
+constexpr const char* kK8sLaunchDir = "/etc/gpuadvisor";
+
 std::string k8s_mounts(int pad, bool launch_files) {
   const std::string p(pad, ' ');
   std::string v = fmt::format("{}volumeMounts:\n{}  - name: dshm\n{}    mountPath: /dev/shm\n", p, p, p);
-  if (launch_files) v += fmt::format("{}  - name: launch\n{}    mountPath: /workspace\n", p, p);
+  if (launch_files) v += fmt::format("{}  - name: launch\n{}    mountPath: {}\n{}    readOnly: true\n", p, p, kK8sLaunchDir, p);
   return v;
 }
 
+// A launch file from the ConfigMap, copied into the writable working directory
+// (/workspace, the image's own, where the entry point and the framework's
+// outputs live) before the command reads it.
+std::string k8s_copy_launch_file(const char* name) { return fmt::format("cp {}/{} . || exit 1; ", kK8sLaunchDir, name); }
+
 std::string k8s_training(const TrainingLaunch& t, const LaunchContext& c) {
   std::string s = header("#", c);
-  s += "# First: kubectl create configmap gpuadvisor-launch --from-file=megatron_args.txt (mounted at /workspace).\n";
+  s += "# First: kubectl create configmap gpuadvisor-launch --from-file=megatron_args.txt (mounted read-only at /etc/gpuadvisor, copied into "
+       "the working directory /workspace).\n";
   // The training operator sets PET_NNODES, PET_NODE_RANK and PET_MASTER_ADDR, which torchrun reads.
   s += fmt::format("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: gpuadvisor-{}\nspec:\n  nprocPerNode: \"{}\"\n"
                    "  pytorchReplicaSpecs:\n",
@@ -608,9 +632,9 @@ std::string k8s_training(const TrainingLaunch& t, const LaunchContext& c) {
     r += k8s_volumes(10, true) + "          containers:\n";
     r += fmt::format("            - name: pytorch\n              image: {}\n              workingDir: /workspace\n              env:\n", c.image);
     for (const auto& [k, v] : env) r += fmt::format("                - name: {}\n                  value: \"{}\"\n", k, v);
-    r += fmt::format("              command: [\"bash\", \"-c\", \"{}test -s megatron_args.txt && grep -v ^# megatron_args.txt | xargs torchrun "
+    r += fmt::format("              command: [\"bash\", \"-c\", \"{}{}test -s megatron_args.txt && grep -v ^# megatron_args.txt | xargs torchrun "
                      "--nproc_per_node={} {}\"]\n",
-                     efa_prelude(*t.instance, t.count), t.instance->accelerator_count, c.entrypoint);
+                     k8s_copy_launch_file("megatron_args.txt"), efa_prelude(*t.instance, t.count), t.instance->accelerator_count, c.entrypoint);
     r += k8s_mounts(14, true);
     r += k8s_resources(*t.instance, *t.accelerator, t.instance->accelerator_count, 14, t.count > 1);
     return r;
@@ -846,6 +870,15 @@ std::string one_server_per_instance(const ServingLaunch& s, const LaunchContext&
       is_neuron(*s.accelerator) ? "vLLM on Neuron" : engine_for(*s.accelerator, s.workload->engine).title));
 }
 
+// The boot disk a serving instance needs: the checkpoint as downloaded (the
+// weights in the served format, as the estimate counts them) with room for the
+// Hugging Face cache's copy and the image, in 256 GB steps; at least SkyPilot's
+// default of 256 GB (DeepSeek-V3's fp8 checkpoint alone is about 690 GB).
+int serving_disk_gb(const ServingLaunch& s) {
+  const double checkpoint_gb = inference_weight_bytes(*s.model, s.workload->weights) / 1e9;
+  return std::max(256, static_cast<int>(std::ceil((1.5 * checkpoint_gb + 100) / 256)) * 256);
+}
+
 std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
   std::string t = header("#", c);
   const int k = replicas_per_instance(s);
@@ -863,7 +896,7 @@ std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
     t += fmt::format("    max_replicas: {}\n    target_qps_per_replica: {:.3g}\n", 2 * units, s.target_qps_per_replica * k);
   else
     t += fmt::format("    max_replicas: {}\n", units);
-  t += skypilot_resources(*s.instance, s.layout.pp, c, "  ports: 8000\n") + skypilot_capacity(c);
+  t += skypilot_resources(*s.instance, s.layout.pp, c, fmt::format("  ports: 8000\n  disk_size: {}\n", serving_disk_gb(s))) + skypilot_capacity(c);
   t += fmt::format("num_nodes: {}\nenvs:\n  HF_TOKEN: \"\"  # for gated models\nrun: |\n", s.layout.pp);
   if (s.layout.pp == 1) return t + "  " + server + "\n";
   return t + "  if [ \"$SKYPILOT_NODE_RANK\" = \"0\" ]; then\n    " + ray_head(s, c) + "\n  else\n    " +
@@ -947,9 +980,17 @@ std::string running_requests_metric(const ServingLaunch& s) {
 }
 
 // Never below the sized replicas; up to twice as many when a replica holds more
-// requests in flight than the sizing expects at the given load.
+// requests in flight than the simulation holds at the given load. Where that is
+// already the engine's sequence limit, the running gauge cannot rise above the
+// target and the header says so.
 std::string k8s_autoscaler(const ServingLaunch& s, const char* api_version, const char* kind) {
-  return fmt::format("---\n# Needs a Prometheus adapter that serves the engine's running-requests gauge as {0}.\n"
+  const std::string saturated =
+      s.batch_at_load >= s.max_batch
+          ? fmt::format("# At the sized load each replica already runs its limit of {} sequences: the running gauge cannot rise above this "
+                        "target, so this autoscaler never adds replicas; scale on the engine's waiting-requests gauge instead.\n",
+                        s.max_batch)
+          : std::string();
+  return "---\n" + saturated + fmt::format("# Needs a Prometheus adapter that serves the engine's running-requests gauge as {0}.\n"
                      "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: gpuadvisor-serve\nspec:\n  scaleTargetRef:\n"
                      "    apiVersion: {1}\n    kind: {2}\n    name: gpuadvisor-serve\n  minReplicas: {3}\n  maxReplicas: {4}\n  metrics:\n"
                      "    - type: Pods\n      pods:\n        metric:\n          name: {0}\n        target:\n          type: AverageValue\n"
@@ -1060,7 +1101,7 @@ std::string verl_args(const RlLaunch& r, const LaunchContext& c) {
   else s += fmt::format("actor_rollout_ref.actor.use_kl_loss={}\nalgorithm.use_kl_in_reward=False\n", w.reference ? "True" : "False");
   // The reward model is a shape to the estimate (--reward-model), not a checkpoint: its trained weights are the user's.
   const std::string reward_id = "YOUR_REWARD_MODEL";
-  if (w.reward_model) s += fmt::format("# YOUR_REWARD_MODEL: a reward checkpoint with {}'s shape, as the estimate sized it\n", w.reward_model->name);
+  if (w.reward_model) s += fmt::format("# YOUR_REWARD_MODEL: a reward checkpoint with {}'s shape, as the estimate sized it\n", one_line(w.reward_model->name));
   if (ppo) {
     s += fmt::format("# PPO's critic{}\ncritic.model.path={}\ncritic.ppo_micro_batch_size_per_gpu={}\n",
                      w.reward_model ? ", initialised from the reward model as the estimate sized it" : ", the policy's shape",
@@ -1090,6 +1131,10 @@ std::string verl_args(const RlLaunch& r, const LaunchContext& c) {
   const long long save = std::clamp<long long>(r.save_interval_steps > 0 ? r.save_interval_steps : steps, 1, std::max(1LL, steps));
   s += fmt::format("trainer.total_training_steps={}\ntrainer.save_freq={}\ntrainer.resume_mode=auto\ntrainer.default_local_dir=YOUR_CHECKPOINT_DIR\n",
                    steps, save);
+  // verl's default loggers are [console, wandb] (_generated_ppo_trainer.yaml v0.7.0); wandb stops a job at start-up
+  // where no WANDB_API_KEY is set, as in a batch container.
+  s += "# console only: verl's default adds wandb, which stops at start-up without WANDB_API_KEY (set it, then trainer.logger=[console,wandb])\n"
+       "trainer.logger=[console]\n";
   return s;
 }
 
@@ -1133,7 +1178,8 @@ std::string slurm_rl(const RlLaunch& r, const LaunchContext& c) {
 // service); the job ends with the Master, and running Workers are cleaned up.
 std::string k8s_rl(const RlLaunch& r, const LaunchContext& c) {
   std::string s = header("#", c);
-  s += "# First: kubectl create configmap gpuadvisor-launch --from-file=verl_args.txt (mounted at /workspace).\n";
+  s += "# First: kubectl create configmap gpuadvisor-launch --from-file=verl_args.txt (mounted read-only at /etc/gpuadvisor, copied into "
+       "the working directory /workspace).\n";
   s += "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: gpuadvisor-rl\nspec:\n  runPolicy:\n    cleanPodPolicy: Running\n"
        "  pytorchReplicaSpecs:\n";
   auto replica = [&](const char* role, int n, const std::string& command) {
@@ -1143,7 +1189,7 @@ std::string k8s_rl(const RlLaunch& r, const LaunchContext& c) {
     t += fmt::format("              command: [\"bash\", \"-c\", \"{}\"]\n", command);
     return t + k8s_mounts(14, true) + k8s_resources(*r.instance, *r.accelerator, r.instance->accelerator_count, 14, r.count > 1);
   };
-  s += replica("Master", 1, rl_head(r));
+  s += replica("Master", 1, k8s_copy_launch_file("verl_args.txt") + rl_head(r));
   if (r.count > 1) s += replica("Worker", r.count - 1, rl_worker(r, "$MASTER_ADDR"));
   return s;
 }
