@@ -236,9 +236,13 @@ TEST_CASE("an expert-parallel MoE replica is launched with its layout in every e
   CHECK(commands.find("--tensor-parallel-size 1 --pipeline-parallel-size 1 --data-parallel-size 8 --enable-expert-parallel --max-num-seqs 13 ") !=
         std::string::npos);
   CHECK(commands.find("--tp-size 8 --ep-size 8 --dp-size 8 --enable-dp-attention --max-running-requests 100 ") != std::string::npos);
-  CHECK(commands.find("printf 'enable_attention_dp: true\\n' > /tmp/trtllm-options.yaml && trtllm-serve deepseek-ai/DeepSeek-V3 --tp_size 8 --pp_size 1 "
+  CHECK(commands.find("printf 'enable_attention_dp: true\\nenable_chunked_prefill: true\\n' > /tmp/trtllm-options.yaml && trtllm-serve deepseek-ai/DeepSeek-V3 --tp_size 8 --pp_size 1 "
                       "--ep_size 8 --max_batch_size 13 ") != std::string::npos);
   CHECK(commands.find("--extra_llm_api_options /tmp/trtllm-options.yaml") != std::string::npos);
+  // 163,840-token requests over an 8192-token step: TensorRT-LLM chunks prefill only when told (enable_chunked_prefill).
+  ServingLaunch short_context = dep8;
+  short_context.max_model_len = 8192;
+  CHECK(file(emit_serving(short_context, ctx, LaunchTarget::slurm), "serve_commands.sh").text.find("enable_chunked_prefill") == std::string::npos);
   CHECK(commands.find("Layout DP8 EP8") != std::string::npos);
   // TP8 EP8: expert parallel, attention tensor parallel; no data-parallel flags.
   const ServingLaunch tp8ep8{&m, &w, &inst, &cat().accelerator_of(inst), ServingLayout{8, 1, 8, 1}, 2, 2, 100, 163840};
@@ -250,13 +254,13 @@ TEST_CASE("an expert-parallel MoE replica is launched with its layout in every e
   ServingLaunch fp8_kv = tp8ep8;
   fp8_kv.kv_cache = Precision::fp8;
   const std::string k = file(emit_serving(fp8_kv, ctx, LaunchTarget::slurm), "serve_commands.sh").text;
-  CHECK(k.find("printf 'kv_cache_config:\\n  dtype: fp8\\n' > /tmp/trtllm-options.yaml && trtllm-serve ") != std::string::npos);
+  CHECK(k.find("printf 'enable_chunked_prefill: true\\nkv_cache_config:\\n  dtype: fp8\\n' > /tmp/trtllm-options.yaml && trtllm-serve ") != std::string::npos);
   CHECK(k.find("--kv-cache-dtype fp8 ") != std::string::npos);       // vLLM
   CHECK(k.find("--kv-cache-dtype fp8_e4m3 ") != std::string::npos);  // SGLang
   CHECK(k.find("--kv-cache-dtype fp8_e4m3fn --port 8000") != std::string::npos);  // TGI
   fp8_kv.layout = dep8.layout;
   const std::string both = file(emit_serving(fp8_kv, ctx, LaunchTarget::slurm), "serve_commands.sh").text;
-  CHECK(both.find("printf 'enable_attention_dp: true\\nkv_cache_config:\\n  dtype: fp8\\n' > /tmp/trtllm-options.yaml") != std::string::npos);
+  CHECK(both.find("printf 'enable_attention_dp: true\\nenable_chunked_prefill: true\\nkv_cache_config:\\n  dtype: fp8\\n' > /tmp/trtllm-options.yaml") != std::string::npos);
   // Attention DP over fewer ranks than the replica (vLLM's DP2 at TP4): SGLang and TensorRT-LLM have no such layout and say so.
   const ServingLaunch dp2{&m, &w, &inst, &cat().accelerator_of(inst), ServingLayout{8, 1, 8, 2}, 2, 2, 100, 163840};
   const std::string p = file(emit_serving(dp2, ctx, LaunchTarget::slurm), "serve_commands.sh").text;
@@ -958,4 +962,26 @@ TEST_CASE("cli: --task rl --emit writes verl's configuration: the request's batc
   CHECK(dpo.code == 2);
   CHECK(dpo.err.find("DPO launch files are not written") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir));
+}
+
+TEST_CASE("cli: int4 weights name the pre-quantised checkpoint they need, a verifier is refused, and the header's command reads back") {
+  const std::string dir = "gpuadvisor_test_emit_review_" + std::to_string(getpid());
+  REQUIRE(run("recommend --model llama-3-70b --task inference --requests-per-second 5 --weights int4 --engine tgi --family g6e --emit slurm "
+              "--emit-dir " + dir)
+              .code == 0);
+  CHECK(read_text(dir + "/serve.sbatch").find("# weights: int4 is served from a checkpoint quantised beforehand (AWQ or GPTQ") != std::string::npos);
+  REQUIRE(run("recommend --model llama-3-70b --task inference --requests-per-second 5 --weights int4 --engine tgi --family g6e --emit slurm "
+              "--hf-model my-org/llama-3-70b-awq --emit-dir " + dir)
+              .code == 0);
+  CHECK(read_text(dir + "/serve.sbatch").find("# weights:") == std::string::npos);
+  const auto verifier = run("recommend --model llama-3-8b --task inference --requests-per-second 5 --samples 8 --verifier-model 8B --emit slurm "
+                            "--emit-dir " + dir);
+  CHECK(verifier.code == 2);
+  CHECK(verifier.err.find("not written with --verifier-model") != std::string::npos);
+  std::filesystem::remove_all(dir);
+  // A directory named with a quote: the header's command line is quoted as the shell reads it back.
+  const std::string quoted = dir + "_it's";
+  REQUIRE(run("recommend --model llama-3-8b --task inference --requests-per-second 5 --emit slurm --emit-dir \"" + quoted + "\"").code == 0);
+  CHECK(read_text(quoted + "/serve.sbatch").find("--emit-dir '" + dir + "_it'\\''s'\n") != std::string::npos);
+  std::filesystem::remove_all(quoted);
 }

@@ -135,9 +135,17 @@ std::string served_checkpoint_note(const EmitOptions& o, const ModelSpec& m, con
 // TensorRT-LLM runs fp8 and fp4 weights only from a checkpoint quantised
 // beforehand (NVIDIA Model Optimizer); vLLM and SGLang quantise fp8 at load.
 // Nothing to say for a model published in that format (DeepSeek-V3's fp8).
+// int4 and int8 weights come from a checkpoint quantised beforehand on every
+// engine (AWQ/GPTQ; the lines' --quantization awq reads one, int8 is read from
+// the checkpoint's own config): the base checkpoint would load in bf16.
 std::optional<std::string> prequantised_note(const EmitOptions& o, const ModelSpec& m, const InferenceWorkload& w, const InferenceEstimate& e) {
-  const bool quantised = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
   const bool published = m.native_weights == to_string(w.weights);
+  if ((w.weights == WeightFormat::int4 || w.weights == WeightFormat::int8) && !published && o.hf_model.empty())
+    return fmt::format("weights: {} is served from a checkpoint quantised beforehand ({}, e.g. a ...-{} repository on Hugging Face or your own "
+                       "quantisation run): give it as --hf-model; the base checkpoint holds no such weights, and the lines' quantisation flags expect them",
+                       to_string(w.weights), w.weights == WeightFormat::int4 ? "AWQ or GPTQ, 4-bit" : "GPTQ or compressed-tensors W8A16",
+                       w.weights == WeightFormat::int4 ? "AWQ" : "W8A16");
+  const bool quantised = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;
   if (!quantised || published || !e.engine->quantised_checkpoint_fp8_kv || !o.hf_model.empty()) return std::nullopt;
   const bool fp8 = w.weights == WeightFormat::fp8;
   return fmt::format("weights: TensorRT-LLM serves {} weights from a checkpoint quantised beforehand with NVIDIA Model Optimizer "

@@ -185,7 +185,10 @@ int run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,:/%+@") == std::string::npos;
-    g.command_line += " " + (plain ? a : "'" + a + "'");
+    // Quoted as the shell reads it back: an embedded ' closes the quotes, is escaped and reopens them.
+    std::string quoted = "'";
+    for (const char ch : a) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    g.command_line += " " + (plain ? a : quoted + "'");
   }
   refuse_unknown_command(argc, argv);
   // Only the command named on the line is built (building every command's

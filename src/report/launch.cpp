@@ -716,9 +716,13 @@ std::string sglang_command(const ServingLaunch& s, const LaunchContext& c) {
 // (--extra_llm_api_options), with --max_batch_size per attention rank. The
 // dtype is written out when the estimate took fp8 KV, so the file does not
 // depend on what the checkpoint says.
+// Chunked prefill is off by default in TensorRT-LLM's LLM API (llm_args.py:
+// enable_chunked_prefill = False), and without it a prompt longer than
+// max_num_tokens is rejected: on where the longest request exceeds the step budget.
 std::string trtllm_options(const ServingLaunch& s) {
   std::string yaml;
   if (s.layout.attention_dp > 1) yaml += "enable_attention_dp: true\\n";
+  if (s.max_model_len > step_tokens(s, "trtllm")) yaml += "enable_chunked_prefill: true\\n";
   if (s.kv_cache == Precision::fp8) yaml += "kv_cache_config:\\n  dtype: fp8\\n";
   return yaml;
 }
@@ -1221,6 +1225,12 @@ std::vector<EmittedFile> emit_serving(const ServingLaunch& s, const LaunchContex
     throw InputError("--emit: serving files are not written with --speculative: the engines configure it per method and draft "
                      "checkpoint (vLLM --speculative-config, SGLang --speculative-algorithm), which the files do not carry yet; emit "
                      "without it and add your engine's speculative configuration");
+  // Best-of-N with a verifier: the estimate sized a second model on each replica and N samples a request; one
+  // engine serving the policy alone would be a different replica, at a memory share the verifier no longer has.
+  if (s.workload->verifier)
+    throw InputError("--emit: serving files are not written with --verifier-model: the replica was sized with the verifier beside the policy "
+                     "and every request sampled --samples times, which one engine command does not express; emit without it and run the "
+                     "verifier as its own server");
   std::vector<EmittedFile> out;
   switch (target) {
     case LaunchTarget::skypilot: out.push_back({"service.yaml", skypilot_serving(s, c)}); break;
