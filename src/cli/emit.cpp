@@ -231,7 +231,7 @@ void add_emit_options(CLI::App* cmd, EmitOptions& o, bool with_rank) {
 void refuse_neuron_training_emit(const EmitOptions& o, const Instance& inst, const Accelerator& acc) {
   if (o.target.empty() || acc.software != "neuron") return;
   throw InputError(fmt::format("--emit: the row to write runs on {} ({}), and the launch files are for CUDA stacks (Megatron-LM, torchtitan, "
-                               "DeepSpeed); Neuron training (NxD Training) is not written: take the layout from the table (TP in chips, "
+                               "DeepSpeed); Neuron training (NxD Training) is not written: take the layout from the table (run without --emit to print it; TP in chips, "
                                "{} NeuronCores each), or --family / --rank for a GPU row",
                                acc.name, inst.name, neuron_cores_per_chip(acc)));
 }

@@ -270,7 +270,7 @@ void check_megatron_runs(const TrainingLaunch& t) {
   if (is_adapter_task(t.workload->task))
     throw InputError(fmt::format(
         "--emit: {} launch files are not written: Megatron-LM, torchtitan and a DeepSpeed config carry no adapters (Megatron's PEFT is "
-        "NeMo / Megatron-Bridge recipes, Python rather than arguments); take the layout from the table into your PEFT stack, or --task "
+        "NeMo / Megatron-Bridge recipes, Python rather than arguments); take the layout from the table (run without --emit to print it) into your PEFT stack, or --task "
         "finetune for full fine-tuning files",
         to_string(t.workload->task)));
   const Layout& l = t.layout;
