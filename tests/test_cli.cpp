@@ -919,13 +919,23 @@ TEST_CASE("cli: a pick that fills its memory names the first option with room") 
 }
 
 TEST_CASE("cli: when no service meets the time to first token, the message says so, not the time per token") {
-  Run r = run("recommend --model llama-3-70b --task inference --prompt-tokens 32768 --requests-per-second 1");
+  Run r = run("recommend --model llama-3.1-70b --task inference --prompt-tokens 32768 --requests-per-second 1");
   CHECK(r.code == 3);
   CHECK(r.err.find("the time to first token is the limit") != std::string::npos);
   CHECK(r.err.find("ms per output token") == std::string::npos);
   Run tpot = run("recommend --model llama-3-70b --task inference --max-tpot 2ms");
   CHECK(tpot.code == 3);
   CHECK(tpot.err.find("ms per output token") != std::string::npos);
+}
+
+TEST_CASE("cli: a mean request longer than the model's context is refused, not priced") {
+  Run prompt = run("recommend --model llama-3-8b --task inference --requests-per-second 5 --prompt-tokens 9000");
+  CHECK(prompt.code == 2);
+  CHECK(prompt.err.find("longer than llama-3-8b's context length of 8192 tokens") != std::string::npos);
+  Run reasoning = run("estimate --model llama-3-8b --task inference --instance p5.4xlarge --reasoning-tokens 8000");
+  CHECK(reasoning.code == 2);
+  CHECK(reasoning.err.find("--reasoning-tokens") != std::string::npos);
+  CHECK(run("recommend --model llama-3-8b --task inference --requests-per-second 5 --prompt-tokens 7000 --output-tokens 1000").code == 0);
 }
 
 TEST_CASE("cli: serving on a GPU without bf16 says fp16, as it runs") {

@@ -574,6 +574,13 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}{}", o.engine, engine_names(), did_you_mean(o.engine, names_of(engine_profiles()))));
   }
   InferenceWorkload w = make_inference_workload(r);
+  // A mean request longer than the model's context is one no engine serves (vLLM rejects it at admission): refused, never priced.
+  const double request_tokens = w.prompt_tokens + w.generated_tokens_per_sequence();
+  if (m.context_length > 0 && request_tokens > m.context_length)
+    throw InputError(fmt::format("a request of {:.0f} prompt + {:.0f} generated tokens is longer than {}'s context length of {} tokens, so no engine "
+                                 "would serve it: shorter --prompt-tokens, --output-tokens{}",
+                                 w.prompt_tokens, w.generated_tokens_per_sequence(), m.name, m.context_length,
+                                 w.reasoning_tokens > 0 ? " or --reasoning-tokens" : ""));
   if (!r.engine)
     w.assumptions.push_back(fmt::format("served with {} on GPUs and {} on Inferentia/Trainium (default; --engine to choose)", kDefaultCudaEngine,
                                         kDefaultNeuronEngine));
