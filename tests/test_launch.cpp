@@ -943,6 +943,11 @@ TEST_CASE("cli: --task rl --emit writes verl's configuration: the request's batc
     REQUIRE(r.code == 0);
     CHECK(read_text(dir + "/deepspeed.json") == "{\"mine\": true}\n");
     CHECK(r.err.find("deepspeed.json is not part of this set of launch files") != std::string::npos);
+    // A serving set written beside the RL job's files names them too, and leaves them.
+    auto s = run("recommend --model llama-3-8b --task inference --requests-per-second 5 --emit slurm --emit-dir " + dir);
+    REQUIRE(s.code == 0);
+    CHECK(s.err.find("job.sbatch is not part of this set of launch files") != std::string::npos);
+    CHECK(std::filesystem::exists(dir + "/job.sbatch"));
   }
   std::filesystem::remove_all(dir);
   // Split pools: verl's one-step-off-policy recipe, each pool its instances; the Ray head waits for both.

@@ -111,11 +111,12 @@ void write_files(const EmitOptions& o, const std::vector<EmittedFile>& files) {
   std::vector<std::pair<std::string, std::string>> set;  // all or nothing: a failure leaves the previous set whole
   for (const auto& f : files) set.emplace_back(o.dir + "/" + f.name, f.text);
   write_files_atomically(set);
-  // A framework file this set does not hold (one an earlier run wrote for
-  // another layout, or the user's own) is never deleted: it is named, so that
-  // it is not taken for part of the new set.
+  // A launch or framework file this set does not hold (one an earlier run
+  // wrote for another layout or kind of job, or the user's own) is never
+  // deleted: it is named, so that it is not taken for part of the new set.
   auto written = [&](std::string_view name) { return std::any_of(files.begin(), files.end(), [&](const EmittedFile& f) { return f.name == name; }); };
-  for (const char* other : {"megatron_args.txt", "deepspeed.json", "torchtitan.toml", "verl_args.txt"})
+  for (const char* other : {"megatron_args.txt", "deepspeed.json", "torchtitan.toml", "verl_args.txt", "job.sbatch", "serve.sbatch", "task.yaml",
+                            "service.yaml", "pytorchjob.yaml", "deployment.yaml", "leaderworkerset.yaml", "serve_commands.sh"})
     if (!written(other) && std::filesystem::exists(o.dir + "/" + other, ec))
       spdlog::warn("{}/{} is not part of this set of launch files (left as it is; remove it if an earlier run wrote it)", o.dir, other);
   std::string names;

@@ -901,7 +901,7 @@ std::string skypilot_serving(const ServingLaunch& s, const LaunchContext& c) {
   else
     t += fmt::format("    max_replicas: {}\n", units);
   t += skypilot_resources(*s.instance, s.layout.pp, c, fmt::format("  ports: 8000\n  disk_size: {}\n", serving_disk_gb(s))) + skypilot_capacity(c);
-  t += fmt::format("num_nodes: {}\nenvs:\n  HF_TOKEN: \"\"  # for gated models\nrun: |\n", s.layout.pp);
+  t += fmt::format("num_nodes: {}\nenvs:\n  HF_TOKEN: \"\"  # for gated models (Llama, ...): sky serve up/launch --env HF_TOKEN=YOUR_HF_TOKEN\nrun: |\n", s.layout.pp);
   if (s.layout.pp == 1) return t + "  " + server + "\n";
   return t + "  if [ \"$SKYPILOT_NODE_RANK\" = \"0\" ]; then\n    " + ray_head(s, c) + "\n  else\n    " +
          ray_worker(s, "\"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\"") + "\n  fi\n";
@@ -1153,7 +1153,7 @@ std::string rl_worker(const RlLaunch& r, const std::string& head) {
 std::string skypilot_rl(const RlLaunch& r, const LaunchContext& c) {
   std::string s = header("#", c);
   s += "name: gpuadvisor-rl\n" + skypilot_resources(*r.instance, r.count, c, "  disk_size: 1024\n") + skypilot_capacity(c);
-  s += fmt::format("num_nodes: {}\nworkdir: .\nenvs:\n  HF_TOKEN: \"\"  # for gated models\nrun: |\n", r.count);
+  s += fmt::format("num_nodes: {}\nworkdir: .\nenvs:\n  HF_TOKEN: \"\"  # for gated models (Llama, ...): sky serve up/launch --env HF_TOKEN=YOUR_HF_TOKEN\nrun: |\n", r.count);
   if (r.count == 1) return s + "  " + rl_head(r) + "\n";
   return s + "  if [ \"$SKYPILOT_NODE_RANK\" = \"0\" ]; then\n    " + rl_head(r) + "\n  else\n    " +
          rl_worker(r, "\"$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\"") + "\n  fi\n";
