@@ -682,12 +682,15 @@ int step_tokens(const ServingLaunch& s, std::string_view engine) {
 // attention data parallelism each of --data-parallel-size engines runs its own
 // sequences at --tensor-parallel-size tp / attention_dp, its scheduler limits
 // per engine (docs/launch.md §MoE layouts). A replica is one server.
-std::string vllm_command(const ServingLaunch& s, const LaunchContext& c) {
+// `replica_ranks`: replicas of the layout served as data-parallel ranks of this
+// one server (SkyServe's one port per instance, one_server_per_instance).
+std::string vllm_command(const ServingLaunch& s, const LaunchContext& c, int replica_ranks = 1) {
   const ServingLayout& l = s.layout;
   const int tp_ranks = l.attention_tp() * std::max(1, neuron_cores_per_chip(*s.accelerator));
   const std::string memory =
       is_neuron(*s.accelerator) ? "" : fmt::format(" --gpu-memory-utilization {:.3g}", 1 - profile_for(s, "vllm").free_fraction);
-  const std::string parallel = (l.attention_dp > 1 ? fmt::format(" --data-parallel-size {}", l.attention_dp) : std::string()) +
+  const int data_parallel = l.attention_dp > 1 ? l.attention_dp : replica_ranks;
+  const std::string parallel = (data_parallel > 1 ? fmt::format(" --data-parallel-size {}", data_parallel) : std::string()) +
                                (l.ep > 1 ? " --enable-expert-parallel" : "");
   return fmt::format("vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {}{}{} --max-num-seqs {} --max-num-batched-tokens {}{} "
                      "--max-model-len {}{} --port 8000",
@@ -699,11 +702,13 @@ std::string vllm_command(const ServingLaunch& s, const LaunchContext& c) {
 // SGLang: --tp-size is every accelerator of the replica; --ep-size spreads the
 // experts over them, --dp-size with --enable-dp-attention runs attention data
 // parallel (its running-request limit is the replica's, shared by the ranks).
-std::string sglang_command(const ServingLaunch& s, const LaunchContext& c) {
+std::string sglang_command(const ServingLaunch& s, const LaunchContext& c, int replica_ranks = 1) {
   const ServingLayout& l = s.layout;
   if (auto p = serving_engine_layout_problem(profile_for(s, "sglang"), l)) return fmt::format("(none for {}: {})", layout_text(l), *p);
   const std::string parallel = (l.ep > 1 ? fmt::format(" --ep-size {}", l.ep) : std::string()) +
-                               (l.attention_dp > 1 ? fmt::format(" --dp-size {} --enable-dp-attention", l.attention_dp) : std::string());
+                               (l.attention_dp > 1 ? fmt::format(" --dp-size {} --enable-dp-attention", l.attention_dp)
+                                : replica_ranks > 1 ? fmt::format(" --dp-size {}", replica_ranks)
+                                                    : std::string());
   return fmt::format("python -m sglang.launch_server --model-path {} --tp-size {}{} --max-running-requests {} --chunked-prefill-size {} "
                      "--mem-fraction-static {:.3g} --context-length {}{} --port 8000",
                      c.model_id, l.tp * l.pp, parallel, s.max_batch, step_tokens(s, "sglang"), 1 - profile_for(s, "sglang").free_fraction,
@@ -858,13 +863,11 @@ std::string ray_worker(const ServingLaunch& s, const std::string& head) {
 // mode, and the files refuse rather than rent an instance per replica.
 std::string one_server_per_instance(const ServingLaunch& s, const LaunchContext& c) {
   const int k = replicas_per_instance(s);
-  const std::string command = primary_command(s, c);
-  if (k == 1) return command;
+  if (k == 1) return primary_command(s, c);
+  const std::string& name = engine_for(*s.accelerator, s.workload->engine).name;
   const bool cuda = !is_neuron(*s.accelerator) && s.layout.attention_dp == 1;
-  if (cuda && command.rfind("vllm serve ", 0) == 0)
-    return replace_all(command, " --pipeline-parallel-size 1", fmt::format(" --pipeline-parallel-size 1 --data-parallel-size {}", k));
-  if (cuda && command.rfind("python -m sglang.launch_server ", 0) == 0)
-    return replace_all(command, fmt::format(" --tp-size {}", s.layout.tp), fmt::format(" --tp-size {} --dp-size {}", s.layout.tp, k));
+  if (cuda && name == "sglang") return sglang_command(s, c, k);
+  if (cuda && name != "trtllm" && name != "tgi") return vllm_command(s, c, k);  // vLLM, and the engines without a server (primary_command)
   throw InputError(fmt::format(
       "--emit skypilot: the pick runs {} replicas of {} accelerators on each {}, and SkyServe gives each of its replicas a whole "
       "instance on one port; these files run several replicas behind one port only as vLLM's or SGLang's data-parallel ranks on GPUs "
