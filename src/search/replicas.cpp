@@ -41,6 +41,19 @@ namespace {
 
 std::string latency_text(double s) { return s < 1 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:.2g} s", s); }
 
+// A latency beside its target: a figure that misses it by less than the
+// rounding is printed with the digits that show it (30.04 ms against 30 ms,
+// not 30 ms against 30 ms).
+std::string latency_text(double s, double target_s) {
+  const std::string text = latency_text(s);
+  if (s <= target_s || text != latency_text(target_s)) return text;
+  for (int digits = 1; digits <= 3; ++digits) {
+    const std::string finer = s < 1 ? fmt::format("{:.{}f} ms", s * 1e3, digits) : fmt::format("{:.{}f} s", s, digits + 1);
+    if (finer != (s < 1 ? fmt::format("{:.{}f} ms", target_s * 1e3, digits) : fmt::format("{:.{}f} s", target_s, digits + 1))) return finer;
+  }
+  return text;
+}
+
 // What the simulated users at `replicas` missed, for the rejection.
 std::string miss_text(const ServiceMetrics& s, const InferenceWorkload& w, int replicas, bool limited) {
   const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
@@ -48,9 +61,9 @@ std::string miss_text(const ServiceMetrics& s, const InferenceWorkload& w, int r
                                     : fmt::format("even with {} replica{}", replicas, replicas > 1 ? "s" : "");
   std::vector<std::string> misses;
   if (w.max_ttft_s && s.ttft_s.at(w.slo_percentile) > *w.max_ttft_s)
-    misses.push_back(fmt::format("the simulated {} time to first token is {} (target {})", at, latency_text(s.ttft_s.at(w.slo_percentile)), latency_text(*w.max_ttft_s)));
+    misses.push_back(fmt::format("the simulated {} time to first token is {} (target {})", at, latency_text(s.ttft_s.at(w.slo_percentile), *w.max_ttft_s), latency_text(*w.max_ttft_s)));
   if (w.max_tpot_s && s.tpot_s.at(w.slo_percentile) > *w.max_tpot_s)
-    misses.push_back(fmt::format("the simulated {} time per output token is {} (target {})", at, latency_text(s.tpot_s.at(w.slo_percentile)), latency_text(*w.max_tpot_s)));
+    misses.push_back(fmt::format("the simulated {} time per output token is {} (target {})", at, latency_text(s.tpot_s.at(w.slo_percentile), *w.max_tpot_s), latency_text(*w.max_tpot_s)));
   if (s.saturated) misses.push_back("the queue keeps growing");
   if (s.rejected > 0) misses.push_back(fmt::format("{} requests do not fit the KV cache", s.rejected));
   return fmt::format("{}, {}", where, misses.empty() ? std::string("the targets are missed") : fmt::format("{}", fmt::join(misses, " and ")));
@@ -170,8 +183,8 @@ std::string sizing_note(const ServingRow& row, const ModelSpec& m, const Inferen
                              fewer, fewer > 1 ? "s" : "", w.target_utilisation * 100, capacity);
   const ServiceMetrics s = sims.whole(m, w, row, fewer);
   std::vector<std::string> seen;
-  if (w.max_ttft_s) seen.push_back(fmt::format("TTFT {}", latency_text(s.ttft_s.at(w.slo_percentile))));
-  if (w.max_tpot_s) seen.push_back(fmt::format("TPOT {}", latency_text(s.tpot_s.at(w.slo_percentile))));
+  if (w.max_ttft_s) seen.push_back(fmt::format("TTFT {}", latency_text(s.ttft_s.at(w.slo_percentile), *w.max_ttft_s)));
+  if (w.max_tpot_s) seen.push_back(fmt::format("TPOT {}", latency_text(s.tpot_s.at(w.slo_percentile), *w.max_tpot_s)));
   return out + fmt::format("; one instance fewer ({} replica{}): {} {}{}", fewer, fewer > 1 ? "s" : "", at, fmt::join(seen, ", "),
                            s.saturated ? ", the queue growing" : "");
 }
