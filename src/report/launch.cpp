@@ -677,42 +677,51 @@ int step_tokens(const ServingLaunch& s, std::string_view engine) {
 // vLLM on CUDA, or with the Neuron plugin (vllm-neuron) on Inferentia/Trainium,
 // where the GPU memory fraction does not apply and the tensor-parallel size
 // counts NeuronCores (2 per Inferentia2/Trainium chip, 4 logical per Trainium2).
+// Where one engine server listens: its port, its TensorRT-LLM options file,
+// and the replicas of the layout it serves as its own data-parallel ranks
+// (SkyServe's one port per instance, one_server_per_instance). Replicas that
+// share an instance each get their own (ServerSlot::replica).
+struct ServerSlot {
+  int port = 8000;
+  int replica_ranks = 1;
+  std::string trtllm_options_path = "/tmp/trtllm-options.yaml";
+  static ServerSlot replica(int j) { return {8000 + j, 1, fmt::format("/tmp/trtllm-options-{}.yaml", j)}; }
+};
+
 // The experts of an MoE model are split by tensor parallelism unless the
 // layout is expert parallel (--enable-expert-parallel: EP = TP x DP); with
 // attention data parallelism each of --data-parallel-size engines runs its own
 // sequences at --tensor-parallel-size tp / attention_dp, its scheduler limits
 // per engine (docs/launch.md §MoE layouts). A replica is one server.
-// `replica_ranks`: replicas of the layout served as data-parallel ranks of this
-// one server (SkyServe's one port per instance, one_server_per_instance).
-std::string vllm_command(const ServingLaunch& s, const LaunchContext& c, int replica_ranks = 1) {
+std::string vllm_command(const ServingLaunch& s, const LaunchContext& c, const ServerSlot& at = {}) {
   const ServingLayout& l = s.layout;
   const int tp_ranks = l.attention_tp() * std::max(1, neuron_cores_per_chip(*s.accelerator));
   const std::string memory =
       is_neuron(*s.accelerator) ? "" : fmt::format(" --gpu-memory-utilization {:.3g}", 1 - profile_for(s, "vllm").free_fraction);
-  const int data_parallel = l.attention_dp > 1 ? l.attention_dp : replica_ranks;
+  const int data_parallel = l.attention_dp > 1 ? l.attention_dp : at.replica_ranks;
   const std::string parallel = (data_parallel > 1 ? fmt::format(" --data-parallel-size {}", data_parallel) : std::string()) +
                                (l.ep > 1 ? " --enable-expert-parallel" : "");
   return fmt::format("vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {}{}{} --max-num-seqs {} --max-num-batched-tokens {}{} "
-                     "--max-model-len {}{} --port 8000",
+                     "--max-model-len {}{} --port {}",
                      c.model_id, tp_ranks, l.pp, parallel, l.pp > 1 ? " --distributed-executor-backend ray" : "",
                      (s.max_batch + l.attention_dp - 1) / l.attention_dp, step_tokens(s, "vllm"), memory, s.max_model_len,
-                     quantisation_flags(s, "--quantization", "--kv-cache-dtype", "fp8"));
+                     quantisation_flags(s, "--quantization", "--kv-cache-dtype", "fp8"), at.port);
 }
 
 // SGLang: --tp-size is every accelerator of the replica; --ep-size spreads the
 // experts over them, --dp-size with --enable-dp-attention runs attention data
 // parallel (its running-request limit is the replica's, shared by the ranks).
-std::string sglang_command(const ServingLaunch& s, const LaunchContext& c, int replica_ranks = 1) {
+std::string sglang_command(const ServingLaunch& s, const LaunchContext& c, const ServerSlot& at = {}) {
   const ServingLayout& l = s.layout;
   if (auto p = serving_engine_layout_problem(profile_for(s, "sglang"), l)) return fmt::format("(none for {}: {})", layout_text(l), *p);
   const std::string parallel = (l.ep > 1 ? fmt::format(" --ep-size {}", l.ep) : std::string()) +
                                (l.attention_dp > 1 ? fmt::format(" --dp-size {} --enable-dp-attention", l.attention_dp)
-                                : replica_ranks > 1 ? fmt::format(" --dp-size {}", replica_ranks)
+                                : at.replica_ranks > 1 ? fmt::format(" --dp-size {}", at.replica_ranks)
                                                     : std::string());
   return fmt::format("python -m sglang.launch_server --model-path {} --tp-size {}{} --max-running-requests {} --chunked-prefill-size {} "
-                     "--mem-fraction-static {:.3g} --context-length {}{} --port 8000",
+                     "--mem-fraction-static {:.3g} --context-length {}{} --port {}",
                      c.model_id, l.tp * l.pp, parallel, s.max_batch, step_tokens(s, "sglang"), 1 - profile_for(s, "sglang").free_fraction,
-                     s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype", "fp8_e4m3"));
+                     s.max_model_len, quantisation_flags(s, "--quantization", "--kv-cache-dtype", "fp8_e4m3"), at.port);
 }
 
 // TensorRT-LLM: --ep_size for expert parallelism; attention data parallelism
@@ -732,34 +741,34 @@ std::string trtllm_options(const ServingLaunch& s) {
   return yaml;
 }
 
-std::string trtllm_command(const ServingLaunch& s, const LaunchContext& c) {
+std::string trtllm_command(const ServingLaunch& s, const LaunchContext& c, const ServerSlot& at = {}) {
   const ServingLayout& l = s.layout;
   if (auto p = serving_engine_layout_problem(profile_for(s, "trtllm"), l)) return fmt::format("(none for {}: {})", layout_text(l), *p);
   const std::string options = trtllm_options(s);
   return fmt::format("{}trtllm-serve {} --tp_size {} --pp_size {}{} --max_batch_size {} --max_num_tokens {} --max_seq_len {} "
-                     "--kv_cache_free_gpu_memory_fraction {:.3g}{} --port 8000",
-                     options.empty() ? "" : fmt::format("printf '{}' > /tmp/trtllm-options.yaml && ", options), c.model_id, l.tp, l.pp,
+                     "--kv_cache_free_gpu_memory_fraction {:.3g}{} --port {}",
+                     options.empty() ? "" : fmt::format("printf '{}' > {} && ", options, at.trtllm_options_path), c.model_id, l.tp, l.pp,
                      l.ep > 1 ? fmt::format(" --ep_size {}", l.ep) : std::string(), (s.max_batch + l.attention_dp - 1) / l.attention_dp,
                      step_tokens(s, "trtllm"), s.max_model_len, 1 - profile_for(s, "trtllm").free_fraction,
-                     options.empty() ? "" : " --extra_llm_api_options /tmp/trtllm-options.yaml");
+                     options.empty() ? "" : " --extra_llm_api_options " + at.trtllm_options_path, at.port);
 }
 
-std::string tgi_command(const ServingLaunch& s, const LaunchContext& c) {
-  return fmt::format("text-generation-launcher --model-id {} --num-shard {} --max-concurrent-requests {} --max-total-tokens {}{}{} --port 8000",
+std::string tgi_command(const ServingLaunch& s, const LaunchContext& c, const ServerSlot& at = {}) {
+  return fmt::format("text-generation-launcher --model-id {} --num-shard {} --max-concurrent-requests {} --max-total-tokens {}{}{} --port {}",
                      c.model_id, s.layout.tp, s.max_batch, s.max_model_len,
                      s.workload->weights == WeightFormat::int4 ? " --quantize awq" : s.workload->weights == WeightFormat::fp8 ? " --quantize fp8" : "",
-                     s.kv_cache == Precision::fp8 ? " --kv-cache-dtype fp8_e4m3fn" : "");
+                     s.kv_cache == Precision::fp8 ? " --kv-cache-dtype fp8_e4m3fn" : "", at.port);
 }
 
 // The command of the engine the replica was sized for: vLLM, SGLang,
 // TensorRT-LLM or TGI; vLLM for the engines without a server (and on Neuron).
-std::string primary_command(const ServingLaunch& s, const LaunchContext& c) {
+std::string primary_command(const ServingLaunch& s, const LaunchContext& c, const ServerSlot& at = {}) {
   const std::string& name = engine_for(*s.accelerator, s.workload->engine).name;
-  if (is_neuron(*s.accelerator) || name == "vllm") return vllm_command(s, c);
-  if (name == "sglang") return sglang_command(s, c);
-  if (name == "trtllm") return trtllm_command(s, c);
-  if (name == "tgi") return tgi_command(s, c);
-  return vllm_command(s, c);
+  if (is_neuron(*s.accelerator) || name == "vllm") return vllm_command(s, c, at);
+  if (name == "sglang") return sglang_command(s, c, at);
+  if (name == "trtllm") return trtllm_command(s, c, at);
+  if (name == "tgi") return tgi_command(s, c, at);
+  return vllm_command(s, c, at);
 }
 
 // The serve command of the engine the replica was sized for first; the other
@@ -806,11 +815,6 @@ int replicas_per_instance(const ServingLaunch& s) {
 }
 int accelerators_per_replica(const ServingLaunch& s) { return s.instance->accelerator_count / replicas_per_instance(s); }
 
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
-  return text;
-}
-
 // Replica j's devices as its runtime selects them: CUDA_VISIBLE_DEVICES on a
 // GPU, a range of NeuronCores (NEURON_RT_VISIBLE_CORES) on Inferentia/Trainium.
 std::string replica_devices(const ServingLaunch& s, int j) {
@@ -830,15 +834,11 @@ std::string replica_devices(const ServingLaunch& s, int j) {
 // Every replica of one instance as one shell line: an engine each on its own
 // devices and port (8000, 8001, ...), TensorRT-LLM's options file per replica,
 // all in the background until every one has stopped.
-std::string replicas_on_one_instance(const ServingLaunch& s, const std::string& command) {
+std::string replicas_on_one_instance(const ServingLaunch& s, const LaunchContext& c) {
   const int k = replicas_per_instance(s);
-  if (k == 1) return command;
+  if (k == 1) return primary_command(s, c);
   std::string all;
-  for (int j = 0; j < k; ++j) {
-    std::string one = replace_all(command, " --port 8000", fmt::format(" --port {}", 8000 + j));
-    one = replace_all(one, "/tmp/trtllm-options.yaml", fmt::format("/tmp/trtllm-options-{}.yaml", j));
-    all += fmt::format("(export {}; {}) & ", replica_devices(s, j), one);
-  }
+  for (int j = 0; j < k; ++j) all += fmt::format("(export {}; {}) & ", replica_devices(s, j), primary_command(s, c, ServerSlot::replica(j)));
   return all + "wait";
 }
 
@@ -866,8 +866,8 @@ std::string one_server_per_instance(const ServingLaunch& s, const LaunchContext&
   if (k == 1) return primary_command(s, c);
   const std::string& name = engine_for(*s.accelerator, s.workload->engine).name;
   const bool cuda = !is_neuron(*s.accelerator) && s.layout.attention_dp == 1;
-  if (cuda && name == "sglang") return sglang_command(s, c, k);
-  if (cuda && name != "trtllm" && name != "tgi") return vllm_command(s, c, k);  // vLLM, and the engines without a server (primary_command)
+  if (cuda && name == "sglang") return sglang_command(s, c, {.replica_ranks = k});
+  if (cuda && name != "trtllm" && name != "tgi") return vllm_command(s, c, {.replica_ranks = k});  // vLLM, and the engines without a server (primary_command)
   throw InputError(fmt::format(
       "--emit skypilot: the pick runs {} replicas of {} accelerators on each {}, and SkyServe gives each of its replicas a whole "
       "instance on one port; these files run several replicas behind one port only as vLLM's or SGLang's data-parallel ranks on GPUs "
@@ -937,7 +937,7 @@ std::string slurm_serving(const ServingLaunch& s, const LaunchContext& c) {
                      "front spreads requests over every task's ports (a service runs until cancelled: mind the partition's time limit).\n",
                      k, accelerators_per_replica(s), 8000 + k - 1);
   const std::string run = "srun --container-image=" + c.image + " ";
-  if (s.layout.pp == 1) return t + run + as_one_step(replicas_on_one_instance(s, primary_command(s, c))) + "\n";
+  if (s.layout.pp == 1) return t + run + as_one_step(replicas_on_one_instance(s, c)) + "\n";
   t += "head=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   t += run + "--nodes=$((SLURM_NNODES - 1)) --ntasks=$((SLURM_NNODES - 1)) --exclude=\"$head\" bash -c '" + ray_worker(s, "'\"$head\"'") + "' &\n";
   t += run + "--nodes=1 --ntasks=1 --nodelist=\"$head\" bash -c '" + ray_head(s, c) + "'\n";
