@@ -85,11 +85,11 @@ CheckpointPlan checkpoint_plan(const ModelSpec& m, const TrainingWorkload& w, co
   return {save_s, expected_runtime(e.train_hours, mtti_hours, save_s, 0).interval_hours};
 }
 
-// Optimizer steps between checkpoints: the interval over the predicted step time.
-int steps_between_checkpoints(double interval_hours, const TrainingEstimate& e, const TrainingWorkload& w) {
-  const double step_hours = e.train_hours / std::max(1.0, w.steps());
+// Optimizer steps between checkpoints: the interval over the predicted step
+// time, at least one and at most the run's steps (0 without a step time).
+int steps_between_checkpoints(double interval_hours, double step_hours, double total_steps) {
   if (!(step_hours > 0)) return 0;
-  return static_cast<int>(std::clamp(std::floor(interval_hours / step_hours), 1.0, std::max(1.0, w.steps())));
+  return static_cast<int>(std::clamp(std::floor(interval_hours / step_hours), 1.0, std::max(1.0, total_steps)));
 }
 
 // The header's checkpoint line: the steps written and the time they take; a run
@@ -269,7 +269,7 @@ void emit_rl_files(const EmitOptions& o, const GlobalOptions& g, const ModelSpec
   RlLaunch r{&m, &rl, &e, c.instance, c.accelerator, c.count};
   const CheckpointPlan plan = checkpoint_plan(m, rl.update, c, row.estimate, pricing, region);
   const double step_hours = e.step_time_s / 3600;
-  r.save_interval_steps = step_hours > 0 ? static_cast<int>(std::clamp(std::floor(plan.interval_hours / step_hours), 1.0, std::max(1.0, rl.steps))) : 0;
+  r.save_interval_steps = steps_between_checkpoints(plan.interval_hours, step_hours, rl.steps);
   ctx.notes.push_back(checkpoint_note(r.save_interval_steps, step_hours, rl.steps, plan));
   write_files(o, emit_rl(r, ctx, target));
 }
@@ -301,8 +301,9 @@ void emit_training_files(const EmitOptions& o, const GlobalOptions& g, const Mod
   ctx.model_id = !o.hf_model.empty() ? o.hf_model : hugging_face_id(m);  // the tokenizer's; empty: a placeholder
   TrainingLaunch t{&m, &w, c.instance, c.accelerator, c.count, e.layout, e.precision};
   const CheckpointPlan plan = checkpoint_plan(m, w, c, e, pricing, region);
-  t.save_interval_steps = steps_between_checkpoints(plan.interval_hours, e, w);
-  ctx.notes.push_back(checkpoint_note(t.save_interval_steps, e.train_hours / std::max(1.0, w.steps()), w.steps(), plan));
+  const double step_hours = e.train_hours / std::max(1.0, w.steps());
+  t.save_interval_steps = steps_between_checkpoints(plan.interval_hours, step_hours, w.steps());
+  ctx.notes.push_back(checkpoint_note(t.save_interval_steps, step_hours, w.steps(), plan));
   write_files(o, emit_training(t, ctx, target));
 }
 
