@@ -334,7 +334,7 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
   if (row.accelerator->software == "neuron")
     ctx.notes.push_back(fmt::format("TP{} counts {} chips of {} NeuronCores each: the engine's --tensor-parallel-size counts NeuronCores ({})",
                                     row.estimate.layout.tp, row.accelerator->name, std::max(1, neuron_cores_per_chip(*row.accelerator)),
-                                    row.estimate.layout.tp * std::max(1, neuron_cores_per_chip(*row.accelerator))));
+                                    tensor_parallel_ranks(*row.accelerator, row.estimate.layout.tp)));
   ServingLaunch s{&m, &w, row.instance, row.accelerator, row.estimate.layout, row.replicas, row.instances, row.estimate.batch, limit.tokens};
   s.kv_cache = row.estimate.precision.kv_cache;
   // The autoscalers' targets sit at the sized load, never below it (else they add replicas at the load the pick was

@@ -22,12 +22,11 @@ double kv_bytes(Precision p) { return p == Precision::fp8 ? 1 : 2; }
 
 // Ranks of a tensor-parallel all-reduce: the accelerators, or on Neuron the
 // NeuronCores (a chip's cores shard the model and all-reduce too).
-int all_reduce_ranks(const Accelerator& acc, int tp) { return tp * std::max(1, neuron_cores_per_chip(acc)); }
 
 // Small-message all-reduce for decode: one latency (growing with the ranks on
 // Neuron's rings) plus the ring bandwidth term.
 double decode_all_reduce_s(double bytes, int tp, const Accelerator& acc) {
-  const int ranks = all_reduce_ranks(acc, tp);
+  const int ranks = tensor_parallel_ranks(acc, tp);
   if (ranks <= 1) return 0;
   return serving_all_reduce_latency_s(acc, ranks) + 2.0 * (ranks - 1) / ranks * bytes / (intra_node_gb_per_s(acc) * kGb);
 }

@@ -811,7 +811,7 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                                           : std::string(),
                        l.attention_tp());
   if (e.step.tensor_parallel_s > 0 && l.ep == 1) {
-    const int ranks = e.layout.tp * std::max(1, neuron_cores_per_chip(a));
+    const int ranks = tensor_parallel_ranks(a, e.layout.tp);
     out += fmt::format("  all-reduces = 2 x layers x (latency {:.1f} us over {} ranks + 2(r-1)/r x batch x hidden x 2 bytes / {:.0f} GB/s){}\n",
                        serving_all_reduce_latency_s(a, ranks) * 1e6, ranks, intra_node_gb_per_s(a),
                        neuron_small_collectives_mesh(a) ? std::string("; Neuron mesh: one routed step at any ranks")

@@ -695,7 +695,7 @@ struct ServerSlot {
 // per engine (docs/launch.md §MoE layouts). A replica is one server.
 std::string vllm_command(const ServingLaunch& s, const LaunchContext& c, const ServerSlot& at = {}) {
   const ServingLayout& l = s.layout;
-  const int tp_ranks = l.attention_tp() * std::max(1, neuron_cores_per_chip(*s.accelerator));
+  const int tp_ranks = tensor_parallel_ranks(*s.accelerator, l.attention_tp());
   const std::string memory =
       is_neuron(*s.accelerator) ? "" : fmt::format(" --gpu-memory-utilization {:.3g}", 1 - profile_for(s, "vllm").free_fraction);
   const int data_parallel = l.attention_dp > 1 ? l.attention_dp : at.replica_ranks;
@@ -820,7 +820,7 @@ int accelerators_per_replica(const ServingLaunch& s) { return s.instance->accele
 std::string replica_devices(const ServingLaunch& s, int j) {
   const int n = accelerators_per_replica(s);
   if (is_neuron(*s.accelerator)) {
-    const int cores = n * std::max(1, neuron_cores_per_chip(*s.accelerator));
+    const int cores = tensor_parallel_ranks(*s.accelerator, n);
     return fmt::format("NEURON_RT_VISIBLE_CORES={}-{}", j * cores, (j + 1) * cores - 1);
   }
   std::string ids;

@@ -628,7 +628,7 @@ std::vector<std::pair<std::string, std::string>> parameters_of(const ValidationC
     if (c.metric == Metric::ttft_s) out.push_back({fit_group(catalog, acc.name, compute), compute});
     else out.push_back({acc.name, "memory_bandwidth_fraction"});
     if (c.metric == Metric::output_tokens_per_second) out.push_back({fit_group(catalog, acc.name, compute), compute});
-    if (c.metric != Metric::ttft_s && c.tp * std::max(1, neuron_cores_per_chip(acc)) > 1) out.push_back({acc.name, "all_reduce_latency_us"});
+    if (c.metric != Metric::ttft_s && tensor_parallel_ranks(acc, c.tp) > 1) out.push_back({acc.name, "all_reduce_latency_us"});
     if (c.metric != Metric::ttft_s && c.batch.value_or(1) > 1 && decode_sequence_layer_s(acc) > 0) out.push_back({acc.name, "sequence_layer_us"});
   } else {
     auto p = effective_precision(acc, c.training.precision);

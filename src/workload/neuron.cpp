@@ -13,6 +13,8 @@ int neuron_cores_per_chip(const Accelerator& acc) {
   return acc.name == "Trainium2" ? 4 : 2;
 }
 
+int tensor_parallel_ranks(const Accelerator& acc, int tp_chips) { return tp_chips * std::max(1, neuron_cores_per_chip(acc)); }
+
 bool neuron_small_collectives_mesh(const Accelerator& acc) { return acc.is_neuron() && acc.name == "Trainium2"; }
 
 const std::vector<int>& neuron_tp_cores(const Accelerator& acc) {

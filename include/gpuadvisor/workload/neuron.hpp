@@ -15,6 +15,9 @@ namespace gpuadvisor {
 // NeuronCores per chip as the Neuron stack ranks them: 2 on Inferentia2 and
 // Trainium, 4 logical cores on Trainium2 at the default LNC=2; 0 for non-Neuron.
 int neuron_cores_per_chip(const Accelerator& acc);
+// The ranks a tensor-parallel group of `tp_chips` accelerators shards over:
+// its NeuronCores on Neuron (tp x neuron_cores_per_chip), its GPUs otherwise.
+int tensor_parallel_ranks(const Accelerator& acc, int tp_chips);
 
 // Whether the Neuron runtime runs a small collective (below 1 MB, as a decode
 // step's all-reduce) as Mesh, in a fixed number of steps whatever the ranks,
