@@ -311,6 +311,42 @@ TEST_CASE("Replicas sized by simulation: the fewest that meet the targets at the
   CHECK(*p90.ranked_usd_per_hour >= *p50.ranked_usd_per_hour);
 }
 
+TEST_CASE("Bursts spread over replicas: a random balancer thins a gamma stream toward Poisson, and a bursty service is sized, not refused") {
+  using cli_test::run;
+  // CV^2 = 1 + (CV^2 - 1) / N, by hand.
+  CHECK(replica_gap_cv(1, 7) == Approx(1));
+  CHECK(replica_gap_cv(4, 1) == Approx(4));
+  CHECK(replica_gap_cv(4, 5) == Approx(2));               // 1 + 15 / 5 = 4
+  CHECK(replica_gap_cv(0.5, 4) == Approx(std::sqrt(1 - 0.75 / 4)));
+  CHECK(replica_gap_cv(4, 0.3) == Approx(4));              // below one replica's share: the stream itself
+  // One replica's simulated load takes the thinned CV.
+  InferenceRequest q;
+  q.requests_per_second = 10;
+  q.arrival_cv = 5;
+  const InferenceWorkload w = make_inference_workload(q);
+  CHECK(serving_load(w, 10.0)->arrivals.gap_cv == Approx(5));
+  CHECK(serving_load(w, 2.0)->arrivals.gap_cv == Approx(std::sqrt(1 + 24.0 / 5)));
+  // A burstier stream needs at least as many replicas, and a count is found
+  // (a stream of CV 6 once asked for more than 4,096 replicas of p5.48xlarge).
+  auto replicas = [&](const char* arrival) {
+    const auto r = run(std::string("estimate --task inference --instance p5.48xlarge --model llama-3.1-70b --requests-per-second 5 --arrival ") +
+                       arrival + " --format json");
+    INFO(arrival << ": " << r.out << r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out)["inference"]["replicas"].get<int>();
+  };
+  const int at2 = replicas("gamma:2"), at4 = replicas("gamma:4"), at6 = replicas("gamma:6");
+  CHECK(at2 <= at4);
+  CHECK(at4 <= at6);
+  CHECK(at6 < 16);
+  // recommend and cost take the burst; --clients (a benchmark's closed loop) stays estimate's.
+  CHECK(run("recommend --model llama-3.1-70b --task inference --requests-per-second 5 --arrival gamma:4").code == 0);
+  CHECK(run("cost --model llama-3.1-70b --task inference --requests-per-second 5 --arrival gamma:3 --length-spread 0.5").code == 0);
+  const auto clients = run("recommend --model llama-3.1-70b --task inference --requests-per-second 5 --clients 4");
+  CHECK(clients.code == 2);
+  CHECK(clients.err.find("--requests-per-second") != std::string::npos);
+}
+
 TEST_CASE("The sizing note shows one instance fewer missing a target in figures that say so, never 30 ms against 30 ms") {
   using cli_test::run;
   // inf2 meets 30 ms per token only at a few sequences a replica: one instance

@@ -206,6 +206,9 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o);
 ModelSpec build_model(const ModelOptions& o);
 TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m);
 InferenceWorkload build_inference_workload(const InferenceOptions& o, const ModelSpec& m);
+// recommend and cost size a service from its offered load; --clients (a
+// benchmark's closed loop on one replica) is estimate's alone: InputError.
+void refuse_clients_for_sizing(const InferenceOptions& o, const std::string& command);
 RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, const InferenceOptions& io, const ModelSpec& policy);
 OverheadSettings build_overheads(const OverheadOptions& o);
 // The ranking request of recommend and cost, checked against the catalog.

@@ -519,6 +519,14 @@ int slo_percentile_from_string(const std::string& text) {
 
 }  // namespace
 
+void refuse_clients_for_sizing(const InferenceOptions& o, const std::string& command) {
+  if (o.clients.empty()) return;
+  throw InputError(fmt::format("--clients: a closed loop of clients is a benchmark of one replica (`estimate --task inference --clients N`); {} sizes "
+                               "a service from the load it is offered: give --requests-per-second (or --tokens-per-day, --trace), with "
+                               "--arrival gamma:CV for bursts",
+                               command));
+}
+
 InferenceWorkload build_inference_workload(const InferenceOptions& o, const ModelSpec& m) {
   InferenceRequest r;
   auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_count(v, flag)); };

@@ -274,11 +274,7 @@ class CostCommand : public Command {
     for (const char* f : {"--instance", "--hours", "--count"})
       if (given(app, f)) throw InputError(fmt::format("{} prices a given training run or reservation; a service is sized from the load", f));
     ModelSpec m = build_model(mo);
-    for (const auto& [flag, value] : {std::pair{"--clients", &io.clients}, {"--arrival", &io.arrival}, {"--length-spread", &io.length_spread},
-                                       {"--simulated-requests", &io.simulated_requests}})
-      if (!value->empty())
-        throw InputError(fmt::format("{} shapes the simulated replica of `estimate --task inference`; cost sizes replicas with the analytic "
-                                     "capacity for now (docs/methodology.md §Serving under load)", flag));
+    refuse_clients_for_sizing(io, "cost");
     InferenceWorkload w = build_inference_workload(io, m);
     RecommendRequest r = build_request(co, oo, catalog);
     refuse_region_list(r, "cost");

@@ -90,11 +90,7 @@ class RecommendCommand : public Command {
     ModelSpec m = build_model(mo);
     RecommendRequest r = build_request(ro, oo, catalog);
     if (wo.inference()) {
-      for (const auto& [flag, value] : {std::pair{"--clients", &io.clients}, {"--arrival", &io.arrival}, {"--length-spread", &io.length_spread},
-                                         {"--simulated-requests", &io.simulated_requests}})
-        if (!value->empty())
-          throw InputError(fmt::format("{} shapes the simulated replica of `estimate --task inference`; recommend sizes replicas with the analytic "
-                                       "capacity for now (docs/methodology.md §Serving under load)", flag));
+      refuse_clients_for_sizing(io, "recommend");
       const InferenceWorkload w = build_inference_workload(io, m);
       // Offline work has no latency to buy: the pick is the cheapest unless --cost-slack says otherwise.
       if (w.mode == ServingMode::offline && ro.cost_slack.empty()) {

@@ -1,7 +1,9 @@
 // Layer serving: the serving simulator (arrivals, lengths, engine scheduling, KV blocks, metrics); includes physics and below.
 #include "gpuadvisor/serving/arrivals.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <string>
 
 namespace gpuadvisor {
@@ -19,6 +21,10 @@ std::optional<double> arrival_cv_from_string(std::string_view text) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+double replica_gap_cv(double stream_gap_cv, double replicas) {
+  return std::sqrt(1 + (stream_gap_cv * stream_gap_cv - 1) / std::max(1.0, replicas));
 }
 
 // Gaps of mean 1/rate: exponential for CV 1, else gamma with shape 1/CV^2.

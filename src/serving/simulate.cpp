@@ -22,7 +22,7 @@ std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optiona
     load.requests = std::max(kDefaultSimulatedRequests, kClosedLoopRounds * *w.clients);
   } else if (requests_per_second_per_replica) {
     load.arrivals.requests_per_second = *requests_per_second_per_replica;
-    load.arrivals.gap_cv = w.arrival_cv;
+    load.arrivals.gap_cv = replica_gap_cv(w.arrival_cv, w.requests_per_second ? *w.requests_per_second / *requests_per_second_per_replica : 1);
     if (request_latency_s) load.requests = steady_state_requests(*requests_per_second_per_replica, *request_latency_s);
   } else {
     return std::nullopt;

@@ -302,6 +302,11 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     check(*r.arrival_cv, 0.05, 20, "--arrival");
     if (!w.requests_per_second) throw InputError("--arrival shapes open-loop arrivals: give --requests-per-second (or --tokens-per-day) with it");
     w.arrival_cv = *r.arrival_cv;
+    if (w.arrival_cv != 1)
+      w.assumptions.push_back(fmt::format("arrivals: gamma gaps of CV {:g} in the whole stream; a balancer sends each request to a replica at "
+                                          "random, so one of N replicas sees gaps of CV sqrt(1 + (CV^2 - 1) / N), a burst spread over them "
+                                          "(docs/methodology.md §Serving under load)",
+                                          w.arrival_cv));
   }
   if (r.length_spread) check(*r.length_spread, 0, 0.99, "--length-spread");
   w.length_spread = r.length_spread.value_or(0);

@@ -21,6 +21,15 @@ struct ArrivalPattern {
 // "poisson" is 1, "gamma:CV" is CV; empty when the text is neither.
 std::optional<double> arrival_cv_from_string(std::string_view text);
 
+// The gaps' CV at one of N replicas that a balancer sends each request to at
+// random (Kubernetes Services' default): a replica's gap is a geometric number
+// (mean N) of the stream's gaps, so CV^2 = 1 + (CV_stream^2 - 1) / N. Poisson
+// stays Poisson; bursts thin toward it as N grows (a replica sees a burst's
+// requests one in N). The replica's gaps are then drawn as gamma with that CV
+// (two moments matched). A round-robin balancer smooths more (CV / sqrt(N));
+// this is the conservative choice. N below 1 leaves the CV as it is.
+double replica_gap_cv(double stream_gap_cv, double replicas);
+
 // Open loop: the arrival times of `count` requests from time 0, s.
 std::vector<double> open_loop_arrivals(const ArrivalPattern& p, int count, Random& random);
 
