@@ -706,8 +706,13 @@ void add_latency_and_throughput(const InferenceEstimateContext& ctx, const ItemA
 void add_service_and_cost(const InferenceEstimateContext& ctx, const ServingCost& od, const ServingCost& spot, const ItemAdder& add) {
   const ServingRow& row = *ctx.row;
   const InferenceWorkload& w = *ctx.workload;
-  add("service", "replicas", integer(row.replicas), w.requests_per_second ? fmt::format("for {:.3g} requests/s", *w.requests_per_second) : "no load given: every slot of one instance");
-  add("service", "instances", integer(row.instances), fmt::format("utilisation {:.0f}%", row.utilisation * 100));
+  const std::string replicas_note = w.requests_per_second ? fmt::format("for {:.3g} requests/s", *w.requests_per_second)
+                                     : w.clients           ? fmt::format("every slot of one instance; the closed loop of {} clients is simulated on one replica", *w.clients)
+                                                           : std::string("no load given: every slot of one instance");
+  add("service", "replicas", integer(row.replicas), replicas_note);
+  add("service", "instances", integer(row.instances),
+      w.requests_per_second ? fmt::format("utilisation {:.0f}%", row.utilisation * 100)
+                            : fmt::format("utilisation {:.0f}% assumed for the costs per token below (--target-utilisation)", row.utilisation * 100));
   add("cost", "on-demand per hour", money(od.usd_per_hour), ctx.region);
   add("cost", "on-demand per month", money(od.usd_per_month), "720 h");
   add("cost", "spot per month", money(spot.usd_per_month), "no interruptions");
