@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
+#include "test_files.hpp"
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/physics/inference.hpp"
 #include "gpuadvisor/search/inference_search.hpp"
@@ -367,6 +368,17 @@ TEST_CASE("The sizing note shows one instance fewer missing a target in figures 
   };
   const bool misses = figure_ms("TTFT") > 500 || figure_ms("TPOT") > 30 || fewer.find("queue growing") != std::string::npos;
   CHECK(misses);
+  // A short trace meets the targets at fewer replicas than can carry its rate:
+  // the note says that the floor, not the latencies, rules one instance fewer out.
+  test_files::TempDir dir("gpuadvisor_sizing_note");
+  std::string trace;  // 2 requests a millisecond (timestamps in ms): 2,000 requests/s for one second
+  for (int i = 1; i <= 2000; ++i) trace += "{\"timestamp\": " + std::to_string(i / 2) + (i % 2 ? ".5" : "") + ", \"input_length\": 1000, \"output_length\": 200}\n";
+  test_files::write(dir.file("t.jsonl"), trace);
+  const auto t = run("recommend --model llama-3-8b --task inference --family p6-b200 --format json --trace " + dir.file("t.jsonl"));
+  REQUIRE(t.code == 0);
+  const std::string note = nlohmann::json::parse(t.out)["recommendation"]["sizing"].get<std::string>();
+  INFO(note);
+  CHECK(note.find("one replica serves at the largest batch memory holds") != std::string::npos);
 }
 
 TEST_CASE("recommend sizes a 7B chat service at 2 requests/s on one GPU per instance, with its p90 latencies shown") {

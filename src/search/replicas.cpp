@@ -69,6 +69,15 @@ std::string miss_text(const ServiceMetrics& s, const InferenceWorkload& w, int r
   return fmt::format("{}, {}", where, misses.empty() ? std::string("the targets are missed") : fmt::format("{}", fmt::join(misses, " and ")));
 }
 
+// What one replica serves at all: its throughput at the largest batch memory
+// holds (a simulated window of requests that ends before a queue builds
+// cannot say otherwise).
+double most_requests_per_second(const ServingRow& row, const ModelSpec& m, const InferenceWorkload& w) {
+  InferenceEstimate full = row.estimate;
+  evaluate_batch(m, w, Cluster{row.instance, row.accelerator, row.estimate.layout.pp}, full, full.max_batch);
+  return full.requests_per_second;
+}
+
 }  // namespace
 
 // The analytic count at the default utilisation is the first guess; from
@@ -85,18 +94,14 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   auto replicas_at = [&](double utilisation) {
     return static_cast<int>(std::clamp(std::ceil(lambda / (capacity * utilisation) - 1e-9), 1.0, static_cast<double>(most)));
   };
-  // No more load on a replica than it can serve at all (its throughput at the
-  // largest batch memory holds: a simulated window of requests that ends
-  // before a queue builds cannot say otherwise), nor than a
+  // No more load on a replica than it can serve at all, nor than a
   // --target-utilisation cap allows, where one is given.
-  InferenceEstimate full = row.estimate;
-  evaluate_batch(m, w, Cluster{row.instance, row.accelerator, l.pp}, full, full.max_batch);
-  if (const double needed = std::ceil(lambda / full.requests_per_second - 1e-9); needed > most)
+  const double most_rps = most_requests_per_second(row, m, w);
+  if (const double needed = std::ceil(lambda / most_rps - 1e-9); needed > most)
     return fmt::format("the load needs at least {:.0f} replicas even at the largest batch memory holds ({:.3g} requests/s each), more than "
                        "the {} replica{} searched",
-                       needed, full.requests_per_second, most, most > 1 ? "s" : "");
-  const int floor = std::max(w.target_utilisation_given ? replicas_at(w.target_utilisation) : 1,
-                             replicas_at(full.requests_per_second / capacity));
+                       needed, most_rps, most, most > 1 ? "s" : "");
+  const int floor = std::max(w.target_utilisation_given ? replicas_at(w.target_utilisation) : 1, replicas_at(most_rps / capacity));
   auto ok = [&](int r) { return meets_targets(sims.at(m, w, row, r), w); };
   auto step = [](int guess, int k) { return std::max(1, static_cast<int>(std::lround(guess * 0.1 * (1 << k)))); };
   const int guess = std::max(floor, replicas_at(kDefaultTargetUtilisation));
@@ -130,6 +135,13 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
     (ok(mid) ? hi : lo) = mid;
   }
   row.instances = (hi + slots - 1) / slots * span;
+  // The bisection stops within 2% of the count: whole instances fewer that
+  // still meet the targets, above the floor, are taken.
+  while (row.instances > span) {
+    const int fewer = (row.instances - span) / span * slots;
+    if (fewer < floor || !ok(fewer)) break;
+    row.instances -= span;
+  }
   row.replicas = row.instances / span * slots;
   // At a high percentile a count above one that meets can miss by the
   // draw's noise: the deployed count must meet too, else one instance more.
@@ -177,6 +189,10 @@ std::string sizing_note(const ServingRow& row, const ModelSpec& m, const Inferen
   const int fewer = row.replicas - slots;
   if (fewer < 1) return out;
   const double capacity = row.estimate.requests_per_second;
+  if (const double most_rps = most_requests_per_second(row, m, w); *w.requests_per_second / fewer > most_rps)
+    return out + fmt::format("; one instance fewer ({} replica{}) would offer each {:.3g} requests/s, more than the {:.3g} one replica serves "
+                             "at the largest batch memory holds",
+                             fewer, fewer > 1 ? "s" : "", *w.requests_per_second / fewer, most_rps);
   if (w.target_utilisation_given && *w.requests_per_second / fewer > capacity * w.target_utilisation)
     return out + fmt::format("; one instance fewer ({} replica{}) would run each past {:.0f}% (--target-utilisation) of the {:.3g} requests/s "
                              "one replica serves at its largest batch within the targets",
