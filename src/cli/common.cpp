@@ -268,7 +268,8 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
                   "each step verifies the proposals in one pass (default: none)")->group(g);
   cmd->add_option("--trace", o.trace,
                   "The load as recorded: a JSON Lines or CSV file of arrival time, prompt and output tokens per request (Mooncake, "
-                  "BurstGPT and Azure LLM traces read as they are); sets the rate, arrivals and lengths; replicas take its requests in turn")->group(g);
+                  "BurstGPT and Azure LLM traces read as they are; JSON `timestamp` in ms as Mooncake's, CSV `Timestamp` in s as BurstGPT's, `arrival_s` in s); "
+                  "sets the rate, arrivals and lengths; replicas take its requests in turn")->group(g);
   cmd->add_option("--target-utilisation", o.target_utilisation,
                   "Most a replica may be busy: 0.6, 80%. Online with a load and targets the simulated latencies size the replicas and this "
                   "is a cap (default none); otherwise replicas = load / (capacity x this) (default 80% online, 100% offline)")->group(g);
