@@ -64,7 +64,7 @@ class RecommendCommand : public Command {
     app->footer(
         "The pick (training and RL) is the fastest option whose price plus each hour of the run at --value-of-time ($25) is within "
         "--cost-slack (20%) of the cheapest price above the least such total, at most --max-cost-multiple (2) times the cheapest's price, never one longer than --horizon (90d), and with --deadline "
-        "alone the cheapest that meets it at its p90 error; a service's is the cheapest that meets its latency targets. Each option "
+        "alone the cheapest that meets it at its p90 error; a service's is the fastest that meets its latency targets within --cost-slack of the cheapest such service and faster than each cheaper one by as much as it costs more (offline: the cheapest). Each option "
         "is priced through the channel that can deliver it (on demand, a Capacity Block, a reservation, spot within its usual count); "
         "job overheads (provisioning, image pull, loading weights, start-up, final checkpoint) count in time and cost.\n"
         "Examples:\n"
