@@ -264,7 +264,7 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
     const bool same = x.instance == rec.pick->instance && x.estimate.layout == rec.pick->estimate.layout;
     return same ? std::string("the pick") : service_line(x);
   };
-  out += fmt::format("  cheapest: {}\n  fastest:  {}\n", alternative(*rec.cheapest), alternative(*rec.fastest));
+  out += fmt::format("  cheapest: {}\n  fastest per token: {}\n", alternative(*rec.cheapest), alternative(*rec.fastest));
   if (rec.disaggregated) out += "  disaggregated: " + disaggregated_text(*rec.disaggregated, *rec.pick, ctx.workload->target_utilisation) + "\n";
   return out + "\n";
 }
