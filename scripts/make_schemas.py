@@ -113,6 +113,7 @@ CORPUS = {
         ("estimate --task inference --instance g5.xlarge --model llama-3-70b", 3),
         ("frobnicate", 2),
         ("cost --model llama-3-8b --task inference --requests-per-second 2 --max-tpot 1ms", 3),
+        ("estimate --task inference --instance p5.48xlarge --model llama-3-8b --batch 100000", 3),
     ],
 }
 

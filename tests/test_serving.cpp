@@ -666,3 +666,19 @@ TEST_CASE("An open loop runs long enough for its queue to fill: four request lat
   q.simulated_requests = 500;
   CHECK(serving_load(make_inference_workload(q), 10.0, 79.0)->requests == 500);  // --simulated-requests decides
 }
+
+TEST_CASE("estimate --batch beyond what memory holds exits 3 with the memory's reason, not a smaller batch under the name --batch") {
+  using cli_test::run;
+  const auto t = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --batch 100000 --mode offline");
+  CHECK(t.code == 3);
+  CHECK(t.err.find("sequences fit") != std::string::npos);
+  CHECK(t.out.find("(--batch)") == std::string::npos);
+  const auto j = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --batch 100000 --format json");
+  CHECK(j.code == 3);
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["error"]["kind"] == "nothing_fits");
+  CHECK(doc["error"]["batch"] == 100000);
+  CHECK(doc["error"]["max_batch"].get<int>() < 100000);
+  // A batch that fits runs as given.
+  CHECK(run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --batch 64").code == 0);
+}

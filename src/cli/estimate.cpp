@@ -325,6 +325,12 @@ class EstimateCommand : public Command {
       nlohmann::ordered_json details{{"memory_need_gb", row.estimate.memory.total_gb()}, {"capacity_gb", row.estimate.memory.capacity_gb}};
       throw NothingFitsError(fmt::format("{} x {} with tp {}: {}", pp, inst.name, row.estimate.layout.tp, choice.problem), details.dump());
     }
+    // A --batch the memory (or a compiled Neuron graph) cannot hold is not run
+    // at a smaller one under its name: nothing fits what was asked (exit 3).
+    if (eo.batch > 0 && row.estimate.batch < eo.batch) {
+      nlohmann::ordered_json details{{"batch", eo.batch}, {"max_batch", row.estimate.max_batch}};
+      throw NothingFitsError(fmt::format("{} x {}: {}", pp, inst.name, choice.problem), details.dump());
+    }
     // A target the user set gates (exit 3); the documented defaults are only reported.
     const bool gate = !choice.problem.empty() && misses_given_target(w, row.estimate);
     if (gate && format == Format::json) {
