@@ -230,6 +230,14 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK(fails_with(loaded + R"(, "length_spread": 0.5}]})", "case X2: field 'length_spread'"));
   CHECK(fails_with(loaded + R"(, "requests": 80}]})", "case X2: field 'requests'"));
   CHECK_NOTHROW(read_cases("cases.json", loaded + R"(, "clients": 16, "requests": 80, "length_spread": 0.5}]})"));
+  // A time per output token needs two tokens to have a gap (1.01 once predicted 0, -100%).
+  std::string one_token = loaded;
+  const std::string hundred = "\"output_tokens\": 100";
+  one_token.replace(one_token.find(hundred), hundred.size(), "\"output_tokens\": 1.01");
+  CHECK(fails_with(one_token + R"(, "clients": 8}]})", "case X2: field 'output_tokens'"));
+  // A file of another case format is refused, not read as this one.
+  CHECK(fails_with(R"({"schema_version": 99, "cases": []})", "schema_version 99"));
+  CHECK_NOTHROW(read_cases("cases.json", R"({"schema_version": 1, "cases": []})"));
   // An expert-parallel layout names the replica's accelerators too; a training case takes its ep in `layout`.
   CHECK(fails_with(loaded + R"(, "ep": 8, "attention_dp": 8}]})", "case X2: field 'ep'"));
   CHECK(fails_with(loaded + R"(, "tp": 8, "ep": 8, "attention_dp": 8}]})", "case X2: field 'ep': expert and attention data parallelism"));

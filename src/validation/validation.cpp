@@ -217,6 +217,9 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   q.mode = ServingMode::offline;
   q.prompt_tokens = r.number(j, "prompt_tokens", 1, 1e7);
   q.output_tokens = r.number(j, "output_tokens", 1, 1e7);
+  // Time per output token is the gap between tokens: a mean below two has none to measure.
+  const bool per_token = c.metric == Metric::tpot_s || c.metric == Metric::tpot_p90_s || c.metric == Metric::tpot_p99_s;
+  if (per_token && q.output_tokens < 2) r.fail("output_tokens", "a time per output token needs at least 2 output tokens");
   auto wf = weight_format_from_string(c.precision);
   if (!wf) r.fail("precision", "expected bf16, fp16, fp8, int8, int4 or fp4");
   q.weights = *wf;
@@ -392,6 +395,10 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     throw InputError(fmt::format("{}: expected an object with a 'cases' list", origin));
   if (auto u = unknown_key(doc, {"schema_version", "description", "source_families", "cases"}))
     throw InputError(fmt::format("{}: field '{}': {}", origin, u->key, u->message));
+  // Version 1 is the case format docs/validation.md describes; a file written for another would be read wrong.
+  if (doc.contains("schema_version") && doc["schema_version"] != 1)
+    throw InputError(fmt::format("{}: schema_version {}: this gpuadvisor reads case files of schema_version 1 (docs/validation.md)", origin,
+                                 doc["schema_version"].dump()));
   const std::map<std::string, std::string> family_of_source = read_source_families(origin, doc);
   std::vector<ValidationCase> out;
   std::set<std::string> ids;
