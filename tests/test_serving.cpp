@@ -682,3 +682,15 @@ TEST_CASE("estimate --batch beyond what memory holds exits 3 with the memory's r
   // A batch that fits runs as given.
   CHECK(run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --batch 64").code == 0);
 }
+
+TEST_CASE("A load no option carries is named as the limit, not a time per token that meets its target") {
+  using cli_test::run;
+  const auto t = run("recommend --task inference --model llama-3-8b --requests-per-second 1e6");
+  CHECK(t.code == 3);
+  CHECK(t.err.find("is the limit") != std::string::npos);
+  CHECK(t.err.find("(--max-instances)") != std::string::npos);  // each type's line names what bounds the replicas
+  // Where the targets themselves are out of reach, the per-token figure stays the reason.
+  const auto slow = run("recommend --task inference --model llama-3-70b --requests-per-second 1 --max-tpot 1ms");
+  CHECK(slow.code == 3);
+  CHECK(slow.err.find("is the limit") == std::string::npos);
+}

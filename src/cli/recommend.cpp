@@ -222,6 +222,10 @@ class RecommendCommand : public Command {
         best = fmt::format("; the time to first token is the limit: the lowest, {}'s, is {:.0f} ms at batch 1 against the {:.0f} ms target "
                            "(--max-ttft, or shorter --prompt-tokens)",
                            result.best_batch1_ttft_option, *result.best_batch1_ttft_s * 1e3, *w.max_ttft_s * 1e3);
+      else if (result.best_batch1_tpot_s && w.max_tpot_s && *result.best_batch1_tpot_s <= *w.max_tpot_s && w.requests_per_second)
+        best = fmt::format("; the targets are met at batch 1 ({} reaches {:.1f} ms per output token), so the load of {:.3g} requests/s is the "
+                           "limit: each type's line says how many replicas it needs (--max-instances allows more)",
+                           result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, *w.requests_per_second);
       else if (result.best_batch1_tpot_s)
         best = fmt::format("; the fastest option, {}, reaches {:.1f} ms per output token ({:.0f} tokens/s per user) at batch 1",
                            result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, 1 / *result.best_batch1_tpot_s);

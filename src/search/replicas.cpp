@@ -99,8 +99,11 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   const double most_rps = most_requests_per_second(row, m, w);
   if (const double needed = std::ceil(lambda / most_rps - 1e-9); needed > most)
     return fmt::format("the load needs at least {:.0f} replicas even at the largest batch memory holds ({:.3g} requests/s each), more than "
-                       "the {} replica{} searched",
-                       needed, most_rps, most, most > 1 ? "s" : "");
+                       "{}",
+                       needed, most_rps,
+                       most == kMaxSimulatedReplicas ? fmt::format("the {} replicas the search simulates at most", most)
+                                                     : fmt::format("the {} replica{} that {} instances hold (--max-instances)", most,
+                                                                   most > 1 ? "s" : "", max_instances));
   const int floor = std::max(w.target_utilisation_given ? replicas_at(w.target_utilisation) : 1, replicas_at(most_rps / capacity));
   auto ok = [&](int r) { return meets_targets(sims.at(m, w, row, r), w); };
   auto step = [](int guess, int k) { return std::max(1, static_cast<int>(std::lround(guess * 0.1 * (1 << k)))); };
