@@ -936,6 +936,19 @@ TEST_CASE("cli: a mean request longer than the model's context is refused, not p
   CHECK(reasoning.code == 2);
   CHECK(reasoning.err.find("--reasoning-tokens") != std::string::npos);
   CHECK(run("recommend --model llama-3-8b --task inference --requests-per-second 5 --prompt-tokens 7000 --output-tokens 1000").code == 0);
+  // Nor a p95 request past it (5% of requests rejected), nor a trace holding one (hostile review: both were simulated).
+  Run p95 = run("recommend --model llama-3-8b --task inference --requests-per-second 4 --output-tokens-p95 100000");
+  CHECK(p95.code == 2);
+  CHECK(p95.err.find("p95 request") != std::string::npos);
+  CHECK(run("recommend --model llama-3-8b --task inference --requests-per-second 4 --output-tokens-p95 3000").code == 0);
+  test_files::TempDir dir("gpuadvisor_context_trace");
+  test_files::write(dir.file("t.jsonl"), "{\"arrival_s\": 0, \"prompt_tokens\": 100, \"output_tokens\": 10}\n"
+                                         "{\"arrival_s\": 1, \"prompt_tokens\": 9000, \"output_tokens\": 10}\n"
+                                         "{\"arrival_s\": 2, \"prompt_tokens\": 100, \"output_tokens\": 10}\n");
+  Run trace = run("recommend --model llama-3-8b --task inference --trace " + dir.file("t.jsonl"));
+  CHECK(trace.code == 2);
+  CHECK(trace.err.find("1 of its 3 requests are longer") != std::string::npos);
+  CHECK(run("recommend --model llama-3.1-8b --task inference --trace " + dir.file("t.jsonl")).code == 0);  // 128k context
 }
 
 TEST_CASE("cli: serving on a GPU without bf16 says fp16, as it runs") {

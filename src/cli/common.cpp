@@ -583,6 +583,17 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}{}", o.engine, engine_names(), did_you_mean(o.engine, names_of(engine_profiles()))));
   }
   InferenceWorkload w = make_inference_workload(r);
+  // A trace's request longer than the model's context is one the engine rejects: the trace is refused, naming how many.
+  if (m.context_length > 0 && w.trace) {
+    const auto longer = std::count_if(w.trace->requests.begin(), w.trace->requests.end(), [&](const TraceRequest& q) {
+      return q.prompt_tokens + q.output_tokens + w.reasoning_tokens > m.context_length;
+    });
+    if (longer > 0)
+      throw InputError(fmt::format("--trace {}: {} of its {} requests are longer than {}'s context length of {} tokens (prompt + output{}), and "
+                                   "the engine rejects them; a model with a longer context, or the trace without them",
+                                   w.trace->name, longer, w.trace->requests.size(), m.name, m.context_length,
+                                   w.reasoning_tokens > 0 ? " + reasoning" : ""));
+  }
   // A mean request longer than the model's context is one no engine serves (vLLM rejects it at admission): refused, never priced.
   const double request_tokens = w.prompt_tokens + w.generated_tokens_per_sequence();
   if (m.context_length > 0 && request_tokens > m.context_length)
@@ -590,6 +601,13 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
                                  "would serve it: shorter --prompt-tokens, --output-tokens{}",
                                  w.prompt_tokens, w.generated_tokens_per_sequence(), m.name, m.context_length,
                                  w.reasoning_tokens > 0 ? " or --reasoning-tokens" : ""));
+  // Nor lengths whose p95 request is (5% or more of the requests rejected).
+  const double p95_tokens = std::max(w.prompt_tokens_p95 + w.generated_tokens_per_sequence(),
+                                     w.prompt_tokens + w.output_tokens_p95 + w.reasoning_tokens);
+  if (m.context_length > 0 && !w.trace && p95_tokens > m.context_length)
+    throw InputError(fmt::format("a p95 request of {:.0f} tokens is longer than {}'s context length of {} tokens: at least 5% of requests would be "
+                                 "rejected by the engine; lower --prompt-tokens-p95 or --output-tokens-p95",
+                                 p95_tokens, m.name, m.context_length));
   if (!r.engine)
     w.assumptions.push_back(fmt::format("served with {} on GPUs and {} on Inferentia/Trainium (default; --engine to choose)", kDefaultCudaEngine,
                                         kDefaultNeuronEngine));
