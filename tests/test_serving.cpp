@@ -445,7 +445,9 @@ TEST_CASE("A request trace reads as load generators and published traces write i
       {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 5}\n{\"timestamp\": 1, \"input_length\": 3, \"output_length\": 5}", "same instant"},
       {"time,prompt,output\n1,2,3\n2,3,4\n", "header needs"},
       {"arrival_s,prompt_tokens,output_tokens\n1,2,3\nsoon,3,4\n", "neither seconds"},
-      {"arrival_s,prompt_tokens,output_tokens\n1,2,3\n2,3\n", "columns"},
+      {"arrival_s,prompt_tokens,output_tokens\n1,2,3\n2,3\n", "2 fields, the header has 3"},
+      {"arrival_s,prompt_tokens,output_tokens\n0,100,10,999,abc\n1,2,3\n", "5 fields, the header has 3"},
+      {"arrival_s,prompt_tokens,prompt_tokens,output_tokens\n0,1,2,3\n1,2,3,4\n", "two header columns"},
       {"", "at least 2"},
   };
   for (const auto& [text, says] : bad) {

@@ -115,14 +115,24 @@ int column_of(const std::vector<std::string_view>& header, const std::array<cons
   return -1;
 }
 
+// Header columns that one of `names` names: more than one leaves the column ambiguous.
+template <size_t N>
+int columns_named(const std::vector<std::string_view>& header, const std::array<const char*, N>& names) {
+  int count = 0;
+  for (std::string_view h : header)
+    for (const char* n : names)
+      if (lower(trim(h)) == n) ++count;
+  return count;
+}
+
 struct Columns {
   int arrival, prompt, output;
+  size_t width;  // the header's fields: a row has as many
 };
 
 TraceRequest csv_request(std::string_view line, const Columns& c, const Place& at) {
   const auto f = fields_of(line);
-  const int needed = std::max({c.arrival, c.prompt, c.output});
-  if (static_cast<int>(f.size()) <= needed) at.fail(fmt::format("{} columns, the header has more", f.size()));
+  if (f.size() != c.width) at.fail(fmt::format("{} fields, the header has {}", f.size(), c.width));
   TraceRequest r;
   const auto arrival = number_of(f[c.arrival]) ? number_of(f[c.arrival]) : date_time_of(f[c.arrival]);
   if (!arrival) at.fail(fmt::format("arrival '{}' is neither seconds nor a date and time", std::string(trim(f[c.arrival])).substr(0, 40)));
@@ -167,7 +177,9 @@ RequestTrace parse_request_trace(std::string_view text, const std::string& name)
       t.requests.push_back(json_request(o, at));
     } else if (!columns) {
       const auto header = fields_of(line);
-      columns = Columns{column_of(header, kArrivalNames), column_of(header, kPromptNames), column_of(header, kOutputNames)};
+      columns = Columns{column_of(header, kArrivalNames), column_of(header, kPromptNames), column_of(header, kOutputNames), header.size()};
+      if (columns_named(header, kArrivalNames) > 1 || columns_named(header, kPromptNames) > 1 || columns_named(header, kOutputNames) > 1)
+        at.fail("two header columns name the same field (arrival, prompt or output tokens): which one is meant is not clear");
       if (columns->arrival < 0 || columns->prompt < 0 || columns->output < 0)
         at.fail("a CSV trace's header needs an arrival column (arrival_s, timestamp), a prompt column (prompt_tokens, input_length, "
                 "request tokens, contexttokens) and an output column (output_tokens, output_length, response tokens, generatedtokens)");
