@@ -552,6 +552,13 @@ TEST_CASE("cli: a misspelt flag gets the nearest flag of its command") {
   r = run("recommend --xyzzy 3");
   CHECK(r.code == 2);
   CHECK(r.err.find("did you mean") == std::string::npos);  // nothing close: no guess
+  // A missing required option does not hide the unknown flag that caused it (hostile review).
+  r = run("estimate --bogus");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--bogus is not an option of `estimate`") != std::string::npos);
+  r = run("estimate --instnace p5.48xlarge --params 7B");
+  CHECK(r.err.find("--instnace: did you mean --instance?") != std::string::npos);
+  CHECK(r.err.find("--instnace is not an option") != std::string::npos);
   r = run("recommend --params 7B --task lora --deadline 2 days");  // the shell split the duration
   CHECK(r.code == 2);
   CHECK(r.err.find("write a duration as one word: '2days'") != std::string::npos);

@@ -37,15 +37,41 @@ bool wants_json(int argc, char** argv) {
 
 // "; --parms: did you mean --params?" for each flag on the command line that
 // the chosen command does not have and that is close to one it has.
-std::string flag_suggestions(CLI::App& app, int argc, char** argv) {
+// The command named on the line (the app itself without one).
+CLI::App* named_command(CLI::App& app, int argc, char** argv) {
   CLI::App* cmd = &app;
   for (int i = 1; i < argc; ++i)
     for (CLI::App* s : cmd->get_subcommands([](CLI::App*) { return true; }))
       if (s->get_name() == argv[i]) cmd = s;
+  return cmd;
+}
+
+// Every --flag the app and the named command know.
+std::vector<std::string> known_flags(CLI::App& app, CLI::App* cmd) {
   std::vector<std::string> names;
   for (const CLI::App* a : {static_cast<const CLI::App*>(&app), static_cast<const CLI::App*>(cmd)})
     for (const CLI::Option* o : a->get_options())
       for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+  return names;
+}
+
+// The --flags on the line that the command does not know: CLI11 reports a
+// missing required option before them, which hides the typo that caused it.
+std::vector<std::string> unknown_flags(CLI::App& app, int argc, char** argv) {
+  const std::vector<std::string> names = known_flags(app, named_command(app, argc, argv));
+  std::vector<std::string> out;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0 || a.size() < 3) continue;
+    const std::string flag = a.substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), flag) == names.end()) out.push_back(flag);
+  }
+  return out;
+}
+
+std::string flag_suggestions(CLI::App& app, int argc, char** argv) {
+  const std::vector<std::string> names = known_flags(app, named_command(app, argc, argv));
   std::string out;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -211,7 +237,12 @@ int run(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const std::string message = e.what() + flag_suggestions(app, argc, argv);
+    const std::vector<std::string> unknown = unknown_flags(app, argc, argv);
+    const bool hidden = e.get_name() == "RequiredError" && !unknown.empty();
+    const std::string message = (hidden ? fmt::format("{} {} not an option of `{}` (and {})", fmt::join(unknown, ", "), unknown.size() > 1 ? "are" : "is",
+                                                      named_command(app, argc, argv)->get_name(), e.what())
+                                        : std::string(e.what())) +
+                                flag_suggestions(app, argc, argv);
     if (!wants_json(argc, argv)) {
       // The parser's message under the tool's own prefix, as every other input error.
       std::cerr << fmt::format("gpuadvisor: error: {}\nRun with --help for more information.\n", message);
