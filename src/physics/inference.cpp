@@ -20,10 +20,8 @@ constexpr double kActivationBytes = 2;  // 16-bit activations between layers
 
 double kv_bytes(Precision p) { return p == Precision::fp8 ? 1 : 2; }
 
-// Ranks of a tensor-parallel all-reduce: the accelerators, or on Neuron the
-// NeuronCores (a chip's cores shard the model and all-reduce too).
-
-// Small-message all-reduce for decode: one latency (growing with the ranks on
+// Small-message all-reduce for decode over the group's ranks (its NeuronCores
+// on Neuron: tensor_parallel_ranks): one latency (growing with the ranks on
 // Neuron's rings) plus the ring bandwidth term.
 double decode_all_reduce_s(double bytes, int tp, const Accelerator& acc) {
   const int ranks = tensor_parallel_ranks(acc, tp);

@@ -674,9 +674,6 @@ int step_tokens(const ServingLaunch& s, std::string_view engine) {
   return engine_prefill_chunk_tokens(profile_for(s, engine), *s.accelerator);
 }
 
-// vLLM on CUDA, or with the Neuron plugin (vllm-neuron) on Inferentia/Trainium,
-// where the GPU memory fraction does not apply and the tensor-parallel size
-// counts NeuronCores (2 per Inferentia2/Trainium chip, 4 logical per Trainium2).
 // Where one engine server listens: its port, its TensorRT-LLM options file,
 // and the replicas of the layout it serves as its own data-parallel ranks
 // (SkyServe's one port per instance, one_server_per_instance). Replicas that
@@ -688,6 +685,9 @@ struct ServerSlot {
   static ServerSlot replica(int j) { return {8000 + j, 1, fmt::format("/tmp/trtllm-options-{}.yaml", j)}; }
 };
 
+// vLLM on CUDA, or with the Neuron plugin (vllm-neuron) on Inferentia/Trainium,
+// where the GPU memory fraction does not apply and the tensor-parallel size
+// counts NeuronCores (2 per Inferentia2/Trainium chip, 4 logical per Trainium2).
 // The experts of an MoE model are split by tensor parallelism unless the
 // layout is expert parallel (--enable-expert-parallel: EP = TP x DP); with
 // attention data parallelism each of --data-parallel-size engines runs its own
