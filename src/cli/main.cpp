@@ -70,14 +70,11 @@ std::vector<std::string> unknown_flags(CLI::App& app, int argc, char** argv) {
   return out;
 }
 
-std::string flag_suggestions(CLI::App& app, int argc, char** argv) {
+// The nearest known flag to each unknown one, and a duration the shell split.
+std::string flag_suggestions(CLI::App& app, int argc, char** argv, const std::vector<std::string>& unknown) {
   const std::vector<std::string> names = known_flags(app, named_command(app, argc, argv));
   std::string out;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--", 0) != 0 || a.size() < 3) continue;
-    const std::string flag = a.substr(0, a.find('='));
-    if (std::find(names.begin(), names.end(), flag) != names.end()) continue;
+  for (const std::string& flag : unknown) {
     const auto near = gpuadvisor::nearest_names(flag, names, 1);
     if (!near.empty() && gpuadvisor::edit_distance(flag, near.front()) <= std::max<size_t>(2, flag.size() / 4))
       out += fmt::format("; {}: did you mean {}?", flag, near.front());
@@ -242,7 +239,7 @@ int run(int argc, char** argv) {
     const std::string message = (hidden ? fmt::format("{} {} not an option of `{}` (and {})", fmt::join(unknown, ", "), unknown.size() > 1 ? "are" : "is",
                                                       named_command(app, argc, argv)->get_name(), e.what())
                                         : std::string(e.what())) +
-                                flag_suggestions(app, argc, argv);
+                                flag_suggestions(app, argc, argv, unknown);
     if (!wants_json(argc, argv)) {
       // The parser's message under the tool's own prefix, as every other input error.
       std::cerr << fmt::format("gpuadvisor: error: {}\nRun with --help for more information.\n", message);
