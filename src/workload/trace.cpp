@@ -107,22 +107,18 @@ std::vector<std::string_view> fields_of(std::string_view line) {
   return out;
 }
 
+// The header column one of `names` names: -1 for none; two or more leave the
+// field ambiguous, and the trace is refused at `at`.
 template <size_t N>
-int column_of(const std::vector<std::string_view>& header, const std::array<const char*, N>& names) {
+int column_of(const std::vector<std::string_view>& header, const std::array<const char*, N>& names, const Place& at) {
+  int found = -1;
   for (size_t i = 0; i < header.size(); ++i)
     for (const char* n : names)
-      if (lower(trim(header[i])) == n) return static_cast<int>(i);
-  return -1;
-}
-
-// Header columns that one of `names` names: more than one leaves the column ambiguous.
-template <size_t N>
-int columns_named(const std::vector<std::string_view>& header, const std::array<const char*, N>& names) {
-  int count = 0;
-  for (std::string_view h : header)
-    for (const char* n : names)
-      if (lower(trim(h)) == n) ++count;
-  return count;
+      if (lower(trim(header[i])) == n) {
+        if (found >= 0) at.fail("two header columns name the same field (arrival, prompt or output tokens): which one is meant is not clear");
+        found = static_cast<int>(i);
+      }
+  return found;
 }
 
 struct Columns {
@@ -177,9 +173,7 @@ RequestTrace parse_request_trace(std::string_view text, const std::string& name)
       t.requests.push_back(json_request(o, at));
     } else if (!columns) {
       const auto header = fields_of(line);
-      columns = Columns{column_of(header, kArrivalNames), column_of(header, kPromptNames), column_of(header, kOutputNames), header.size()};
-      if (columns_named(header, kArrivalNames) > 1 || columns_named(header, kPromptNames) > 1 || columns_named(header, kOutputNames) > 1)
-        at.fail("two header columns name the same field (arrival, prompt or output tokens): which one is meant is not clear");
+      columns = Columns{column_of(header, kArrivalNames, at), column_of(header, kPromptNames, at), column_of(header, kOutputNames, at), header.size()};
       if (columns->arrival < 0 || columns->prompt < 0 || columns->output < 0)
         at.fail("a CSV trace's header needs an arrival column (arrival_s, timestamp), a prompt column (prompt_tokens, input_length, "
                 "request tokens, contexttokens) and an output column (output_tokens, output_length, response tokens, generatedtokens)");
