@@ -45,13 +45,11 @@ std::string latency_text(double s) { return s < 1 ? fmt::format("{:.0f} ms", s *
 // rounding is printed with the digits that show it (30.04 ms against 30 ms,
 // not 30 ms against 30 ms).
 std::string latency_text(double s, double target_s) {
-  const std::string text = latency_text(s);
-  if (s <= target_s || text != latency_text(target_s)) return text;
-  for (int digits = 1; digits <= 3; ++digits) {
-    const std::string finer = s < 1 ? fmt::format("{:.{}f} ms", s * 1e3, digits) : fmt::format("{:.{}f} s", s, digits + 1);
-    if (finer != (s < 1 ? fmt::format("{:.{}f} ms", target_s * 1e3, digits) : fmt::format("{:.{}f} s", target_s, digits + 1))) return finer;
-  }
-  return text;
+  if (s <= target_s || latency_text(s) != latency_text(target_s)) return latency_text(s);
+  auto finer = [&](double v, int digits) { return s < 1 ? fmt::format("{:.{}f} ms", v * 1e3, digits) : fmt::format("{:.{}f} s", v, digits + 1); };
+  for (int digits = 1; digits <= 3; ++digits)
+    if (finer(s, digits) != finer(target_s, digits)) return finer(s, digits);
+  return latency_text(s);
 }
 
 // What the simulated users at `replicas` missed, for the rejection.
