@@ -157,15 +157,19 @@ void bench_serving_search(const Catalog& catalog) {
     const char* label;
     const char* model;
     double requests_per_second;
+    double reasoning_tokens;
   };
-  const Service services[] = {{"llama-3-8b service, 20 req/s", "llama-3-8b", 20},
-                              {"llama-3-70b service, 5 req/s", "llama-3-70b", 5},
-                              {"deepseek-v3 service, 10 req/s", "deepseek-v3", 10}};
+  const Service services[] = {{"llama-3-8b service, 20 req/s", "llama-3-8b", 20, 0},
+                              {"llama-3-8b service, 200 req/s", "llama-3-8b", 200, 0},
+                              {"llama-3-70b service, 5 req/s", "llama-3-70b", 5, 0},
+                              {"deepseek-v3 service, 10 req/s", "deepseek-v3", 10, 0},
+                              {"gpt-oss-120b, 10k reasoning tokens, 2 req/s", "gpt-oss-120b", 2, 10000}};
   fmt::print("\n{:<42} {:>10} {:>10} {:>12}\n", "serving search with a load", "best ms", "median ms", "replicas");
   for (const Service& x : services) {
     const ModelSpec& m = *find_model_preset(x.model);
     InferenceRequest q;
     q.requests_per_second = x.requests_per_second;
+    q.reasoning_tokens = x.reasoning_tokens;
     q.model_active_params = m.active_params();
     if (!m.native_weights.empty()) q.weights = *weight_format_from_string(m.native_weights);
     const InferenceWorkload w = make_inference_workload(q);

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "gpuadvisor/catalog/catalog.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/physics/inference.hpp"
@@ -168,6 +171,17 @@ TEST_CASE("KV-cache bytes per token of the modern configs (hand-computed), and l
   CHECK(gemma.attended_tokens(512) == 512);  // below the window every layer sees everything
   const ModelSpec oss = fixture("gpt-oss-120b");
   CHECK(oss.attended_tokens(8192) * oss.layers == Approx(18.0 * 8192 + 18.0 * 128));
+  // Summed over sequences (the serving simulator's steps): the sum of the
+  // contexts and of the contexts cut at the window give the same total.
+  const std::vector<double> contexts{17, 128, 129.5, 4096, 20000};
+  double each = 0, whole = 0, windowed = 0;
+  for (const double c : contexts) {
+    each += oss.attended_tokens(c);
+    whole += c;
+    windowed += std::min(c, 128.0);
+  }
+  CHECK(oss.attended_tokens_of_sums(whole, windowed) == Approx(each));
+  CHECK(find_model_preset("llama-3-8b")->attended_tokens_of_sums(whole, 0) == whole);  // no sliding layers: the contexts
 }
 
 TEST_CASE("Llama-4-Maverick in fp8 fits one p5.48xlarge with room for a KV cache") {

@@ -454,6 +454,21 @@ TEST_CASE("percentiles interpolate between the closest ranks: the median of an e
   CHECK(percentile({0.2, 0.0}, 0.5) == Approx(0.1));  // two cases: not the lower one
 }
 
+TEST_CASE("percentiles by selection give exactly what sorting gives, ties and the smallest samples included") {
+  const std::vector<double> q{0.0, 0.5, 0.9, 0.99, 1.0};
+  std::vector<std::vector<double>> samples{{}, {7}, {2, 1}, {3, 3, 3, 1}, {5, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}};
+  std::vector<double> drawn;
+  for (int i = 0; i < 1001; ++i) drawn.push_back(static_cast<double>((i * 7919) % 1009) / 10.0);  // a permutation with ties
+  samples.push_back(drawn);
+  for (std::vector<double> v : samples) {
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    const std::vector<double> got = percentiles_by_selection(v, q);
+    REQUIRE(got.size() == q.size());
+    for (size_t i = 0; i < q.size(); ++i) CHECK(got[i] == percentile_of_sorted(sorted, q[i]));
+  }
+}
+
 TEST_CASE("a serving case under a closed loop of clients, or measuring a latency percentile, is predicted by the simulator") {
   auto serving = [](const std::string& fields) {
     return R"({"cases": [{"id": "C1", "task": "inference", "model": "llama-3-8b", "system": "p5.48xlarge", "precision": "bf16",

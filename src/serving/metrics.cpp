@@ -22,10 +22,10 @@ Percentiles percentiles_of(std::vector<double> v) {
   Percentiles p;
   if (v.empty()) return p;
   p.mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-  std::sort(v.begin(), v.end());
-  p.p50 = percentile_of_sorted(v, 0.5);
-  p.p90 = percentile_of_sorted(v, 0.9);
-  p.p99 = percentile_of_sorted(v, 0.99);
+  const std::vector<double> q = percentiles_by_selection(v, {0.5, 0.9, 0.99});
+  p.p50 = q[0];
+  p.p90 = q[1];
+  p.p99 = q[2];
   return p;
 }
 
@@ -88,7 +88,7 @@ ServiceMetrics service_metrics(const std::vector<SimRequest>& requests, const Sc
   }
   out.preemptions = totals.preemptions;
   out.steps = totals.steps;
-  out.saturated = out.unfinished > 0 || (open_loop && out.completed > 0 && queue_growing(requests, percentile(service, 0.5)));
+  out.saturated = out.unfinished > 0 || (open_loop && out.completed > 0 && queue_growing(requests, percentiles_by_selection(service, {0.5})[0]));
   return out;
 }
 

@@ -19,14 +19,40 @@ struct Sequence {
   int generated = 0;      // output tokens out
   int64_t blocks = 0;     // its own: the shared prefix's are held once for all
   int shared = 0;         // leading prompt tokens in the shared prefix, cached before it arrives
+  int64_t shared_blocks = 0;  // the blocks those fill (held once for all)
   double credit = 0;      // speculative decoding: the fraction of a token emitted but not yet out
+  int output_tokens = 0;  // the request's (kept here: the loops over running sequences read it every step)
   bool decoding() const { return computed == prompt_target; }
+  int left() const { return output_tokens - generated; }
 };
 
 struct Chunk {
   size_t index;  // into running
   int tokens;
 };
+
+// The attended tokens of a step's sequences, summed: attended_tokens is
+// linear in the context and the context cut at the sliding window, so the
+// two (whole or half tokens) are summed as integers and the formula applied
+// once. The integer sums are exact, the same in any order, and no addition
+// waits on the last (the loops over running sequences are the simulator's
+// inner loop).
+class AttendedSum {
+ public:
+  explicit AttendedSum(const ModelSpec& m) : model_(m), window_(m.every_layer_attends_all() ? 0 : m.sliding_window) {}
+  void add(double context) {
+    half_tokens_ += static_cast<int64_t>(2 * context);
+    if (window_ > 0) half_windowed_ += static_cast<int64_t>(2 * std::min<double>(context, window_));
+  }
+  double total() const { return model_.attended_tokens_of_sums(half_tokens_ / 2.0, half_windowed_ / 2.0); }
+
+ private:
+  const ModelSpec& model_;
+  const int64_t window_;  // 0: every layer attends to the whole context
+  int64_t half_tokens_ = 0, half_windowed_ = 0;
+};
+
+constexpr int64_t kMostTabledTokens = 1 << 18;
 
 class Engine {
  public:
@@ -36,21 +62,42 @@ class Engine {
         every_token_cached_(kv_cached_tokens(m, e, 1e15) == 1e15) {
     pool_.total = l.kv_blocks;
     pool_.used = std::min(l.kv_blocks, blocks_for(l.shared_prefix_tokens));  // the shared prefix, held once
+    if (!every_token_cached_) table_blocks();
   }
   SchedulerTotals run();
 
  private:
   // Blocks a sequence of `tokens` holds; every layer caches them all unless
   // the model has sliding-window layers the engine caches only a window of.
-  int64_t blocks_for(double tokens) const {
-    return KvBlockPool::blocks_for(every_token_cached_ ? tokens : kv_cached_tokens(model_, engine_, tokens));
+  // (Whole tokens: the loops over running sequences ask this every step.)
+  int64_t blocks_for(int64_t tokens) const {
+    if (every_token_cached_) return (tokens + kKvBlockTokens - 1) / kKvBlockTokens;
+    if (tokens >= 0 && tokens < static_cast<int64_t>(blocks_at_.size())) return blocks_at_[tokens];
+    return KvBlockPool::blocks_for(model_.attended_tokens(static_cast<double>(tokens)));  // kv_cached_tokens where not every token is
+  }
+  // Sliding-window caches: blocks_for by table up to the longest request
+  // (the formula's divisions were most of the inner loop's time).
+  void table_blocks() {
+    int64_t longest = 0;
+    for (const SimRequest& r : requests_) longest = std::max<int64_t>(longest, r.prompt_tokens + r.output_tokens);
+    const int64_t size = std::min<int64_t>(longest + limits_.decode_lookahead + 2, kMostTabledTokens);
+    std::vector<int64_t> table(size);
+    for (int64_t t = 0; t < size; ++t) table[t] = blocks_for(t);
+    blocks_at_ = std::move(table);
   }
   // A sequence's own blocks at `tokens` cached: beyond the shared prefix.
-  int64_t own_blocks(const Sequence& s, double tokens) const { return blocks_for(tokens) - blocks_for(s.shared); }
+  int64_t own_blocks(const Sequence& s, int64_t tokens) const { return blocks_for(tokens) - s.shared_blocks; }
   // A request as it joins the queue: its shared prefix already computed and cached.
   Sequence arriving(int request, int prompt_target, int generated) const {
     const int shared = std::min(limits_.shared_prefix_tokens, requests_[request].prompt_tokens - 1);
-    return Sequence{request, prompt_target, shared, shared, generated, 0, std::max(0, shared)};
+    return Sequence{.request = request,
+                    .prompt_target = prompt_target,
+                    .computed = shared,
+                    .cached = shared,
+                    .generated = generated,
+                    .shared = std::max(0, shared),
+                    .shared_blocks = blocks_for(std::max(0, shared)),
+                    .output_tokens = requests_[request].output_tokens};
   }
   // Tokens `steps` decode steps emit for a sequence (all of them without
   // speculation); `take` keeps the credit they leave.
@@ -76,6 +123,7 @@ class Engine {
   const EngineProfile& engine_;
   const EarlyStop& stop_;
   const bool every_token_cached_;
+  std::vector<int64_t> blocks_at_;  // blocks_for by token count, where not every token is cached
   int late_ttft_ = 0, late_tpot_ = 0;  // requests that missed each target (EarlyStop)
   KvBlockPool pool_;
   std::deque<Sequence> waiting_;
@@ -89,11 +137,11 @@ class Engine {
 };
 
 int Engine::emitted(Sequence& s, int steps, bool take) const {
-  if (limits_.tokens_per_decode_step == 1) return std::min(steps, requests_[s.request].output_tokens - s.generated);
+  if (limits_.tokens_per_decode_step == 1) return std::min(steps, s.left());
   const double total = s.credit + steps * limits_.tokens_per_decode_step;
   const int whole = static_cast<int>(std::floor(total + 1e-9));
   if (take) s.credit = total - whole;
-  return std::min(whole, requests_[s.request].output_tokens - s.generated);
+  return std::min(whole, s.left());
 }
 
 void Engine::arrive() {
@@ -205,11 +253,11 @@ void Engine::account(double dt, int64_t steps) {
 void Engine::finish_done() {
   for (size_t i = 0; i < running_.size();) {
     Sequence& s = running_[i];
-    SimRequest& r = requests_[s.request];
-    if (s.generated < r.output_tokens) {
+    if (s.generated < s.output_tokens) {
       ++i;
       continue;
     }
+    SimRequest& r = requests_[s.request];
     r.finish_s = now_;
     if (r.output_tokens > 1 && (now_ - r.first_token_s) / (r.output_tokens - 1) > stop_.max_tpot_s) ++late_tpot_;
     pool_.give(s.blocks);
@@ -230,11 +278,13 @@ void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
     c.prefill_attended_pairs += k.tokens * model_.attended_tokens(s.computed + k.tokens / 2.0);
     chunked[k.index] = 1;
   }
+  AttendedSum attended(model_);
   for (size_t i = 0; decode && i < running_.size(); ++i)
     if (!chunked[i] && running_[i].decoding()) {
       ++c.decode_sequences;
-      c.decode_attended_tokens += model_.attended_tokens(running_[i].cached);
+      attended.add(running_[i].cached);
     }
+  c.decode_attended_tokens = attended.total();
   account(timer_.step_s(c), 1);
   for (const Chunk& k : chunks) {
     Sequence& s = running_[k.index];
@@ -263,15 +313,18 @@ void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
 int Engine::decode_run_length(double step_s) const {
   int k = 1 << 30;
   const double per_step = limits_.tokens_per_decode_step;
-  for (const Sequence& s : running_)
-    k = std::min(k, std::max(1, static_cast<int>(std::ceil((requests_[s.request].output_tokens - s.generated - s.credit) / per_step - 1e-9))));
+  if (per_step == 1)
+    for (const Sequence& s : running_) k = std::min(k, std::max(1, s.left()));
+  else
+    for (const Sequence& s : running_)
+      k = std::min(k, std::max(1, static_cast<int>(std::ceil((s.left() - s.credit) / per_step - 1e-9))));
   const bool room = static_cast<int>(running_.size()) < limits_.max_sequences;
   if (!arrivals_.closed_loop && waiting_.empty() && room && next_ < requests_.size())
     k = std::min<double>(k, std::max(1.0, std::ceil((requests_[next_].arrival_s - now_) / step_s)));
   if (limits_.reserves_full_kv) return std::max(k, 1);
   auto extra = [&](int steps) {
     int64_t n = 0;
-    for (const Sequence& s : running_) n += own_blocks(s, s.cached + std::ceil(s.credit + steps * per_step)) - s.blocks;
+    for (const Sequence& s : running_) n += own_blocks(s, s.cached + static_cast<int64_t>(std::ceil(s.credit + steps * per_step))) - s.blocks;
     return n;
   };
   while (k > 1 && extra(k) > pool_.free()) k /= 2;
@@ -281,19 +334,18 @@ int Engine::decode_run_length(double step_s) const {
 void Engine::run_decodes(int steps) {
   StepComposition c;
   c.decode_sequences = static_cast<int>(running_.size());
-  // Each sequence's context over the run: from what it holds to what it will, at the mean.
-  for (Sequence& s : running_) {
-    Sequence probe = s;
-    c.decode_attended_tokens += model_.attended_tokens(s.cached + (emitted(probe, steps, false) - 1) / 2.0);
-  }
+  AttendedSum attended(model_);
   for (Sequence& s : running_) {
     const int tokens = emitted(s, steps, true);
+    // Its context over the run: from what it holds to what it will, at the mean.
+    attended.add(s.cached + (tokens - 1) / 2.0);
     const int64_t need = limits_.reserves_full_kv ? 0 : own_blocks(s, s.cached + tokens) - s.blocks;
     pool_.take(need);
     s.blocks += need;
     s.generated += tokens;
     s.cached += tokens;
   }
+  c.decode_attended_tokens = attended.total();
   account(steps * timer_.step_s(c), steps);
   finish_done();
 }
@@ -328,13 +380,13 @@ SchedulerTotals Engine::run() {
       }
     }
     if (!grow_decodes()) continue;
-    for (const Sequence& s : running_) budget -= s.decoding() ? limits_.decode_lookahead : 0;  // its token, and its proposals to verify
+    const size_t decoding = std::count_if(running_.begin(), running_.end(), [](const Sequence& s) { return s.decoding(); });
+    budget -= static_cast<int>(decoding) * limits_.decode_lookahead;  // each its token, and its proposals to verify
     if (limits_.chunked) {
       continue_prefills(chunks, budget);
       if (may_admit) admit(chunks, budget);
     }
-    const bool any_decoding = std::any_of(running_.begin(), running_.end(), [](const Sequence& s) { return s.decoding(); });
-    if (chunks.empty() && !any_decoding) {
+    if (chunks.empty() && decoding == 0) {
       if (running_.size() > 1) {
         preempt_last();  // prompts stalled for blocks: the newest gives its blocks back
         continue;
@@ -342,19 +394,19 @@ SchedulerTotals Engine::run() {
       reject_alone();
       continue;
     }
-    const bool decode_only = chunks.empty() && std::all_of(running_.begin(), running_.end(), [](const Sequence& s) { return s.decoding(); });
-    if (decode_only) {
+    if (chunks.empty() && decoding == running_.size()) {  // decode only (admission adds chunks)
       StepComposition probe;
       probe.decode_sequences = static_cast<int>(running_.size());
-      for (const Sequence& s : running_) probe.decode_attended_tokens += model_.attended_tokens(s.cached);
-      const int k = decode_run_length(timer_.step_s(probe));
-      // The first step's blocks are already taken by grow_decodes.
+      AttendedSum attended(model_);
       for (Sequence& s : running_) {
+        attended.add(s.cached);
+        // The first step's blocks, taken by grow_decodes, go back: run_decodes takes the run's.
         const int64_t had = own_blocks(s, s.cached);
         pool_.give(s.blocks - had);
         s.blocks = had;
       }
-      run_decodes(k);
+      probe.decode_attended_tokens = attended.total();
+      run_decodes(decode_run_length(timer_.step_s(probe)));
     } else {
       run_step(chunks, true);
     }

@@ -11,5 +11,9 @@ namespace gpuadvisor {
 double percentile(std::vector<double> v, double q);
 // The same of a sample already in ascending order (no copy, no sort).
 double percentile_of_sorted(const std::vector<double>& sorted, double q);
+// The same for several quantiles, in ascending order, by selecting the ranks
+// they need instead of sorting the whole sample (v is reordered): the values
+// are those percentile_of_sorted gives on v sorted.
+std::vector<double> percentiles_by_selection(std::vector<double>& v, const std::vector<double>& ascending_q);
 
 }  // namespace gpuadvisor

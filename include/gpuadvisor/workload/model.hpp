@@ -75,13 +75,20 @@ struct ModelSpec {
   double query_width() const {
     return uses_mla() ? double(heads) * (qk_nope_head_dim + qk_rope_head_dim) : double(heads) * head_dim;
   }
+  bool every_layer_attends_all() const { return sliding_layers <= 0 || sliding_window <= 0; }
   // Tokens a layer attends to and caches at `context` tokens, averaged over
   // the layers: full layers see all of it, local layers at most the window.
   // Attention FLOPs and KV-cache bytes scale with layers x attended_tokens.
   double attended_tokens(double context) const {
-    if (sliding_layers <= 0 || sliding_window <= 0) return context;
-    const double local = std::min<double>(context, sliding_window);
-    return ((layers - sliding_layers) * context + sliding_layers * local) / layers;
+    if (every_layer_attends_all()) return context;
+    return attended_tokens_of_sums(context, std::min<double>(context, sliding_window));
+  }
+  // The same summed over sequences, from the sum of their contexts and the
+  // sum of their contexts cut at the window (attended_tokens is linear in
+  // the two).
+  double attended_tokens_of_sums(double contexts, double windowed_contexts) const {
+    if (every_layer_attends_all()) return contexts;
+    return ((layers - sliding_layers) * contexts + sliding_layers * windowed_contexts) / layers;
   }
 
   double attention_params_per_layer() const;
