@@ -39,17 +39,18 @@ struct Chunk {
 // inner loop).
 class AttendedSum {
  public:
-  explicit AttendedSum(const ModelSpec& m) : model_(m), window_(m.every_layer_attends_all() ? 0 : m.sliding_window) {}
-  void add(double context) {
-    half_tokens_ += static_cast<int64_t>(2 * context);
-    if (window_ > 0) half_windowed_ += static_cast<int64_t>(2 * std::min<double>(context, window_));
+  explicit AttendedSum(const ModelSpec& m) : model_(m), twice_window_(m.every_layer_attends_all() ? 0 : 2 * int64_t{m.sliding_window}) {}
+  // A sequence at a context of half `twice_context` tokens.
+  void add_twice(int64_t twice_context) {
+    twice_tokens_ += twice_context;
+    if (twice_window_ > 0) twice_windowed_ += std::min(twice_context, twice_window_);
   }
-  double total() const { return model_.attended_tokens_of_sums(half_tokens_ / 2.0, half_windowed_ / 2.0); }
+  double total() const { return model_.attended_tokens_of_sums(twice_tokens_ / 2.0, twice_windowed_ / 2.0); }
 
  private:
   const ModelSpec& model_;
-  const int64_t window_;  // 0: every layer attends to the whole context
-  int64_t half_tokens_ = 0, half_windowed_ = 0;
+  const int64_t twice_window_;  // 0: every layer attends to the whole context
+  int64_t twice_tokens_ = 0, twice_windowed_ = 0;
 };
 
 constexpr int64_t kMostTabledTokens = 1 << 18;
@@ -282,16 +283,18 @@ void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
   for (size_t i = 0; decode && i < running_.size(); ++i)
     if (!chunked[i] && running_[i].decoding()) {
       ++c.decode_sequences;
-      attended.add(running_[i].cached);
+      attended.add_twice(2 * int64_t{running_[i].cached});
     }
   c.decode_attended_tokens = attended.total();
   account(timer_.step_s(c), 1);
+  bool done = false;  // a sequence emitted its last token
   for (const Chunk& k : chunks) {
     Sequence& s = running_[k.index];
     s.computed += k.tokens;
     s.cached += k.tokens;
     if (!s.decoding()) continue;
     ++s.generated;  // the prefill's last position samples the next token
+    done = done || s.generated >= s.output_tokens;
     SimRequest& r = requests_[s.request];
     if (r.first_token_s < 0) {
       r.first_token_s = now_;
@@ -303,8 +306,9 @@ void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
       const int n = emitted(running_[i], 1, true);
       running_[i].generated += n;
       running_[i].cached += n;
+      done = done || running_[i].generated >= running_[i].output_tokens;
     }
-  finish_done();
+  if (done) finish_done();
 }
 
 // Decode-only steps change nothing but the contexts until a sequence
@@ -324,7 +328,10 @@ int Engine::decode_run_length(double step_s) const {
   if (limits_.reserves_full_kv) return std::max(k, 1);
   auto extra = [&](int steps) {
     int64_t n = 0;
-    for (const Sequence& s : running_) n += own_blocks(s, s.cached + static_cast<int64_t>(std::ceil(s.credit + steps * per_step))) - s.blocks;
+    for (const Sequence& s : running_) {
+      const int64_t tokens = per_step == 1 ? steps : static_cast<int64_t>(std::ceil(s.credit + steps * per_step));  // no credit without speculation
+      n += own_blocks(s, s.cached + tokens) - s.blocks;
+    }
     return n;
   };
   while (k > 1 && extra(k) > pool_.free()) k /= 2;
@@ -335,19 +342,21 @@ void Engine::run_decodes(int steps) {
   StepComposition c;
   c.decode_sequences = static_cast<int>(running_.size());
   AttendedSum attended(model_);
+  bool done = false;  // a sequence emitted its last token
   for (Sequence& s : running_) {
     const int tokens = emitted(s, steps, true);
     // Its context over the run: from what it holds to what it will, at the mean.
-    attended.add(s.cached + (tokens - 1) / 2.0);
+    attended.add_twice(2 * int64_t{s.cached} + tokens - 1);
     const int64_t need = limits_.reserves_full_kv ? 0 : own_blocks(s, s.cached + tokens) - s.blocks;
     pool_.take(need);
     s.blocks += need;
     s.generated += tokens;
     s.cached += tokens;
+    done = done || s.generated >= s.output_tokens;
   }
   c.decode_attended_tokens = attended.total();
   account(steps * timer_.step_s(c), steps);
-  finish_done();
+  if (done) finish_done();
 }
 
 SchedulerTotals Engine::run() {
@@ -383,7 +392,7 @@ SchedulerTotals Engine::run() {
     const size_t decoding = std::count_if(running_.begin(), running_.end(), [](const Sequence& s) { return s.decoding(); });
     budget -= static_cast<int>(decoding) * limits_.decode_lookahead;  // each its token, and its proposals to verify
     if (limits_.chunked) {
-      continue_prefills(chunks, budget);
+      if (decoding < running_.size()) continue_prefills(chunks, budget);
       if (may_admit) admit(chunks, budget);
     }
     if (chunks.empty() && decoding == 0) {
@@ -399,7 +408,7 @@ SchedulerTotals Engine::run() {
       probe.decode_sequences = static_cast<int>(running_.size());
       AttendedSum attended(model_);
       for (Sequence& s : running_) {
-        attended.add(s.cached);
+        attended.add_twice(2 * int64_t{s.cached});
         // The first step's blocks, taken by grow_decodes, go back: run_decodes takes the run's.
         const int64_t had = own_blocks(s, s.cached);
         pool_.give(s.blocks - had);
