@@ -12,6 +12,7 @@
 #include "test_files.hpp"
 #include "gpuadvisor/physics/accuracy.hpp"
 #include "gpuadvisor/physics/interruption.hpp"
+#include "gpuadvisor/report/report.hpp"
 #include <fmt/format.h>
 
 using cli_test::Run;
@@ -23,6 +24,17 @@ TEST_CASE("cli: --version names the catalog and its price date") {
   CHECK(r.code == 0);
   CHECK(r.out.find("catalog 2026.11.0") != std::string::npos);
   CHECK(r.out.find("prices as of 2026-11-29") != std::string::npos);
+  // A script that asks for JSON gets one document in the envelope, either order of the flags.
+  for (const char* line : {"--version --format json", "--format json --version", "--format=json --version"}) {
+    Run j = run(line);
+    INFO(line);
+    REQUIRE(j.code == 0);
+    const auto doc = nlohmann::json::parse(j.out);
+    CHECK(doc["command"] == "version");
+    CHECK(doc["version"] == std::string(gpuadvisor::tool_version()));
+    CHECK(doc["catalog"]["version"] == "2026.11.0");
+    CHECK(doc["catalog"]["prices_as_of"] == "2026-11-29");
+  }
 }
 
 TEST_CASE("cli: catalog --format json lists every family and round-trips prices") {

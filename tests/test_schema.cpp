@@ -78,6 +78,7 @@ TEST_CASE("JSON outputs validate against docs/schema") {
   CHECK(output_valid("envelope", "models"));
   CHECK(output_valid("envelope", "catalog show p5.48xlarge"));
   CHECK(output_valid("envelope", "calibrate --leave-one-source-out"));
+  CHECK(output_valid("envelope", "--version"));
   // The overlay goes to a file of the test's own: a test never writes to a device path (as root, a rename over /dev/null replaced it).
   const std::string overlay = temp_name("overlay");
   CHECK(output_valid("prices-import", "prices import --offer-file " + cli_test::data("prices/offer_ec2.json") + " --output " + overlay));

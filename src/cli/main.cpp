@@ -188,8 +188,10 @@ int run(int argc, char** argv) {
       "(with --format json, errors are a JSON document too). "
       "Docs: docs/cli.md",
       "gpuadvisor"};
-  app.set_version_flag("--version", [] {
+  const bool json = wants_json(argc, argv);
+  app.set_version_flag("--version", [json] {
     Catalog c = load_catalog(embedded_catalog_source());
+    if (json) return render_version_json(c);
     return fmt::format("gpuadvisor {} (catalog {}, prices as of {})", tool_version(), c.catalog_version, c.prices_as_of);
   });
   app.require_subcommand(1);

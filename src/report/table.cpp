@@ -232,6 +232,13 @@ std::string join_sources(const std::vector<std::string>& s) {
 }  // namespace report_detail
 using namespace report_detail;
 
+std::string render_version_json(const Catalog& catalog) {
+  ordered_json j = envelope(catalog, "version");
+  j["version"] = tool_version();
+  j["warnings"] = ordered_json::array();
+  return j.dump(2);
+}
+
 // The toolkit's one Table in each format: a column added to a command's
 // table appears in every format from here.
 namespace {

@@ -42,6 +42,9 @@ inline constexpr int kJsonSchemaVersion = 2;
 // Baselines of these versions compare (the keys a comparison reads are the same).
 inline constexpr int kOldestComparableSchemaVersion = 1;
 std::string_view tool_version();
+// `--version --format json`: the tool's version in the envelope every
+// document shares (docs/json.md §version).
+std::string render_version_json(const Catalog& catalog);
 
 // A cell: what a person reads, and the typed value programs get.
 using Value = std::variant<std::monostate, double, long long, bool, std::string>;
