@@ -90,6 +90,12 @@ TEST_CASE("cli: catalog filters, sorting and errors") {
   CHECK(j["accelerator"]["dense_tflops"]["bf16"] == 989.5);
   CHECK(j["sources"].contains("AWS-AC"));
   CHECK(run("catalog --format yaml").code == 2);
+  Run family = run("catalog --family p5,zz");  // a misspelt family is an error, not an empty list
+  CHECK(family.code == 2);
+  CHECK(family.err.find("no instance family 'zz' in the catalog (it has: ") != std::string::npos);
+  CHECK(family.err.find("p5e") != std::string::npos);
+  CHECK(run("recommend --params 7B --family zz").code == 2);
+  CHECK(run("catalog --family p5 --format csv").code == 0);
 }
 
 TEST_CASE("cli: malformed catalogs exit 2 naming the file, entry and field") {

@@ -83,6 +83,7 @@ class CatalogCommand : public Command {
     if (!cl.min_memory.empty()) min_mem = parse_memory_gb(cl.min_memory, "--min-accelerator-memory");
     if (!cl.max_price.empty()) max_price = parse_usd(cl.max_price, "--max-price");
     if (cl.min_accelerators < 0) throw InputError("--min-accelerators: must be at least 0");
+    check_families(catalog, cl.families);
     for (const auto& a : cl.accelerators)
       if (!catalog.find_accelerator(a)) throw InputError(fmt::format("--accelerator: unknown accelerator '{}'", a));
     std::vector<const Instance*> list;

@@ -235,6 +235,9 @@ std::vector<std::string> row_instances(const Rows& rows) {
 // What to try when no instance type can run a training job.
 std::string nothing_fits_hint(Task task);
 // The instance type named by `flag`, or InputError with the nearest names.
+// Refuses a --family value that names no instance family of the catalog,
+// listing the families it has.
+void check_families(const Catalog& catalog, const std::vector<std::string>& families);
 const Instance& instance_named(const Catalog& catalog, const std::string& name, const char* flag);
 // --checkpoint-storage: s3 | fsx-lustre | efs | local-nvme, or InputError.
 CheckpointStorage parse_storage(const std::string& text);

@@ -805,9 +805,7 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
   r.all_counts = o.all_counts;
   r.families = o.families;
   r.exclude = o.exclude;
-  for (const auto& f : o.families)
-    if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.family == f; }))
-      throw InputError(fmt::format("--family: no instance family '{}' in the catalog", f));
+  check_families(catalog, o.families);
   for (const auto& x : o.exclude)
     if (std::none_of(catalog.instances.begin(), catalog.instances.end(), [&](const Instance& i) { return i.name == x || i.family == x; }))
       throw InputError(fmt::format("--exclude: '{}' is neither an instance type nor a family in the catalog", x));
@@ -823,6 +821,15 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
   apply_storage_options(o, r);
   warn_if_pricing_empty(catalog, r);
   return r;
+}
+
+void check_families(const Catalog& catalog, const std::vector<std::string>& families) {
+  std::vector<std::string> known;
+  for (const auto& i : catalog.instances)
+    if (std::find(known.begin(), known.end(), i.family) == known.end()) known.push_back(i.family);
+  for (const auto& f : families)
+    if (std::find(known.begin(), known.end(), f) == known.end())
+      throw InputError(fmt::format("--family: no instance family '{}' in the catalog (it has: {})", f, fmt::join(known, ", ")));
 }
 
 const Instance& instance_named(const Catalog& catalog, const std::string& name, const char* flag) {
