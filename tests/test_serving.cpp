@@ -225,6 +225,10 @@ TEST_CASE("The load flags refuse what they cannot mean") {
   CHECK(run(base + "--clients 8 --length-spread 1.5").code == 2);
   CHECK(run(base + "--clients 8 --length-spread 0.5 --prompt-tokens-p95 3000").code == 2);
   CHECK(run("recommend --params 7B --task inference --clients 8").code == 2);
+  const auto few = run(base + "--clients 32 --simulated-requests 10");  // 22 clients would never send
+  CHECK(few.code == 2);
+  CHECK(few.err.find("fewer than the 32 clients") != std::string::npos);
+  CHECK(run(base + "--clients 32 --simulated-requests 32").code == 0);
   CHECK(run(base + "--requests-per-second 1 --arrival gamma:2 --length-spread 0.5").code == 0);
 }
 

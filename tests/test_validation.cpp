@@ -490,6 +490,8 @@ TEST_CASE("a serving case under a closed loop of clients, or measuring a latency
   CHECK_THROWS_WITH(read_cases("cases.json", serving(R"(, "metric": "e2e_s")")), Catch::Contains("measured under a load"));
   CHECK_THROWS_WITH(read_cases("cases.json", serving(R"(, "clients": 8, "batch": 8, "metric": "tpot_s")")), Catch::Contains("clients"));
   CHECK_THROWS_WITH(read_cases("cases.json", serving(R"(, "clients": 0, "metric": "tpot_s")")), Catch::Contains("clients"));
+  CHECK_THROWS_WITH(read_cases("cases.json", serving(R"(, "clients": 64, "requests": 32, "metric": "tpot_s")")), Catch::Contains("fewer requests than clients"));
+  CHECK_NOTHROW(read_cases("cases.json", serving(R"(, "clients": 64, "requests": 64, "metric": "tpot_s")")));
 }
 
 TEST_CASE("the published measurements under load are read, predicted through the simulator, and held to their figures when first scored") {

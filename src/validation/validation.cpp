@@ -269,6 +269,7 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   // closed loop's first wave, every client's prompt at once, weighs in its means.
   if (const auto n = r.integer(j, "requests", 10, 1000000)) {
     if (!c.clients && !c.inference.requests_per_second) r.fail("requests", "the requests a load sent: give clients or requests_per_second with it");
+    if (c.clients && *n < *c.clients) r.fail("requests", "fewer requests than clients: some clients would never send one");
     c.inference.simulated_requests = *n;
   }
   if (is_load_metric(c.metric) && !c.clients && !c.inference.requests_per_second)

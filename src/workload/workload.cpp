@@ -313,6 +313,10 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   if (w.length_spread > 0 && (r.prompt_tokens_p95 || r.output_tokens_p95))
     throw InputError("give --length-spread (uniform lengths) or a p95 (--prompt-tokens-p95, --output-tokens-p95: lognormal lengths), not both");
   if (r.simulated_requests) check(*r.simulated_requests, 10, 1'000'000, "--simulated-requests");
+  if (r.simulated_requests && r.clients && *r.simulated_requests < *r.clients)
+    throw InputError(fmt::format("--simulated-requests {} is fewer than the {} clients: only {} of them would ever send a request, and the "
+                                 "loop would never reach its load; give at least {} (default: 8 per client)",
+                                 *r.simulated_requests, *r.clients, *r.simulated_requests, *r.clients));
   if (r.prefix_share) {
     check(*r.prefix_share, 0, 0.99, "--prefix-share");
     w.prefix_share = *r.prefix_share;
