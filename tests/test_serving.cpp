@@ -589,6 +589,17 @@ TEST_CASE("Hostile traces and loads: quoted commas, a byte-order mark, a rate ou
   CHECK(run("recommend --task inference --model llama-3-8b --requests-per-second 2 --mode offline --slo-percentile 99").code == 2);
   // One-token outputs have no time per output token: no non-finite figure.
   CHECK(run("recommend --task inference --model llama-3-8b --output-tokens 1 --requests-per-second 2.5 --format json").code == 0);
+  // A trace too short for the replicas its rate needs leaves one replica no
+  // request: the at-load rows are not simulated zeros (0.0 ms TTFT) but absent, said once.
+  test_files::TempDir dir("gpuadvisor_thin_trace");
+  std::string burst;  // 2,000 requests in 2 ms: a million requests/s, about 50,000 replicas
+  for (int i = 0; i < 2000; ++i) burst += "{\"arrival_s\": " + std::to_string(i * 1e-6) + ", \"prompt_tokens\": 1000, \"output_tokens\": 200}\n";
+  test_files::write(dir.file("burst.jsonl"), burst);
+  const auto thin = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --format json --trace " + dir.file("burst.jsonl"));
+  REQUIRE(thin.code == 0);
+  const auto doc = nlohmann::json::parse(thin.out);
+  CHECK(doc["inference"]["at_load"].value("model", "") != "simulated");
+  CHECK(doc["warnings"].dump().find("leave none for one replica") != std::string::npos);
 }
 
 TEST_CASE("Speculative decoding: tokens per step by hand, and the flag's grammar") {

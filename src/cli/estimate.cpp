@@ -265,6 +265,12 @@ class EstimateCommand : public Command {
         w.requests_per_second ? std::optional<double>(*w.requests_per_second / std::max(1, row.replicas)) : std::nullopt;
     const std::optional<ServingLoad> load = serving_load(w, per_replica, row.estimate.latency_s);
     if (!load) return std::nullopt;
+    if (load->trace && load->requests == 0) {
+      warn(fmt::format("the trace's {} requests spread over {} replicas leave none for one replica: nothing at the load is simulated (a longer "
+                       "trace, or --count, gives each replica a share)",
+                       load->trace->requests.size(), row.replicas));
+      return std::nullopt;
+    }
     if (w.samples > 1 || w.verifier) {
       spdlog::warn("best-of-N samples and verifiers are not simulated: the figures at load are the analytic operating point (no queueing)");
       return std::nullopt;
