@@ -589,6 +589,15 @@ TEST_CASE("Hostile traces and loads: quoted commas, a byte-order mark, a rate ou
   CHECK(run("recommend --task inference --model llama-3-8b --requests-per-second 2 --mode offline --slo-percentile 99").code == 2);
   // One-token outputs have no time per output token: no non-finite figure.
   CHECK(run("recommend --task inference --model llama-3-8b --output-tokens 1 --requests-per-second 2.5 --format json").code == 0);
+  // ... and no time-per-output-token target: a prefill-only 70B service is not
+  // rejected everywhere but on B200 for a "TPOT" that is a whole prefill.
+  const auto one = run("recommend --model llama-3-70b --task inference --output-tokens 1 --requests-per-second 2");
+  REQUIRE(one.code == 0);
+  CHECK(one.out.find("Recommended: 1 x p6-b") == std::string::npos);
+  CHECK(one.out.find("ms per token") == std::string::npos);
+  CHECK(one.out.find("the time per output token is") == std::string::npos);
+  CHECK(one.err.find("no time-per-output-token target") != std::string::npos);
+  CHECK(run("recommend --model llama-3-70b --task inference --output-tokens 1 --requests-per-second 2 --max-tpot 30ms").code == 2);
   // A trace too short for the replicas its rate needs leaves one replica no
   // request: the at-load rows are not simulated zeros (0.0 ms TTFT) but absent, said once.
   test_files::TempDir dir("gpuadvisor_thin_trace");

@@ -483,15 +483,24 @@ double serving_reserve_gb(const Accelerator& acc, const EngineProfile& engine, d
 
 namespace {
 
+// The time to first token the target is checked against: the p95 prompt's
+// prefill and one step, without queueing. A one-token request's first token
+// is its last, so its time is the step of its batch with every prefill
+// interleaved (tpot_s there: the batch's prefills queue behind each other).
+double ttft_checked_s(const InferenceWorkload& w, const InferenceEstimate& e) {
+  const double alone_s = e.prefill_p95_s + e.step.total_s();
+  return w.generated_tokens_per_sequence() < 2 ? std::max(alone_s, e.tpot_s) : alone_s;
+}
+
 // The latency targets an evaluated batch misses, each with its target
 // ("the time per output token is 52.0 ms (target 40.0 ms)").
 std::string missed_targets(const InferenceWorkload& w, const InferenceEstimate& e) {
-  const double ttft_checked_s = e.prefill_p95_s + e.step.total_s();
+  const double ttft_checked = ttft_checked_s(w, e);
   std::vector<std::string> misses;
   if (w.max_tpot_s && e.tpot_s > *w.max_tpot_s)
     misses.push_back(fmt::format("the time per output token is {:.1f} ms (target {:.1f} ms)", e.tpot_s * 1e3, *w.max_tpot_s * 1e3));
-  if (w.max_ttft_s && ttft_checked_s > *w.max_ttft_s)
-    misses.push_back(fmt::format("the time to first token is {:.0f} ms (target {:.0f} ms)", ttft_checked_s * 1e3, *w.max_ttft_s * 1e3));
+  if (w.max_ttft_s && ttft_checked > *w.max_ttft_s)
+    misses.push_back(fmt::format("the time to first token is {:.0f} ms (target {:.0f} ms)", ttft_checked * 1e3, *w.max_ttft_s * 1e3));
   return fmt::format("{}", fmt::join(misses, " and "));
 }
 
@@ -572,7 +581,7 @@ bool size_max_batch(InferenceEstimate& e, const Accelerator& acc, const Inferenc
 
 bool meets_targets(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch) {
   evaluate_batch(m, w, c, e, batch);
-  const double ttft_checked = e.prefill_p95_s + e.step.total_s();
+  const double ttft_checked = ttft_checked_s(w, e);
   return (!w.max_tpot_s || e.tpot_s <= *w.max_tpot_s) && (!w.max_ttft_s || ttft_checked <= *w.max_ttft_s);
 }
 

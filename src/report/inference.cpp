@@ -136,8 +136,10 @@ std::string service_line(const ServingRow& r) {
   const std::string per_token =
       r.usd_per_million_output_tokens ? fmt::format(" (${} per million output tokens at {})", format_price(*r.usd_per_million_output_tokens), busy) : "";
   const std::string at = seen_text(r);
-  return fmt::format("{} x {} ({}, {} replica{}), {}TTFT {:.0f} ms, {}{:.0f} ms per token, {}/month{}", r.instances, r.instance->name,
-                     layout_text(e.layout), r.replicas, r.replicas > 1 ? "s" : "", at, r.ttft_seen_s() * 1e3, at, r.tpot_seen_s() * 1e3,
+  // One-token outputs (a simulated TPOT of 0) have no time per token to show.
+  const std::string tpot = r.tpot_seen_s() > 0 ? fmt::format("{}{:.0f} ms per token, ", at, r.tpot_seen_s() * 1e3) : "";
+  return fmt::format("{} x {} ({}, {} replica{}), {}TTFT {:.0f} ms, {}{}/month{}", r.instances, r.instance->name, layout_text(e.layout), r.replicas,
+                     r.replicas > 1 ? "s" : "", at, r.ttft_seen_s() * 1e3, tpot,
                      r.ranked_usd_per_hour ? money_text(*r.ranked_usd_per_hour * kHoursPerMonth) : "cost unknown", per_token);
 }
 

@@ -221,8 +221,9 @@ std::string seen_prefix(const ServingRow& x) {
 
 std::string service_text(const ServingRow& x, bool per_token) {
   const double month = *x.ranked_usd_per_hour * kHoursPerMonth;
-  std::string s = fmt::format("{} x {} ({} replica{}), {}{:.0f} ms per token, ${}/month", x.instances, x.instance->name, x.replicas,
-                              x.replicas > 1 ? "s" : "", seen_prefix(x), x.tpot_seen_s() * 1e3, format_thousands(month, month < 1000 ? 2 : 0));
+  const std::string tpot = x.tpot_seen_s() > 0 ? fmt::format("{}{:.0f} ms per token, ", seen_prefix(x), x.tpot_seen_s() * 1e3) : "";
+  std::string s = fmt::format("{} x {} ({} replica{}), {}${}/month", x.instances, x.instance->name, x.replicas, x.replicas > 1 ? "s" : "", tpot,
+                              format_thousands(month, month < 1000 ? 2 : 0));
   if (per_token && x.usd_per_million_output_tokens) s += fmt::format(", ${} per million output tokens", format_price(*x.usd_per_million_output_tokens));
   return s;
 }

@@ -148,6 +148,10 @@ void apply_default_targets(InferenceWorkload& w, const InferenceRequest& r) {
                                         "for a batch job without latency targets)",
                                         latency_text(t.max_ttft_s), size, t.scenario));
   }
+  if (w.generated_tokens_per_sequence() < 2) {
+    w.assumptions.push_back("no time-per-output-token target: each request generates one token, so no gap between tokens follows the first");
+    return;
+  }
   if (!w.max_tpot_s) {
     w.max_tpot_s = t.max_tpot_s;
     w.tpot_target_default = true;
@@ -338,6 +342,10 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   w.simulated_requests = r.simulated_requests.value_or(0);
   if (r.max_tpot_s && r.min_tokens_per_second_per_user)
     throw InputError("give only one of --max-tpot and --min-tokens-per-second-per-user");
+  if ((r.max_tpot_s || r.min_tokens_per_second_per_user) && w.generated_tokens_per_sequence() < 2)
+    throw InputError(fmt::format("{}: one generated token per request has no time per output token (the first token is --max-ttft's); give "
+                                 "--output-tokens 2 or more, or drop the target",
+                                 r.max_tpot_s ? "--max-tpot" : "--min-tokens-per-second-per-user"));
   w.max_ttft_s = r.max_ttft_s;
   w.max_tpot_s = r.max_tpot_s;
   if (r.min_tokens_per_second_per_user) w.max_tpot_s = 1.0 / *r.min_tokens_per_second_per_user;
