@@ -50,7 +50,8 @@ struct ShapeDraws {
     r.kv_cache = integer(0, 1) ? Precision::bf16 : Precision::fp8;
     r.mode = integer(0, 1) ? ServingMode::online : ServingMode::offline;
     if (integer(0, 1)) r.requests_per_second = log_uniform(0.01, 1000);
-    if (integer(0, 2) == 0) r.max_tpot_s = log_uniform(0.005, 1);
+    // A TPOT target needs a second token (one-token outputs refuse it).
+    if (integer(0, 2) == 0 && r.output_tokens.value_or(2) + r.reasoning_tokens >= 2) r.max_tpot_s = log_uniform(0.005, 1);
     return make_inference_workload(r);
   }
 };
