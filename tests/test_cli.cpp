@@ -402,6 +402,17 @@ TEST_CASE("cli: with hidden reasoning tokens the pick says when the first visibl
   // TTFT plus 2000 steps of tens of milliseconds: seconds, not milliseconds.
   CHECK(r.out.find(" s (TTFT, then 2000 hidden reasoning tokens", at) != std::string::npos);
   CHECK(run("recommend --model llama-3-8b --task inference --family p5").out.find("first visible token") == std::string::npos);
+  // With a load the pick is simulated: the line is the simulated first visible
+  // token at the targets' percentile, the same figure as the JSON's.
+  Run sim = run("recommend --model llama-3-8b --task inference --reasoning-tokens 2000 --family p5 --requests-per-second 2");
+  REQUIRE(sim.code == 0);
+  CHECK(sim.out.find("first visible token: p90 ") != std::string::npos);
+  Run json = run("recommend --model llama-3-8b --task inference --reasoning-tokens 2000 --family p5 --requests-per-second 2 --format json");
+  REQUIRE(json.code == 0);
+  const auto visible = nlohmann::json::parse(json.out)["recommendation"]["percentiles"]["first_visible_s"];
+  const auto ttft = nlohmann::json::parse(json.out)["recommendation"]["percentiles"]["ttft_s"];
+  CHECK(visible["p90"].get<double>() > ttft["p90"].get<double>() + 2000 * 0.002);  // 2000 hidden tokens at 2 ms or more each
+  CHECK(sim.out.find(fmt::format("p90 {:.1f} s", visible["p90"].get<double>())) != std::string::npos);
 }
 
 TEST_CASE("cli: a serving pick that runs its weights weight-only says so") {

@@ -81,6 +81,14 @@ TEST_CASE("One request alone takes its prefill step, then one decode step per fu
   CHECK(s.metrics.e2e_s.mean == Approx(e2e).epsilon(1e-3));  // decode steps run together, timed at their mean context
   CHECK(s.metrics.queue_s.mean == 0);
   CHECK(s.metrics.preemptions == 0);
+  CHECK(!s.metrics.first_visible_s);  // no hidden tokens: no first-visible figure
+  // With 40 of the 64 tokens hidden reasoning, the first visible token comes
+  // 40 of the request's own token gaps after its first token.
+  x.w.reasoning_tokens = 40;
+  const SimulatedService r = simulate_service(x.m, x.w, x.c, x.e, closed(1, 1, 512, 64));
+  REQUIRE(r.metrics.first_visible_s);
+  CHECK(r.metrics.first_visible_s->mean == Approx(r.metrics.ttft_s.mean + 40 * r.metrics.tpot_s.mean).epsilon(1e-12));
+  CHECK(r.metrics.first_visible_s->mean == Approx(ttft + 40 * (e2e - ttft) / 63).epsilon(1e-3));
 }
 
 TEST_CASE("An expert-parallel replica's simulated steps carry its all-to-alls, as the analytic decode step does") {

@@ -35,8 +35,10 @@ ordered_json percentiles_json(const Percentiles& p) {
 }
 
 ordered_json metrics_percentiles_json(const ServiceMetrics& m) {
-  return {{"ttft_s", percentiles_json(m.ttft_s)}, {"tpot_s", percentiles_json(m.tpot_s)}, {"e2e_s", percentiles_json(m.e2e_s)},
-          {"queue_s", percentiles_json(m.queue_s)}};
+  ordered_json j = {{"ttft_s", percentiles_json(m.ttft_s)}, {"tpot_s", percentiles_json(m.tpot_s)}, {"e2e_s", percentiles_json(m.e2e_s)},
+                    {"queue_s", percentiles_json(m.queue_s)}};
+  if (m.first_visible_s) j["first_visible_s"] = percentiles_json(*m.first_visible_s);
+  return j;
 }
 
 // --slo-percentile in JSON: 50, 90, 99, or "mean".
@@ -243,15 +245,27 @@ std::string redundancy_text(const ServingRow& p, const InferenceWorkload& w) {
                      fleet, 2 * p.instances, p.instance->name, doubled);
 }
 
+// A reasoning service's first visible token: simulated where the pick was
+// (at the targets' percentile, with the mean), else TTFT + hidden tokens x TPOT.
+std::string first_visible_text(const ServingRow& pick, double hidden_tokens) {
+  if (hidden_tokens <= 0) return "";
+  auto text = [](double t) { return t < 1 ? fmt::format("{:.0f} ms", t * 1e3) : fmt::format("{:.1f} s", t); };
+  if (pick.simulated && pick.simulated->first_visible_s) {
+    const Percentiles& p = *pick.simulated->first_visible_s;
+    const std::string at = pick.slo_percentile ? fmt::format("p{} {}, mean {}", pick.slo_percentile, text(p.at(pick.slo_percentile)), text(p.mean))
+                                               : fmt::format("mean {}", text(p.mean));
+    return fmt::format("  first visible token: {} (simulated: TTFT, then {:.0f} hidden reasoning tokens at each request's own pace)\n", at,
+                       hidden_tokens);
+  }
+  const auto& load = pick.at_load;
+  return fmt::format("  first visible token: after about {} (TTFT, then {:.0f} hidden reasoning tokens at {:.0f} ms each)\n",
+                     text(load.ttft_s + hidden_tokens * load.tpot_s), hidden_tokens, load.tpot_s * 1e3);
+}
+
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
-  if (const double r = ctx.workload->reasoning_tokens; r > 0) {
-    const auto& load = rec.pick->at_load;
-    out += fmt::format("  first visible token: after about {} (TTFT, then {:.0f} hidden reasoning tokens at {:.0f} ms each)\n",
-                       [](double t) { return t < 1 ? fmt::format("{:.0f} ms", t * 1e3) : fmt::format("{:.1f} s", t); }(load.ttft_s + r * load.tpot_s),
-                       r, load.tpot_s * 1e3);
-  }
+  out += first_visible_text(*rec.pick, ctx.workload->reasoning_tokens);
   if (const auto& p = rec.pick->estimate.precision; p.weight_only)
     out += fmt::format("  weights: {} in memory, dequantised to {} for the math (weight-only kernels; {} has no {} matrix path the engine uses; "
                        "methodology §Precision)\n",
@@ -671,6 +685,9 @@ void add_simulated_load(const SimulatedService& sim, const ServingRow& row, cons
   add(g, "time per output token", latency_cell(m.tpot_s.mean), "mean; " + percentiles_cell_note(m.tpot_s));
   add(g, "request latency", latency_cell(m.e2e_s.mean), "mean; " + percentiles_cell_note(m.e2e_s));
   add(g, "queueing", latency_cell(m.queue_s.mean), "mean; " + percentiles_cell_note(m.queue_s));
+  if (m.first_visible_s)
+    add(g, "first visible token", latency_cell(m.first_visible_s->mean),
+        "mean, after the hidden reasoning tokens; " + percentiles_cell_note(*m.first_visible_s));
   add(g, "requests/s", num(m.requests_per_second, 3), fmt::format("served; goodput {:.3g} within the targets", m.goodput_requests_per_second));
   add(g, "output tokens/s", num(m.output_tokens_per_second, 0), "generated, per replica");
   add(g, "KV cache in use", num(m.kv_utilisation * 100, 0), fmt::format("% of blocks, mean; {} preemptions", m.preemptions));

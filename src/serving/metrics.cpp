@@ -44,10 +44,10 @@ bool queue_growing(const std::vector<SimRequest>& requests, double median_servic
 }  // namespace
 
 ServiceMetrics service_metrics(const std::vector<SimRequest>& requests, const SchedulerTotals& totals, const EngineLimits& limits,
-                               bool open_loop, std::optional<double> max_ttft_s, std::optional<double> max_tpot_s) {
+                               bool open_loop, std::optional<double> max_ttft_s, std::optional<double> max_tpot_s, double hidden_tokens) {
   ServiceMetrics out;
   out.requests = static_cast<int>(requests.size());
-  std::vector<double> ttft, tpot, e2e, queue, service;
+  std::vector<double> ttft, tpot, e2e, queue, service, first_visible;
   double first = 1e300, last = 0, tokens = 0;
   int good = 0;
   for (const SimRequest& r : requests) {
@@ -69,12 +69,14 @@ ServiceMetrics service_metrics(const std::vector<SimRequest>& requests, const Sc
     service.push_back(r.finish_s - r.scheduled_s);
     const double per_token = r.output_tokens > 1 ? (r.finish_s - r.first_token_s) / (r.output_tokens - 1) : 0;
     if (r.output_tokens > 1) tpot.push_back(per_token);
+    if (hidden_tokens > 0) first_visible.push_back(ttft.back() + std::min<double>(hidden_tokens, r.output_tokens - 1) * per_token);
     if ((!max_ttft_s || ttft.back() <= *max_ttft_s) && (!max_tpot_s || per_token <= *max_tpot_s)) ++good;
   }
   out.ttft_s = percentiles_of(std::move(ttft));
   out.tpot_s = percentiles_of(std::move(tpot));
   out.e2e_s = percentiles_of(std::move(e2e));
   out.queue_s = percentiles_of(std::move(queue));
+  if (hidden_tokens > 0) out.first_visible_s = percentiles_of(std::move(first_visible));
   out.duration_s = out.completed ? last - first : 0;
   if (out.duration_s > 0) {
     out.requests_per_second = out.completed / out.duration_s;

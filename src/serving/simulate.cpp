@@ -110,7 +110,7 @@ SimulatedService simulate_service(const ModelSpec& m, const InferenceWorkload& w
     s.metrics.stopped_early = true;
     return s;
   }
-  s.metrics = service_metrics(requests, totals, s.limits, !load.arrivals.closed_loop, w.max_ttft_s, w.max_tpot_s);
+  s.metrics = service_metrics(requests, totals, s.limits, !load.arrivals.closed_loop, w.max_ttft_s, w.max_tpot_s, w.reasoning_tokens);
   return s;
 }
 

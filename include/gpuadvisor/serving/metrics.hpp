@@ -25,6 +25,9 @@ struct ServiceMetrics {
   Percentiles tpot_s;   // per request: (last token - first token) / (tokens - 1)
   Percentiles e2e_s;    // arrival to last token
   Percentiles queue_s;  // arrival to first scheduled
+  // Reasoning services only: arrival to the first visible token, after the
+  // hidden ones: TTFT + hidden tokens x the request's own time per token.
+  std::optional<Percentiles> first_visible_s;
   double duration_s = 0;              // first arrival to last completion
   double requests_per_second = 0;     // completed / duration
   double output_tokens_per_second = 0;
@@ -45,6 +48,7 @@ struct ServiceMetrics {
 };
 
 ServiceMetrics service_metrics(const std::vector<SimRequest>& requests, const SchedulerTotals& totals, const EngineLimits& limits,
-                               bool open_loop, std::optional<double> max_ttft_s, std::optional<double> max_tpot_s);
+                               bool open_loop, std::optional<double> max_ttft_s, std::optional<double> max_tpot_s,
+                               double hidden_tokens = 0);
 
 }  // namespace gpuadvisor
