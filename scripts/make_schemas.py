@@ -37,6 +37,7 @@ CORPUS = {
         ("recommend --params 7B --task inference --requests-per-second 2 --reasoning-tokens 300", 0),
         ("recommend --model llama-3-8b --task inference --requests-per-second 4 --slo-percentile mean --family g6e,p5", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d", 0),
+        ("recommend --model llama-3-70b --task pretrain --tokens 1T", 0),
         ("recommend --params 13B --task lora --quota-vcpus p=192,g=0,inf=0,trn=0", 0),
         ("recommend --params 13B --task lora --quota-vcpus 384", 0),
         # A pick in Capacity Blocks beside the same type at the count one starts on demand (alternatives.on_demand).
@@ -60,6 +61,7 @@ CORPUS = {
     "cost": [
         ("cost --params 70B --task qlora --data-region us-west-2", 0),
         ("cost --model llama-3-70b --task pretrain --tokens 1T --deadline 30d --data-region us-west-2", 0),
+        ("cost --model llama-3-70b --task pretrain --tokens 1T", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5", 0),
         ("cost --instance p5.48xlarge --count 4 --hours 100", 0),
         ("cost --model llama-3-8b --task inference --requests-per-second 2", 0),
@@ -151,6 +153,12 @@ TYPES = {
              "alternatives.lora.rl": ["object", "null"], "alternatives.lora.channel_note": ["string", "null"],
                   "alternatives.lora.capacity.note": ["string"], "alternatives.lora.costs.spot_expected_usd": ["number", "null"]},
 }
+# The fastest option without a known price: its money fields are null by definition, but typed as any row's.
+for _command in ("recommend", "cost"):
+    for _field in ("channel_cost_usd", "costs.ranked_usd", "costs.spot_usd", "costs.spot_expected_usd", "capacity.capacity_block_usd",
+                   "bill.total_usd"):
+        TYPES[_command]["alternatives.fastest_unpriced." + _field] = ["number", "null"]
+    TYPES[_command]["alternatives.fastest_unpriced.rl"] = ["object", "null"]
 
 # Money, rates and price dates are null when unknown (docs/json.md), whether or not the corpus met one.
 UNKNOWN_IS_NULL = re.compile(r"(usd|_as_of$|^prices_as_of$)")

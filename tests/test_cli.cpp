@@ -1061,7 +1061,7 @@ TEST_CASE("cli: recommend names one pick, why, and the alternatives") {
   CHECK(t.out.find("  why: ") != std::string::npos);
   CHECK(t.out.find("  cheapest: ") != std::string::npos);
   CHECK(t.out.find("  fastest: ") != std::string::npos);
-  CHECK(t.out.find("x the pick's price)\n") != std::string::npos);  // a fastest run at several times the pick's money says so
+  CHECK(t.out.find("x the pick's price)") != std::string::npos);  // a fastest run at several times the pick's money says so
   Run j = run("recommend --params 13B --task lora --format json");
   REQUIRE(j.code == 0);
   auto doc = nlohmann::json::parse(j.out);
@@ -1472,4 +1472,21 @@ TEST_CASE("cli: --kv-cache auto is the default, the estimate says the KV precisi
   Run bad = run("recommend --task inference --model llama-2-7b --kv-cache int8");
   CHECK(bad.code == 2);
   CHECK(bad.err.find("auto, bf16, fp8") != std::string::npos);
+}
+
+TEST_CASE("cli: the fastest alternative is the fastest priced one, and an unpriced option that finishes sooner is named beside it") {
+  Run t = run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("reserved at the on-demand rate; sooner at a price the catalog lacks: 512 x p6-b300.48xlarge, ") != std::string::npos);
+  Run j = run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d --format json");
+  REQUIRE(j.code == 0);
+  const auto alt = nlohmann::json::parse(j.out)["alternatives"];
+  REQUIRE(alt["fastest_unpriced"].is_object());
+  CHECK(alt["fastest_unpriced"]["total_hours"].get<double>() < alt["fastest"]["total_hours"].get<double>());
+  CHECK(alt["fastest_unpriced"]["costs"]["ranked_usd"].is_null());
+  CHECK(alt["fastest"]["costs"]["ranked_usd"].is_number());
+  // Where the fastest option has a price, there is none.
+  Run lora = run("recommend --params 13B --task lora --family p5,g6e --format json");
+  REQUIRE(lora.code == 0);
+  CHECK(nlohmann::json::parse(lora.out)["alternatives"]["fastest_unpriced"].is_null());
 }

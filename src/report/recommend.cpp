@@ -344,8 +344,12 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
       rec.options_set_aside_for_lora > 0 ? fmt::format(" (bf16 LoRA options on more than {} accelerator{} set aside)", rec.qlora_fewest_accelerators,
                                               rec.qlora_fewest_accelerators > 1 ? "s" : "")
                                 : "";
-  out += fmt::format("  cheapest: {}{}\n  fastest:  {}{}{}\n", alternative(*rec.cheapest), among, alternative(*rec.fastest),
-                     price_multiple_text(*rec.fastest, *rec.pick), among);
+  const auto& u = rec.fastest_unpriced;
+  const std::string sooner = u ? fmt::format("; sooner at a price the catalog lacks: {} x {}, {}", u->count, u->instance->name,
+                                             format_duration(u->estimate.total_hours))
+                               : "";
+  out += fmt::format("  cheapest: {}{}\n  fastest:  {}{}{}{}\n", alternative(*rec.cheapest), among, alternative(*rec.fastest),
+                     price_multiple_text(*rec.fastest, *rec.pick), among, sooner);
   out += lora_alternative_text(rec);
   return out + "\n";
 }
@@ -400,10 +404,11 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
           : ordered_json(nullptr);
     j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload, *ctx.model)}, {"fastest", option_json(*rec.fastest, *ctx.workload, *ctx.model)},
                          {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)},
-                         {"lora", rec.lora_alternative ? option_json(*rec.lora_alternative, as_lora(*ctx.workload), *ctx.model) : ordered_json(nullptr)}};
+                         {"lora", rec.lora_alternative ? option_json(*rec.lora_alternative, as_lora(*ctx.workload), *ctx.model) : ordered_json(nullptr)},
+                         {"fastest_unpriced", rec.fastest_unpriced ? option_json(*rec.fastest_unpriced, *ctx.workload, *ctx.model) : ordered_json(nullptr)}};
   } else {
     j["recommendation"] = nullptr;
-    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"on_demand", nullptr}, {"lora", nullptr}};
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"on_demand", nullptr}, {"lora", nullptr}, {"fastest_unpriced", nullptr}};
   }
   ordered_json details = ordered_json::array();
   int rank = 0;

@@ -137,6 +137,11 @@ Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidat
   if (out.pick) {
     out.cheapest = cheapest(c);
     out.fastest = fastest(c);
+    std::vector<size_t> within;  // every option within the horizon, priced or not
+    for (size_t i = 0; i < c.size(); ++i)
+      if (c[i].eligible) within.push_back(i);
+    const auto quickest = best_of(c, within, quicker, false);
+    if (quickest && !c[*quickest].cost && quicker(c[*quickest], c[*out.fastest])) out.fastest_unpriced = quickest;
   }
   const std::vector<size_t> keep = every_candidate ? all(c) : best_per_group(c, slack, out.pick);
   out.order = recommended_order(c, keep, slack, out.pick);

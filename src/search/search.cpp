@@ -946,6 +946,7 @@ void choose_rows(Recommendation& out, const RecommendRequest& r) {
       if (out.rows[i].capacity.beyond_on_demand || out.rows[i].instance != out.rows[*ch.pick].instance) startable[i].cost.reset();
     if (const auto i = pick(startable, rule.slack)) out.on_demand_pick = out.rows[*i];
   }
+  if (ch.fastest_unpriced) out.fastest_unpriced = out.rows[*ch.fastest_unpriced];
   apply_choice(out, ch);
   if (out.pick) out.why = why_text(out, r, rule);
   sort_rows(out.rows, r.sort_by);
@@ -1041,7 +1042,7 @@ void add_bill(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, 
 
 void add_bills(Recommendation& rec, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   for (auto& row : rec.rows) add_bill(row, m, w, catalog, r);
-  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.fastest_beyond_horizon})
+  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.fastest_unpriced, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.fastest_beyond_horizon})
     if (*row) add_bill(**row, m, w, catalog, r);
 }
 

@@ -60,6 +60,7 @@ std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std
 // alternatives, and the rows to show (one per group, or all) in the default order.
 struct Choice {
   std::optional<size_t> pick, cheapest, fastest;
+  std::optional<size_t> fastest_unpriced;  // sooner than `fastest`, without a known price
   std::vector<size_t> order;
 };
 Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidate);

@@ -176,6 +176,9 @@ struct Recommendation {
   // The recommended option and the alternatives, over every count
   // (empty when no option has a known price).
   std::optional<RecommendRow> pick, cheapest, fastest;
+  // The fastest option within the horizon when it has no known price and
+  // finishes sooner than `fastest` (which is the fastest priced one).
+  std::optional<RecommendRow> fastest_unpriced;
   // When the pick needs more instances than one usually starts on demand: the
   // same rule over its type at the counts one can start (empty when none meets
   // the constraints).
