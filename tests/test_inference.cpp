@@ -508,3 +508,33 @@ TEST_CASE("Disaggregated prefill and decode: pools sized from each one's capacit
   REQUIRE(no_efa != cat().instances.end());
   CHECK_FALSE(disaggregated_service(model("llama-3-8b"), w, *no_efa, cat().accelerator_of(*no_efa), r));
 }
+
+TEST_CASE("The analytic time per token counts the other requests' prefills between a request's tokens, not its own") {
+  const ModelSpec& m = model("llama-3-8b");
+  Cluster c = cluster("g6e.xlarge");
+  InferenceRequest q;
+  q.prompt_tokens = 2048;
+  q.output_tokens = 64;
+  InferenceWorkload w = make_inference_workload(q);
+  InferenceEstimate e = estimate_inference(m, w, c, ServingLayout{1, 1}, 1, nullptr);
+  REQUIRE(e.fits());
+  const double P = e.prefill_gpu_s_per_request;
+  // Batch 1: nothing else runs between its tokens; 63 gaps after the first.
+  CHECK(e.tpot_s == Approx(e.step.total_s()).epsilon(1e-12));
+  CHECK(e.latency_s == Approx(e.ttft_s + 63 * e.step.total_s()).epsilon(1e-12));
+  // Batch 4: capacity R = 1/(P + 64 t/4); the other 3 of 4 requests' prefills
+  // take 3/4 of the prefill share R P.
+  evaluate_batch(m, w, c, e, 4);
+  const double t = e.step.total_s(), R = 1 / (P + 64 * t / 4);
+  CHECK(e.requests_per_second == Approx(R).epsilon(1e-12));
+  CHECK(e.tpot_s == Approx(t / (1 - R * P * 3 / 4)).epsilon(1e-12));
+  // One token per request: no gap (0), and the request waits for the other
+  // three prefills before its step.
+  q.output_tokens = 1;
+  w = make_inference_workload(q);
+  InferenceEstimate one = estimate_inference(m, w, c, ServingLayout{1, 1}, 4, nullptr);
+  REQUIRE(one.fits());
+  CHECK(one.tpot_s == 0);
+  CHECK(one.latency_s == Approx(one.ttft_s + 3 * one.prefill_gpu_s_per_request).epsilon(1e-12));
+  CHECK(one.tokens_per_second_per_user == Approx(1 / one.latency_s).epsilon(1e-12));
+}

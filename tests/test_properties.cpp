@@ -146,8 +146,13 @@ TEST_CASE("property: inference estimates are finite, positive and within memory 
     ++feasible;
     CHECK((e.batch >= 1 && e.batch <= e.max_batch));
     CHECK(e.memory.total_gb() <= e.memory.capacity_gb * (1 + 1e-9));
-    for (double v : {e.ttft_s, e.tpot_s, e.latency_s, e.output_tokens_per_second, e.requests_per_second})
+    for (double v : {e.ttft_s, e.latency_s, e.output_tokens_per_second, e.requests_per_second, e.tokens_per_second_per_user})
       CHECK(finite_positive(v));
+    // One-token outputs have no gap between tokens: a time per token of 0, and a latency past TTFT by the others' prefills.
+    if (w.generated_tokens_per_sequence() < 2)
+      CHECK((e.tpot_s == 0 && e.latency_s >= e.ttft_s));
+    else
+      CHECK((finite_positive(e.tpot_s) && e.latency_s > e.ttft_s));
     CHECK((e.prefill_share >= 0 && e.prefill_share < 1));
     if (w.max_tpot_s) CHECK(e.tpot_s <= *w.max_tpot_s * (1 + 1e-9));
     ServingRow row;

@@ -446,6 +446,7 @@ TEST_CASE("A request trace reads as load generators and published traces write i
   CHECK(b.span_s() == Approx(2.5));
   const RequestTrace a = parse_request_trace("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 23:59:59.5000000,10,2\n2023-11-17 00:00:01.0000000,20,4\n", "a.csv");
   CHECK(a.span_s() == Approx(1.5));  // across midnight
+  CHECK(parse_request_trace("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-02-29 00:00:00,10,2\n2024-03-01 00:00:00,20,4\n", "leap.csv").span_s() == Approx(86400));  // a leap day
   // Refused, naming the file and the line.
   const std::pair<const char*, const char*> bad[] = {
       {"{\"timestamp\": 1, \"input_length\": 10}\n{\"timestamp\": 2, \"input_length\": 10, \"output_length\": 5}", "line 1"},
@@ -461,6 +462,14 @@ TEST_CASE("A request trace reads as load generators and published traces write i
       {"arrival_s,prompt_tokens,output_tokens\n0,100,10,999,abc\n1,2,3\n", "5 fields, the header has 3"},
       {"arrival_s,prompt_tokens,prompt_tokens,output_tokens\n0,1,2,3\n1,2,3,4\n", "two header columns"},
       {"", "at least 2"},
+      // A key given twice: a parser would keep one value without a word.
+      {"{\"arrival_s\": 0, \"arrival_s\": 9, \"prompt_tokens\": 10, \"output_tokens\": 5}\n{\"arrival_s\": 1, \"prompt_tokens\": 3, \"output_tokens\": 5}", "'arrival_s' is given twice"},
+      {"{\"arrival_s\": 0, \"timestamp\": 9, \"prompt_tokens\": 10, \"output_tokens\": 5}\n{\"arrival_s\": 1, \"prompt_tokens\": 3, \"output_tokens\": 5}", "name the same field"},
+      // Seconds on one line and milliseconds on the next do not mix.
+      {"{\"arrival_s\": 0, \"prompt_tokens\": 10, \"output_tokens\": 5}\n{\"timestamp\": 1000, \"prompt_tokens\": 3, \"output_tokens\": 5}", "line 2: the arrival is 'timestamp' where the first line gave 'arrival_s'"},
+      // A date that is no date does not roll into the next month.
+      {"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-02-28 10:00:00,10,2\n2023-02-30 10:00:00,20,4\n", "line 3: arrival '2023-02-30 10:00:00' is neither"},
+      {"[{\"arrival_s\": 0, \"prompt_tokens\": 10, \"output_tokens\": 5}]", "a JSON array; a trace is JSON Lines"},
   };
   for (const auto& [text, says] : bad) {
     INFO(text);
@@ -606,6 +615,24 @@ TEST_CASE("Hostile traces and loads: quoted commas, a byte-order mark, a rate ou
   CHECK(one.out.find("the time per output token is") == std::string::npos);
   CHECK(one.err.find("no time-per-output-token target") != std::string::npos);
   CHECK(run("recommend --model llama-3-70b --task inference --output-tokens 1 --requests-per-second 2 --max-tpot 30ms").code == 2);
+  // Without a load either: no "ms per token" in the pick, "none" in the tables,
+  // the request's latency shown and ranked as "fastest".
+  const auto no_load = run("recommend --model llama-3-8b --task inference --output-tokens 1 --prompt-tokens 2048");
+  REQUIRE(no_load.code == 0);
+  CHECK(no_load.out.find("ms per token") == std::string::npos);
+  CHECK(no_load.out.find("request latency") != std::string::npos);
+  CHECK(no_load.out.find("fastest (request latency): ") != std::string::npos);
+  CHECK(no_load.out.find("0.0ms") == std::string::npos);
+  const auto one_estimate = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --output-tokens 1 --prompt-tokens 2048");
+  REQUIRE(one_estimate.code == 0);
+  CHECK(one_estimate.out.find("time per output token                                            none") != std::string::npos);
+  CHECK(one_estimate.out.find("tokens/s per user") == std::string::npos);
+  // Two output tokens on a 7-8B: the step at batch 1 is not stretched by the
+  // request's own prefill (65 ms against a 23 ms step), so the single L40S
+  // meets the 30 ms default and is the pick, not a p4d at 12x the price.
+  const auto two = run("recommend --model llama-3-8b --task inference --output-tokens 2 --prompt-tokens 2048");
+  REQUIRE(two.code == 0);
+  CHECK(two.out.rfind("Recommended: 1 x g6e.xlarge", 0) == 0);
   // A trace too short for the replicas its rate needs leaves one replica no
   // request: the at-load rows are not simulated zeros (0.0 ms TTFT) but absent, said once.
   test_files::TempDir dir("gpuadvisor_thin_trace");
@@ -617,6 +644,16 @@ TEST_CASE("Hostile traces and loads: quoted commas, a byte-order mark, a rate ou
   const auto doc = nlohmann::json::parse(thin.out);
   CHECK(doc["inference"]["at_load"].value("model", "") != "simulated");
   CHECK(doc["warnings"].dump().find("leave none for one replica") != std::string::npos);
+  // A handful per replica forms no queue either: "requests/s served" from
+  // a few requests is their gap, not the replica's. The analytic point instead.
+  std::string few;  // 30 requests at 10 per second: 4 replicas of one L40S, 7 or 8 requests each
+  for (int i = 0; i < 30; ++i) few += "{\"arrival_s\": " + std::to_string(i * 0.1) + ", \"prompt_tokens\": 1000, \"output_tokens\": 200}\n";
+  test_files::write(dir.file("few.jsonl"), few);
+  const auto handful = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --format json --trace " + dir.file("few.jsonl"));
+  REQUIRE(handful.code == 0);
+  const auto few_doc = nlohmann::json::parse(handful.out);
+  CHECK(few_doc["inference"]["at_load"].value("model", "") != "simulated");
+  CHECK(few_doc["warnings"].dump().find("too few to form a queue") != std::string::npos);
 }
 
 TEST_CASE("Speculative decoding: tokens per step by hand, and the flag's grammar") {
@@ -656,7 +693,7 @@ TEST_CASE("Speculative decoding: one pass verifies the proposals, the weights ar
   CHECK(head.e.step.draft_s > 0);
   CHECK(speculative_replica("mtp:1:0.7").e.step.draft_s * 3 == Approx(head.e.step.draft_s));  // K passes
   // Memory-bound at batch 1: the time per token falls by nearly tokens_per_step.
-  CHECK(lookup.e.tpot_s * (1 - lookup.e.prefill_share) == Approx(lookup.e.step.total_s() / 2.533).epsilon(1e-3));  // prefills interleaved aside
+  CHECK(lookup.e.tpot_s == Approx(lookup.e.step.total_s() / 2.533).epsilon(1e-3));  // batch 1: no other request's prefill between its tokens
   CHECK(lookup.e.tpot_s < plain.e.tpot_s / 2);
   // The simulator: after the prefill's token, 63 more at 2.533 a step take ceil(63 / 2.533) = 25 steps.
   const SimulatedService s = simulate_service(lookup.m, lookup.w, lookup.c, lookup.e, closed(1, 1, 512, 64));

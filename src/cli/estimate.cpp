@@ -8,6 +8,7 @@
 #include "cli.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/search/inference_search.hpp"
+#include "gpuadvisor/search/replicas.hpp"
 #include "gpuadvisor/serving/simulate.hpp"
 #include "gpuadvisor/search/rl_search.hpp"
 
@@ -265,12 +266,15 @@ class EstimateCommand : public Command {
         w.requests_per_second ? std::optional<double>(*w.requests_per_second / std::max(1, row.replicas)) : std::nullopt;
     const std::optional<ServingLoad> load = serving_load(w, per_replica, row.estimate.latency_s);
     if (!load) return std::nullopt;
-    if (load->trace && load->requests == 0) {
-      warn(fmt::format("the trace's {} requests spread over {} replicas leave none for one replica: nothing at the load is simulated (a longer "
-                       "trace, or --count, gives each replica a share)",
-                       load->trace->requests.size(), row.replicas));
+    if (load->trace && static_cast<size_t>(load->requests) < kLeastSimulatedTraceRequests) {
+      warn(fmt::format("the trace's {} requests spread over {} replicas leave {} for one replica, too few to form a queue: the figures at the load "
+                       "are the analytic operating point, not simulated (a longer trace, or --count, gives each replica a share)",
+                       load->trace->requests.size(), row.replicas, load->requests == 0 ? std::string("none") : std::to_string(load->requests)));
       return std::nullopt;
     }
+    if (load->trace && static_cast<size_t>(load->requests) < kFewTraceRequests)
+      warn(fmt::format("the trace gives one replica only {} requests, too few for stable percentiles: a longer trace gives steadier figures",
+                       load->requests));
     if (w.samples > 1 || w.verifier) {
       spdlog::warn("best-of-N samples and verifiers are not simulated: the figures at load are the analytic operating point (no queueing)");
       return std::nullopt;

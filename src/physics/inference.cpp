@@ -468,12 +468,25 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   const double per_request_s = e.prefill_gpu_s_per_request + w.samples * w.generated_tokens_per_sequence() * per_token_s / batch;
   e.requests_per_second = 1 / per_request_s;
   e.prefill_share = e.requests_per_second * e.prefill_gpu_s_per_request;
-  e.tpot_s = per_token_s / (1 - e.prefill_share);  // decode steps stretched by interleaved prefills
   e.ttft_s = e.prefill_s + t;
-  e.latency_s = e.ttft_s + w.generated_tokens_per_sequence() * e.tpot_s;
+  // A request's own prefill comes before its first token; between its tokens
+  // run the prefills of the other requests in flight, which take their share
+  // of replica time: (r-1)/r of prefill_share with r requests in flight (none
+  // at batch 1). One-token requests have no gap between tokens (tpot 0, as the
+  // simulator reports): they wait for the others' prefills before their step.
+  const double requests_in_flight = double(batch) / w.samples;
+  const double others_prefill_share = e.prefill_share * std::max(0.0, requests_in_flight - 1) / requests_in_flight;
+  if (w.generated_tokens_per_sequence() < 2) {
+    e.tpot_s = 0;
+    e.latency_s = e.ttft_s + std::max(0.0, requests_in_flight - 1) * e.prefill_gpu_s_per_request;
+    e.tokens_per_second_per_user = w.generated_tokens_per_sequence() / e.latency_s;
+  } else {
+    e.tpot_s = per_token_s / (1 - others_prefill_share);
+    e.latency_s = e.ttft_s + (w.generated_tokens_per_sequence() - 1) * e.tpot_s;  // the first token comes with TTFT
+    e.tokens_per_second_per_user = 1 / e.tpot_s;
+  }
   e.output_tokens_per_second = e.requests_per_second * w.generated_tokens_per_request();
   e.visible_tokens_per_second = e.requests_per_second * w.output_tokens;
-  e.tokens_per_second_per_user = 1 / e.tpot_s;
 }
 
 double serving_reserve_gb(const Accelerator& acc, const EngineProfile& engine, double weights_gb) {
@@ -485,11 +498,11 @@ namespace {
 
 // The time to first token the target is checked against: the p95 prompt's
 // prefill and one step, without queueing. A one-token request's first token
-// is its last, so its time is the step of its batch with every prefill
-// interleaved (tpot_s there: the batch's prefills queue behind each other).
+// is its last, so it also waits for the prefills of the other requests in its
+// batch (latency_s - ttft_s there: they queue behind each other).
 double ttft_checked_s(const InferenceWorkload& w, const InferenceEstimate& e) {
   const double alone_s = e.prefill_p95_s + e.step.total_s();
-  return w.generated_tokens_per_sequence() < 2 ? std::max(alone_s, e.tpot_s) : alone_s;
+  return w.generated_tokens_per_sequence() < 2 ? alone_s + (e.latency_s - e.ttft_s) : alone_s;
 }
 
 // The latency targets an evaluated batch misses, each with its target

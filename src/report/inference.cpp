@@ -19,7 +19,12 @@ using namespace report_detail;
 
 namespace {
 
+// One-token outputs (scoring, classification) have no gap between tokens to show.
+const Cell kNoTokenGap{"none", std::monostate{}};
+const char* const kNoTokenGapNote = "each request generates one token: no gap between tokens";
+
 Cell latency_cell(double s) {
+  if (s == 0) return {"none", 0.0};  // a time per token of one-token outputs: no gap
   if (s < 0.01) return {fmt::format("{:.1f}ms", s * 1e3), sig6(s)};
   if (s < 1) return {fmt::format("{:.0f}ms", s * 1e3), sig6(s)};
   return {fmt::format("{:.1f}s", s), sig6(s)};
@@ -138,8 +143,9 @@ std::string service_line(const ServingRow& r) {
   const std::string per_token =
       r.usd_per_million_output_tokens ? fmt::format(" (${} per million output tokens at {})", format_price(*r.usd_per_million_output_tokens), busy) : "";
   const std::string at = seen_text(r);
-  // One-token outputs (a simulated TPOT of 0) have no time per token to show.
-  const std::string tpot = r.tpot_seen_s() > 0 ? fmt::format("{}{:.0f} ms per token, ", at, r.tpot_seen_s() * 1e3) : "";
+  // One-token outputs (a TPOT of 0) have no time per token to show: their request's latency instead.
+  const std::string tpot = r.tpot_seen_s() > 0 ? fmt::format("{}{:.0f} ms per token, ", at, r.tpot_seen_s() * 1e3)
+                                               : fmt::format("{}request latency {:.0f} ms, ", at, r.e2e_seen_s() * 1e3);
   return fmt::format("{} x {} ({}, {} replica{}), {}TTFT {:.0f} ms, {}{}/month{}", r.instances, r.instance->name, layout_text(e.layout), r.replicas,
                      r.replicas > 1 ? "s" : "", at, r.ttft_seen_s() * 1e3, tpot,
                      r.ranked_usd_per_hour ? money_text(*r.ranked_usd_per_hour * kHoursPerMonth) : "cost unknown", per_token);
@@ -280,7 +286,9 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
     const bool same = x.instance == rec.pick->instance && x.estimate.layout == rec.pick->estimate.layout;
     return same ? std::string("the pick") : service_line(x);
   };
-  out += fmt::format("  cheapest: {}\n  fastest per token: {}\n", alternative(*rec.cheapest), alternative(*rec.fastest));
+  const bool one_token = ctx.workload->generated_tokens_per_sequence() < 2;
+  out += fmt::format("  cheapest: {}\n  {}: {}\n", alternative(*rec.cheapest), one_token ? "fastest (request latency)" : "fastest per token",
+                     alternative(*rec.fastest));
   if (rec.disaggregated) out += "  disaggregated: " + disaggregated_text(*rec.disaggregated, *rec.pick, ctx.workload->target_utilisation) + "\n";
   return out + "\n";
 }
@@ -397,8 +405,9 @@ Table inference_cost_table(const ServingRecommendation& rec, const InferenceCont
 
 Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& ctx) {
   Chart c;
-  c.title = fmt::format("{} serving: time per output token against monthly cost", ctx.model->name);
-  c.x_label = "time per output token at the load (ms)";
+  const bool one_token = ctx.workload->generated_tokens_per_sequence() < 2;
+  c.title = fmt::format("{} serving: {} against monthly cost", ctx.model->name, one_token ? "request latency" : "time per output token");
+  c.x_label = one_token ? "request latency at the load (ms)" : "time per output token at the load (ms)";
   c.y_label = "cost per 30-day month (USD)";
   c.x_unit = "ms";
   c.y_unit = "USD/month";
@@ -416,9 +425,9 @@ Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& 
       if (same(r, *x)) role += (role.empty() ? "" : ", ") + std::string(name);
     const bool spot_ranked = ctx.request->pricing == Pricing::spot;
     if (r.on_demand_usd_per_hour)
-      c.points.push_back({label, r.tpot_seen_s() * 1e3, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
+      c.points.push_back({label, r.pace_seen_s() * 1e3, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
     if (r.spot_usd_per_hour)
-      c.points.push_back({label, r.tpot_seen_s() * 1e3, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
+      c.points.push_back({label, r.pace_seen_s() * 1e3, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
   }
   return c;
 }
@@ -668,7 +677,7 @@ std::string percentiles_cell_note(const Percentiles& p) {
 }
 
 // The replica simulated step by step under the load: percentiles of what users saw.
-void add_simulated_load(const SimulatedService& sim, const ServingRow& row, const ItemAdder& add) {
+void add_simulated_load(const SimulatedService& sim, const InferenceWorkload& w, const ServingRow& row, const ItemAdder& add) {
   const ServiceMetrics& m = sim.metrics;
   const std::string load = sim.load.arrivals.closed_loop
                                ? fmt::format("{} clients, closed loop", sim.load.arrivals.clients)
@@ -682,7 +691,10 @@ void add_simulated_load(const SimulatedService& sim, const ServingRow& row, cons
       fmt::format("mean; engine limit {}, {}-token steps, {} KV blocks of {} tokens", sim.limits.max_sequences, sim.limits.token_budget,
                   sim.limits.kv_blocks, kKvBlockTokens));
   add(g, "time to first token", latency_cell(m.ttft_s.mean), "mean; " + percentiles_cell_note(m.ttft_s));
-  add(g, "time per output token", latency_cell(m.tpot_s.mean), "mean; " + percentiles_cell_note(m.tpot_s));
+  if (w.generated_tokens_per_sequence() < 2)
+    add(g, "time per output token", kNoTokenGap, kNoTokenGapNote);
+  else
+    add(g, "time per output token", latency_cell(m.tpot_s.mean), "mean; " + percentiles_cell_note(m.tpot_s));
   add(g, "request latency", latency_cell(m.e2e_s.mean), "mean; " + percentiles_cell_note(m.e2e_s));
   add(g, "queueing", latency_cell(m.queue_s.mean), "mean; " + percentiles_cell_note(m.queue_s));
   if (m.first_visible_s)
@@ -696,6 +708,18 @@ void add_simulated_load(const SimulatedService& sim, const ServingRow& row, cons
   (void)row;
 }
 
+// The analytic time per token and request latency of one operating point.
+void add_tpot_and_latency(const std::string& section, const InferenceWorkload& w, const InferenceEstimate& e, const ItemAdder& add) {
+  if (w.generated_tokens_per_sequence() < 2) {
+    add(section, "time per output token", kNoTokenGap, kNoTokenGapNote);
+    add(section, "request latency", latency_cell(e.latency_s), "TTFT + the prefills of the other requests in flight, which run before its step");
+    return;
+  }
+  add(section, "time per output token", latency_cell(e.tpot_s),
+      fmt::format("with the other requests' prefills interleaved ({:.0f}% of time in prefill)", e.prefill_share * 100));
+  add(section, "request latency", latency_cell(e.latency_s), "TTFT + (generated tokens - 1) x TPOT");
+}
+
 void add_latency_and_throughput(const InferenceEstimateContext& ctx, const ItemAdder& add) {
   const ServingRow& row = *ctx.row;
   const InferenceEstimate& e = row.estimate;
@@ -703,21 +727,20 @@ void add_latency_and_throughput(const InferenceEstimateContext& ctx, const ItemA
   // With a load (a rate, or clients simulated), these are the replica's capacity point; the rows "at load" follow.
   const std::string latency = w.requests_per_second || ctx.simulated ? "at capacity" : "latency";
   add(latency, "time to first token", latency_cell(e.ttft_s), "mean prompt, no queueing");
-  add(latency, "time per output token", latency_cell(e.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", e.prefill_share * 100));
-  add(latency, "request latency", latency_cell(e.latency_s), "TTFT + generated tokens x TPOT");
+  add_tpot_and_latency(latency, w, e, add);
   if (ctx.simulated) {
-    add_simulated_load(*ctx.simulated, row, add);
+    add_simulated_load(*ctx.simulated, w, row, add);
   } else if (w.requests_per_second) {
     // With a load, what a user sees: the batch the load keeps in flight (Little's law), as recommend reports it.
     const InferenceEstimate& a = row.at_load;
     const std::string per_replica = fmt::format("{:.3g} requests/s per replica", *w.requests_per_second / row.replicas);
     add("at load", "sequences in flight", integer(a.batch), "at " + per_replica + " (Little's law)");
     add("at load", "time to first token", latency_cell(a.ttft_s), "mean prompt, no queueing");
-    add("at load", "time per output token", latency_cell(a.tpot_s), fmt::format("with prefill interleaved ({:.0f}% of time)", a.prefill_share * 100));
-    add("at load", "request latency", latency_cell(a.latency_s), "TTFT + generated tokens x TPOT");
-    add("at load", "tokens/s per user", num(a.tokens_per_second_per_user, 1), "");
+    add_tpot_and_latency("at load", w, a, add);
+    if (w.generated_tokens_per_sequence() >= 2) add("at load", "tokens/s per user", num(a.tokens_per_second_per_user, 1), "");
   }
-  add("throughput", "tokens/s per user", num(e.tokens_per_second_per_user, 1), w.requests_per_second ? "at capacity" : "");
+  if (w.generated_tokens_per_sequence() >= 2)
+    add("throughput", "tokens/s per user", num(e.tokens_per_second_per_user, 1), w.requests_per_second ? "at capacity" : "");
   add("throughput", "output tokens/s per replica", num(e.output_tokens_per_second, 0), "generated, all samples");
   add("throughput", "requests/s per replica", num(e.requests_per_second, 3), "");
 }
@@ -754,10 +777,12 @@ std::string load_headline(const InferenceEstimateContext& ctx, const RenderOptio
   const std::string served = sim.load.arrivals.closed_loop ? fmt::format("{:.3g} requests/s per replica", m.requests_per_second)
                                                            : fmt::format("{:.3g} requests/s per replica completed over the run (its drain included)",
                                                                          m.requests_per_second);
-  return fmt::format("At the load ({}, simulated): time to first token {} mean (p90 {}), time per output token {} mean (p90 {}), {}{}; "
+  const std::string tpot = ctx.workload->generated_tokens_per_sequence() < 2
+                               ? std::string("one token per request (no time per output token)")
+                               : fmt::format("time per output token {} mean (p90 {})", latency_cell(m.tpot_s.mean).text, latency_cell(m.tpot_s.p90).text);
+  return fmt::format("At the load ({}, simulated): time to first token {} mean (p90 {}), {}, {}{}; "
                      "the 'at capacity' rows are the replica at its largest batch.\n",
-                     load, latency_cell(m.ttft_s.mean).text, latency_cell(m.ttft_s.p90).text, latency_cell(m.tpot_s.mean).text,
-                     latency_cell(m.tpot_s.p90).text, served, m.saturated ? ", SATURATED" : "");
+                     load, latency_cell(m.ttft_s.mean).text, latency_cell(m.ttft_s.p90).text, tpot, served, m.saturated ? ", SATURATED" : "");
 }
 
 std::string render_inference_estimate(const Catalog& catalog, const InferenceEstimateContext& ctx, const RenderOptions& o) {

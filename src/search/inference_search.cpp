@@ -127,7 +127,7 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
   // job without a volume is priced per token: the most requests/s one instance serves, then the fastest.
   auto key = [&](const ServingRow& x) {
     const double capacity = priced_per_token(w) ? -x.replicas * x.estimate.requests_per_second : 0.0;
-    return std::tuple(x.instances, capacity, x.tpot_seen_s());
+    return std::tuple(x.instances, capacity, x.pace_seen_s());
   };
   ReplicaSimulations sims;
   const std::vector<ServingLayout> layouts = asked_layouts(m, w, inst, acc, pp, asked);
@@ -199,7 +199,7 @@ void mark_pareto(std::vector<ServingRow>& rows) {
     if (!a.ranked_usd_per_hour) continue;
     a.pareto = std::none_of(rows.begin(), rows.end(), [&](const ServingRow& b) {
       if (!b.ranked_usd_per_hour) return false;
-      const double ta = a.tpot_seen_s(), tb = b.tpot_seen_s(), ca = *a.ranked_usd_per_hour, cb = *b.ranked_usd_per_hour;
+      const double ta = a.pace_seen_s(), tb = b.pace_seen_s(), ca = *a.ranked_usd_per_hour, cb = *b.ranked_usd_per_hour;
       return tb <= ta && cb <= ca && (tb < ta || cb < ca);
     });
   }
@@ -221,7 +221,8 @@ std::string seen_prefix(const ServingRow& x) {
 
 std::string service_text(const ServingRow& x, bool per_token) {
   const double month = *x.ranked_usd_per_hour * kHoursPerMonth;
-  const std::string tpot = x.tpot_seen_s() > 0 ? fmt::format("{}{:.0f} ms per token, ", seen_prefix(x), x.tpot_seen_s() * 1e3) : "";
+  const std::string tpot = x.tpot_seen_s() > 0 ? fmt::format("{}{:.0f} ms per token, ", seen_prefix(x), x.tpot_seen_s() * 1e3)
+                                               : fmt::format("{}request latency {:.0f} ms, ", seen_prefix(x), x.e2e_seen_s() * 1e3);
   std::string s = fmt::format("{} x {} ({} replica{}), {}${}/month", x.instances, x.instance->name, x.replicas, x.replicas > 1 ? "s" : "", tpot,
                               format_thousands(month, month < 1000 ? 2 : 0));
   if (per_token && x.usd_per_million_output_tokens) s += fmt::format(", ${} per million output tokens", format_price(*x.usd_per_million_output_tokens));
@@ -272,14 +273,14 @@ void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
     switch (sort_by) {
       case SortBy::recommended: return false;  // already in that order
       case SortBy::time:
-        if (a.tpot_seen_s() != b.tpot_seen_s()) return a.tpot_seen_s() < b.tpot_seen_s();
+        if (a.pace_seen_s() != b.pace_seen_s()) return a.pace_seen_s() < b.pace_seen_s();
         break;
       case SortBy::cost_per_token:
         if (per_token(a) != per_token(b)) return per_token(a) < per_token(b);
         break;
       case SortBy::pareto:
         if (a.pareto != b.pareto) return a.pareto;
-        if (a.pareto && a.tpot_seen_s() != b.tpot_seen_s()) return a.tpot_seen_s() < b.tpot_seen_s();
+        if (a.pareto && a.pace_seen_s() != b.pace_seen_s()) return a.pace_seen_s() < b.pace_seen_s();
         [[fallthrough]];
       case SortBy::cost:
         if (cost(a) != cost(b)) return cost(a) < cost(b);
@@ -292,7 +293,7 @@ void sort_rows(std::vector<ServingRow>& rows, SortBy sort_by) {
 void choose_rows(ServingRecommendation& out, const RecommendRequest& r, const InferenceWorkload& w) {
   std::vector<Candidate> c;
   for (const auto& x : out.rows)
-    c.push_back({ranked_cost(x, priced_per_token(w)), x.tpot_seen_s(), x.instances * x.instance->accelerator_count, x.instance->name});
+    c.push_back({ranked_cost(x, priced_per_token(w)), x.pace_seen_s(), x.instances * x.instance->accelerator_count, x.instance->name});
   apply_choice(out, choose(c, r.cost_slack, r.all_counts));
   if (out.pick) out.why = why_text(out, r, w) + no_load_note(out, w);
   sort_rows(out.rows, r.sort_by);

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include "base/json_input.hpp"
 #include "gpuadvisor/base/errors.hpp"
@@ -59,7 +60,10 @@ std::optional<double> date_time_of(std::string_view s) {
   double sec;
   char sep;
   if (s.size() < 19 || std::sscanf(std::string(s).c_str(), "%4d-%2d-%2d%c%2d:%2d:%lf", &y, &mo, &d, &sep, &h, &mi, &sec) != 7) return std::nullopt;
-  if ((sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec < 0 || sec >= 61) return std::nullopt;
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  constexpr std::array<int, 12> kDaysInMonth{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if ((sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec >= 61) return std::nullopt;
+  if (d > kDaysInMonth[mo - 1] + (mo == 2 && leap)) return std::nullopt;  // 2023-02-30 is no date (it would roll into March)
   // Days from the civil date (H. Hinnant's algorithm).
   y -= mo <= 2;
   const int era = (y >= 0 ? y : y - 399) / 400;
@@ -70,20 +74,47 @@ std::optional<double> date_time_of(std::string_view s) {
   return days * 86400 + h * 3600 + mi * 60 + sec;
 }
 
+// The key one of `names` names (case aside); two such keys leave the field
+// ambiguous ({"arrival_s": 1, "timestamp": 1000}), and the line is refused.
 template <size_t N>
-std::optional<std::string> key_in(const nlohmann::json& o, const std::array<const char*, N>& names) {
+std::optional<std::string> key_in(const nlohmann::json& o, const std::array<const char*, N>& names, const Place& at) {
+  std::optional<std::string> found;
   for (auto it = o.begin(); it != o.end(); ++it)
     for (const char* n : names)
-      if (lower(it.key()) == n) return it.key();
-  return std::nullopt;
+      if (lower(it.key()) == n) {
+        if (found) at.fail(fmt::format("'{}' and '{}' name the same field: which one is meant is not clear", *found, it.key()));
+        found = it.key();
+      }
+  return found;
 }
 
-TraceRequest json_request(const nlohmann::json& o, const Place& at) {
+// A line's JSON object; a key given twice is refused (a parser keeps one of
+// the two values without a word).
+nlohmann::json json_object_of(std::string_view line, const Place& at) {
+  std::set<std::string> keys;
+  std::optional<std::string> repeated;
+  const nlohmann::json::parser_callback_t note_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::key && depth == 1 && !keys.insert(parsed.get<std::string>()).second) repeated = parsed.get<std::string>();
+    return true;
+  };
+  const nlohmann::json o = nlohmann::json::parse(line.begin(), line.end(), note_keys, false);
+  if (o.is_discarded()) at.fail("not valid JSON (a JSON Lines trace has one object a line)");
+  if (repeated) at.fail(fmt::format("the key '{}' is given twice", *repeated));
+  return o;
+}
+
+// One JSON Lines request; `arrival_key` is the arrival's key of the first
+// line, which every line must use (seconds and milliseconds do not mix).
+TraceRequest json_request(const nlohmann::json& o, const Place& at, std::optional<std::string>& arrival_key) {
   if (!o.is_object()) at.fail("not a JSON object");
-  const auto arrival = key_in(o, kArrivalNames), prompt = key_in(o, kPromptNames), output = key_in(o, kOutputNames);
+  const auto arrival = key_in(o, kArrivalNames, at), prompt = key_in(o, kPromptNames, at), output = key_in(o, kOutputNames, at);
   if (!arrival || !prompt || !output) at.fail("needs an arrival (arrival_s, or timestamp in ms), prompt tokens (prompt_tokens, input_length) and output tokens (output_tokens, output_length)");
   for (const auto& k : {*arrival, *prompt, *output})
     if (!o[k].is_number()) at.fail(fmt::format("{} is {}, not a number", k, json_excerpt(o[k])));
+  if (!arrival_key) arrival_key = lower(*arrival);
+  if (lower(*arrival) != *arrival_key)
+    at.fail(fmt::format("the arrival is '{}' where the first line gave '{}': one trace keeps one unit (arrival_s in seconds, timestamp in ms)",
+                        *arrival, *arrival_key));
   TraceRequest r;
   r.arrival_s = o[*arrival].get<double>() / (lower(*arrival) == "timestamp" ? 1000.0 : 1.0);
   r.prompt_tokens = tokens_of(o[*prompt].get<double>(), at, "the prompt");
@@ -162,15 +193,16 @@ RequestTrace parse_request_trace(std::string_view text, const std::string& name)
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte-order mark, as spreadsheets write it
   const size_t first = text.find_first_not_of(" \t\r\n");
   const bool json_lines = first != std::string_view::npos && text[first] == '{';
+  if (first != std::string_view::npos && text[first] == '[')
+    throw InputError(fmt::format("--trace {}: a JSON array; a trace is JSON Lines (one object a line) or CSV with a header", name));
   std::optional<Columns> columns;
+  std::optional<std::string> arrival_key;
   for_lines(text, [&](std::string_view line, size_t number) {
     const Place at{name, number};
     if (t.requests.size() >= kMaxTraceRequests) at.fail(fmt::format("more than {} requests", kMaxTraceRequests));
     if (json_lines) {
       if (json_nesting_depth(line, kMaxJsonDepth) > kMaxJsonDepth) at.fail("nested too deeply");
-      const nlohmann::json o = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
-      if (o.is_discarded()) at.fail("not valid JSON (a JSON Lines trace has one object a line)");
-      t.requests.push_back(json_request(o, at));
+      t.requests.push_back(json_request(json_object_of(line, at), at, arrival_key));
     } else if (!columns) {
       const auto header = fields_of(line);
       columns = Columns{column_of(header, kArrivalNames, at), column_of(header, kPromptNames, at), column_of(header, kOutputNames, at), header.size()};

@@ -187,7 +187,7 @@ struct InferenceEstimate {
   double prefill_gpu_s_per_request = 0;  // under load (batched prefill; with a verifier, its scoring pass too)
   double ttft_s = 0;
   double tpot_s = 0;                // with prefill interference
-  double latency_s = 0;             // ttft + generated tokens per sequence x tpot
+  double latency_s = 0;             // ttft + (generated tokens per sequence - 1) x tpot (methodology §Continuous batching)
   double prefill_share = 0;         // fraction of replica time spent in prefill
   double requests_per_second = 0;   // capacity of one replica
   double output_tokens_per_second = 0;     // generated tokens/s of one replica (all samples, reasoning included)

@@ -47,6 +47,11 @@ struct ServingRow {
   // The mean at the load: simulated where simulated.
   double ttft_mean_s() const { return simulated ? simulated->ttft_s.mean : at_load.ttft_s; }
   double tpot_mean_s() const { return simulated ? simulated->tpot_s.mean : at_load.tpot_s; }
+  double e2e_seen_s() const { return simulated ? simulated->e2e_s.at(slo_percentile) : at_load.latency_s; }
+  // How fast the service is to its users, what "fastest" ranks by: the time
+  // per output token, or for one-token outputs (a time per token of 0: no gap
+  // between tokens) the request's whole latency.
+  double pace_seen_s() const { return tpot_seen_s() > 0 ? tpot_seen_s() : e2e_seen_s(); }
   // Sequences in flight per replica at the load.
   double batch_seen() const { return simulated ? simulated->mean_sequences : at_load.batch; }
 };

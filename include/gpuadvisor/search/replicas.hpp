@@ -24,6 +24,10 @@ inline constexpr double kLeastSequencesInFlight = 1.0;
 // Fewer requests than this per replica from a trace are said to be too few
 // for stable percentiles.
 inline constexpr size_t kFewTraceRequests = 500;
+// Fewer than this per replica form no queue to simulate: a rate "served" by
+// two requests is their gap, not the replica's (estimate then shows the
+// analytic point at the load).
+inline constexpr size_t kLeastSimulatedTraceRequests = 10;
 
 // Most replicas the sizing tries where no instance limit is given (estimate, cost).
 inline constexpr int kMaxSimulatedReplicas = 4096;

@@ -3,17 +3,17 @@
 # predicted: 1 replica(s) of TP4 on 1 x g6e.12xlarge
 # predicted: p90 TTFT 192 ms, p90 21 ms per output token (simulated at the load)
 # predicted: $7,555/month on-demand
-# predicted: 14.0 GB of 47.2 GB per accelerator at the capacity batch
+# predicted: 14.1 GB of 47.2 GB per accelerator at the capacity batch
 # serves: meta-llama/Meta-Llama-3-8B-Instruct, the instruct/chat variant of llama-3-8b (meta-llama/Meta-Llama-3-8B) for a chat service (--hf-model serves another)
-# accepts requests up to 8192 tokens, prompt + output (llama-3-8b's context length); the KV cache was sized for 52 sequences in flight of about 1152 tokens each, and longer requests take more of it (the engine queues what does not fit)
-# error band: +-11% (p90 |error|, median 5%, typically pessimistic: slower than measured, out of sample over 8 published L40S dense-model inference cases; no published cases with vllm on L40S: pooled with other engines)
+# accepts requests up to 8192 tokens, prompt + output (llama-3-8b's context length); the KV cache was sized for 54 sequences in flight of about 1152 tokens each, and longer requests take more of it (the engine queues what does not fit)
+# error band: +-11% (p90 |error|, median 6%, typically pessimistic: slower than measured, out of sample over 8 published L40S dense-model inference cases; no published cases with vllm on L40S: pooled with other engines)
 # command: gpuadvisor recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e --emit slurm --emit-dir OUT
 # The serve command for the sized replica (vLLM V1 (0.8 and later), default server settings); the other engines are equivalents.
-vllm serve meta-llama/Meta-Llama-3-8B-Instruct --tensor-parallel-size 4 --pipeline-parallel-size 1 --max-num-seqs 52 --max-num-batched-tokens 2048 --gpu-memory-utilization 0.9 --max-model-len 8192 --port 8000
+vllm serve meta-llama/Meta-Llama-3-8B-Instruct --tensor-parallel-size 4 --pipeline-parallel-size 1 --max-num-seqs 54 --max-num-batched-tokens 2048 --gpu-memory-utilization 0.9 --max-model-len 8192 --port 8000
 
 # SGLang:
-# python -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B-Instruct --tp-size 4 --max-running-requests 52 --chunked-prefill-size 8192 --mem-fraction-static 0.835 --context-length 8192 --port 8000
+# python -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B-Instruct --tp-size 4 --max-running-requests 54 --chunked-prefill-size 8192 --mem-fraction-static 0.835 --context-length 8192 --port 8000
 # TensorRT-LLM:
-# trtllm-serve meta-llama/Meta-Llama-3-8B-Instruct --tp_size 4 --pp_size 1 --max_batch_size 52 --max_num_tokens 8192 --max_seq_len 8192 --kv_cache_free_gpu_memory_fraction 0.9 --port 8000
+# trtllm-serve meta-llama/Meta-Llama-3-8B-Instruct --tp_size 4 --pp_size 1 --max_batch_size 54 --max_num_tokens 8192 --max_seq_len 8192 --kv_cache_free_gpu_memory_fraction 0.9 --port 8000
 # TGI:
-# text-generation-launcher --model-id meta-llama/Meta-Llama-3-8B-Instruct --num-shard 4 --max-concurrent-requests 52 --max-total-tokens 8192 --port 8000
+# text-generation-launcher --model-id meta-llama/Meta-Llama-3-8B-Instruct --num-shard 4 --max-concurrent-requests 54 --max-total-tokens 8192 --port 8000
