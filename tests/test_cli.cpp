@@ -96,6 +96,10 @@ TEST_CASE("cli: catalog filters, sorting and errors") {
   CHECK(family.err.find("p5e") != std::string::npos);
   CHECK(run("recommend --params 7B --family zz").code == 2);
   CHECK(run("catalog --family p5 --format csv").code == 0);
+  // A region without prices is refused as recommend refuses it, not a list of "unknown" prices.
+  Run nowhere = run("catalog --region nowhere");
+  CHECK(nowhere.code == 2);
+  CHECK(nowhere.err.find("--region: 'nowhere' has no prices in this catalog") != std::string::npos);
 }
 
 TEST_CASE("cli: malformed catalogs exit 2 naming the file, entry and field") {
@@ -778,6 +782,11 @@ TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and ne
   CHECK(run("prices import --spot-history " + data("prices/spot_history.json") + " --output /nonexistent-dir/x.json").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --pricing savings-5y").code == 2);
   CHECK(run("--discount 150% catalog").code == 2);
+  Run twice = run("--discount p5=20% --discount p5=10% catalog");  // one would silently override the other
+  CHECK(twice.code == 2);
+  CHECK(twice.err.find("'p5=10%' gives family 'p5' a second discount") != std::string::npos);
+  CHECK(run("--discount 10% --discount 15% catalog").code == 2);
+  CHECK(run("--discount 10% --discount p5=20% catalog").code == 0);  // a family's own beside the catch-all
   // A discount is said wherever the prices' origin is: the footer and JSON catalog.prices_origin.
   Run discounted = run("--discount p5=20% cost --instance p5.48xlarge --count 4 --hours 100");
   CHECK(discounted.out.find("with --discount p5=20% off on-demand and commitment rates") != std::string::npos);

@@ -67,6 +67,11 @@ TEST_CASE("grammar: a refused integer is a JSON error document with --format jso
 TEST_CASE("grammar: commas are refused on money as on every other flag") {
   check_refused("recommend --params 7B --task lora --budget 1,5", "--budget", "commas are not accepted");
   check_refused("recommend --params 7B --task lora --budget '$5,000'", "--budget", "commas are not accepted");
+  // Amounts past any bill: an hour at 1e305 USD overflowed into a false "no known price".
+  check_refused("recommend --params 7B --task lora --value-of-time 1e305", "--value-of-time", "more than any bill");
+  check_refused("recommend --params 7B --task lora --budget 2e15", "--budget", "at most 1e15 USD");
+  // A daily volume out of range names the flag given, not the rate it becomes.
+  check_refused("recommend --params 7B --task inference --tokens-per-day 1e20", "--tokens-per-day", "requests/s, outside [1e-09, 1e+09]");
   check_refused("recommend --params 7B --task lora --fail-if-over 1,5", "--fail-if-over", "commas are not accepted");
   check_refused("cost --instance p5.48xlarge --count 1 --hours 10 --fail-if-over 1,5", "--fail-if-over", "commas are not accepted");
   check_refused("catalog --max-price 1,5", "--max-price", "commas are not accepted");

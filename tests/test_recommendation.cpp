@@ -50,6 +50,13 @@ TEST_CASE("objective: the fastest option within the slack of the cheapest") {
   CHECK(keep == std::vector<size_t>{0, 2, 3, 4});
   // The default order: pick, then within the slack by time, then by cost, unknown last.
   CHECK(recommended_order(c, keep, 0.20, pick(c, 0.20)) == std::vector<size_t>{4, 0, 2, 3});
+  // The unpriced d finishes in half c's time: named beside the fastest priced option.
+  CHECK(choose(c, 0.20, false).fastest_unpriced == std::optional<size_t>(3));
+  // Sooner by less than the predictions' typical error (10%): not named.
+  c[3].time = 0.95;
+  CHECK_FALSE(choose(c, 0.20, false).fastest_unpriced);
+  c[3].time = 0.89;
+  CHECK(choose(c, 0.20, false).fastest_unpriced == std::optional<size_t>(3));
 }
 
 TEST_CASE("objective: the value of time weighs the wait into the pick, not into the cheapest") {

@@ -184,6 +184,8 @@ double parse_usd(std::string_view text, std::string_view what) {
     throw InputError(fmt::format("{}: unknown suffix '{}' in '{}' (amounts are USD: 5000, 12.5k, 1M)", what, unit, trim(text)));
   double usd = value * scale;
   require_positive(usd, text, what);
+  // Beyond any bill: products with hours would overflow into a false "no price".
+  if (usd > kMaxUsd) throw InputError(fmt::format("{}: '{}' is more than any bill this tool prices (at most 1e15 USD)", what, trim(text)));
   return usd;
 }
 

@@ -108,6 +108,10 @@ void add_discount(Discounts& d, std::string_view text) {
   // No negotiated rate takes 95% off list: a larger figure is a typo, and would price below any real rate.
   if (v > kMaxDiscountFraction)
     throw InputError(fmt::format("--discount: '{}' is more than {:.0f}% off; write it as a percentage, e.g. 15%", text, kMaxDiscountFraction * 100));
+  // Given twice, one would silently override the other.
+  if (family.empty() ? d.all.has_value() : d.by_family.count(std::string(family)) > 0)
+    throw InputError(fmt::format("--discount: '{}' gives {} a second discount; give each family (and the catch-all) once",
+                                 text, family.empty() ? std::string("every family") : fmt::format("family '{}'", family)));
   if (family.empty()) d.all = v;
   else d.by_family[std::string(family)] = v;
 }

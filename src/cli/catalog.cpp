@@ -84,6 +84,7 @@ class CatalogCommand : public Command {
     if (!cl.max_price.empty()) max_price = parse_usd(cl.max_price, "--max-price");
     if (cl.min_accelerators < 0) throw InputError("--min-accelerators: must be at least 0");
     check_families(catalog, cl.families);
+    check_priced_region(catalog, cl.region);
     for (const auto& a : cl.accelerators)
       if (!catalog.find_accelerator(a)) throw InputError(fmt::format("--accelerator: unknown accelerator '{}'", a));
     std::vector<const Instance*> list;

@@ -141,7 +141,10 @@ Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidat
     for (size_t i = 0; i < c.size(); ++i)
       if (c[i].eligible) within.push_back(i);
     const auto quickest = best_of(c, within, quicker, false);
-    if (quickest && !c[*quickest].cost && quicker(c[*quickest], c[*out.fastest])) out.fastest_unpriced = quickest;
+    // Named only when sooner by more than the predictions' typical error: a
+    // few seconds on an 18-minute job is no reason to look for a price.
+    if (quickest && !c[*quickest].cost && c[*quickest].time < (1 - kUnpricedSoonerFraction) * c[*out.fastest].time)
+      out.fastest_unpriced = quickest;
   }
   const std::vector<size_t> keep = every_candidate ? all(c) : best_per_group(c, slack, out.pick);
   out.order = recommended_order(c, keep, slack, out.pick);

@@ -297,6 +297,9 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     throw InputError("give only one of --requests-per-second and --tokens-per-day");
   if (r.requests_per_second) w.requests_per_second = *r.requests_per_second;
   if (r.output_tokens_per_day) w.requests_per_second = *r.output_tokens_per_day / 86400.0 / w.output_tokens;
+  if (r.output_tokens_per_day && w.requests_per_second && !(*w.requests_per_second >= 1e-9 && *w.requests_per_second <= 1e9))
+    throw InputError(fmt::format("--tokens-per-day: {:g} tokens a day of {:g} output tokens each is {:.3g} requests/s, outside [1e-09, 1e+09]",
+                                 *r.output_tokens_per_day, w.output_tokens, *w.requests_per_second));
   if (w.requests_per_second) check(*w.requests_per_second, 1e-9, 1e9, "--requests-per-second");
   if (r.clients && w.requests_per_second)
     throw InputError("give only one of --clients (a closed loop: each user sends its next request when the last completes) and --requests-per-second (open-loop arrivals)");

@@ -36,7 +36,9 @@ double parse_duration_hours(std::string_view text, std::string_view what);
 double parse_latency_s(std::string_view text, std::string_view what);
 
 // "5000", "$5000", "12.5k", "1M" (USD); K/M/B/T as for counts. Commas are
-// refused ("$5,000" and "1,5" read differently across locales).
+// refused ("$5,000" and "1,5" read differently across locales). Positive
+// and at most kMaxUsd (more than any bill; an hour's value past it overflows).
+inline constexpr double kMaxUsd = 1e15;
 double parse_usd(std::string_view text, std::string_view what);
 
 // "80", "80GB", "80GiB", "0.5TB". A bare number is GB (10^9 bytes). Returns GB.

@@ -26,6 +26,11 @@ inline constexpr double kDefaultValueOfTimeUsdPerHour = 25;
 // to save hours; at large cost the slack binds first). 0: no ceiling.
 inline constexpr double kDefaultMaxCostMultiple = 2;
 
+// How much sooner an unpriced option must finish than the fastest priced one
+// to be named beside it: more than the training predictions' typical error
+// (docs/validation.md: pre-training median about 8% out of sample).
+inline constexpr double kUnpricedSoonerFraction = 0.10;
+
 struct Candidate {
   std::optional<double> cost;  // unknown price: never picked, never cheapest
   double time = 0;             // smaller is better
@@ -60,7 +65,7 @@ std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std
 // alternatives, and the rows to show (one per group, or all) in the default order.
 struct Choice {
   std::optional<size_t> pick, cheapest, fastest;
-  std::optional<size_t> fastest_unpriced;  // sooner than `fastest`, without a known price
+  std::optional<size_t> fastest_unpriced;  // sooner than `fastest` by kUnpricedSoonerFraction, without a known price
   std::vector<size_t> order;
 };
 Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidate);
