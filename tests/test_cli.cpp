@@ -1499,3 +1499,14 @@ TEST_CASE("cli: the fastest alternative is the fastest priced one, and an unpric
   REQUIRE(lora.code == 0);
   CHECK(nlohmann::json::parse(lora.out)["alternatives"]["fastest_unpriced"].is_null());
 }
+
+TEST_CASE("cli: the option at the usual count is labelled on demand only where it is bought on demand") {
+  // p6-b300 has no on-demand rate: its two-instance option is priced at a Capacity Block, and says so.
+  Run t = run("cost --model llama-3-70b --task pretrain --tokens 200B --family p6-b300");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("  at the usual count: 2 x p6-b300.48xlarge") != std::string::npos);
+  CHECK(t.out.find("in Capacity Blocks (about 2 is the most one usually starts at once; the catalog has no on-demand rate for it)") != std::string::npos);
+  CHECK(t.out.find("  on demand: 2 x") == std::string::npos);
+  const auto doc = nlohmann::json::parse(run("cost --model llama-3-70b --task pretrain --tokens 200B --family p6-b300 --format json").out);
+  CHECK(doc["alternatives"]["on_demand"]["channel"] == "capacity-block");  // the JSON key keeps its name; the channel says how it is bought
+}

@@ -331,8 +331,11 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
   out += regions_text(rec, *ctx.request);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
   if (rec.pick->capacity.beyond_on_demand)
-    out += rec.on_demand_pick ? fmt::format("  on demand: {} (about {} is the most one usually starts at once)\n", option_line(*rec.on_demand_pick),
-                                            *rec.pick->instance->on_demand_max_instances)
+    // The usual count's option is labelled "on demand" only where it is bought so (a type without an on-demand rate is priced at its block).
+    out += rec.on_demand_pick ? fmt::format("  {}: {} (about {} is the most one usually starts at once{})\n",
+                                            rec.on_demand_pick->channel == Channel::on_demand ? "on demand" : "at the usual count",
+                                            option_line(*rec.on_demand_pick), *rec.pick->instance->on_demand_max_instances,
+                                            rec.on_demand_pick->channel == Channel::on_demand ? "" : "; the catalog has no on-demand rate for it")
                               : fmt::format("  on demand: about {} x {} is the most one usually starts at once, and no option that small "
                                             "fits or meets the constraints\n",
                                             *rec.pick->instance->on_demand_max_instances, rec.pick->instance->name);
