@@ -627,6 +627,11 @@ TEST_CASE("Hostile traces and loads: quoted commas, a byte-order mark, a rate ou
   REQUIRE(one_estimate.code == 0);
   CHECK(one_estimate.out.find("time per output token                                            none") != std::string::npos);
   CHECK(one_estimate.out.find("tokens/s per user") == std::string::npos);
+  // Only a time per token reads 0 as "none": a queue that is empty at the median is 0.0 ms.
+  const auto one_loaded = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --output-tokens 1 --prompt-tokens 2048 --requests-per-second 2");
+  REQUIRE(one_loaded.code == 0);
+  CHECK(one_loaded.out.find("queueing") != std::string::npos);
+  CHECK(one_loaded.out.find("p50 none") == std::string::npos);
   // Two output tokens on a 7-8B: the step at batch 1 is not stretched by the
   // request's own prefill (65 ms against a 23 ms step), so the single L40S
   // meets the 30 ms default and is the pick, not a p4d at 12x the price.

@@ -475,13 +475,13 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   // at batch 1). One-token requests have no gap between tokens (tpot 0, as the
   // simulator reports): they wait for the others' prefills before their step.
   const double requests_in_flight = double(batch) / w.samples;
-  const double others_prefill_share = e.prefill_share * std::max(0.0, requests_in_flight - 1) / requests_in_flight;
-  if (w.generated_tokens_per_sequence() < 2) {
+  const double others_in_flight = std::max(0.0, requests_in_flight - 1);
+  if (w.one_token_outputs()) {
     e.tpot_s = 0;
-    e.latency_s = e.ttft_s + std::max(0.0, requests_in_flight - 1) * e.prefill_gpu_s_per_request;
+    e.latency_s = e.ttft_s + others_in_flight * e.prefill_gpu_s_per_request;
     e.tokens_per_second_per_user = w.generated_tokens_per_sequence() / e.latency_s;
   } else {
-    e.tpot_s = per_token_s / (1 - others_prefill_share);
+    e.tpot_s = per_token_s / (1 - e.prefill_share * others_in_flight / requests_in_flight);
     e.latency_s = e.ttft_s + (w.generated_tokens_per_sequence() - 1) * e.tpot_s;  // the first token comes with TTFT
     e.tokens_per_second_per_user = 1 / e.tpot_s;
   }
@@ -502,7 +502,7 @@ namespace {
 // batch (latency_s - ttft_s there: they queue behind each other).
 double ttft_checked_s(const InferenceWorkload& w, const InferenceEstimate& e) {
   const double alone_s = e.prefill_p95_s + e.step.total_s();
-  return w.generated_tokens_per_sequence() < 2 ? alone_s + (e.latency_s - e.ttft_s) : alone_s;
+  return w.one_token_outputs() ? alone_s + (e.latency_s - e.ttft_s) : alone_s;
 }
 
 // The latency targets an evaluated batch misses, each with its target

@@ -19,16 +19,16 @@ using namespace report_detail;
 
 namespace {
 
-// One-token outputs (scoring, classification) have no gap between tokens to show.
-const Cell kNoTokenGap{"none", std::monostate{}};
 const char* const kNoTokenGapNote = "each request generates one token: no gap between tokens";
 
 Cell latency_cell(double s) {
-  if (s == 0) return {"none", 0.0};  // a time per token of one-token outputs: no gap
   if (s < 0.01) return {fmt::format("{:.1f}ms", s * 1e3), sig6(s)};
   if (s < 1) return {fmt::format("{:.0f}ms", s * 1e3), sig6(s)};
   return {fmt::format("{:.1f}s", s), sig6(s)};
 }
+
+// A time per output token: 0 is one-token outputs' (no gap between tokens), shown as "none".
+Cell tpot_cell(double s) { return s > 0 ? latency_cell(s) : Cell{"none", 0.0}; }
 
 Cell per_million(std::optional<double> v) {
   if (!v) return {"unknown", std::monostate{}};
@@ -60,7 +60,8 @@ Cell slo_cell(const ServingRow& r) {
   if (!r.simulated) return {"", std::monostate{}};
   return r.slo_percentile ? integer(r.slo_percentile) : text("mean");
 }
-Cell seen_cell(const ServingRow& r, double seconds) { return r.simulated ? latency_cell(seconds) : Cell{"", std::monostate{}}; }
+// A latency at the targets' percentile: blank where the row was not simulated.
+Cell seen_cell(const ServingRow& r, const Cell& cell) { return r.simulated ? cell : Cell{"", std::monostate{}}; }
 
 std::string precision_text(const InferenceWorkload& w, const ServingPrecision& p) {
   // 16-bit weights and KV are fp16 where the accelerator has no bf16 (V100, T4): the math runs in fp16.
@@ -286,7 +287,7 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
     const bool same = x.instance == rec.pick->instance && x.estimate.layout == rec.pick->estimate.layout;
     return same ? std::string("the pick") : service_line(x);
   };
-  const bool one_token = ctx.workload->generated_tokens_per_sequence() < 2;
+  const bool one_token = ctx.workload->one_token_outputs();
   out += fmt::format("  cheapest: {}\n  {}: {}\n", alternative(*rec.cheapest), one_token ? "fastest (request latency)" : "fastest per token",
                      alternative(*rec.fastest));
   if (rec.disaggregated) out += "  disaggregated: " + disaggregated_text(*rec.disaggregated, *rec.pick, ctx.workload->target_utilisation) + "\n";
@@ -350,7 +351,7 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
     auto month = [](std::optional<double> h) { return h ? std::optional<double>(*h * kHoursPerMonth) : std::nullopt; };
     t.rows.push_back({integer(rank), text(r.instance->name), text(layout_text(e.layout)), text(precision_text(*ctx.workload, e.precision)),
                       pct(e.memory.total_gb() / e.memory.capacity_gb), integer(e.max_batch), integer(static_cast<int>(std::lround(r.batch_seen()))),
-                      latency_cell(r.ttft_mean_s()), latency_cell(r.tpot_mean_s()), slo_cell(r), seen_cell(r, r.ttft_seen_s()), seen_cell(r, r.tpot_seen_s()),
+                      latency_cell(r.ttft_mean_s()), tpot_cell(r.tpot_mean_s()), slo_cell(r), seen_cell(r, latency_cell(r.ttft_seen_s())), seen_cell(r, tpot_cell(r.tpot_seen_s())),
                       num(r.simulated ? (r.tpot_mean_s() > 0 ? 1 / r.tpot_mean_s() : 0) : r.at_load.tokens_per_second_per_user, 1), num(e.output_tokens_per_second, 0),
                       text(e.step.bound()), integer(r.replicas), integer(r.instances), pct(r.utilisation),
                       money(month(r.ranked_usd_per_hour)), rate(instance_rate(r, ctx.request->region)), rate(r.on_demand_usd_per_hour),
@@ -405,7 +406,7 @@ Table inference_cost_table(const ServingRecommendation& rec, const InferenceCont
 
 Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& ctx) {
   Chart c;
-  const bool one_token = ctx.workload->generated_tokens_per_sequence() < 2;
+  const bool one_token = ctx.workload->one_token_outputs();
   c.title = fmt::format("{} serving: {} against monthly cost", ctx.model->name, one_token ? "request latency" : "time per output token");
   c.x_label = one_token ? "request latency at the load (ms)" : "time per output token at the load (ms)";
   c.y_label = "cost per 30-day month (USD)";
@@ -691,8 +692,8 @@ void add_simulated_load(const SimulatedService& sim, const InferenceWorkload& w,
       fmt::format("mean; engine limit {}, {}-token steps, {} KV blocks of {} tokens", sim.limits.max_sequences, sim.limits.token_budget,
                   sim.limits.kv_blocks, kKvBlockTokens));
   add(g, "time to first token", latency_cell(m.ttft_s.mean), "mean; " + percentiles_cell_note(m.ttft_s));
-  if (w.generated_tokens_per_sequence() < 2)
-    add(g, "time per output token", kNoTokenGap, kNoTokenGapNote);
+  if (w.one_token_outputs())
+    add(g, "time per output token", tpot_cell(0), kNoTokenGapNote);
   else
     add(g, "time per output token", latency_cell(m.tpot_s.mean), "mean; " + percentiles_cell_note(m.tpot_s));
   add(g, "request latency", latency_cell(m.e2e_s.mean), "mean; " + percentiles_cell_note(m.e2e_s));
@@ -710,8 +711,8 @@ void add_simulated_load(const SimulatedService& sim, const InferenceWorkload& w,
 
 // The analytic time per token and request latency of one operating point.
 void add_tpot_and_latency(const std::string& section, const InferenceWorkload& w, const InferenceEstimate& e, const ItemAdder& add) {
-  if (w.generated_tokens_per_sequence() < 2) {
-    add(section, "time per output token", kNoTokenGap, kNoTokenGapNote);
+  if (w.one_token_outputs()) {
+    add(section, "time per output token", tpot_cell(0), kNoTokenGapNote);
     add(section, "request latency", latency_cell(e.latency_s), "TTFT + the prefills of the other requests in flight, which run before its step");
     return;
   }
@@ -737,9 +738,9 @@ void add_latency_and_throughput(const InferenceEstimateContext& ctx, const ItemA
     add("at load", "sequences in flight", integer(a.batch), "at " + per_replica + " (Little's law)");
     add("at load", "time to first token", latency_cell(a.ttft_s), "mean prompt, no queueing");
     add_tpot_and_latency("at load", w, a, add);
-    if (w.generated_tokens_per_sequence() >= 2) add("at load", "tokens/s per user", num(a.tokens_per_second_per_user, 1), "");
+    if (!w.one_token_outputs()) add("at load", "tokens/s per user", num(a.tokens_per_second_per_user, 1), "");
   }
-  if (w.generated_tokens_per_sequence() >= 2)
+  if (!w.one_token_outputs())
     add("throughput", "tokens/s per user", num(e.tokens_per_second_per_user, 1), w.requests_per_second ? "at capacity" : "");
   add("throughput", "output tokens/s per replica", num(e.output_tokens_per_second, 0), "generated, all samples");
   add("throughput", "requests/s per replica", num(e.requests_per_second, 3), "");
@@ -777,7 +778,7 @@ std::string load_headline(const InferenceEstimateContext& ctx, const RenderOptio
   const std::string served = sim.load.arrivals.closed_loop ? fmt::format("{:.3g} requests/s per replica", m.requests_per_second)
                                                            : fmt::format("{:.3g} requests/s per replica completed over the run (its drain included)",
                                                                          m.requests_per_second);
-  const std::string tpot = ctx.workload->generated_tokens_per_sequence() < 2
+  const std::string tpot = ctx.workload->one_token_outputs()
                                ? std::string("one token per request (no time per output token)")
                                : fmt::format("time per output token {} mean (p90 {})", latency_cell(m.tpot_s.mean).text, latency_cell(m.tpot_s.p90).text);
   return fmt::format("At the load ({}, simulated): time to first token {} mean (p90 {}), {}, {}{}; "

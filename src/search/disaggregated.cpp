@@ -82,7 +82,7 @@ DisaggregatedPool size_pool(const ServingLayout& l, double load, double per_repl
 std::optional<DisaggregatedService> disaggregated_service(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst,
                                                           const Accelerator& acc, const RecommendRequest& r) {
   // One generated token per request leaves no decode to put on a pool of its own.
-  if (!w.requests_per_second || !inst.efa_supported || w.verifier || w.generated_tokens_per_sequence() < 2) return std::nullopt;
+  if (!w.requests_per_second || !inst.efa_supported || w.verifier || w.one_token_outputs()) return std::nullopt;
   const Cluster c{&inst, &acc, 1};
   const double transfer_s = kv_transfer_s(m, w, inst, acc);
   const double load = *w.requests_per_second;

@@ -148,7 +148,7 @@ void apply_default_targets(InferenceWorkload& w, const InferenceRequest& r) {
                                         "for a batch job without latency targets)",
                                         latency_text(t.max_ttft_s), size, t.scenario));
   }
-  if (w.generated_tokens_per_sequence() < 2) {
+  if (w.one_token_outputs()) {
     w.assumptions.push_back("no time-per-output-token target: each request generates one token, so no gap between tokens follows the first");
     return;
   }
@@ -297,10 +297,12 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     throw InputError("give only one of --requests-per-second and --tokens-per-day");
   if (r.requests_per_second) w.requests_per_second = *r.requests_per_second;
   if (r.output_tokens_per_day) w.requests_per_second = *r.output_tokens_per_day / 86400.0 / w.output_tokens;
-  if (r.output_tokens_per_day && w.requests_per_second && !(*w.requests_per_second >= 1e-9 && *w.requests_per_second <= 1e9))
-    throw InputError(fmt::format("--tokens-per-day: {:g} tokens a day of {:g} output tokens each is {:.3g} requests/s, outside [1e-09, 1e+09]",
-                                 *r.output_tokens_per_day, w.output_tokens, *w.requests_per_second));
-  if (w.requests_per_second) check(*w.requests_per_second, 1e-9, 1e9, "--requests-per-second");
+  // The rate's range, named by the flag that set it.
+  constexpr double kLeastRequestsPerSecond = 1e-9, kMostRequestsPerSecond = 1e9;
+  if (r.output_tokens_per_day && !(*w.requests_per_second >= kLeastRequestsPerSecond && *w.requests_per_second <= kMostRequestsPerSecond))
+    throw InputError(fmt::format("--tokens-per-day: {:g} tokens a day of {:g} output tokens each is {:.3g} requests/s, outside [{:g}, {:g}]",
+                                 *r.output_tokens_per_day, w.output_tokens, *w.requests_per_second, kLeastRequestsPerSecond, kMostRequestsPerSecond));
+  if (w.requests_per_second) check(*w.requests_per_second, kLeastRequestsPerSecond, kMostRequestsPerSecond, "--requests-per-second");
   if (r.clients && w.requests_per_second)
     throw InputError("give only one of --clients (a closed loop: each user sends its next request when the last completes) and --requests-per-second (open-loop arrivals)");
   if (r.clients) check(*r.clients, 1, 100'000, "--clients");
@@ -345,7 +347,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   w.simulated_requests = r.simulated_requests.value_or(0);
   if (r.max_tpot_s && r.min_tokens_per_second_per_user)
     throw InputError("give only one of --max-tpot and --min-tokens-per-second-per-user");
-  if ((r.max_tpot_s || r.min_tokens_per_second_per_user) && w.generated_tokens_per_sequence() < 2)
+  if ((r.max_tpot_s || r.min_tokens_per_second_per_user) && w.one_token_outputs())
     throw InputError(fmt::format("{}: one generated token per request has no time per output token (the first token is --max-ttft's); give "
                                  "--output-tokens 2 or more, or drop the target",
                                  r.max_tpot_s ? "--max-tpot" : "--min-tokens-per-second-per-user"));

@@ -195,6 +195,8 @@ struct InferenceWorkload {
   int decode_queries_per_sequence() const { return speculative ? 1 + speculative->draft_tokens : 1; }
   // Decode steps each sample runs (output plus hidden reasoning).
   double generated_tokens_per_sequence() const { return output_tokens + reasoning_tokens; }
+  // One-token outputs (scoring, classification): no gap between tokens, so no time per output token.
+  bool one_token_outputs() const { return generated_tokens_per_sequence() < 2; }
   // Tokens generated per request, all samples.
   double generated_tokens_per_request() const { return samples * generated_tokens_per_sequence(); }
   // Test-time compute multiplier: generated tokens per visible output token.
