@@ -32,6 +32,7 @@ CORPUS = {
         ("recommend --params 13B --task lora --region any --data-region us-west-2", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d --data-region us-west-2", 0),
         ("recommend --params 70B --task qlora --data-region us-west-2", 0),
+        ("recommend --params 70B --task qlora --checkpoint-storage fsx-lustre", 0),  # an adapter's working store is S3 unless chosen
         ("recommend --params 7B --task inference", 0),
         ("recommend --params 7B --task inference --requests-per-second 2", 0),
         ("recommend --params 7B --task inference --requests-per-second 2 --reasoning-tokens 300", 0),
@@ -60,6 +61,7 @@ CORPUS = {
     ],
     "cost": [
         ("cost --params 70B --task qlora --data-region us-west-2", 0),
+        ("cost --params 70B --task qlora --checkpoint-storage fsx-lustre", 0),
         ("cost --model llama-3-70b --task pretrain --tokens 1T --deadline 30d --data-region us-west-2", 0),
         ("cost --model llama-3-70b --task pretrain --tokens 1T", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5", 0),

@@ -733,9 +733,14 @@ TEST_CASE("cli: cost prints the finance table in csv and json, and refuses bad s
   const std::string lora = "recommend --params 13B --task lora --format json";
   CHECK(run(lora + " --checkpoint-storage auto").out == run(lora).out);
   using gpuadvisor::CheckpointStorage;
-  CHECK(gpuadvisor::storage_for(CheckpointStorage::automatic, 1) == CheckpointStorage::s3);
-  CHECK(gpuadvisor::storage_for(CheckpointStorage::automatic, 2) == CheckpointStorage::fsx_lustre);
-  CHECK(gpuadvisor::storage_for(CheckpointStorage::efs, 1) == CheckpointStorage::efs);
+  CHECK(gpuadvisor::storage_for(CheckpointStorage::automatic, 1, gpuadvisor::Task::pretrain) == CheckpointStorage::s3);
+  CHECK(gpuadvisor::storage_for(CheckpointStorage::automatic, 2, gpuadvisor::Task::pretrain) == CheckpointStorage::fsx_lustre);
+  CHECK(gpuadvisor::storage_for(CheckpointStorage::efs, 1, gpuadvisor::Task::pretrain) == CheckpointStorage::efs);
+  // An adapter's checkpoint is megabytes: S3 on any count, and what was chosen stays chosen.
+  CHECK(gpuadvisor::storage_for(CheckpointStorage::automatic, 4, gpuadvisor::Task::lora) == CheckpointStorage::s3);
+  CHECK(gpuadvisor::storage_for(CheckpointStorage::automatic, 4, gpuadvisor::Task::qlora) == CheckpointStorage::s3);
+  CHECK(gpuadvisor::storage_for(CheckpointStorage::automatic, 4, gpuadvisor::Task::finetune) == CheckpointStorage::fsx_lustre);
+  CHECK(gpuadvisor::storage_for(CheckpointStorage::fsx_lustre, 4, gpuadvisor::Task::lora) == CheckpointStorage::fsx_lustre);
   CHECK(run("cost --model llama-3-8b --task pretrain --restart-minutes -5").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --family z9").code == 2);  // checked as in recommend
   CHECK(run("estimate --instance p5.48xlarge --model llama-3-8b --pp 1 --vp 2").code == 2);

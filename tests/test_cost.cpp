@@ -51,8 +51,8 @@ TEST_CASE("checkpoint sizes: full state for training, adapters for LoRA") {
   r.task = Task::lora;
   TrainingWorkload lora = make_workload(r, m);
   CHECK(checkpoint_size_gb(m, lora) == Approx(lora_adapter_params(m, 16, LoraTargets::attention_mlp) * 14 / 1e9));
-  CHECK(checkpoint_write_gb_per_s(CheckpointStorage::fsx_lustre, 8) == 6.0);
-  CHECK(checkpoint_write_gb_per_s(CheckpointStorage::s3, 8) == 8.0);
+  CHECK(checkpoint_write_gb_per_s(CheckpointStorage::fsx_lustre, 8, Task::pretrain) == 6.0);
+  CHECK(checkpoint_write_gb_per_s(CheckpointStorage::s3, 8, Task::pretrain) == 8.0);
 }
 
 TEST_CASE("spot rows carry expected cost and a break-even rate that equalises the costs") {
@@ -87,7 +87,7 @@ TEST_CASE("spot rows carry expected cost and a break-even rate that equalises th
       // At the break-even rate spot and on-demand expected costs are equal.
       RecommendRow at = row;
       const double p = *row.break_even_monthly_interruption;
-      const double write_s = checkpoint_size_gb(m, w) / checkpoint_write_gb_per_s(r.overheads.storage, row.count);
+      const double write_s = checkpoint_size_gb(m, w) / checkpoint_write_gb_per_s(r.overheads.storage, row.count, w.task);
       const double mtti = 1 / (1 / spot_mtti_hours(p, row.count) + 1 / hardware_mtti_hours(row.count * 8));
       const double spot = *row.spot_usd_per_hour * row.count * expected_runtime(row.estimate.total_hours, mtti, write_s, r.restart_s).expected_hours;
       CHECK(spot == Approx(*row.on_demand_expected_cost_usd).epsilon(1e-6));

@@ -228,6 +228,18 @@ TEST_CASE("job overheads, by hand") {
   CHECK(job_overheads(m, lora, p4d, l, off).total_s() == 0);
 }
 
+TEST_CASE("objective: an option one can start comes before one whose on-demand count is unknown") {
+  // cost, time, accelerators, group: the uncertain b is faster within the slack.
+  std::vector<Candidate> c = {{100, 10, 1, "a"}, {110, 2, 32, "b"}, {110, 3, 8, "c"}};
+  CHECK(*pick(c, 0.20) == 1);
+  c[1].count_uncertain = true;
+  CHECK(*pick(c, 0.20) == 2);  // c is known and within the slack
+  c[2].cost = 150;             // the known a is within the slack, c no longer: a over the uncertain b
+  CHECK(*pick(c, 0.20) == 0);
+  c[0].count_uncertain = true;  // nothing known within the slack at all: the rule as before
+  CHECK(*pick(c, 0.20) == 1);
+}
+
 TEST_CASE("13B LoRA: a pick a practitioner would rent, one row per instance type") {
   RecommendRequest r;
   // By money alone (--value-of-time 0): within the slack of the cheapest.
@@ -242,6 +254,7 @@ TEST_CASE("13B LoRA: a pick a practitioner would rent, one row per instance type
   REQUIRE(rec.pick);
   const RecommendRow& p = *rec.pick;
   CHECK(p.count * p.instance->accelerator_count <= 16);
+  CHECK_FALSE(p.capacity.limit_unknown);  // not eight g6e nodes nobody says start at once (it was, with LoRA checkpoints in S3)
   CHECK(p.estimate.total_hours <= 2);
   CHECK(p.estimate.total_hours < by_money.pick->estimate.total_hours / 4);
   r.all_counts = true;

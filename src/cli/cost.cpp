@@ -217,6 +217,13 @@ class CostCommand : public Command {
     return gate_exit(gates);
   }
 
+  // Where the notes say checkpoints go (storage_for's `auto`, in words).
+  static std::string checkpoints_to(const RecommendContext& ctx) {
+    if (ctx.request->overheads.storage != CheckpointStorage::automatic) return std::string(to_string(ctx.request->overheads.storage));
+    if (ctx.workload && is_adapter_task(ctx.workload->task)) return "S3 (an adapter's checkpoint, on any count)";
+    return "S3 (one instance) or FSx for Lustre (several)";
+  }
+
   int print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
     const RecommendRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd",
@@ -235,9 +242,7 @@ class CostCommand : public Command {
                                "is used by other work; a commitment for this job alone costs the committed monthly spend for the whole "
                                "term.\n",
                                ctx.request->region, prices_note(catalog),
-                               ctx.request->overheads.storage == CheckpointStorage::automatic ? std::string("S3 (one instance) or FSx for Lustre (several)")
-                                                                                              : std::string(to_string(ctx.request->overheads.storage)),
-                               ctx.request->restart_s / 60);
+                               checkpoints_to(ctx), ctx.request->restart_s / 60);
     print_costed({{"cost", job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), render_pick_text(result, ctx), cost_table(result, ctx),
                    recommendation_chart(result, ctx), joined(ctx.model->assumptions, ctx.rl ? ctx.rl->assumptions : ctx.workload->assumptions),
                    ctx.request->region, {notes}, render_rejections_text(result.rejections, g.wide ? 1000 : 12)},

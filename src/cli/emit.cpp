@@ -76,7 +76,7 @@ CheckpointPlan checkpoint_plan(const ModelSpec& m, const TrainingWorkload& w, co
                                const std::string& pricing, const std::string& region) {
   const double save_s = e.setup.final_checkpoint_s > 0
                             ? e.setup.final_checkpoint_s
-                            : checkpoint_size_gb(m, w) / checkpoint_write_gb_per_s(CheckpointStorage::automatic, c.count);
+                            : checkpoint_size_gb(m, w) / checkpoint_write_gb_per_s(CheckpointStorage::automatic, c.count, w.task);
   double mtti_hours = hardware_mtti_hours(c.accelerators());
   const RegionPrices* prices = c.instance->prices_in(region);
   if (pricing == "spot" && prices)

@@ -5,11 +5,11 @@
 
 namespace gpuadvisor {
 
-double storage_read_gb_per_s(CheckpointStorage s, int instances) {
+double storage_read_gb_per_s(CheckpointStorage s, int instances, Task task) {
   const double n = std::max(1, instances);
-  switch (storage_for(s, instances)) {
+  switch (storage_for(s, instances, task)) {
     case CheckpointStorage::s3: return kS3ReadGbPerSPerInstance * n;  // S3 scales with the readers
-    default: return checkpoint_write_gb_per_s(s, instances);          // the file system's throughput, shared
+    default: return checkpoint_write_gb_per_s(s, instances, task);    // the file system's throughput, shared
   }
 }
 
@@ -46,12 +46,12 @@ JobOverheads job_overheads(const ModelSpec& m, const TrainingWorkload& w, const 
   o.image_pull_s = s.image_gb / kImagePullGbPerS;
   const double per_instance_gb = load_gb_per_instance(m, w, c, l, s.resume);
   const double aggregate_gb_per_s =
-      s.load_gb_per_s ? *s.load_gb_per_s * c.count : storage_read_gb_per_s(s.storage, c.count);
+      s.load_gb_per_s ? *s.load_gb_per_s * c.count : storage_read_gb_per_s(s.storage, c.count, w.task);
   o.weight_load_s = per_instance_gb * c.count / aggregate_gb_per_s;
   const int ranks = c.accelerators();
   o.communicator_init_s = ranks > 1 ? kCommInitBaseS + kCommInitPerRankS * ranks : 0;
   o.neuron_compile_s = neuron_compile_s(m, c, s);
-  const double write_gb_per_s = s.checkpoint_write_gb_per_s.value_or(checkpoint_write_gb_per_s(s.storage, c.count));
+  const double write_gb_per_s = s.checkpoint_write_gb_per_s.value_or(checkpoint_write_gb_per_s(s.storage, c.count, w.task));
   o.final_checkpoint_s = checkpoint_size_gb(m, w) / write_gb_per_s;
   return o;
 }

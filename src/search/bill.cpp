@@ -34,7 +34,7 @@ double fsx_capacity_gib(double gb, double write_gb_per_s) {
 JobBill job_bill(const ModelSpec& m, const TrainingWorkload& w, double hours, std::optional<double> compute_usd, CheckpointStorage storage,
                  int instances, std::optional<double> write_gb_per_s, const Catalog& catalog, const std::string& region, const std::string& data_region) {
   JobBill b;
-  storage = storage_for(storage, instances);
+  storage = storage_for(storage, instances, w.task);
   const bool adapter = is_adapter_task(w.task);
   b.dataset_gb = w.tokens * bytes_per_token(m) / 1e9;
   b.model_in_gb = w.task == Task::pretrain ? 0 : m.total_params() * 2 / 1e9;
@@ -61,7 +61,7 @@ JobBill job_bill(const ModelSpec& m, const TrainingWorkload& w, double hours, st
       break;
     case CheckpointStorage::fsx_lustre:
       b.working_store = "fsx-lustre";
-      b.working_gb_per_s = write_gb_per_s.value_or(checkpoint_write_gb_per_s(storage, 1));
+      b.working_gb_per_s = write_gb_per_s.value_or(checkpoint_write_gb_per_s(storage, 1, w.task));
       b.working_gb = fsx_capacity_gib(working_data_gb, b.working_gb_per_s) * kBytesPerGib / 1e9;
       b.working_rate = rate_of(catalog, region, kFsxLustrePersistent2Rate);
       b.working_usd = stored_usd(b.working_rate, b.working_gb, hours);

@@ -82,11 +82,21 @@ std::optional<size_t> pick_among(const std::vector<Candidate>& c, const std::vec
 
 std::optional<size_t> cheapest(const std::vector<Candidate>& c) { return best_of(c, all(c), cheaper, true); }
 std::optional<size_t> fastest(const std::vector<Candidate>& c) { return best_of(c, all(c), quicker, true); }
+// An option one can start beats one that may not start at all
+// (docs/methodology.md §The pick): where an option with a known count is
+// within the slack of them all, the rule runs over those alone.
 std::optional<size_t> pick(const std::vector<Candidate>& c, double slack) {
-  std::vector<size_t> among;
+  std::vector<size_t> among, known;
   for (size_t i = 0; i < c.size(); ++i)
-    if (c[i].within_cost_ceiling) among.push_back(i);
-  return pick_among(c, among, slack);
+    if (c[i].within_cost_ceiling) {
+      among.push_back(i);
+      if (!c[i].count_uncertain) known.push_back(i);
+    }
+  const auto bound = slack_bound(c, among, slack);
+  const bool known_within = bound && std::any_of(known.begin(), known.end(), [&](size_t i) {
+    return c[i].cost && c[i].eligible && weighed(c[i]) <= *bound;
+  });
+  return pick_among(c, known_within ? known : among, slack);
 }
 
 // A type without a price: the same rule with accelerator-hours standing in

@@ -608,7 +608,7 @@ void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWo
   const double hours = row.estimate.total_hours;
   const int accelerators = row.count * row.instance->accelerator_count;
   const double write_s = checkpoint_size_gb(m, w) /
-                         r.overheads.checkpoint_write_gb_per_s.value_or(checkpoint_write_gb_per_s(r.overheads.storage, row.count));
+                         r.overheads.checkpoint_write_gb_per_s.value_or(checkpoint_write_gb_per_s(r.overheads.storage, row.count, w.task));
   const double hardware_mtti = hardware_mtti_hours(accelerators);
   row.on_demand_interruptions = expected_runtime(hours, hardware_mtti, write_s, r.restart_s);
   if (row.on_demand_usd_per_hour) row.on_demand_expected_cost_usd = *row.on_demand_usd_per_hour * row.count * row.on_demand_interruptions.expected_hours;
@@ -844,6 +844,9 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r, const
       s += fmt::format("; not {}, which costs more than {:g}x the cheapest (${}; --max-cost-multiple)", option_text(*rec.above_cost_ceiling),
                        r.max_cost_multiple, format_thousands(ceiling_usd, ceiling_usd < 1000 ? 2 : 0));
     }
+    if (rec.count_uncertain)
+      s += fmt::format("; not {}, as no usual on-demand count is known for {} (an option one can start comes first)",
+                       option_text(*rec.count_uncertain), rec.count_uncertain->instance->name);
     if (d) {
       s += fmt::format("; meets the {} deadline", format_duration(d->deadline_hours));
       if (d->exceeds_deadline_at_p90)
@@ -881,6 +884,7 @@ std::vector<Candidate> candidates(const Recommendation& rec, const RecommendRequ
     k.time_value_usd = rule.value_of_time_usd_per_hour * hours;
     k.eligible = hours <= r.horizon_hours && !set_aside_for_lora(x, rec);
     if (rule.deadline && rule.deadline_at_p90) k.eligible = k.eligible && hours * (1 + x.capacity.margin) <= *r.deadline_hours;
+    k.count_uncertain = x.capacity.limit_unknown && x.channel == Channel::on_demand;
     c.push_back(k);
   }
   mark_cost_ceiling(c, r.max_cost_multiple);
@@ -938,6 +942,9 @@ void choose_rows(Recommendation& out, const RecommendRequest& r) {
     std::vector<Candidate> unbounded = c;
     for (auto& k : unbounded) k.within_cost_ceiling = true;
     if (const auto i = pick(unbounded, rule.slack); i && *i != *ch.pick) out.above_cost_ceiling = out.rows[*i];
+    std::vector<Candidate> any_count = c;
+    for (auto& k : any_count) k.count_uncertain = false;
+    if (const auto i = pick(any_count, rule.slack); i && *i != *ch.pick) out.count_uncertain = out.rows[*i];
   }
   if (ch.pick && out.rows[*ch.pick].capacity.beyond_on_demand) {
     // The pick's own type at the counts one can usually start on demand.
@@ -1042,7 +1049,7 @@ void add_bill(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, 
 
 void add_bills(Recommendation& rec, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   for (auto& row : rec.rows) add_bill(row, m, w, catalog, r);
-  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.fastest_unpriced, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.fastest_beyond_horizon})
+  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.fastest_unpriced, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.count_uncertain, &rec.fastest_beyond_horizon})
     if (*row) add_bill(**row, m, w, catalog, r);
 }
 

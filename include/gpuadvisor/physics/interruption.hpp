@@ -17,13 +17,17 @@ namespace gpuadvisor {
 // Where weights are read and checkpoints written. `automatic` (the default,
 // "auto"): S3 for a job on one instance (nothing to share: it reads its
 // weights and data from S3 and writes its checkpoints back, as a single-node
-// job does without a file system to create and pay for), FSx for Lustre for
-// several (a shared file system that all of them read and write at once).
+// job does without a file system to create and pay for) and for LoRA/QLoRA on
+// any count (an adapter's checkpoint is megabytes and its dataset is copied to
+// each node: a 48 TiB file system for them is no one's practice), FSx for
+// Lustre for full training on several (a shared file system that all of them
+// read and write at once: Megatron memory-maps its dataset, and a 70B's
+// restartable state is a terabyte).
 enum class CheckpointStorage { s3, fsx_lustre, efs, local_nvme, automatic };
 std::string_view to_string(CheckpointStorage s);
 std::optional<CheckpointStorage> checkpoint_storage_from_string(std::string_view s);
-// The storage a job of `instances` uses: `automatic` resolved, any other as chosen.
-CheckpointStorage storage_for(CheckpointStorage chosen, int instances);
+// The storage a `task` on `instances` uses: `automatic` resolved, any other as chosen.
+CheckpointStorage storage_for(CheckpointStorage chosen, int instances, Task task);
 
 inline constexpr double kBytesRestartablePerParam = 14;  // bf16 weights 2 + fp32 master 4 + Adam m, v 8 (gradients not saved)
 inline constexpr double kHoursPerMonthSpot = 720;         // the Spot Advisor's trailing month
@@ -34,7 +38,7 @@ inline constexpr double kDefaultRestartMinutes = 10;
 double checkpoint_size_gb(const ModelSpec& m, const TrainingWorkload& w);
 
 // Write bandwidth to the storage for `instances` writers, GB/s (documented defaults).
-double checkpoint_write_gb_per_s(CheckpointStorage s, int instances);
+double checkpoint_write_gb_per_s(CheckpointStorage s, int instances, Task task);
 
 // Job-level mean time to interrupt, hours: spot from the monthly fraction of
 // reclaimed instances (per-instance hazard -ln(1-p)/720 h, any of N ends the

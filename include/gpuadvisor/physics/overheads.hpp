@@ -35,7 +35,7 @@ struct OverheadSettings {
 
 
 // Read bandwidth from the storage to `instances` readers together, GB/s.
-double storage_read_gb_per_s(CheckpointStorage s, int instances);
+double storage_read_gb_per_s(CheckpointStorage s, int instances, Task task);
 
 JobOverheads job_overheads(const ModelSpec& m, const TrainingWorkload& w, const Cluster& c, const Layout& l, const OverheadSettings& s);
 

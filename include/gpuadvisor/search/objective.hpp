@@ -39,6 +39,10 @@ struct Candidate {
   double time_value_usd = 0;   // what the wait is worth (value of time x hours): added to the cost for the pick, not for "cheapest"
   bool eligible = true;        // within the horizon (and a deadline's p90): else listed last, never the pick, cheapest or fastest
   bool within_cost_ceiling = true;  // costs at most the ceiling's multiple of the cheapest: else never the pick, still listed
+  // Bought on demand at a count no usual on-demand limit is known for (several
+  // instances of a family without one): never the pick while an option one is
+  // known to be able to start is within the slack.
+  bool count_uncertain = false;
 };
 
 // The cheapest and the fastest candidate with a known price (an option one
@@ -49,7 +53,8 @@ std::optional<size_t> fastest(const std::vector<Candidate>& c);
 // whose cost x time is no more than the cheapest's (speed that pays for what it
 // costs more); ties: fewer accelerators, then lower cost. nullopt when no price
 // is known. The costs here are each candidate's cost plus its time_value_usd;
-// only eligible candidates within the cost ceiling are considered.
+// only eligible candidates within the cost ceiling are considered, and where a
+// candidate that is not count_uncertain is within the slack of them all, only those.
 std::optional<size_t> pick(const std::vector<Candidate>& c, double slack);
 
 // One candidate per group: the group's own pick (its fastest if it has no

@@ -191,6 +191,9 @@ struct Recommendation {
   // The option the rule would pick without --max-cost-multiple, where the
   // ceiling made the pick another (it costs more than the ceiling allows).
   std::optional<RecommendRow> above_cost_ceiling;
+  // The option the rule would pick if counts without a known on-demand limit
+  // counted as obtainable, where an option one can start was picked instead.
+  std::optional<RecommendRow> count_uncertain;
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   // --task qlora: the pick of the same job as bf16 LoRA (--task lora), empty
   // where LoRA fits nowhere; the fewest accelerators a priced QLoRA option
