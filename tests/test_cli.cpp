@@ -95,6 +95,15 @@ TEST_CASE("cli: catalog filters, sorting and errors") {
   CHECK(family.err.find("no instance family 'zz' in the catalog (it has: ") != std::string::npos);
   CHECK(family.err.find("p5e") != std::string::npos);
   CHECK(run("recommend --params 7B --family zz").code == 2);
+  // An empty item in a list is refused by its own flag, not by the next flag taken as its value.
+  for (const std::string args : {"catalog --family , --format json", "recommend --params 7B --family , --top 2", "catalog --family g5,,p5",
+                                 "recommend --params 7B --exclude=p5, --top 2"}) {
+    Run empty_item = run(args);
+    CHECK(empty_item.code == 2);
+    CHECK(empty_item.err.find(": empty item in '") != std::string::npos);
+    CHECK(empty_item.err.find("'--top'") == std::string::npos);
+    CHECK(empty_item.err.find("'--format'") == std::string::npos);
+  }
   CHECK(run("catalog --family p5 --format csv").code == 0);
   // A region without prices is refused as recommend refuses it, not a list of "unknown" prices.
   Run nowhere = run("catalog --region nowhere");

@@ -152,6 +152,32 @@ void refuse_unknown_command(int argc, char** argv) {
                                word.substr(0, 40), near.empty() ? "" : fmt::format(": did you mean '{}'?", near.front())));
 }
 
+// A list flag's value with an empty item ("--family ,", "g5,,p5"): the parser
+// drops the empty items and, left with none, took the next flag as the value
+// ("no instance family '--top'"). Refused with the flag's own name.
+void collect_list_flags(const CLI::App* cmd, std::vector<std::string>& names) {
+  for (const CLI::Option* opt : cmd->get_options())
+    if (opt->get_delimiter() == ',')
+      for (const auto& n : opt->get_lnames()) names.push_back("--" + n);
+  for (const CLI::App* sub : cmd->get_subcommands({})) collect_list_flags(sub, names);
+}
+
+void refuse_empty_list_items(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> names;
+  collect_list_flags(&app, names);
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    for (const auto& n : names) {
+      std::optional<std::string_view> value;
+      if (a == n && i + 1 < argc) value = argv[i + 1];
+      else if (a.size() > n.size() && a.substr(0, n.size() + 1) == n + "=") value = a.substr(n.size() + 1);
+      if (!value || value->empty()) continue;  // an empty value has its own message
+      if (value->front() == ',' || value->back() == ',' || value->find(",,") != std::string_view::npos)
+        throw InputError(fmt::format("{}: empty item in '{}' (give names separated by single commas, e.g. {} a,b)", n, *value, n));
+    }
+  }
+}
+
 int fail(ExitCode code, std::string_view kind, const std::string& message, const std::string& details_json, bool json, const std::string& command) {
   std::cerr << "gpuadvisor: " << (code == ExitCode::internal_error ? "internal error: " : "error: ") << message
             << (code == ExitCode::internal_error ? " (please report this)" : "") << "\n";
@@ -230,6 +256,7 @@ int run(int argc, char** argv) {
   for (const auto& [name, add] : builders)
     if (!version_only && (word.empty() || word == name)) commands.push_back(add(app));
   use_decimal_integers(&app);
+  refuse_empty_list_items(app, argc, argv);
 
   try {
     app.parse(argc, argv);
