@@ -1524,3 +1524,16 @@ TEST_CASE("cli: the option at the usual count is labelled on demand only where i
   const auto doc = nlohmann::json::parse(run("cost --model llama-3-70b --task pretrain --tokens 200B --family p6-b300 --format json").out);
   CHECK(doc["alternatives"]["on_demand"]["channel"] == "capacity-block");  // the JSON key keeps its name; the channel says how it is bought
 }
+
+TEST_CASE("cli: under --pricing spot, a type with a spot rate but no interruption range says why its cost is unknown") {
+  const Run spot = run("recommend --params 8B --task finetune --pricing spot");
+  REQUIRE(spot.code == 0);
+  const std::string said = "have a spot rate but no Spot Advisor interruption range, so their expected spot cost is unknown";
+  const auto at = spot.out.find(said);
+  REQUIRE(at != std::string::npos);
+  const std::string named = spot.out.substr(spot.out.rfind('\n', at) + 1, at - spot.out.rfind('\n', at) - 1);
+  CHECK(named.find("p6-b200.48xlarge") != std::string::npos);  // $21.01/h on spot, no Spot Advisor bucket
+  CHECK(named.find("p6-b300.48xlarge") == std::string::npos);  // no spot rate at all: nothing to explain
+  CHECK(named.find("p5en.48xlarge") == std::string::npos);     // ranked
+  CHECK(run("recommend --params 8B --task finetune").out.find(said) == std::string::npos);  // on demand: no spot ranking to explain
+}

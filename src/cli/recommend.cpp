@@ -45,6 +45,23 @@ std::string horizon_rows_text(const Recommendation& result, const RecommendReque
                      format_duration(r.horizon_hours));
 }
 
+// Under --pricing spot, shown rows with a spot rate but no interruption range:
+// their expected spot cost is unknown, so COST reads "unknown" beside a rate
+// `cost --wide` prices; say why once.
+std::string spot_unranked_text(const Recommendation& result, const RecommendRequest& r) {
+  if (r.pricing != Pricing::spot) return {};
+  std::vector<std::string> names;
+  const size_t shown = std::min<size_t>(result.rows.size(), r.top);
+  for (size_t i = 0; i < shown; ++i) {
+    const RecommendRow& x = result.rows[i];
+    if (x.channel == Channel::spot && x.spot_offered && x.spot_cost_usd && !x.ranked_cost_usd) names.push_back(x.instance->name);
+  }
+  if (names.empty()) return {};
+  return fmt::format("{} {} a spot rate but no Spot Advisor interruption range, so {} expected spot cost is unknown and {} not ranked "
+                     "(`gpuadvisor cost --wide` shows SPOT (NO INT.), the rate without reclaims). ",
+                     fmt::join(names, ", "), names.size() > 1 ? "have" : "has", names.size() > 1 ? "their" : "its", names.size() > 1 ? "they are" : "it is");
+}
+
 // `training`: the pick rule weighs each hour at the value of time (docs/methodology.md §The pick); a service's does not.
 std::string recommended_order_text(const RecommendRequest& r, bool training = false) {
   if (training && pick_rule_name(r) == "value-of-time")
@@ -165,7 +182,7 @@ class RecommendCommand : public Command {
                           job_of(m.name, rl ? "rl" : to_string(w.task))};
     const auto cmp = comparison(go, now);
     const auto gates = gate_results(go, now, cmp);
-    const std::string notes = horizon_rows_text(result, r) + fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
+    const std::string notes = horizon_rows_text(result, r) + spot_unranked_text(result, r) + fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
                                "USD. COST is at the channel VIA that can deliver the option: on demand up to the usual count, else a Capacity Block "
                                "(block: whole days, sized to the prediction plus its p90 error; block*: its rate unknown, so at the on-demand "
                                "rate), else reserved at the on-demand rate (on demand?: no usual count known, check the quota); spot only up "
