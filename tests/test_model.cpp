@@ -158,6 +158,21 @@ TEST_CASE("modern configs (tests/data/hf-configs): published totals within 1%, l
   }
 }
 
+TEST_CASE("presets published under a second name carry the shapes of the model they are: Llama 3.3 70B, DeepSeek-R1") {
+  for (auto [preset, same] : {std::pair{"llama-3.3-70b", "llama-3.1-70b"}, std::pair{"deepseek-r1", "deepseek-v3"}}) {
+    INFO(preset);
+    REQUIRE(find_model_preset(preset));
+    const ModelSpec& a = *find_model_preset(preset);
+    const ModelSpec& b = *find_model_preset(same);
+    CHECK(a.total_params() == b.total_params());
+    CHECK(a.active_params() == b.active_params());
+    CHECK(a.context_length == b.context_length);
+    CHECK(a.native_weights == b.native_weights);
+  }
+  CHECK(find_model_preset("deepseek-r1")->total_params() == Approx(671e9).epsilon(0.01));  // 671B total (arXiv:2501.12948)
+  CHECK(find_model_preset("deepseek-r1")->active_params() == Approx(37e9).epsilon(0.03));  // 37B activated per token
+}
+
 TEST_CASE("KV-cache bytes per token of the modern configs (hand-computed), and local attention caps them") {
   // 2 (K, V) x layers x KV heads x head_dim x 2 bytes.
   CHECK(kv_cache_bytes_per_token(fixture("Llama-4-Maverick-17B-128E"), Precision::bf16, 1) == 2.0 * 48 * 8 * 128 * 2);
