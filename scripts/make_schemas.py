@@ -67,6 +67,7 @@ CORPUS = {
         ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5", 0),
         ("cost --instance p5.48xlarge --count 4 --hours 100", 0),
         ("cost --model llama-3-8b --task inference --requests-per-second 2", 0),
+        ("cost --model llama-3-8b --task inference --mode offline --reasoning-tokens 300 --family g6e", 0),  # first_visible_s on the analytic path
         ("cost --model llama-3-8b --task inference --requests-per-second 2 --speculative mtp:2:0.6 --family g6e", 0),
         ("cost --params 7B --task rl --algorithm ppo --reward model --reward-model 7B --family p5", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --instance p5.48xlarge --count 4", 0),

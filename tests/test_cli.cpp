@@ -426,6 +426,14 @@ TEST_CASE("cli: with hidden reasoning tokens the pick says when the first visibl
   const auto ttft = nlohmann::json::parse(json.out)["recommendation"]["percentiles"]["ttft_s"];
   CHECK(visible["p90"].get<double>() > ttft["p90"].get<double>() + 2000 * 0.002);  // 2000 hidden tokens at 2 ms or more each
   CHECK(sim.out.find(fmt::format("p90 {:.1f} s", visible["p90"].get<double>())) != std::string::npos);
+  CHECK(nlohmann::json::parse(json.out)["recommendation"]["first_visible_s"].get<double>() == Approx(visible["mean"].get<double>()));
+  // Without a load (analytic) the JSON carries the text's figure too: TTFT + 2000 x TPOT.
+  Run analytic = run("recommend --model llama-3-8b --task inference --reasoning-tokens 2000 --family p5 --format json");
+  REQUIRE(analytic.code == 0);
+  const auto pick = nlohmann::json::parse(analytic.out)["recommendation"];
+  CHECK(pick["first_visible_s"].get<double>() == Approx(pick["ttft_s"].get<double>() + 2000 * pick["tpot_s"].get<double>()).epsilon(1e-4));
+  CHECK(r.out.find(fmt::format("after about {:.1f} s", pick["first_visible_s"].get<double>())) != std::string::npos);
+  CHECK(nlohmann::json::parse(run("recommend --model llama-3-8b --task inference --family p5 --format json").out)["recommendation"]["first_visible_s"].is_null());
 }
 
 TEST_CASE("cli: a serving pick that runs its weights weight-only says so") {

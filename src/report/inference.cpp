@@ -252,10 +252,18 @@ std::string redundancy_text(const ServingRow& p, const InferenceWorkload& w) {
                      fleet, 2 * p.instances, p.instance->name, doubled);
 }
 
-// A reasoning service's first visible token: simulated where the pick was
-// (at the targets' percentile, with the mean), else TTFT + hidden tokens x TPOT.
+// A reasoning service's first visible token, the mean: simulated where the
+// pick was, else TTFT + hidden tokens x TPOT (nullopt without hidden tokens).
+std::optional<double> first_visible_mean_s(const ServingRow& pick, double hidden_tokens) {
+  if (hidden_tokens <= 0) return std::nullopt;
+  if (pick.simulated && pick.simulated->first_visible_s) return pick.simulated->first_visible_s->mean;
+  return pick.at_load.ttft_s + hidden_tokens * pick.at_load.tpot_s;
+}
+
+// The same in words: simulated at the targets' percentile, with the mean.
 std::string first_visible_text(const ServingRow& pick, double hidden_tokens) {
-  if (hidden_tokens <= 0) return "";
+  const auto mean_s = first_visible_mean_s(pick, hidden_tokens);
+  if (!mean_s) return "";
   auto text = [](double t) { return t < 1 ? fmt::format("{:.0f} ms", t * 1e3) : fmt::format("{:.1f} s", t); };
   if (pick.simulated && pick.simulated->first_visible_s) {
     const Percentiles& p = *pick.simulated->first_visible_s;
@@ -264,9 +272,8 @@ std::string first_visible_text(const ServingRow& pick, double hidden_tokens) {
     return fmt::format("  first visible token: {} (simulated: TTFT, then {:.0f} hidden reasoning tokens at each request's own pace)\n", at,
                        hidden_tokens);
   }
-  const auto& load = pick.at_load;
-  return fmt::format("  first visible token: after about {} (TTFT, then {:.0f} hidden reasoning tokens at {:.0f} ms each)\n",
-                     text(load.ttft_s + hidden_tokens * load.tpot_s), hidden_tokens, load.tpot_s * 1e3);
+  return fmt::format("  first visible token: after about {} (TTFT, then {:.0f} hidden reasoning tokens at {:.0f} ms each)\n", text(*mean_s),
+                     hidden_tokens, pick.at_load.tpot_s * 1e3);
 }
 
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
@@ -448,6 +455,8 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
     j["recommendation"]["tpot_margin"] = margin_json(*rec.pick, *ctx.workload, ctx.model->is_moe());
     const auto batch_hours = batch_hours_per_day(*rec.pick, *ctx.workload);
     j["recommendation"]["batch_hours_per_day"] = batch_hours ? ordered_json(sig6(*batch_hours)) : ordered_json(nullptr);
+    const auto first_visible = first_visible_mean_s(*rec.pick, ctx.workload->reasoning_tokens);
+    j["recommendation"]["first_visible_s"] = first_visible ? ordered_json(sig6(*first_visible)) : ordered_json(nullptr);
     j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)}, {"fastest", service_json(*rec.fastest, *ctx.model)},
                          {"disaggregated", disaggregated_json(rec.disaggregated)}};
   } else {
