@@ -3,7 +3,7 @@
 // "=====\n"; the server answers the n-th connection with the n-th response
 // (then closes), and "$PORT" in a response stands for its own port, so the
 // fuzzer can write redirects that stay on the host. Contract: the fetch either
-// returns or throws InputError, within its deadline (plus a margin), and leaves
+// returns or throws InputError or UnavailableError, within its deadline (plus a margin), and leaves
 // no temporary file behind; anything else aborts.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -103,6 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     fetch_price_files(o);
   } catch (const InputError&) {
+  } catch (const UnavailableError&) {
   }
   if (std::chrono::steady_clock::now() - start > std::chrono::seconds(6)) std::abort();  // past the deadline
   // A download's temporary is ".<name>.XXXXXX"; the lock file ".lock" stays by design.

@@ -352,9 +352,9 @@ Answer request_page(const CapacityBlockFetchOptions& o, const std::string& url, 
     if (last == "deadline") break;
   }
   if (tried < o.attempts || last == "deadline")
-    throw InputError(fmt::format("{} ({}): the --deadline of {} s ran out after {} attempt(s){}; the previous prices are kept (try again, or give "
+    throw UnavailableError(fmt::format("{} ({}): the --deadline of {} s ran out after {} attempt(s){}; the previous prices are kept (try again, or give "
                                  "a longer --deadline)", url, what, o.deadline_s, tried, last.empty() || last == "deadline" ? "" : " (last: " + last + ")"));
-  throw InputError(fmt::format("{} ({}): {} after {} attempts{}; the previous prices are kept (try again in a few minutes, or raise --retries)",
+  throw UnavailableError(fmt::format("{} ({}): {} after {} attempts{}; the previous prices are kept (try again in a few minutes, or raise --retries)",
                                url, what, last, tried, last.find("RequestLimitExceeded") != std::string::npos || last.find("Throttl") != std::string::npos
                                                            ? " (EC2 kept throttling the requests)" : ""));
 }

@@ -412,6 +412,7 @@ enum class Outcome { replaced, unchanged, failed };
 struct AttemptResult {
   Outcome outcome;
   std::string error;
+  bool transient = false;  // the network or the server's load (no answer, a cut-off body, HTTP 5xx or 429): worth trying later
 };
 
 bool is_redirect(long status) { return status == 301 || status == 302 || status == 303 || status == 307 || status == 308; }
@@ -436,13 +437,13 @@ AttemptResult attempt(const Run& run, const Download& d, Transfer& t) {
   for (int redirects = 0; redirects <= kMaxRedirects; ++redirects) {
     const bool own_host = origin_of(url) == origin_of(d.url);
     const Hop h = perform(run, url, own_host ? d.sent : Validators{}, tmp, t);
-    if (h.rc != CURLE_OK) return {Outcome::failed, transfer_error(run, h, t, kind_name(d.kind))};
+    if (h.rc != CURLE_OK) return {Outcome::failed, transfer_error(run, h, t, kind_name(d.kind)), h.rc != CURLE_WRITE_ERROR};  // a body too large or a full disk stays so
     if (h.status == 200) return take_body(d, tmp, t, url);
     if (h.status == 304 && own_host && d.sent.any()) return {Outcome::unchanged, ""};
     if (h.status == 304)
       return {Outcome::failed, "HTTP 304 (Not Modified) although no cached copy was offered (no If-None-Match / If-Modified-Since sent): the server or mirror misbehaves"};
     if (h.status >= 400 && h.status < 500) throw InputError(fmt::format("{}: HTTP {} (check --base-url and --region)", url, h.status));
-    if (!is_redirect(h.status)) return {Outcome::failed, fmt::format("HTTP {}", h.status)};
+    if (!is_redirect(h.status)) return {Outcome::failed, fmt::format("HTTP {}", h.status), h.status >= 500 || h.status == 429};
     if (h.redirect.empty()) return {Outcome::failed, fmt::format("HTTP {} without a Location", h.status)};
     check_host(h.redirect, d.base, run.o, fmt::format("{} redirects to", url));
     url = h.redirect;
@@ -479,7 +480,7 @@ FetchedFile download(const Run& run, Download d) {
   const std::string deadline_error = fmt::format("the --deadline of {} s ran out", run.o.deadline_s);
   std::string error = deadline_error;
   int tried = 0;
-  bool out_of_time = false;
+  bool out_of_time = false, transient = false;
   for (; tried < run.o.attempts; ++tried) {
     if (run.ms_left() <= 0 || (tried > 0 && !back_off(run, tried))) {
       out_of_time = true;
@@ -489,12 +490,15 @@ FetchedFile download(const Run& run, Download d) {
     if (r.outcome != Outcome::failed)
       return {kind_name(d.kind), d.region, d.url, d.path, r.outcome == Outcome::unchanged, false, static_cast<long long>(fs::file_size(d.path))};
     error = r.error;
+    transient = r.transient;
     out_of_time = error == deadline_error;
   }
   if (out_of_time)
-    throw InputError(fmt::format("{}: the --deadline of {} s ran out after {} attempt(s){}; the previous prices are kept (try again, or give "
+    throw UnavailableError(fmt::format("{}: the --deadline of {} s ran out after {} attempt(s){}; the previous prices are kept (try again, or give "
                                  "a longer --deadline)", d.url, run.o.deadline_s, tried, error == deadline_error ? "" : " (last: " + error + ")"));
-  throw InputError(fmt::format("{}: {} after {} attempts; the previous prices are kept (try again later, or raise --retries)", d.url, error, tried));
+  const std::string message = fmt::format("{}: {} after {} attempts; the previous prices are kept (try again later, or raise --retries)", d.url, error, tried);
+  if (transient) throw UnavailableError(message);
+  throw InputError(message);  // an answer that will not change by asking again (HTTP 404, a file that is not an offer file)
 }
 
 json read_index(const FetchedFile& f) { return parse_json_input(read_input_file(f.path, "a region index"), f.url); }
@@ -587,9 +591,8 @@ DownloadLock::DownloadLock(const std::string& dir, std::chrono::steady_clock::ti
     const int err = errno;
     if ((err != EWOULDBLOCK && err != EINTR) || Clock::now() >= deadline) {
       ::close(fd_);
-      throw InputError(err != EWOULDBLOCK && err != EINTR
-                           ? fmt::format("{}: cannot lock the download directory: {}", path, std::strerror(err))
-                           : fmt::format("{}: another `gpuadvisor prices fetch` is still using this download directory and the --deadline "
+      if (err != EWOULDBLOCK && err != EINTR) throw InputError(fmt::format("{}: cannot lock the download directory: {}", path, std::strerror(err)));
+      throw UnavailableError(fmt::format("{}: another `gpuadvisor prices fetch` is still using this download directory and the --deadline "
                                          "ran out waiting for it; the previous prices are kept (try again when it is done)", path));
     }
     if (!said) spdlog::info("waiting for another `gpuadvisor prices fetch` into {} to finish", dir);

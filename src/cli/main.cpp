@@ -325,6 +325,9 @@ int run_and_report(int argc, char** argv, bool json, const std::string& command,
   } catch (const InputError& e) {
     held.str("");
     return fail(ExitCode::input_error, "input_error", e.what(), "", json, command);
+  } catch (const UnavailableError& e) {
+    held.str("");
+    return fail(ExitCode::unavailable, "unavailable", e.what(), "", json, command);
   } catch (const NothingFitsError& e) {
     if (json) held.str("");  // a table or CSV of no rows (its header) is a whole answer: nothing fits
     return fail(ExitCode::nothing_fits, "nothing_fits", e.what(), e.details_json(), json, command);

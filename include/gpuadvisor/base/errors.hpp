@@ -12,10 +12,20 @@ enum class ExitCode : int {
   input_error = 2,     // bad flag, value, file or catalog
   nothing_fits = 3,    // the request is valid but no option satisfies it
   gate_failed = 4,     // the output was written, and a --fail-if-over / --fail-if-increase threshold was crossed
+  unavailable = 5,     // a remote source did not answer in time or in full after the retries: nothing was changed, try again later
 };
 
 // Bad input from the user: a flag value, a file, a catalog entry. Exit code 2.
 class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A remote source (AWS's price list, EC2's Capacity Block offerings) that did
+// not answer in time or in full after the retries, or a download directory
+// another fetch held past the deadline: nothing was changed. Exit code 5, so a
+// CI job can retry this and not a bad flag.
+class UnavailableError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
