@@ -434,6 +434,14 @@ TEST_CASE("cli: with hidden reasoning tokens the pick says when the first visibl
   CHECK(pick["first_visible_s"].get<double>() == Approx(pick["ttft_s"].get<double>() + 2000 * pick["tpot_s"].get<double>()).epsilon(1e-4));
   CHECK(r.out.find(fmt::format("after about {:.1f} s", pick["first_visible_s"].get<double>())) != std::string::npos);
   CHECK(nlohmann::json::parse(run("recommend --model llama-3-8b --task inference --family p5 --format json").out)["recommendation"]["first_visible_s"].is_null());
+  // $/M OUT is per visible token; an API bills the hidden ones too: the price per generated token beside it.
+  const auto priced = nlohmann::json::parse(json.out)["recommendation"];
+  const double multiplier = nlohmann::json::parse(json.out)["workload"]["test_time_multiplier"].get<double>();
+  CHECK(multiplier == Approx((256.0 + 2000) / 256));
+  CHECK(priced["usd_per_million_generated_tokens"].get<double>() ==
+        Approx(priced["costs"]["usd_per_million_output_tokens"].get<double>() / multiplier).epsilon(1e-4));
+  CHECK(sim.out.find("  per generated token: $") != std::string::npos);
+  CHECK(nlohmann::json::parse(run("recommend --model llama-3-8b --task inference --family p5 --format json").out)["recommendation"]["usd_per_million_generated_tokens"].is_null());
 }
 
 TEST_CASE("cli: a serving pick that runs its weights weight-only says so") {

@@ -276,10 +276,26 @@ std::string first_visible_text(const ServingRow& pick, double hidden_tokens) {
                      hidden_tokens, pick.at_load.tpot_s * 1e3);
 }
 
+// The bill per generated token (hidden reasoning and every sample included),
+// what an API bills as output; nullopt where every generated token is visible.
+std::optional<double> usd_per_million_generated_tokens(const ServingRow& pick, const InferenceWorkload& w) {
+  if (!pick.usd_per_million_output_tokens || w.test_time_multiplier() <= 1) return std::nullopt;
+  return *pick.usd_per_million_output_tokens / w.test_time_multiplier();
+}
+
+std::string generated_price_text(const ServingRow& pick, const InferenceWorkload& w) {
+  const auto usd = usd_per_million_generated_tokens(pick, w);
+  if (!usd) return "";
+  return fmt::format("  per generated token: ${} per million generated tokens, the hidden reasoning and every sample included (what an API "
+                     "bills as output); the ${} above is per visible output token, {:.2f}x as many generated\n",
+                     format_price(*usd), format_price(*pick.usd_per_million_output_tokens), w.test_time_multiplier());
+}
+
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
   out += first_visible_text(*rec.pick, ctx.workload->reasoning_tokens);
+  out += generated_price_text(*rec.pick, *ctx.workload);
   if (const auto& p = rec.pick->estimate.precision; p.weight_only)
     out += fmt::format("  weights: {} in memory, dequantised to {} for the math (weight-only kernels; {} has no {} matrix path the engine uses; "
                        "methodology §Precision)\n",
@@ -457,6 +473,8 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
     j["recommendation"]["batch_hours_per_day"] = batch_hours ? ordered_json(sig6(*batch_hours)) : ordered_json(nullptr);
     const auto first_visible = first_visible_mean_s(*rec.pick, ctx.workload->reasoning_tokens);
     j["recommendation"]["first_visible_s"] = first_visible ? ordered_json(sig6(*first_visible)) : ordered_json(nullptr);
+    const auto generated = usd_per_million_generated_tokens(*rec.pick, *ctx.workload);
+    j["recommendation"]["usd_per_million_generated_tokens"] = generated ? ordered_json(sig6(*generated)) : ordered_json(nullptr);
     j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)}, {"fastest", service_json(*rec.fastest, *ctx.model)},
                          {"disaggregated", disaggregated_json(rec.disaggregated)}};
   } else {
