@@ -45,6 +45,7 @@ CORPUS = {
         ("recommend --model llama-2-7b --task pretrain --tokens 50B --deadline 14d --cost-slack 0.2", 0),
         ("recommend --params 7B --task rl --family p4d --value-of-time 5000 --algorithm ppo", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 20B --family p5 --pricing spot", 0),
+        ("recommend --params 70B --task pretrain --tokens 1T --pricing spot", 0),  # alternatives.other_channels
         ("recommend --params 7B --task rl --family p5", 0),
         ("recommend --params 70B --task qlora --compare-to {baseline} --fail-if-increase 1000%", 0),
         ("recommend --model llama-3-8b --task inference --max-tpot 30ms --mode offline --tokens-per-day 1B", 0),
@@ -73,6 +74,7 @@ CORPUS = {
         ("cost --model llama-3-8b --task pretrain --tokens 50B --instance p5.48xlarge --count 4", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --compare-to {baseline}", 0),
         ("cost --model llama-3-70b --task pretrain --tokens 20B --family p5 --pricing spot", 0),
+        ("cost --params 70B --task pretrain --tokens 1T --pricing spot", 0),
         ("--catalog-add {commitments} cost --model llama-3-8b --task lora --family p5 --deadline 30d", 0),
         ("--catalog-add {commitments} cost --model llama-3-8b --task inference --family p5 --mode offline --tokens-per-day 20B --concurrency 64", 0),
         ("--catalog-add {commitments} cost --model llama-3-8b --task inference --family inf2 --compiled-batch 8", 0),
@@ -162,6 +164,12 @@ for _command in ("recommend", "cost"):
                    "bill.total_usd"):
         TYPES[_command]["alternatives.fastest_unpriced." + _field] = ["number", "null"]
     TYPES[_command]["alternatives.fastest_unpriced.rl"] = ["object", "null"]
+    # The --pricing best pick beside a spot pick (p6-b300 in Capacity Blocks has no on-demand or spot rate): typed as any row's.
+    for _field in ("costs.on_demand_usd", "costs.spot_usd", "costs.spot_expected_usd", "costs.on_demand_expected_usd"):
+        TYPES[_command]["alternatives.other_channels." + _field] = ["number", "null"]
+    TYPES[_command]["alternatives.other_channels.rl"] = ["object", "null"]
+    TYPES[_command]["alternatives.other_channels.bill.data_region"] = ["string", "null"]
+    TYPES[_command]["alternatives.other_channels.bill.transfer_rate"] = ["object", "null"]
 
 # Money, rates and price dates are null when unknown (docs/json.md), whether or not the corpus met one.
 UNKNOWN_IS_NULL = re.compile(r"(usd|_as_of$|^prices_as_of$)")

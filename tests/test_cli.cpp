@@ -1553,3 +1553,18 @@ TEST_CASE("cli: under --pricing spot, a type with a spot rate but no interruptio
   CHECK(named.find("p5en.48xlarge") == std::string::npos);     // ranked
   CHECK(run("recommend --params 8B --task finetune").out.find(said) == std::string::npos);  // on demand: no spot ranking to explain
 }
+
+TEST_CASE("cli: --pricing spot names the pick bought another way where it costs less (a 70B on 1T tokens)") {
+  const Run spot = run("recommend --params 70B --task pretrain --tokens 1T --pricing spot --format json");
+  REQUIRE(spot.code == 0);
+  const auto j = nlohmann::json::parse(spot.out);
+  const auto& pick = j["recommendation"];
+  const auto& other = j["alternatives"]["other_channels"];
+  REQUIRE(other.is_object());
+  CHECK(pick["channel"] == "spot");  // the pick stays what was asked for
+  CHECK(other["channel"] != "spot");
+  CHECK(other["costs"]["ranked_usd"].get<double>() < pick["costs"]["ranked_usd"].get<double>());
+  CHECK(run("recommend --params 70B --task pretrain --tokens 1T --pricing spot").out.find("  bought another way: ") != std::string::npos);
+  // Not under the other pricings: there is nothing to compare.
+  CHECK(nlohmann::json::parse(run("recommend --params 70B --task pretrain --tokens 1T --format json").out)["alternatives"]["other_channels"].is_null());
+}

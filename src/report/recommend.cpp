@@ -212,6 +212,14 @@ std::string tight_memory_text(const Recommendation& rec) {
 // At scale, hardware failures and checkpoints add materially to the headline
 // (which counts the steps and job overheads only): say what `cost` adds.
 std::string failures_text(const RecommendRow& pick) {
+  if (pick.channel == Channel::spot && pick.spot_interruptions && !pick.rl) {
+    if (pick.spot_interruptions->expected_hours < pick.estimate.total_hours * (1 + kFailuresNoteAbove)) return "";
+    // Its price is already the expected one: say what it counts, not an on-demand figure beside a spot pick.
+    const InterruptionCost& s = *pick.spot_interruptions;
+    return fmt::format("  interruptions: the spot price is the expected cost with reclaims and hardware failures (one per {} at this size) "
+                       "and checkpoints every {}: expect about {} of wall time (`gpuadvisor cost`)\n",
+                       format_duration(s.mtti_hours), format_duration(s.interval_hours), format_duration(s.expected_hours));
+  }
   const InterruptionCost& f = pick.on_demand_interruptions;
   if (pick.rl || !pick.on_demand_expected_cost_usd || !pick.on_demand_cost_usd || f.expected_hours <= 0 ||
       *pick.on_demand_expected_cost_usd < *pick.on_demand_cost_usd * (1 + kFailuresNoteAbove))
@@ -339,6 +347,12 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
                               : fmt::format("  on demand: about {} x {} is the most one usually starts at once, and no option that small "
                                             "fits or meets the constraints\n",
                                             *rec.pick->instance->on_demand_max_instances, rec.pick->instance->name);
+  if (const auto& o = rec.other_channels_pick)
+    out += fmt::format("  bought another way: {} ({:.1f}x less money{}; --pricing best weighs spot with on demand, Capacity Blocks and "
+                       "reservations)\n", option_line(*o), *rec.pick->ranked_cost_usd / *o->ranked_cost_usd,
+                       o->estimate.total_hours < rec.pick->estimate.total_hours
+                           ? fmt::format(" and {:.1f}x sooner than this spot pick", rec.pick->estimate.total_hours / o->estimate.total_hours)
+                           : " than this spot pick");
   auto alternative = [&](const RecommendRow& x) {
     return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);
   };
@@ -408,10 +422,12 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
     j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload, *ctx.model)}, {"fastest", option_json(*rec.fastest, *ctx.workload, *ctx.model)},
                          {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)},
                          {"lora", rec.lora_alternative ? option_json(*rec.lora_alternative, as_lora(*ctx.workload), *ctx.model) : ordered_json(nullptr)},
-                         {"fastest_unpriced", rec.fastest_unpriced ? option_json(*rec.fastest_unpriced, *ctx.workload, *ctx.model) : ordered_json(nullptr)}};
+                         {"fastest_unpriced", rec.fastest_unpriced ? option_json(*rec.fastest_unpriced, *ctx.workload, *ctx.model) : ordered_json(nullptr)},
+                         {"other_channels", rec.other_channels_pick ? option_json(*rec.other_channels_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)}};
   } else {
     j["recommendation"] = nullptr;
-    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"on_demand", nullptr}, {"lora", nullptr}, {"fastest_unpriced", nullptr}};
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"on_demand", nullptr}, {"lora", nullptr}, {"fastest_unpriced", nullptr},
+                         {"other_channels", nullptr}};
   }
   ordered_json details = ordered_json::array();
   int rank = 0;

@@ -983,6 +983,22 @@ void compare_with_lora(const ModelSpec& m, const TrainingWorkload& w, const Cata
   out.lora_alternative = lora.pick;
 }
 
+// --pricing spot ranks spot alone, and spot is not offered above the usual
+// spot count: a large job's spot pick may be a fleet of small GPUs that costs
+// more than the same job bought another way. The --pricing best pick, where its
+// price plus its wait is lower (docs/methodology.md §Channels).
+void compare_with_other_channels(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r,
+                                 Recommendation& out) {
+  if (r.pricing != Pricing::spot || !out.pick || !out.pick->ranked_cost_usd) return;
+  RecommendRequest best = r;
+  best.pricing = Pricing::best;
+  const Recommendation other = recommend(m, w, catalog, best);
+  if (!other.pick || !other.pick->ranked_cost_usd || other.pick->channel == Channel::spot) return;
+  const double value = pick_rule(r).value_of_time_usd_per_hour;
+  auto weighed = [&](const RecommendRow& x) { return *x.ranked_cost_usd + value * x.estimate.total_hours; };
+  if (weighed(*other.pick) < weighed(*out.pick)) out.other_channels_pick = other.pick;
+}
+
 }  // namespace
 
 Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
@@ -998,6 +1014,7 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
   }
   if (w.task == Task::qlora) compare_with_lora(m, w, catalog, r, out);
   finish_recommendation(out, r);
+  compare_with_other_channels(m, w, catalog, r, out);
   add_bills(out, m, w, catalog, r);
   return out;
 }
@@ -1049,7 +1066,7 @@ void add_bill(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, 
 
 void add_bills(Recommendation& rec, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   for (auto& row : rec.rows) add_bill(row, m, w, catalog, r);
-  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.fastest_unpriced, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.count_uncertain, &rec.fastest_beyond_horizon})
+  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.fastest_unpriced, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.count_uncertain, &rec.other_channels_pick, &rec.fastest_beyond_horizon})
     if (*row) add_bill(**row, m, w, catalog, r);
 }
 

@@ -194,6 +194,9 @@ struct Recommendation {
   // The option the rule would pick if counts without a known on-demand limit
   // counted as obtainable, where an option one can start was picked instead.
   std::optional<RecommendRow> count_uncertain;
+  // --pricing spot: the --pricing best pick (on demand, Capacity Blocks,
+  // reservations and spot together) where its price plus its wait is lower.
+  std::optional<RecommendRow> other_channels_pick;
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   // --task qlora: the pick of the same job as bf16 LoRA (--task lora), empty
   // where LoRA fits nowhere; the fewest accelerators a priced QLoRA option
