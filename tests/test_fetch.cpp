@@ -456,3 +456,9 @@ TEST_CASE("libcurl is loaded by the fetch commands only, not at every start") {
   CHECK(f.err.find("libcurl") != std::string::npos);
   std::filesystem::remove_all("/tmp/gpuadvisor-curl-load-test");
 }
+
+TEST_CASE("the top-level --help lists exit code 5 beside 0-4") {
+  const auto help = run("--help");
+  CHECK(help.code == 0);
+  CHECK(help.out.find("5 unavailable") != std::string::npos);
+}
