@@ -1564,7 +1564,11 @@ TEST_CASE("cli: --pricing spot names the pick bought another way where it costs 
   CHECK(pick["channel"] == "spot");  // the pick stays what was asked for
   CHECK(other["channel"] != "spot");
   CHECK(other["costs"]["ranked_usd"].get<double>() < pick["costs"]["ranked_usd"].get<double>());
-  CHECK(run("recommend --params 70B --task pretrain --tokens 1T --pricing spot").out.find("  bought another way: ") != std::string::npos);
+  const Run text = run("recommend --params 70B --task pretrain --tokens 1T --pricing spot");
+  CHECK(text.out.find("  bought another way: ") != std::string::npos);
+  // Its price is already the expected one: the interruptions it counts, not an on-demand figure beside it.
+  CHECK(text.out.find("  interruptions: the spot price is the expected cost with reclaims and hardware failures") != std::string::npos);
+  CHECK(text.out.find("at the on-demand rate, ") == std::string::npos);
   // Not under the other pricings: there is nothing to compare.
   CHECK(nlohmann::json::parse(run("recommend --params 70B --task pretrain --tokens 1T --format json").out)["alternatives"]["other_channels"].is_null());
 }

@@ -844,9 +844,9 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r, const
       s += fmt::format("; not {}, which costs more than {:g}x the cheapest (${}; --max-cost-multiple)", option_text(*rec.above_cost_ceiling),
                        r.max_cost_multiple, format_thousands(ceiling_usd, ceiling_usd < 1000 ? 2 : 0));
     }
-    if (rec.count_uncertain)
+    if (rec.uncertain_count_pick)
       s += fmt::format("; not {}, as no usual on-demand count is known for {} (an option one can start comes first)",
-                       option_text(*rec.count_uncertain), rec.count_uncertain->instance->name);
+                       option_text(*rec.uncertain_count_pick), rec.uncertain_count_pick->instance->name);
     if (d) {
       s += fmt::format("; meets the {} deadline", format_duration(d->deadline_hours));
       if (d->exceeds_deadline_at_p90)
@@ -944,7 +944,7 @@ void choose_rows(Recommendation& out, const RecommendRequest& r) {
     if (const auto i = pick(unbounded, rule.slack); i && *i != *ch.pick) out.above_cost_ceiling = out.rows[*i];
     std::vector<Candidate> any_count = c;
     for (auto& k : any_count) k.count_uncertain = false;
-    if (const auto i = pick(any_count, rule.slack); i && *i != *ch.pick) out.count_uncertain = out.rows[*i];
+    if (const auto i = pick(any_count, rule.slack); i && *i != *ch.pick) out.uncertain_count_pick = out.rows[*i];
   }
   if (ch.pick && out.rows[*ch.pick].capacity.beyond_on_demand) {
     // The pick's own type at the counts one can usually start on demand.
@@ -1066,7 +1066,7 @@ void add_bill(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, 
 
 void add_bills(Recommendation& rec, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   for (auto& row : rec.rows) add_bill(row, m, w, catalog, r);
-  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.fastest_unpriced, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.count_uncertain, &rec.other_channels_pick, &rec.fastest_beyond_horizon})
+  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.fastest_unpriced, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.uncertain_count_pick, &rec.other_channels_pick, &rec.fastest_beyond_horizon})
     if (*row) add_bill(**row, m, w, catalog, r);
 }
 

@@ -193,7 +193,7 @@ struct Recommendation {
   std::optional<RecommendRow> above_cost_ceiling;
   // The option the rule would pick if counts without a known on-demand limit
   // counted as obtainable, where an option one can start was picked instead.
-  std::optional<RecommendRow> count_uncertain;
+  std::optional<RecommendRow> uncertain_count_pick;
   // --pricing spot: the --pricing best pick (on demand, Capacity Blocks,
   // reservations and spot together) where its price plus its wait is lower.
   std::optional<RecommendRow> other_channels_pick;
