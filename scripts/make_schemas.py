@@ -170,6 +170,15 @@ for _command in ("recommend", "cost"):
     TYPES[_command]["alternatives.other_channels.rl"] = ["object", "null"]
     TYPES[_command]["alternatives.other_channels.bill.data_region"] = ["string", "null"]
     TYPES[_command]["alternatives.other_channels.bill.transfer_rate"] = ["object", "null"]
+    # The fastest option within the cost ceiling: any row's types (its fields seen null in the corpus included).
+    for _field in ("costs.on_demand_usd", "costs.spot_usd", "costs.spot_expected_usd", "costs.on_demand_expected_usd",
+                   "capacity.capacity_block_usd", "channel_cost_usd", "bill.total_usd"):
+        TYPES[_command]["alternatives.fastest_within_cost_ceiling." + _field] = ["number", "null"]
+    TYPES[_command]["alternatives.fastest_within_cost_ceiling.rl"] = ["object", "null"]
+    TYPES[_command]["alternatives.fastest_within_cost_ceiling.channel_note"] = ["string", "null"]
+    TYPES[_command]["alternatives.fastest_within_cost_ceiling.bill"] = ["object", "null"]
+    TYPES[_command]["alternatives.fastest_within_cost_ceiling.bill.data_region"] = ["string", "null"]
+    TYPES[_command]["alternatives.fastest_within_cost_ceiling.bill.transfer_rate"] = ["object", "null"]
 
 # Money, rates and price dates are null when unknown (docs/json.md), whether or not the corpus met one.
 UNKNOWN_IS_NULL = re.compile(r"(usd|_as_of$|^prices_as_of$)")

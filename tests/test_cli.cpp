@@ -1117,8 +1117,20 @@ TEST_CASE("cli: recommend names one pick, why, and the alternatives") {
   for (const auto& o : doc["options"])  // a faster option left out by the ceiling is still listed
     if (o["instance"] == "p6-b200.48xlarge") CHECK(o["ranked_cost_usd"].get<double>() > 2 * cheapest_usd);
   CHECK(rec["why"].get<std::string>().find("p6-b200.48xlarge") != std::string::npos);  // named as what the ceiling left out
+  // The fastest one would weigh is within the ceiling; the fastest at any price (thousands of times the pick's) comes after it.
+  const auto& alt = doc["alternatives"];
+  REQUIRE(alt["fastest_within_cost_ceiling"].is_object());
+  CHECK(alt["fastest_within_cost_ceiling"]["costs"]["ranked_usd"].get<double>() <= 2 * cheapest_usd);
+  CHECK(alt["fastest"]["costs"]["ranked_usd"].get<double>() > 2 * cheapest_usd);
+  CHECK(alt["fastest_within_cost_ceiling"]["total_hours"].get<double>() > alt["fastest"]["total_hours"].get<double>());
+  CHECK(alt["fastest_within_cost_ceiling"]["total_hours"].get<double>() <= rec["total_hours"].get<double>());
+  const std::string fastest_line = t.out.substr(t.out.find("  fastest: "), t.out.find('\n', t.out.find("  fastest: ")) - t.out.find("  fastest: "));
+  CHECK(fastest_line.find("(the fastest within 2x the cheapest price, --max-cost-multiple); at any price: ") != std::string::npos);
+  CHECK(fastest_line.find("g6e.12xlarge") < fastest_line.find("at any price"));
+  CHECK(fastest_line.find("no usual count known") != std::string::npos);  // its on-demand count is not known
   const auto unbounded = nlohmann::json::parse(run("recommend --params 13B --task lora --max-cost-multiple 0 --format json").out);
   CHECK(unbounded["recommendation"]["costs"]["ranked_usd"].get<double>() > 2 * cheapest_usd);
+  CHECK(unbounded["alternatives"]["fastest_within_cost_ceiling"].is_null());  // no ceiling: the fastest is the fastest
   CHECK(unbounded["recommendation"]["why"].get<std::string>().find("--max-cost-multiple") == std::string::npos);
   for (const char* bad : {"0.5", "-1", "x", "2000"}) {
     const Run r = run(std::string("recommend --params 13B --task lora --max-cost-multiple ") + bad);

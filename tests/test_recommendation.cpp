@@ -57,6 +57,11 @@ TEST_CASE("objective: the fastest option within the slack of the cheapest") {
   CHECK_FALSE(choose(c, 0.20, false).fastest_unpriced);
   c[3].time = 0.89;
   CHECK(choose(c, 0.20, false).fastest_unpriced == std::optional<size_t>(3));
+  // The fastest within the cost ceiling is named beside the fastest at any price only where they differ.
+  CHECK_FALSE(choose(c, 0.20, false).fastest_within_cost_ceiling);
+  c[2].within_cost_ceiling = false;
+  CHECK(choose(c, 0.20, false).fastest_within_cost_ceiling == std::optional<size_t>(4));  // b: 2 h; the tie on time goes to fewer accelerators
+  CHECK(*fastest_within_cost_ceiling(c) == 4);
 }
 
 TEST_CASE("objective: the value of time weighs the wait into the pick, not into the cheapest") {

@@ -261,6 +261,18 @@ std::string price_multiple_text(const RecommendRow& x, const RecommendRow& pick)
   return multiple >= 2 ? fmt::format(" ({}x the pick's price)", format_thousands(multiple, multiple < 10 ? 1 : 0)) : "";
 }
 
+// The fastest one would weigh: within --max-cost-multiple of the cheapest, with
+// the fastest at any price after it where that costs more than the ceiling.
+template <class Alternative>
+std::string fastest_text(const Recommendation& rec, const Alternative& alternative, const RecommendRequest& r) {
+  const std::string any_price = alternative(*rec.fastest) + price_multiple_text(*rec.fastest, *rec.pick);
+  if (!rec.fastest_within_cost_ceiling) return any_price;
+  const RecommendRow& x = *rec.fastest_within_cost_ceiling;
+  const bool count_unknown = x.capacity.limit_unknown && x.channel == Channel::on_demand;
+  return fmt::format("{}{} (the fastest within {:g}x the cheapest price, --max-cost-multiple); at any price: {}", alternative(x),
+                     count_unknown ? ", no usual count known" : "", r.max_cost_multiple, any_price);
+}
+
 // "26.4 GB", "4.10 TB", "1.2 PB": three significant figures.
 std::string gb_text(double gb) {
   if (gb < 0.01) return "under 0.01 GB";
@@ -365,8 +377,7 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
   const std::string sooner = u ? fmt::format("; sooner at a price the catalog lacks: {} x {}, {}", u->count, u->instance->name,
                                              format_duration(u->estimate.total_hours))
                                : "";
-  out += fmt::format("  cheapest: {}{}\n  fastest:  {}{}{}{}\n", alternative(*rec.cheapest), among, alternative(*rec.fastest),
-                     price_multiple_text(*rec.fastest, *rec.pick), among, sooner);
+  out += fmt::format("  cheapest: {}{}\n  fastest:  {}{}{}\n", alternative(*rec.cheapest), among, fastest_text(rec, alternative, *ctx.request), among, sooner);
   out += lora_alternative_text(rec);
   return out + "\n";
 }
@@ -423,11 +434,12 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
                          {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)},
                          {"lora", rec.lora_alternative ? option_json(*rec.lora_alternative, as_lora(*ctx.workload), *ctx.model) : ordered_json(nullptr)},
                          {"fastest_unpriced", rec.fastest_unpriced ? option_json(*rec.fastest_unpriced, *ctx.workload, *ctx.model) : ordered_json(nullptr)},
+                         {"fastest_within_cost_ceiling", rec.fastest_within_cost_ceiling ? option_json(*rec.fastest_within_cost_ceiling, *ctx.workload, *ctx.model) : ordered_json(nullptr)},
                          {"other_channels", rec.other_channels_pick ? option_json(*rec.other_channels_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)}};
   } else {
     j["recommendation"] = nullptr;
     j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"on_demand", nullptr}, {"lora", nullptr}, {"fastest_unpriced", nullptr},
-                         {"other_channels", nullptr}};
+                         {"fastest_within_cost_ceiling", nullptr}, {"other_channels", nullptr}};
   }
   ordered_json details = ordered_json::array();
   int rank = 0;

@@ -82,6 +82,12 @@ std::optional<size_t> pick_among(const std::vector<Candidate>& c, const std::vec
 
 std::optional<size_t> cheapest(const std::vector<Candidate>& c) { return best_of(c, all(c), cheaper, true); }
 std::optional<size_t> fastest(const std::vector<Candidate>& c) { return best_of(c, all(c), quicker, true); }
+std::optional<size_t> fastest_within_cost_ceiling(const std::vector<Candidate>& c) {
+  std::vector<size_t> within;
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c[i].within_cost_ceiling) within.push_back(i);
+  return best_of(c, within, quicker, true);
+}
 // An option one can start beats one that may not start at all
 // (docs/methodology.md §The pick): where an option with a known count is
 // within the slack of them all, the rule runs over those alone.
@@ -147,6 +153,9 @@ Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidat
   if (out.pick) {
     out.cheapest = cheapest(c);
     out.fastest = fastest(c);
+    // A 12-minute run at 2,370x the pick's price is no one's alternative: the
+    // fastest one would weigh is the fastest within the ceiling.
+    if (const auto f = fastest_within_cost_ceiling(c); f && out.fastest && *f != *out.fastest) out.fastest_within_cost_ceiling = f;
     std::vector<size_t> within;  // every option within the horizon, priced or not
     for (size_t i = 0; i < c.size(); ++i)
       if (c[i].eligible) within.push_back(i);

@@ -954,6 +954,7 @@ void choose_rows(Recommendation& out, const RecommendRequest& r) {
     if (const auto i = pick(startable, rule.slack)) out.on_demand_pick = out.rows[*i];
   }
   if (ch.fastest_unpriced) out.fastest_unpriced = out.rows[*ch.fastest_unpriced];
+  if (ch.fastest_within_cost_ceiling) out.fastest_within_cost_ceiling = out.rows[*ch.fastest_within_cost_ceiling];
   apply_choice(out, ch);
   if (out.pick) out.why = why_text(out, r, rule);
   sort_rows(out.rows, r.sort_by);
@@ -1066,7 +1067,7 @@ void add_bill(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, 
 
 void add_bills(Recommendation& rec, const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   for (auto& row : rec.rows) add_bill(row, m, w, catalog, r);
-  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.fastest_unpriced, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.uncertain_count_pick, &rec.other_channels_pick, &rec.fastest_beyond_horizon})
+  for (auto* row : {&rec.pick, &rec.cheapest, &rec.fastest, &rec.fastest_unpriced, &rec.fastest_within_cost_ceiling, &rec.on_demand_pick, &rec.above_cost_ceiling, &rec.uncertain_count_pick, &rec.other_channels_pick, &rec.fastest_beyond_horizon})
     if (*row) add_bill(**row, m, w, catalog, r);
 }
 

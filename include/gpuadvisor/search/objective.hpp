@@ -49,6 +49,8 @@ struct Candidate {
 // cannot price is no alternative to act on).
 std::optional<size_t> cheapest(const std::vector<Candidate>& c);
 std::optional<size_t> fastest(const std::vector<Candidate>& c);
+// The fastest priced candidate within the cost ceiling (within_cost_ceiling).
+std::optional<size_t> fastest_within_cost_ceiling(const std::vector<Candidate>& c);
 // The fastest candidate whose cost is at most (1 + slack) x the cheapest and
 // whose cost x time is no more than the cheapest's (speed that pays for what it
 // costs more); ties: fewer accelerators, then lower cost. nullopt when no price
@@ -71,6 +73,7 @@ std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std
 struct Choice {
   std::optional<size_t> pick, cheapest, fastest;
   std::optional<size_t> fastest_unpriced;  // sooner than `fastest` by kUnpricedSoonerFraction, without a known price
+  std::optional<size_t> fastest_within_cost_ceiling;  // where `fastest` costs more than the ceiling allows
   std::vector<size_t> order;
 };
 Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidate);

@@ -179,6 +179,9 @@ struct Recommendation {
   // The fastest option within the horizon when it has no known price and
   // finishes sooner than `fastest` (which is the fastest priced one).
   std::optional<RecommendRow> fastest_unpriced;
+  // The fastest option within --max-cost-multiple of the cheapest, where
+  // `fastest` (the fastest at any price) costs more than that.
+  std::optional<RecommendRow> fastest_within_cost_ceiling;
   // When the pick needs more instances than one usually starts on demand: the
   // same rule over its type at the counts one can start (empty when none meets
   // the constraints).
