@@ -317,6 +317,18 @@ TEST_CASE("cli: a misspelt --task gets the nearest tasks") {
   CHECK(r.err.find("did you mean: lora") != std::string::npos);
 }
 
+TEST_CASE("cli: an unknown --model suggests the presets that begin with it first") {
+  Run r = run("estimate --model llama-4 --task inference --instance p5.48xlarge");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("unknown model 'llama-4'") != std::string::npos);
+  CHECK(r.err.find("llama-4-scout") != std::string::npos);
+  CHECK(r.err.find("llama-4-maverick") != std::string::npos);
+  Run typo = run("estimate --model llama-3-8 --task inference --instance p5.48xlarge");
+  CHECK(typo.err.find("did you mean: llama-3-8b") != std::string::npos);
+  Run far = run("estimate --model lama-3-8b --task inference --instance p5.48xlarge");
+  CHECK(far.err.find("did you mean: llama-3-8b") != std::string::npos);  // no prefix match: edit distance as before
+}
+
 TEST_CASE("cli: when no option meets a latency target, each instance's rejection names its fastest layout, as the summary does") {
   Run r = run("recommend --model gpt-oss-120b --task inference --max-tpot 2ms -q");
   CHECK(r.code == 3);

@@ -2,6 +2,7 @@
 #include "gpuadvisor/base/names.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 namespace gpuadvisor {
@@ -19,11 +20,13 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates, size_t limit) {
-  std::vector<std::pair<size_t, std::string>> scored;
-  for (const auto& c : candidates) scored.emplace_back(edit_distance(name, c), c);
+  // Names that begin with what was typed come first ("llama-4": llama-4-scout,
+  // llama-4-maverick), then the rest by edit distance.
+  std::vector<std::tuple<bool, size_t, std::string>> scored;
+  for (const auto& c : candidates) scored.emplace_back(!(name.size() >= 2 && c.starts_with(name)), edit_distance(name, c), c);
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;
-  for (size_t k = 0; k < scored.size() && k < limit; ++k) out.push_back(scored[k].second);
+  for (size_t k = 0; k < scored.size() && k < limit; ++k) out.push_back(std::get<2>(scored[k]));
   return out;
 }
 

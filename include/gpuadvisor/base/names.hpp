@@ -10,7 +10,8 @@ namespace gpuadvisor {
 
 // Levenshtein distance: single-character insertions, deletions, substitutions.
 size_t edit_distance(std::string_view a, std::string_view b);
-// Up to `limit` of `candidates` closest to `name` by edit distance.
+// Up to `limit` of `candidates` closest to `name`: those that begin with it
+// first, then by edit distance.
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates, size_t limit = 3);
 
 }  // namespace gpuadvisor
