@@ -317,6 +317,21 @@ TEST_CASE("cli: a misspelt --task gets the nearest tasks") {
   CHECK(r.err.find("did you mean: lora") != std::string::npos);
 }
 
+TEST_CASE("cli: text that is not UTF-8 in a flag, a name or a file still gives one JSON error document") {
+  // Bytes 0xFF 0xFE (printf's octal escapes: the tests' shell is sh).
+  for (const std::string args : {"--format json recommend --model \"$(printf '\\377\\376')\" --task lora",
+                                 "--format json recommend --params 13B --task lora --family \"$(printf '\\377')\"",
+                                 "--format json estimate --instance \"p5$(printf '\\377')\" --params 7B",
+                                 "--format json \"recom$(printf '\\377')\""}) {
+    const Run r = run(args);
+    CHECK(r.code == 2);
+    const auto doc = nlohmann::json::parse(r.out);  // one document, the bad bytes replaced
+    CHECK(doc["error"]["kind"] == "input_error");
+    CHECK(doc["error"]["message"].get<std::string>().find("\xEF\xBF\xBD") != std::string::npos);  // U+FFFD
+  }
+  CHECK(run("estimate --instance P5.48XLARGE --params 7B").err.find("did you mean: p5.48xlarge") != std::string::npos);  // case ignored
+}
+
 TEST_CASE("cli: an unknown --model suggests the presets that begin with it first") {
   Run r = run("estimate --model llama-4 --task inference --instance p5.48xlarge");
   CHECK(r.code == 2);

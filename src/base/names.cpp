@@ -2,6 +2,8 @@
 #include "gpuadvisor/base/names.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -22,8 +24,18 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates, size_t limit) {
   // Names that begin with what was typed come first ("llama-4": llama-4-scout,
   // llama-4-maverick), then the rest by edit distance.
+  // Case is ignored: "P5.48XLARGE" is p5.48xlarge.
+  const auto lower = [](std::string_view x) {
+    std::string out(x);
+    for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+  };
+  const std::string typed = lower(name);
   std::vector<std::tuple<bool, size_t, std::string>> scored;
-  for (const auto& c : candidates) scored.emplace_back(!(name.size() >= 2 && c.starts_with(name)), edit_distance(name, c), c);
+  for (const auto& c : candidates) {
+    const std::string known = lower(c);
+    scored.emplace_back(!(typed.size() >= 2 && known.starts_with(typed)), edit_distance(typed, known), c);
+  }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;
   for (size_t k = 0; k < scored.size() && k < limit; ++k) out.push_back(std::get<2>(scored[k]));

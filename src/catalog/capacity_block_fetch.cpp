@@ -545,7 +545,7 @@ std::string merge_capacity_block_rates(const std::string& previous, const std::s
       if (!prices.contains("spot")) prices["spot"] = {{"status", "not_captured"}, {"note", "not fetched (only Capacity Block offerings were)"}};
     }
   }
-  return overlay.dump(1) + "\n";
+  return overlay.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string carry_capacity_block_rates(const std::string& previous, const std::string& overlay_json) {
@@ -572,7 +572,7 @@ std::string carry_capacity_block_rates(const std::string& previous, const std::s
   }
   if (!carried) return overlay_json;
   fresh["sources"][kCapacityBlockSource] = old["sources"].value(kCapacityBlockSource, source_entry());
-  return fresh.dump(1) + "\n";
+  return fresh.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gpuadvisor

@@ -479,7 +479,7 @@ ImportResult import_prices(const CatalogSource& base, const std::vector<CatalogS
     instances.push_back({{"name", name}, {"prices", prices}});
   }
   overlay["instances"] = instances;
-  result.overlay_json = overlay.dump(1) + "\n";
+  result.overlay_json = overlay.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   result.prices_written = c.written;
   // The overlay must load on this catalog, or nothing is written.
   std::vector<CatalogSource> with = overlays;

@@ -163,7 +163,7 @@ void print_table(const Table& t, const Catalog& c, std::string_view command, std
   if (o.format == Format::json) {
     nlohmann::ordered_json j = extra.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(extra);
     j["warnings"] = warnings();
-    extra = j.dump();
+    extra = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   int hidden = 0;
   std::cout << render_table(t, c, command, rows_key, o, &hidden, extra);
@@ -177,7 +177,7 @@ void print_document(const std::string& text, Format f) {
   }
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
   j["warnings"] = warnings();
-  std::cout << j.dump(2) << "\n";
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 // The chart is SVG: a file named for another format would hold what its name denies.

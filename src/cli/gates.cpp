@@ -218,7 +218,7 @@ std::string with_gates(const std::string& extra, const ordered_json& cmp, const 
   ordered_json j = ordered_json::parse(extra);
   j["comparison"] = cmp;
   j["gates"] = gates;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 int gate_exit(const ordered_json& gates) {

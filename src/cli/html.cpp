@@ -14,8 +14,8 @@ void print_html(HtmlParts parts, const Catalog& catalog, const GlobalOptions& g,
   r.command_line = g.command_line;
   r.generated_by = fmt::format("gpuadvisor {}, catalog {}", tool_version(), catalog.catalog_version);
   r.pick_text = std::move(parts.pick_text);
-  r.comparison_json = cmp.is_null() ? "" : cmp.dump();
-  r.gates_json = gates.is_array() ? gates.dump() : "";
+  r.comparison_json = cmp.is_null() ? "" : cmp.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  r.gates_json = gates.is_array() ? gates.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : "";
   r.table = std::move(parts.table);
   r.wide = g.wide;
   if (parts.chart) {

@@ -193,7 +193,7 @@ int fail(ExitCode code, std::string_view kind, const std::string& message, const
     }
     j["error"] = e;
     j["warnings"] = warnings();
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   return static_cast<int>(code);
 }

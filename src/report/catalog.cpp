@@ -218,7 +218,7 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
     j["instance"] = instance_json(i);
     j["accelerator"] = accelerator_json(a);
     j["sources"] = sources;
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   RenderOptions wide = o;
   wide.wide = true;
@@ -234,7 +234,7 @@ std::string render_catalog_check(const Catalog& checked, const std::string& file
   j["valid"] = true;
   j["accelerators"] = checked.accelerators.size();
   j["instances"] = checked.instances.size();
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 Table models_table() {

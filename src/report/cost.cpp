@@ -170,7 +170,7 @@ std::string reservation_json_extra(const Recommendation& rec, const RecommendReq
                                       {"on_demand_usd", money_json(p.on_demand_cost_usd)}, {"spot_usd", money_json(p.spot_cost_usd)}}},
                            {"capacity", capacity_json(p.capacity)}, {"why", rec.why}};
   }
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace gpuadvisor

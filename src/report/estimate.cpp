@@ -113,7 +113,7 @@ std::string estimate_json(const Catalog& catalog, const EstimateContext& ctx, co
   j["framework"] = e.framework ? e.framework->name : std::string();
   j["accuracy"] = accuracy_json(c.accelerator->name, to_string(ctx.workload->task), training_framework_name(ctx), ctx.model->is_moe());
   j["cost"] = estimate_cost_json(ctx, cost);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 void add_config_and_memory(const EstimateContext& ctx, const ItemAdder& add) {

@@ -487,7 +487,7 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
   for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
   j["cannot_run"] = rej;
   j["notes"] = rec.notes;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 namespace {
@@ -644,7 +644,7 @@ std::string serving_estimate_json(const Catalog& catalog, const InferenceEstimat
   j["inference"] = serving_figures_json(*ctx.row, w, ctx.simulated);
   if (!ctx.targets_missed.empty()) j["targets_missed"] = ctx.targets_missed;
   j["cost"] = serving_cost_json(ctx, od, spot);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 void add_serving_config(const InferenceEstimateContext& ctx, const ItemAdder& add) {

@@ -453,13 +453,13 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
   ordered_json rej = ordered_json::array();
   for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
   j["cannot_run"] = rej;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string rejections_json(const std::vector<Rejection>& rejections) {
   ordered_json rej = ordered_json::array();
   for (const auto& x : rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
-  return ordered_json{{"cannot_run", rej}}.dump();
+  return ordered_json{{"cannot_run", rej}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string render_rejections_text(const std::vector<Rejection>& rejections, size_t limit) {

@@ -173,7 +173,7 @@ std::string stage_unit(const RlStage& s, const char* what) {
 }  // namespace
 
 std::string render_rl_estimate(const Catalog& catalog, const RlEstimateContext& ctx, const RenderOptions& o) {
-  if (o.format == Format::json) return rl_estimate_json(catalog, ctx).dump(2) + "\n";
+  if (o.format == Format::json) return rl_estimate_json(catalog, ctx).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const RecommendRow& r = *ctx.row;
   const RlEstimate& e = *r.rl;
   const RlWorkload& w = *ctx.workload;

@@ -236,7 +236,7 @@ std::string render_version_json(const Catalog& catalog) {
   ordered_json j = envelope(catalog, "version");
   j["version"] = tool_version();
   j["warnings"] = ordered_json::array();
-  return j.dump(2);
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // The toolkit's one Table in each format: a column added to a command's
@@ -256,7 +256,7 @@ std::string json_document(const Table& t, const Catalog& catalog, std::string_vi
     rows.push_back(row);
   }
   j[std::string(rows_key)] = rows;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 // Every column, keys as the header, values as programs read them.

@@ -94,7 +94,7 @@ std::string validation_json_extra(const std::vector<CaseResult>& results, const 
   j["cases_usable"] = n.usable;
   j["cases_predicted"] = n.predicted;
   j["disagreements"] = n.disagreements;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Table calibration_table(const std::vector<FittedParameter>& fitted) {
@@ -163,7 +163,7 @@ std::string loso_json_extra(const LeaveOneSourceOut& l) {
                      {"error_in_sample", in.predicted ? ordered_json(sig6(in.error)) : ordered_json(nullptr)}});
   }
   j[name + "_cases"] = cases;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Table import_report_table(const std::vector<ImportLine>& report) {

@@ -64,7 +64,7 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
                           families ? "every source of its family (one publisher's stack, cases.json source_families)" : "its own source");
   j["groups"] = ordered_json::array();
   for (const auto& [key, errors] : groups) j["groups"].push_back(group_json(key.first, key.second, errors));
-  return j.dump(1) + "\n";
+  return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gpuadvisor
