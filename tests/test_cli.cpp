@@ -253,7 +253,11 @@ TEST_CASE("cli: a family with no price is no pick, exit 3, and a training job is
 TEST_CASE("cli: a deadline met only at the prediction, not at its p90 error, is said in the why line and in deadline_margin") {
   // With a slack given, the slack rule picks among the options that meet the deadline at the prediction.
   const std::string base = "recommend --model llama-3-70b --task finetune --tokens 200M --cost-slack 20% -q";
-  const auto tight = nlohmann::json::parse(run(base + " --deadline 1h --format json").out)["recommendation"];
+  const auto tight_doc = nlohmann::json::parse(run(base + " --deadline 1h --format json").out);
+  const auto tight = tight_doc["recommendation"];
+  // ... and in warnings, which a script reads (exit 0 still: the deadline is met at the prediction).
+  REQUIRE(tight_doc["warnings"].size() == 1);
+  CHECK(tight_doc["warnings"][0].get<std::string>().find("deadline at the prediction") != std::string::npos);
   const auto d = tight["deadline_margin"];
   REQUIRE(d.is_object());
   CHECK(d["deadline_hours"] == Approx(1.0));
@@ -264,6 +268,7 @@ TEST_CASE("cli: a deadline met only at the prediction, not at its p90 error, is 
   CHECK(tight["why"].get<std::string>().find("not at its p90 error") != std::string::npos);
   const auto loose = nlohmann::json::parse(run(base + " --deadline 3d --format json").out)["recommendation"];
   CHECK(loose["deadline_margin"]["exceeds_deadline_at_p90"] == false);
+  CHECK(nlohmann::json::parse(run(base + " --deadline 3d --format json").out)["warnings"].empty());
   CHECK(loose["why"].get<std::string>().find("p90") == std::string::npos);
   CHECK(nlohmann::json::parse(run(base + " --format json").out)["recommendation"]["deadline_margin"].is_null());
 }
@@ -315,6 +320,13 @@ TEST_CASE("cli: a misspelt --task gets the nearest tasks") {
   Run r = run("recommend --params 13B --task lroa");
   CHECK(r.code == 2);
   CHECK(r.err.find("did you mean: lora") != std::string::npos);
+  CHECK(run("recommend --params 13B --task sft").err.find("is --task finetune") != std::string::npos);
+  // Whole numbers out of range are echoed as typed.
+  CHECK(run("recommend --model llama-3-8b --task inference --samples 2147483648").err.find("--samples: 2147483648 is too large") != std::string::npos);
+  CHECK(run("recommend --model llama-3-8b --task inference --samples 1000000000").err.find("--samples: 1000000000 is outside [1, 10000]") !=
+        std::string::npos);
+  CHECK(run("recommend --params 13B --task GRPO").err.find("is --task rl") != std::string::npos);
+  CHECK(run("recommend --params 13B --task serve").err.find("is --task inference") != std::string::npos);
 }
 
 TEST_CASE("cli: text that is not UTF-8 in a flag, a name or a file still gives one JSON error document") {
@@ -561,6 +573,13 @@ TEST_CASE("cli: --quota-vcpus leaves out what the account cannot start on demand
     if (row["instance"] == "p5.48xlarge" && row["count"].get<int>() == 1) CHECK(row["channel"] == "on-demand");
   }
   CHECK(saw_block);
+  // A pick in a Capacity Block because the quota leaves it out on demand says so (not "cost less in Capacity Blocks").
+  const auto none = nlohmann::json::parse(run("recommend --params 13B --task lora --quota-vcpus 0 --format json").out);
+  REQUIRE(none["recommendation"]["channel"] == "capacity-block");
+  const std::string note = none["recommendation"]["capacity"]["note"].get<std::string>();
+  CHECK(note.find("on demand needs ") != std::string::npos);
+  CHECK(note.find("--quota-vcpus does not limit Capacity Blocks: buy 1 Capacity Block") != std::string::npos);
+  CHECK(note.find("cost less") == std::string::npos);
   bool named = false;
   for (const auto& x : j["cannot_run"])
     named = named || x["reason"].get<std::string>().find("Running On-Demand G and VT instances' (L-DB2E81BA)") != std::string::npos;
@@ -960,9 +979,19 @@ TEST_CASE("cli: validate and calibrate") {
     f << R"({"cases": [{"id": "Z", "task": "pretrain"}]})";
   }
   Run bad = run("validate --cases " + cases);
-  std::remove(cases.c_str());
   CHECK(bad.code == 2);
   CHECK(bad.err.find("case Z") != std::string::npos);
+  {
+    // An integer above the signed range is refused as written, not read as -1.
+    std::ofstream f(cases);
+    f << R"({"cases": [{"id": "U", "task": "pretrain", "model": "llama-3-8b", "system": "p5.48xlarge", "instances": 18446744073709551615,
+       "precision": "bf16", "seq_len": 8192, "global_batch": 64, "metric": "tokens_per_second_per_gpu", "measured": 5000, "source": "x",
+       "source_key": "X"}]})";
+  }
+  Run huge = run("validate --cases " + cases);
+  std::remove(cases.c_str());
+  CHECK(huge.code == 2);
+  CHECK(huge.err.find("18446744073709551615 is outside [1, 1000000]") != std::string::npos);
   CHECK(run("validate --cases /nonexistent.json").code == 2);
 }
 
@@ -1269,10 +1298,22 @@ TEST_CASE("cli: with --format json every exit 2 and 3 is one JSON document") {
   CHECK(nlohmann::json::parse(unknown_flag.out)["error"]["kind"] == "input_error");
   Run none = run("recommend --params 13B --task lora --budget 1 --format json");
   CHECK(none.code == 3);
+  // The message gives what the least option costs, so the next --budget is not a guess.
+  const auto cheapest = nlohmann::json::parse(run("recommend --params 13B --task lora --format json").out)["alternatives"]["cheapest"];
+  CHECK(nlohmann::json::parse(none.out)["error"]["message"].get<std::string>().find(
+            fmt::format("the cheapest option --budget left out costs ${:.2f}", cheapest["costs"]["ranked_usd"].get<double>())) != std::string::npos);
   CHECK(nlohmann::json::parse(none.out)["error"]["cannot_run"].size() > 10);
   Run csv = run("recommend --params 13B --task lora --budget 1 --format csv");
   CHECK(csv.code == 3);
   CHECK(csv.out.rfind("rank,instance,count", 0) == 0);
+  // A budget of the cheapest cost as printed (in cents) is met; a cent less is not, and the message gives cents.
+  const auto doc = nlohmann::json::parse(run("recommend --params 13B --task lora --format json").out);
+  const double cheapest_cents = std::round(doc["alternatives"]["cheapest"]["costs"]["ranked_usd"].get<double>() * 100);
+  CHECK(run(fmt::format("recommend --params 13B --task lora --budget {:.2f}", cheapest_cents / 100)).code == 0);
+  const Run short_by_a_cent = run(fmt::format("recommend --params 13B --task lora --budget {:.2f}", (cheapest_cents - 1) / 100));
+  CHECK(short_by_a_cent.code == 3);
+  CHECK(short_by_a_cent.err.find(fmt::format("over the ${:.2f} budget (cheapest ${:.2f}", (cheapest_cents - 1) / 100, cheapest_cents / 100)) !=
+        std::string::npos);
 }
 
 TEST_CASE("cli: inputs that cannot be what the user meant are warned about") {

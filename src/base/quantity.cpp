@@ -214,7 +214,8 @@ double parse_number(std::string_view text, std::string_view what, double min_inc
 void check_range(double value, std::string_view what, double min_inclusive, double max_inclusive) {
   if (value >= min_inclusive && value <= max_inclusive) return;
   if (min_inclusive > 0 && min_inclusive < 1e-6 && value <= 0) throw InputError(fmt::format("{}: {:g} must be greater than 0", what, value));
-  throw InputError(fmt::format("{}: {:g} is outside [{:g}, {:g}]", what, value, min_inclusive, max_inclusive));
+  // 15 significant digits: 2147483648 reads as typed, not 2.14748e+09.
+  throw InputError(fmt::format("{}: {:.15g} is outside [{:.15g}, {:.15g}]", what, value, min_inclusive, max_inclusive));
 }
 
 std::string format_price(double v) { return std::fabs(v) < 1000 ? fmt::format("{:.3g}", v) : format_thousands(v, 0); }

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <regex>
 #include <cctype>
 #include <chrono>
@@ -439,13 +440,36 @@ std::string did_you_mean(const std::string& given, const std::vector<std::string
 }
 }  // namespace
 
+namespace {
+// What the user called the task, where the name is a common one for a task
+// under another name; else the nearest names.
+std::string task_hint(const std::string& given) {
+  const std::string t = lower_case(given);
+  if (t == "sft" || t == "fine-tune" || t == "fine-tuning" || t == "finetuning" || t == "full")
+    return "; supervised fine-tuning (SFT) of every weight is --task finetune";
+  if (t == "grpo" || t == "ppo" || t == "dpo" || t == "rlhf") return "; RL post-training is --task rl (--algorithm grpo, ppo or dpo)";
+  if (t == "serve" || t == "serving") return "; serving is --task inference";
+  return did_you_mean(given, {"pretrain", "finetune", "lora", "qlora", "inference", "rl"});
+}
+}  // namespace
+
+namespace {
+// A positive whole number for an int setting: one beyond int's range is
+// refused here as typed (the setting's own range is checked with the workload).
+int positive_int(const std::string& text, const char* flag) {
+  const long long v = parse_positive_integer(text, flag);
+  if (v > std::numeric_limits<int>::max()) throw InputError(fmt::format("{}: {} is too large", flag, v));
+  return static_cast<int>(v);
+}
+}  // namespace
+
 TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   WorkloadRequest r;
   const std::string task_text = o.task.empty() ? "pretrain" : o.task;
   auto task = task_from_string(task_text);
   if (!task)
     throw InputError(fmt::format("--task: '{}' is not one of pretrain, finetune, lora, qlora, inference, rl{}", o.task,
-                                 did_you_mean(o.task, {"pretrain", "finetune", "lora", "qlora", "inference", "rl"})));
+                                 task_hint(o.task)));
   if (o.task.empty()) warn("no --task given: pre-training assumed (--task pretrain | finetune | lora | qlora | inference | rl)");
   r.task = *task;
   if (!o.tokens.empty()) {
@@ -540,24 +564,24 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     r.reasoning_tokens = parse_whole_count(o.reasoning_tokens, "--reasoning-tokens");
     check_range(r.reasoning_tokens, "--reasoning-tokens", 0, 1e7);
   }
-  if (!o.samples.empty()) r.samples = static_cast<int>(std::min<long long>(parse_positive_integer(o.samples, "--samples"), 1LL << 30));
+  if (!o.samples.empty()) r.samples = positive_int(o.samples, "--samples");
   if (!o.requests_per_second.empty()) r.requests_per_second = parse_number(o.requests_per_second, "--requests-per-second", 1e-9, 1e9);
   r.output_tokens_per_day = count(o.tokens_per_day, "--tokens-per-day");
-  if (!o.clients.empty()) r.clients = static_cast<int>(std::min<long long>(parse_positive_integer(o.clients, "--clients"), 1LL << 30));
+  if (!o.clients.empty()) r.clients = positive_int(o.clients, "--clients");
   if (!o.arrival.empty()) {
     r.arrival_cv = arrival_cv_from_string(o.arrival);
     if (!r.arrival_cv) throw InputError(fmt::format("--arrival: '{}' is not poisson or gamma:CV with CV a positive number (gamma:2)", o.arrival));
   }
   if (!o.length_spread.empty()) r.length_spread = parse_fraction(o.length_spread, "--length-spread", 0, 0.99);
   if (!o.simulated_requests.empty())
-    r.simulated_requests = static_cast<int>(std::min<long long>(parse_positive_integer(o.simulated_requests, "--simulated-requests"), 1LL << 30));
+    r.simulated_requests = positive_int(o.simulated_requests, "--simulated-requests");
   if (!o.target_utilisation.empty()) r.target_utilisation = parse_fraction(o.target_utilisation, "--target-utilisation", 0.05, 1);
   if (!o.prefix_share.empty()) r.prefix_share = parse_fraction(o.prefix_share, "--prefix-share", 0, 0.99);
   if (!o.speculative.empty()) r.speculative = parse_speculative(o.speculative, "--speculative");
   if (!o.trace.empty()) r.trace = std::make_shared<const RequestTrace>(parse_request_trace(read_input_file(o.trace, "--trace"), o.trace));
-  if (!o.concurrency.empty()) r.concurrency = static_cast<int>(std::min<long long>(parse_positive_integer(o.concurrency, "--concurrency"), 1LL << 30));
+  if (!o.concurrency.empty()) r.concurrency = positive_int(o.concurrency, "--concurrency");
   if (!o.compiled_batch.empty())
-    r.compiled_batch = static_cast<int>(std::min<long long>(parse_positive_integer(o.compiled_batch, "--compiled-batch"), 1LL << 30));
+    r.compiled_batch = positive_int(o.compiled_batch, "--compiled-batch");
   if (!o.max_ttft.empty()) r.max_ttft_s = parse_latency_s(o.max_ttft, "--max-ttft");
   if (!o.max_tpot.empty()) r.max_tpot_s = parse_latency_s(o.max_tpot, "--max-tpot");
   if (!o.slo_percentile.empty()) r.slo_percentile = slo_percentile_from_string(o.slo_percentile);

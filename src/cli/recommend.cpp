@@ -158,12 +158,16 @@ class RecommendCommand : public Command {
     if (result.rows.empty()) {
       if (format == Format::csv) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g);  // the header
       if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
-      throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints ({}); each type's reason is "
+      const std::string least = result.cheapest_over_budget_usd
+                                    ? fmt::format("; the cheapest option --budget left out costs ${}", format_thousands(*result.cheapest_over_budget_usd,
+                                                                                                                       *result.cheapest_over_budget_usd < 1000 ? 2 : 0))
+                                    : "";
+      throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints ({}){}; each type's reason is "
                                          "listed{}",
                                          rl ? "RL post-training" : to_string(w.task), m.name,
                                          rl ? "try --policy-update lora, fewer --samples-per-prompt, a larger --max-instances or a later --deadline"
                                             : nothing_fits_hint(w.task),
-                                         format == Format::json ? " under error.cannot_run" : " above"),
+                                         least, format == Format::json ? " under error.cannot_run" : " above"),
                              rejections_json(result.rejections));
     }
     if (!result.pick) {
@@ -174,6 +178,12 @@ class RecommendCommand : public Command {
       throw_no_pick(result, r, fastest);
     }
     const RecommendRow& pick = *result.pick;
+    // A deadline met only at the prediction is a risk a script must see, not only the why line.
+    if (const auto d = deadline_margin(pick, r); d && d->exceeds_deadline_at_p90)
+      warn(fmt::format("the pick meets the {} deadline at the prediction ({}) but not at its p90 error (+{:.0f}%: {}); a later --deadline or "
+                       "a faster pick leaves room",
+                       format_duration(d->deadline_hours), format_duration(d->predicted_hours), d->p90_abs_error * 100,
+                       format_duration(d->hours_at_p90)));
     if (!eo.target.empty()) {
       const RecommendRow& row = emitted(result.pick, result.rows);
       refuse_neuron_training_emit(eo, *row.instance, catalog.accelerator_of(*row.instance));

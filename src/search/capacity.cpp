@@ -117,9 +117,12 @@ CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, st
   return a;
 }
 
-void advise_block_instead_of_on_demand(CapacityAdvice& a, const Instance& inst, int count, std::string_view region, bool on_demand_priced) {
+void advise_block_instead_of_on_demand(CapacityAdvice& a, const Instance& inst, int count, std::string_view region, bool on_demand_priced,
+                                       std::string_view quota_exceeded) {
   const std::string buy = block_text(inst, count, a, region);
-  if (!on_demand_priced)
+  if (!quota_exceeded.empty())
+    a.note = fmt::format("{} x {} on demand {}; --quota-vcpus does not limit Capacity Blocks: buy {}", count, inst.name, quota_exceeded, buy);
+  else if (!on_demand_priced)
     a.note = fmt::format("{} has no on-demand rate in {} in this catalog: buy {}", inst.name, region, buy);
   else if (a.limit_unknown)
     a.note = fmt::format("no on-demand limit is known for {}, and {} instance{} held by Capacity Blocks cost less than on demand: buy {}", inst.name,

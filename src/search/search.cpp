@@ -601,7 +601,7 @@ void advise_for_channel(RecommendRow& row, const RecommendRequest& r) {
   const bool same = bought == r.pricing || (bought == Pricing::on_demand && r.pricing == Pricing::best);
   if (!same) row.capacity = capacity_advice(*row.instance, row.count, row.estimate.total_hours, r.region, bought, row.capacity.margin);
   if (row.channel == Channel::capacity_block && !row.capacity.beyond_on_demand && !row.capacity.blocks_only)
-    advise_block_instead_of_on_demand(row.capacity, *row.instance, row.count, r.region, row.on_demand_cost_usd.has_value());
+    advise_block_instead_of_on_demand(row.capacity, *row.instance, row.count, r.region, row.on_demand_cost_usd.has_value(), row.quota_exceeded);
 }
 
 void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
@@ -1093,13 +1093,17 @@ bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter,
                                 format_duration(hours), row.count);
     return false;
   }
-  if (r.budget_usd && (!row.ranked_cost_usd || *row.ranked_cost_usd > *r.budget_usd)) {
+  // In cents, as the costs are shown: a budget of the $18.32 printed is met.
+  const auto cents = [](double usd) { return std::round(usd * 100); };
+  const auto dollars = [](double usd) { return format_thousands(usd, usd < 1000 ? 2 : 0); };
+  if (r.budget_usd && (!row.ranked_cost_usd || cents(*row.ranked_cost_usd) > cents(*r.budget_usd))) {
     if (!row.ranked_cost_usd) {
       filter.reason = "price unknown, so the budget cannot be checked";
     } else if (*row.ranked_cost_usd < filter.cheapest_over_budget) {
+      out.cheapest_over_budget_usd = std::min(out.cheapest_over_budget_usd.value_or(1e300), *row.ranked_cost_usd);
       filter.cheapest_over_budget = *row.ranked_cost_usd;
-      filter.reason = fmt::format("over the ${} budget (cheapest ${} at {} instance{})", format_thousands(*r.budget_usd),
-                                  format_thousands(*row.ranked_cost_usd), row.count, row.count > 1 ? "s" : "");
+      filter.reason = fmt::format("over the ${} budget (cheapest ${} at {} instance{})", dollars(*r.budget_usd), dollars(*row.ranked_cost_usd),
+                                  row.count, row.count > 1 ? "s" : "");
     }
     return false;
   }

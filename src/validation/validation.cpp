@@ -106,6 +106,9 @@ struct Reader {
   std::optional<int> integer(const json& j, const char* key, int lo, int hi) const {
     if (!j.contains(key) || j[key].is_null()) return std::nullopt;
     if (!j[key].is_number_integer()) fail(key, "expected an integer");
+    // Above the signed range (read as unsigned): refused as written, not as a negative.
+    if (j[key].is_number_unsigned() && j[key].get<unsigned long long>() > static_cast<unsigned long long>(hi))
+      fail(key, fmt::format("{} is outside [{}, {}]", j[key].get<unsigned long long>(), lo, hi));
     const long long v = j[key].get<long long>();
     if (v < lo || v > hi) fail(key, fmt::format("{} is outside [{}, {}]", v, lo, hi));
     return static_cast<int>(v);

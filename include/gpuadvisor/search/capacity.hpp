@@ -68,7 +68,10 @@ struct CapacityAdvice {
 CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, std::string_view region, Pricing pricing, double margin = 0);
 // A row ranked at a Capacity Block within the usual on-demand count (no known
 // limit and the block cheaper, or no on-demand rate): the note says what to buy.
-void advise_block_instead_of_on_demand(CapacityAdvice& a, const Instance& inst, int count, std::string_view region, bool on_demand_priced);
+// `quota_exceeded`: why the account's on-demand quota leaves the option out
+// (quota_exceeded_text), or empty: then the block is bought as the cheaper.
+void advise_block_instead_of_on_demand(CapacityAdvice& a, const Instance& inst, int count, std::string_view region, bool on_demand_priced,
+                                       std::string_view quota_exceeded = {});
 // For a standing service, which runs without an end: the advice is an
 // On-Demand Capacity Reservation (any duration), never a Capacity Block,
 // which ends after 1-182 days.

@@ -201,6 +201,7 @@ struct Recommendation {
   // reservations and spot together) where its price plus its wait is lower.
   std::optional<RecommendRow> other_channels_pick;
   std::vector<Rejection> rejections;     // instance types with no acceptable option
+  std::optional<double> cheapest_over_budget_usd;  // the least ranked cost --budget left out (none: it left none out)
   // --task qlora: the pick of the same job as bf16 LoRA (--task lora), empty
   // where LoRA fits nowhere; the fewest accelerators a priced QLoRA option
   // within the horizon uses; and how many options are set aside for it
