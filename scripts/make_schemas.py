@@ -46,6 +46,7 @@ CORPUS = {
         ("recommend --params 7B --task rl --family p4d --value-of-time 5000 --algorithm ppo", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 20B --family p5 --pricing spot", 0),
         ("recommend --params 70B --task pretrain --tokens 1T --pricing spot", 0),  # alternatives.other_channels
+        ("recommend --model llama-3-8b --task pretrain --tokens 1T --deadline 30d --family p5,p5en,p6-b200", 0),  # recommendation.roomier_micro_batch
         ("recommend --params 7B --task rl --family p5", 0),
         ("recommend --params 70B --task qlora --compare-to {baseline} --fail-if-increase 1000%", 0),
         ("recommend --model llama-3-8b --task inference --max-tpot 30ms --mode offline --tokens-per-day 1B", 0),
@@ -170,6 +171,7 @@ for _command in ("recommend", "cost"):
     TYPES[_command]["alternatives.other_channels.rl"] = ["object", "null"]
     TYPES[_command]["alternatives.other_channels.bill.data_region"] = ["string", "null"]
     TYPES[_command]["alternatives.other_channels.bill.transfer_rate"] = ["object", "null"]
+    TYPES[_command]["recommendation.roomier_micro_batch"] = ["object", "null"]
     # The fastest option within the cost ceiling: any row's types (its fields seen null in the corpus included).
     for _field in ("costs.on_demand_usd", "costs.spot_usd", "costs.spot_expected_usd", "costs.on_demand_expected_usd",
                    "capacity.capacity_block_usd", "channel_cost_usd", "bill.total_usd"):

@@ -344,6 +344,24 @@ TEST_CASE("cli: text that is not UTF-8 in a flag, a name or a file still gives o
   CHECK(run("estimate --instance P5.48XLARGE --params 7B").err.find("did you mean: p5.48xlarge") != std::string::npos);  // case ignored
 }
 
+TEST_CASE("cli: a pick that fills its memory with a large micro-batch names the same cluster at a smaller one") {
+  // From a blind trial: an 8B on B200 at micro-batch 8 fills 99%; the memory line sent the buyer to a dearer type.
+  const std::string args = "recommend --model llama-3-8b --task pretrain --tokens 1T --deadline 30d --family p5,p5en,p6-b200";
+  const auto rec = nlohmann::json::parse(run(args + " --format json").out)["recommendation"];
+  const auto& x = rec["roomier_micro_batch"];
+  REQUIRE(x.is_object());
+  const int pick_mb = rec["layout"]["micro_batch"].get<int>();
+  CHECK(x["micro_batch"].get<int>() < pick_mb);
+  CHECK(pick_mb % x["micro_batch"].get<int>() == 0);
+  CHECK(x["memory_share"].get<double>() <= 0.9);
+  CHECK(x["total_hours"].get<double>() >= rec["total_hours"].get<double>());        // fewer sequences per pass: not faster
+  CHECK(x["total_hours"].get<double>() < 1.1 * rec["total_hours"].get<double>());   // ... and not much slower for an 8B
+  const Run t = run(args);
+  CHECK(t.out.find(fmt::format("at micro-batch {} (not {}) is at", x["micro_batch"].get<int>(), pick_mb)) != std::string::npos);
+  // A pick with room has none.
+  CHECK(nlohmann::json::parse(run("recommend --params 13B --task lora --format json").out)["recommendation"]["roomier_micro_batch"].is_null());
+}
+
 TEST_CASE("cli: an unknown --model suggests the presets that begin with it first") {
   Run r = run("estimate --model llama-4 --task inference --instance p5.48xlarge");
   CHECK(r.code == 2);

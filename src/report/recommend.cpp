@@ -203,9 +203,14 @@ std::string tight_memory_text(const Recommendation& rec) {
   std::string out = fmt::format("  memory: {:.0f}% of each accelerator's under the model (its reserve of 1 GB + 5% included); a stack that keeps "
                                 "more (allocator fragmentation, larger communication buffers) may not fit",
                                 share(*rec.pick) * 100);
+  if (const auto& x = rec.roomier_micro_batch)
+    out += fmt::format(": the same {} x {} at micro-batch {} (not {}) is at {:.0f}% in {} ({:+.0f}%)", rec.pick->count, rec.pick->instance->name,
+                       x->micro_batch, rec.pick->estimate.layout.micro_batch, x->memory_share * 100, format_duration(x->total_hours),
+                       (x->total_hours / rec.pick->estimate.total_hours - 1) * 100);
   for (const auto& x : rec.rows)
     if (x.ranked_cost_usd && share(x) <= kRoomyMemoryShare && !set_aside_for_lora(x, rec))
-      return out + fmt::format(": the first option with room is {} at {:.0f}%\n", option_line(x), share(x) * 100);
+      return out + fmt::format("{} the first option with room is {} at {:.0f}%\n", rec.roomier_micro_batch ? "; or" : ":", option_line(x),
+                               share(x) * 100);
   return out + "\n";
 }
 
@@ -430,6 +435,11 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
                          {"p90_abs_error", sig6(d->p90_abs_error)}, {"hours_at_p90", sig6(d->hours_at_p90)},
                          {"exceeds_deadline_at_p90", d->exceeds_deadline_at_p90}}
           : ordered_json(nullptr);
+    const auto& roomier = rec.roomier_micro_batch;
+    j["recommendation"]["roomier_micro_batch"] =
+        roomier ? ordered_json{{"micro_batch", roomier->micro_batch}, {"memory_share", sig6(roomier->memory_share)},
+                               {"total_hours", sig6(roomier->total_hours)}}
+                : ordered_json(nullptr);
     j["alternatives"] = {{"cheapest", option_json(*rec.cheapest, *ctx.workload, *ctx.model)}, {"fastest", option_json(*rec.fastest, *ctx.workload, *ctx.model)},
                          {"on_demand", rec.on_demand_pick ? option_json(*rec.on_demand_pick, *ctx.workload, *ctx.model) : ordered_json(nullptr)},
                          {"lora", rec.lora_alternative ? option_json(*rec.lora_alternative, as_lora(*ctx.workload), *ctx.model) : ordered_json(nullptr)},

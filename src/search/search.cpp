@@ -1002,6 +1002,26 @@ void compare_with_other_channels(const ModelSpec& m, const TrainingWorkload& w, 
 
 }  // namespace
 
+namespace {
+// A pick that fills its memory with several sequences per micro-batch: the
+// same cluster and layout at half, a quarter, ... of them (the global batch
+// stays divisible), the first that leaves room.
+std::optional<RoomierMicroBatch> roomier_micro_batch(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog,
+                                                     const RecommendRow& pick, const RecommendRequest& r) {
+  const auto share = [](const TrainingEstimate& e) { return e.memory.total_gb() / e.memory.capacity_gb; };
+  if (pick.rl || share(pick.estimate) < kTightMemoryShare) return std::nullopt;
+  const Cluster c{pick.instance, &catalog.accelerator_of(*pick.instance), pick.count};
+  Layout l = pick.estimate.layout;
+  for (l.micro_batch /= 2; l.micro_batch >= 1; l.micro_batch /= 2) {
+    TrainingEstimate e = estimate_training(m, w, c, l);
+    if (!e.fits() || share(e) > kRoomyMemoryShare) continue;
+    add_job_overheads(e, m, w, c, r.overheads);
+    return RoomierMicroBatch{l.micro_batch, share(e), e.total_hours};
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Catalog& catalog, const RecommendRequest& r) {
   Recommendation out;
   for (const Instance& inst : catalog.instances) {
@@ -1017,6 +1037,7 @@ Recommendation recommend(const ModelSpec& m, const TrainingWorkload& w, const Ca
   finish_recommendation(out, r);
   compare_with_other_channels(m, w, catalog, r, out);
   add_bills(out, m, w, catalog, r);
+  if (out.pick) out.roomier_micro_batch = roomier_micro_batch(m, w, catalog, *out.pick, r);
   return out;
 }
 

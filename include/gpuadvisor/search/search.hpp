@@ -170,6 +170,18 @@ struct Rejection {
   std::string reason;
 };
 
+// A training pick at or above this share of its accelerators' memory gets a
+// "memory:" line naming what has room: at most kRoomyMemoryShare.
+inline constexpr double kTightMemoryShare = 0.97;
+inline constexpr double kRoomyMemoryShare = 0.9;
+
+// The pick's own cluster and layout at a smaller micro-batch that leaves room.
+struct RoomierMicroBatch {
+  int micro_batch = 1;
+  double memory_share = 0;  // of each accelerator's memory, the reserve included
+  double total_hours = 0;   // job overheads included, as the pick's
+};
+
 struct Recommendation {
   std::vector<RecommendRow> rows;        // ranked: one per instance type (every count with all_counts)
   size_t options_found = 0;              // feasible (instance type, count) options
@@ -202,6 +214,9 @@ struct Recommendation {
   std::optional<RecommendRow> other_channels_pick;
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   std::optional<double> cheapest_over_budget_usd;  // the least ranked cost --budget left out (none: it left none out)
+  // Where the pick fills its memory (kTightMemoryShare) with a micro-batch
+  // above 1: the largest smaller micro-batch with room (kRoomyMemoryShare).
+  std::optional<RoomierMicroBatch> roomier_micro_batch;
   // --task qlora: the pick of the same job as bf16 LoRA (--task lora), empty
   // where LoRA fits nowhere; the fewest accelerators a priced QLoRA option
   // within the horizon uses; and how many options are set aside for it
