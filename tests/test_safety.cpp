@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli_run.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "test_files.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/base/files.hpp"
@@ -444,4 +445,23 @@ TEST_CASE("third review: names that reach the launch files are plain: an overlay
   CHECK(run("recommend --model llama-3-8b --task inference --requests-per-second 5 --emit k8s --emit-dir " + t.file("ok") +
             " --image nvcr.io/nvidia/pytorch:24.05-py3")
             .code == 0);
+}
+
+TEST_CASE("safety: every JSON document becomes text through json_text, which cannot abort on bytes that are not UTF-8") {
+  // nlohmann's dump() throws type_error 316 on such bytes (a name or file the user gave): exit 134 with nothing on stdout.
+  const std::filesystem::path src = std::filesystem::path(GPUADVISOR_SOURCE_DIR) / "src";
+  int files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(src)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    ++files;
+    INFO(entry.path().string());
+    CHECK(text.str().find(".dump(") == std::string::npos);
+  }
+  CHECK(files > 50);
+  const nlohmann::json bad = std::string("a\xff");
+  CHECK_THROWS(bad.dump());
+  CHECK(gpuadvisor::json_text(bad) == "\"a\xEF\xBF\xBD\"");
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpuadvisor/base/names.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/base/errors.hpp"
 
 namespace gpuadvisor {
@@ -45,7 +46,7 @@ inline int json_nesting_depth(std::string_view text, int limit) {
 
 // A value as an error message quotes it: at most `max_chars` of its JSON text.
 inline std::string json_excerpt(const nlohmann::json& v, size_t max_chars = 40) {
-  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string s = json_text(v);
   if (s.size() > max_chars) s = s.substr(0, max_chars - 3) + "...";
   return s;
 }

@@ -1,5 +1,6 @@
 // Layer catalog: accelerators, instances and dated prices (catalog files, price files, price fetch); includes only base.
 #include "gpuadvisor/catalog/capacity_block_fetch.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 
 #include "curl_library.hpp"
 #include <fmt/format.h>
@@ -545,7 +546,7 @@ std::string merge_capacity_block_rates(const std::string& previous, const std::s
       if (!prices.contains("spot")) prices["spot"] = {{"status", "not_captured"}, {"note", "not fetched (only Capacity Block offerings were)"}};
     }
   }
-  return overlay.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(overlay, 1) + "\n";
 }
 
 std::string carry_capacity_block_rates(const std::string& previous, const std::string& overlay_json) {
@@ -572,7 +573,7 @@ std::string carry_capacity_block_rates(const std::string& previous, const std::s
   }
   if (!carried) return overlay_json;
   fresh["sources"][kCapacityBlockSource] = old["sources"].value(kCapacityBlockSource, source_entry());
-  return fresh.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(fresh, 1) + "\n";
 }
 
 }  // namespace gpuadvisor

@@ -1,5 +1,6 @@
 // Layer catalog: accelerators, instances and dated prices (catalog files, price files, price fetch); includes only base.
 #include "gpuadvisor/catalog/price_fetch.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 
 #include "curl_library.hpp"
 #include <fcntl.h>
@@ -154,7 +155,7 @@ bool printable_ascii(const std::string& s) {
 void write_validators(const std::string& path, const std::string& url, const Validators& v) {
   if (!printable_ascii(v.etag) || !printable_ascii(v.last_modified) || !printable_ascii(url)) return;
   const json j{{"url", url}, {"etag", v.etag}, {"last_modified", v.last_modified}, {"bytes", fs::file_size(path)}};
-  write_file_atomically(meta_path(path), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_file_atomically(meta_path(path), json_text(j) + "\n");
 }
 
 void discard_cached(const std::string& path) {

@@ -1,5 +1,6 @@
 // Layer catalog: accelerators, instances and dated prices (catalog files, price files, price fetch); includes only base.
 #include "gpuadvisor/catalog/price_import.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -479,7 +480,7 @@ ImportResult import_prices(const CatalogSource& base, const std::vector<CatalogS
     instances.push_back({{"name", name}, {"prices", prices}});
   }
   overlay["instances"] = instances;
-  result.overlay_json = overlay.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  result.overlay_json = json_text(overlay, 1) + "\n";
   result.prices_written = c.written;
   // The overlay must load on this catalog, or nothing is written.
   std::vector<CatalogSource> with = overlays;

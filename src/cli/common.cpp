@@ -18,6 +18,7 @@
 
 #include "cli.hpp"
 #include "gpuadvisor/workload/engine.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/workload/framework.hpp"
 #include "gpuadvisor/base/named.hpp"
 #include "gpuadvisor/base/errors.hpp"
@@ -164,7 +165,7 @@ void print_table(const Table& t, const Catalog& c, std::string_view command, std
   if (o.format == Format::json) {
     nlohmann::ordered_json j = extra.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(extra);
     j["warnings"] = warnings();
-    extra = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    extra = json_text(j);
   }
   int hidden = 0;
   std::cout << render_table(t, c, command, rows_key, o, &hidden, extra);
@@ -178,7 +179,7 @@ void print_document(const std::string& text, Format f) {
   }
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
   j["warnings"] = warnings();
-  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  std::cout << json_text(j, 2) << "\n";
 }
 
 // The chart is SVG: a file named for another format would hold what its name denies.
@@ -359,7 +360,7 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
   cmd->add_option("--pricing", o.pricing, "on-demand (default) | spot | savings-1y | savings-3y | best: the price used for ranking and any budget")
       ->group("Constraints");
   cmd->add_option("--deadline", o.deadline, "Longest acceptable run: 72h, 14d (training)")->group("Constraints");
-  cmd->add_option("--budget", o.budget, "Largest acceptable cost in USD: 50000, 12.5k (per month for a service)")->group("Constraints");
+  cmd->add_option("--budget", o.budget, "Largest acceptable cost in USD, to the cent as costs are printed: 50000, 12.5k (per month for a service)")->group("Constraints");
   cmd->add_option("--quota-vcpus", o.quota_vcpus,
                   "The account's on-demand vCPU quotas in the region: 384 for every family, or p=384,g=192,inf=96,trn=128 "
                   "(Service Quotas: Running On-Demand P / G and VT / Inf / Trn instances); options that need more on demand, "
@@ -436,11 +437,9 @@ std::string lower_case(std::string s) {
 // "; did you mean: vllm, tgi, hf?": the nearest of `names` to `given`, case
 // aside, as --model lists them.
 std::string did_you_mean(const std::string& given, const std::vector<std::string>& names) {
-  return fmt::format("; did you mean: {}?", fmt::join(nearest_names(lower_case(given), names), ", "));
+  return fmt::format("; did you mean: {}?", fmt::join(nearest_names(given, names), ", "));
 }
-}  // namespace
 
-namespace {
 // What the user called the task, where the name is a common one for a task
 // under another name; else the nearest names.
 std::string task_hint(const std::string& given) {
@@ -451,9 +450,7 @@ std::string task_hint(const std::string& given) {
   if (t == "serve" || t == "serving") return "; serving is --task inference";
   return did_you_mean(given, {"pretrain", "finetune", "lora", "qlora", "inference", "rl"});
 }
-}  // namespace
 
-namespace {
 // A positive whole number for an int setting: one beyond int's range is
 // refused here as typed (the setting's own range is checked with the workload).
 int positive_int(const std::string& text, const char* flag) {

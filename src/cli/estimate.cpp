@@ -7,6 +7,7 @@
 
 #include "cli.hpp"
 #include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/search/inference_search.hpp"
 #include "gpuadvisor/search/replicas.hpp"
 #include "gpuadvisor/serving/simulate.hpp"
@@ -178,7 +179,7 @@ class EstimateCommand : public Command {
     if (!s.best) {
       nlohmann::ordered_json details{{"memory_need_gb", s.smallest_need_gb > 0 ? nlohmann::ordered_json(s.smallest_need_gb) : nullptr},
                                      {"capacity_gb", s.capacity_gb}};
-      throw NothingFitsError(fmt::format("{} x {}: {}", c.count, c.instance->name, s.problem), details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      throw NothingFitsError(fmt::format("{} x {}: {}", c.count, c.instance->name, s.problem), json_text(details));
     }
     return *s.best;
   }
@@ -201,7 +202,7 @@ class EstimateCommand : public Command {
       nlohmann::ordered_json details{{"memory_need_gb", e.memory.total_gb()}, {"capacity_gb", e.memory.capacity_gb}};
       throw NothingFitsError(fmt::format("this layout needs {:.1f} GB per accelerator but {} has {:.1f} GB", e.memory.total_gb(), acc.name,
                                          e.memory.capacity_gb),
-                             details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+                             json_text(details));
     }
     EstimateContext ctx{&m, &w, &c, &e, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot), eo.region};
     print_document(render_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
@@ -333,19 +334,19 @@ class EstimateCommand : public Command {
     const ServingRow& row = *choice.row;
     if (!row.estimate.fits()) {
       nlohmann::ordered_json details{{"memory_need_gb", row.estimate.memory.total_gb()}, {"capacity_gb", row.estimate.memory.capacity_gb}};
-      throw NothingFitsError(fmt::format("{} x {} with tp {}: {}", pp, inst.name, row.estimate.layout.tp, choice.problem), details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      throw NothingFitsError(fmt::format("{} x {} with tp {}: {}", pp, inst.name, row.estimate.layout.tp, choice.problem), json_text(details));
     }
     // A --batch the memory (or a compiled Neuron graph) cannot hold is not run
     // at a smaller one under its name: nothing fits what was asked (exit 3).
     if (eo.batch > 0 && row.estimate.batch < eo.batch) {
       nlohmann::ordered_json details{{"batch", eo.batch}, {"max_batch", row.estimate.max_batch}};
-      throw NothingFitsError(fmt::format("{} x {}: {}", pp, inst.name, choice.problem), details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      throw NothingFitsError(fmt::format("{} x {}: {}", pp, inst.name, choice.problem), json_text(details));
     }
     // A target the user set gates (exit 3); the documented defaults are only reported.
     const bool gate = !choice.problem.empty() && misses_given_target(w, row.estimate);
     if (gate && format == Format::json) {
       nlohmann::ordered_json details{{"ttft_s", row.estimate.ttft_s}, {"tpot_s", row.estimate.tpot_s}};
-      throw NothingFitsError(choice.problem, details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      throw NothingFitsError(choice.problem, json_text(details));
     }
     InferenceEstimateContext ctx{&m, &w, &c, &row, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot),
                                  eo.region, eo.batch > 0, nullptr, {}};

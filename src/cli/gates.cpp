@@ -7,6 +7,7 @@
 
 #include "cli.hpp"
 #include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/base/files.hpp"
 #include "gpuadvisor/base/quantity.hpp"
 #include "base/json_input.hpp"
@@ -218,7 +219,7 @@ std::string with_gates(const std::string& extra, const ordered_json& cmp, const 
   ordered_json j = ordered_json::parse(extra);
   j["comparison"] = cmp;
   j["gates"] = gates;
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(j);
 }
 
 int gate_exit(const ordered_json& gates) {

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "gpuadvisor/report/html.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 
 namespace gpuadvisor::cli {
 
@@ -14,8 +15,8 @@ void print_html(HtmlParts parts, const Catalog& catalog, const GlobalOptions& g,
   r.command_line = g.command_line;
   r.generated_by = fmt::format("gpuadvisor {}, catalog {}", tool_version(), catalog.catalog_version);
   r.pick_text = std::move(parts.pick_text);
-  r.comparison_json = cmp.is_null() ? "" : cmp.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  r.gates_json = gates.is_array() ? gates.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : "";
+  r.comparison_json = cmp.is_null() ? "" : json_text(cmp);
+  r.gates_json = gates.is_array() ? json_text(gates) : "";
   r.table = std::move(parts.table);
   r.wide = g.wide;
   if (parts.chart) {

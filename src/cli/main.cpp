@@ -17,6 +17,7 @@
 
 #include "cli.hpp"
 #include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/base/quantity.hpp"
 
@@ -193,7 +194,7 @@ int fail(ExitCode code, std::string_view kind, const std::string& message, const
     }
     j["error"] = e;
     j["warnings"] = warnings();
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(j, 2) << "\n";
   }
   return static_cast<int>(code);
 }

@@ -14,6 +14,7 @@
 
 #include "cli.hpp"
 #include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/base/files.hpp"
 #include "gpuadvisor/catalog/capacity_block_fetch.hpp"
 #include "gpuadvisor/catalog/price_fetch.hpp"
@@ -288,13 +289,13 @@ int PricesCommand::run_fetch(const GlobalOptions& g) {
   nlohmann::ordered_json overlay = nlohmann::ordered_json::parse(result.overlay_json);
   overlay["prices_as_of"] = date;
   overlay["description"] = fmt::format("prices fetched by `gpuadvisor prices fetch` on {} from {}", date, o.base_url);
-  write_file_atomically(output, keep_capacity_block_rates(output, overlay.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", base, overlays));
+  write_file_atomically(output, keep_capacity_block_rates(output, json_text(overlay, 1) + "\n", base, overlays));
   if (parse_format(g) == Format::json) {
     nlohmann::ordered_json report = nlohmann::ordered_json::array();
     for (const auto& l : result.report)
       report.push_back({{"file", l.file}, {"kind", l.kind}, {"outcome", l.outcome}, {"detail", l.detail}, {"count", l.count}});
     const nlohmann::ordered_json extra{{"output", output}, {"prices_as_of", date}, {"prices_written", result.prices_written}, {"report", report}};
-    print_table(fetch_table(files), catalog, "prices fetch", "files", g, extra.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    print_table(fetch_table(files), catalog, "prices fetch", "files", g, json_text(extra));
   } else {
     print_table(fetch_table(files), catalog, "prices fetch", "files", g);
     std::cout << "\n";
@@ -399,7 +400,7 @@ int PricesCommand::run_capacity_blocks(const GlobalOptions& g) {
   const std::string date = today();
   const auto [rates, updated] = write_capacity_block_rates(by_region, base, overlays, output, date, lock_dir, deadline);
   const nlohmann::ordered_json extra{{"output", output}, {"prices_as_of", date}, {"rates_written", rates}};
-  print_table(offerings_table(by_region), rates > 0 ? updated : catalog, "prices fetch", "offerings", g, extra.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  print_table(offerings_table(by_region), rates > 0 ? updated : catalog, "prices fetch", "offerings", g, json_text(extra));
   if (rates == 0)
     warn(fmt::format("no Capacity Block offerings of {} instance(s) for {} days in {}; the cached prices are unchanged (try other --days, "
                      "--count or dates)", block_count, block_days, fmt::join(fetch_regions.empty() ? catalog_regions(catalog) : fetch_regions, ", ")));

@@ -1,6 +1,7 @@
 // Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
 // catalog list, catalog show, catalog validate and models: their tables and documents.
 #include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/report/html.hpp"
 
 #include <fmt/format.h>
@@ -218,7 +219,7 @@ std::string render_instance_details(const Catalog& catalog, const Instance& i, c
     j["instance"] = instance_json(i);
     j["accelerator"] = accelerator_json(a);
     j["sources"] = sources;
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return json_text(j, 2) + "\n";
   }
   RenderOptions wide = o;
   wide.wide = true;
@@ -234,7 +235,7 @@ std::string render_catalog_check(const Catalog& checked, const std::string& file
   j["valid"] = true;
   j["accelerators"] = checked.accelerators.size();
   j["instances"] = checked.instances.size();
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 Table models_table() {

@@ -1,6 +1,7 @@
 // Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
 // cost: the per-pricing table, the reservation table and its JSON.
 #include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/report/html.hpp"
 
 #include <fmt/format.h>
@@ -170,7 +171,7 @@ std::string reservation_json_extra(const Recommendation& rec, const RecommendReq
                                       {"on_demand_usd", money_json(p.on_demand_cost_usd)}, {"spot_usd", money_json(p.spot_cost_usd)}}},
                            {"capacity", capacity_json(p.capacity)}, {"why", rec.why}};
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(j);
 }
 
 }  // namespace gpuadvisor

@@ -1,6 +1,7 @@
 // Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
 // estimate: one layout on one instance, its breakdown and its explanation.
 #include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/report/html.hpp"
 
 #include <fmt/format.h>
@@ -113,7 +114,7 @@ std::string estimate_json(const Catalog& catalog, const EstimateContext& ctx, co
   j["framework"] = e.framework ? e.framework->name : std::string();
   j["accuracy"] = accuracy_json(c.accelerator->name, to_string(ctx.workload->task), training_framework_name(ctx), ctx.model->is_moe());
   j["cost"] = estimate_cost_json(ctx, cost);
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 void add_config_and_memory(const EstimateContext& ctx, const ItemAdder& add) {

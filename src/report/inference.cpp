@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/physics/communication.hpp"
 #include "gpuadvisor/physics/compute.hpp"
 #include "gpuadvisor/workload/neuron.hpp"
@@ -487,7 +488,7 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
   for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
   j["cannot_run"] = rej;
   j["notes"] = rec.notes;
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(j);
 }
 
 namespace {
@@ -644,7 +645,7 @@ std::string serving_estimate_json(const Catalog& catalog, const InferenceEstimat
   j["inference"] = serving_figures_json(*ctx.row, w, ctx.simulated);
   if (!ctx.targets_missed.empty()) j["targets_missed"] = ctx.targets_missed;
   j["cost"] = serving_cost_json(ctx, od, spot);
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 void add_serving_config(const InferenceEstimateContext& ctx, const ItemAdder& add) {

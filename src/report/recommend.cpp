@@ -1,6 +1,7 @@
 // Layer report: every output format (text, CSV, markdown, JSON, HTML, SVG, launch files); includes validation and below.
 // recommend: the ranked table, the chart, the pick in words, the rejections.
 #include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/report/html.hpp"
 
 #include <fmt/format.h>
@@ -463,13 +464,13 @@ std::string recommendation_json_extra(const Recommendation& rec, const Recommend
   ordered_json rej = ordered_json::array();
   for (const auto& x : rec.rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
   j["cannot_run"] = rej;
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(j);
 }
 
 std::string rejections_json(const std::vector<Rejection>& rejections) {
   ordered_json rej = ordered_json::array();
   for (const auto& x : rejections) rej.push_back({{"instance", x.instance}, {"reason", x.reason}});
-  return ordered_json{{"cannot_run", rej}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(ordered_json{{"cannot_run", rej}});
 }
 
 std::string render_rejections_text(const std::vector<Rejection>& rejections, size_t limit) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/physics/overheads.hpp"
 #include "gpuadvisor/catalog/pricing.hpp"
 #include "gpuadvisor/base/quantity.hpp"
@@ -173,7 +174,7 @@ std::string stage_unit(const RlStage& s, const char* what) {
 }  // namespace
 
 std::string render_rl_estimate(const Catalog& catalog, const RlEstimateContext& ctx, const RenderOptions& o) {
-  if (o.format == Format::json) return rl_estimate_json(catalog, ctx).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (o.format == Format::json) return json_text(rl_estimate_json(catalog, ctx), 2) + "\n";
   const RecommendRow& r = *ctx.row;
   const RlEstimate& e = *r.rl;
   const RlWorkload& w = *ctx.workload;

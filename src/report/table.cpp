@@ -2,6 +2,7 @@
 // The toolkit every report uses: formats, cells, the provenance columns, and
 // one Table rendered as text, CSV, markdown, JSON or HTML.
 #include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/report/html.hpp"
 
 #include <fmt/format.h>
@@ -236,7 +237,7 @@ std::string render_version_json(const Catalog& catalog) {
   ordered_json j = envelope(catalog, "version");
   j["version"] = tool_version();
   j["warnings"] = ordered_json::array();
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(j, 2);
 }
 
 // The toolkit's one Table in each format: a column added to a command's
@@ -256,7 +257,7 @@ std::string json_document(const Table& t, const Catalog& catalog, std::string_vi
     rows.push_back(row);
   }
   j[std::string(rows_key)] = rows;
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 // Every column, keys as the header, values as programs read them.

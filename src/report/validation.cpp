@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "report/detail.hpp"
 
 namespace gpuadvisor {
@@ -94,7 +95,7 @@ std::string validation_json_extra(const std::vector<CaseResult>& results, const 
   j["cases_usable"] = n.usable;
   j["cases_predicted"] = n.predicted;
   j["disagreements"] = n.disagreements;
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(j);
 }
 
 Table calibration_table(const std::vector<FittedParameter>& fitted) {
@@ -163,7 +164,7 @@ std::string loso_json_extra(const LeaveOneSourceOut& l) {
                      {"error_in_sample", in.predicted ? ordered_json(sig6(in.error)) : ordered_json(nullptr)}});
   }
   j[name + "_cases"] = cases;
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(j);
 }
 
 Table import_report_table(const std::vector<ImportLine>& report) {

@@ -1,5 +1,6 @@
 // Layer validation: published measurements predicted and scored (cases, calibration, accuracy bands); includes search and below.
 #include "gpuadvisor/validation/accuracy_table.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -64,7 +65,7 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
                           families ? "every source of its family (one publisher's stack, cases.json source_families)" : "its own source");
   j["groups"] = ordered_json::array();
   for (const auto& [key, errors] : groups) j["groups"].push_back(group_json(key.first, key.second, errors));
-  return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(j, 1) + "\n";
 }
 
 }  // namespace gpuadvisor

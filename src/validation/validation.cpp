@@ -1,5 +1,6 @@
 // Layer validation: published measurements predicted and scored (cases, calibration, accuracy bands); includes search and below.
 #include "gpuadvisor/validation/validation.hpp"
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/base/names.hpp"
 #include "gpuadvisor/serving/simulate.hpp"
 
@@ -205,7 +206,7 @@ void read_case_common(const Reader& r, const json& j, ValidationCase& c) {
     if (!p) r.fail("model", fmt::format("unknown preset '{}'", model.get<std::string>()));
     c.model = *p;
   } else if (model.is_object()) {
-    c.model = model_from_shape_json(model.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), fmt::format("{}: case {}: model", r.origin, c.id));
+    c.model = model_from_shape_json(json_text(model), fmt::format("{}: case {}: model", r.origin, c.id));
   } else {
     r.fail("model", "expected a preset name or a shape object");
   }
@@ -402,7 +403,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
   // Version 1 is the case format docs/validation.md describes; a file written for another would be read wrong.
   if (doc.contains("schema_version") && doc["schema_version"] != 1)
     throw InputError(fmt::format("{}: schema_version {}: this gpuadvisor reads case files of schema_version 1 (docs/validation.md)", origin,
-                                 doc["schema_version"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+                                 json_text(doc["schema_version"])));
   const std::map<std::string, std::string> family_of_source = read_source_families(origin, doc);
   std::vector<ValidationCase> out;
   std::set<std::string> ids;
@@ -925,7 +926,7 @@ std::string efficiency_overlay(const Catalog& catalog, const std::vector<FittedP
     accs.push_back({{"name", name}, {"efficiency", e}});
   }
   overlay["accelerators"] = accs;
-  return overlay.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(overlay, 1) + "\n";
 }
 
 }  // namespace gpuadvisor
