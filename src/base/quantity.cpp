@@ -218,6 +218,10 @@ void check_range(double value, std::string_view what, double min_inclusive, doub
   throw InputError(fmt::format("{}: {:.15g} is outside [{:.15g}, {:.15g}]", what, value, min_inclusive, max_inclusive));
 }
 
+double round_cents(double usd) { return std::round(usd * 100.0) / 100.0; }
+
+std::string format_usd(double usd) { return "$" + format_thousands(round_cents(usd), usd < 1000 ? 2 : 0); }
+
 std::string format_price(double v) { return std::fabs(v) < 1000 ? fmt::format("{:.3g}", v) : format_thousands(v, 0); }
 
 std::string format_thousands(double v, int decimals) {

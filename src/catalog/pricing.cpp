@@ -137,6 +137,4 @@ void apply_discounts(Catalog& catalog, const Discounts& d) {
   }
 }
 
-double round_cents(double usd) { return std::round(usd * 100.0) / 100.0; }
-
 }  // namespace gpuadvisor

@@ -159,8 +159,7 @@ class RecommendCommand : public Command {
       if (format == Format::csv) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g);  // the header
       if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
       const std::string least = result.cheapest_over_budget_usd
-                                    ? fmt::format("; the cheapest option --budget left out costs ${}", format_thousands(*result.cheapest_over_budget_usd,
-                                                                                                                       *result.cheapest_over_budget_usd < 1000 ? 2 : 0))
+                                    ? fmt::format("; the cheapest option --budget left out costs {}", format_usd(*result.cheapest_over_budget_usd))
                                     : "";
       throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints ({}){}; each type's reason is "
                                          "listed{}",

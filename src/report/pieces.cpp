@@ -45,7 +45,7 @@ Cell hours_cell(double h) { return {format_duration(h), sig6(h)}; }
 
 ordered_json money_json(std::optional<double> usd) { return usd ? ordered_json(round_cents(*usd)) : ordered_json(nullptr); }
 
-std::string money_text(double usd) { return "$" + thousands(round_cents(usd), usd < 1000 ? 2 : 0); }
+std::string money_text(double usd) { return format_usd(usd); }
 
 ordered_json capacity_json(const CapacityAdvice& a) {
   return {{"beyond_on_demand", a.beyond_on_demand},

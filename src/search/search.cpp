@@ -1115,15 +1115,13 @@ bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter,
     return false;
   }
   // In cents, as the costs are shown: a budget of the $18.32 printed is met.
-  const auto cents = [](double usd) { return std::round(usd * 100); };
-  const auto dollars = [](double usd) { return format_thousands(usd, usd < 1000 ? 2 : 0); };
-  if (r.budget_usd && (!row.ranked_cost_usd || cents(*row.ranked_cost_usd) > cents(*r.budget_usd))) {
+  if (r.budget_usd && (!row.ranked_cost_usd || round_cents(*row.ranked_cost_usd) > round_cents(*r.budget_usd))) {
     if (!row.ranked_cost_usd) {
       filter.reason = "price unknown, so the budget cannot be checked";
     } else if (*row.ranked_cost_usd < filter.cheapest_over_budget) {
       out.cheapest_over_budget_usd = std::min(out.cheapest_over_budget_usd.value_or(1e300), *row.ranked_cost_usd);
       filter.cheapest_over_budget = *row.ranked_cost_usd;
-      filter.reason = fmt::format("over the ${} budget (cheapest ${} at {} instance{})", dollars(*r.budget_usd), dollars(*row.ranked_cost_usd),
+      filter.reason = fmt::format("over the {} budget (cheapest {} at {} instance{})", format_usd(*r.budget_usd), format_usd(*row.ranked_cost_usd),
                                   row.count, row.count > 1 ? "s" : "");
     }
     return false;

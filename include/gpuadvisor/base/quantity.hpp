@@ -55,6 +55,11 @@ double parse_number(std::string_view text, std::string_view what, double min_inc
 // Output: "12,345" (decimals after the point as given).
 std::string format_thousands(double v, int decimals = 0);
 
+// Money in the output is rounded to cents (docs/json.md §Money).
+double round_cents(double usd);
+// "$21.58", "$1,234": cents below $1,000, whole dollars above.
+std::string format_usd(double usd);
+
 // A price a person reads: three significant figures below 1,000 ("0.583",
 // "12.7"), whole units with separators above ("5,970"); never exponent notation.
 std::string format_price(double v);

@@ -46,7 +46,4 @@ struct Discounts {
 void add_discount(Discounts& d, std::string_view text);
 void apply_discounts(Catalog& catalog, const Discounts& d);
 
-// Money in the output is rounded to cents (docs/json.md §Money).
-double round_cents(double usd);
-
 }  // namespace gpuadvisor

@@ -24,8 +24,6 @@ double sig6(double v);
 // An hourly rate for JSON and CSV: the catalog's precision, without float noise.
 double rate_json_value(double usd_per_hour);
 
-// kTightMemoryShare and kRoomyMemoryShare (search.hpp): a training pick at or
-// above the first share of its accelerators' memory gets a "memory:" line.
 // A training pick whose expected on-demand cost with hardware failures and
 // checkpoints is this much above its headline gets a "failures:" line.
 inline constexpr double kFailuresNoteAbove = 0.10;
