@@ -39,6 +39,8 @@ CORPUS = {
         ("recommend --model llama-3-8b --task inference --requests-per-second 4 --slo-percentile mean --family g6e,p5", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 1T --deadline 30d", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 1T", 0),
+        ("recommend --model llama-3-70b --task pretrain --tokens 1T --checkpoint-storage fsx-lustre", 0),  # bills with a working store
+        ("recommend --model llama-2-7b --task pretrain --tokens 50B --deadline 14d --cost-slack 0.2 --checkpoint-storage fsx-lustre", 0),
         ("recommend --params 13B --task lora --quota-vcpus p=192,g=0,inf=0,trn=0", 0),
         ("recommend --params 13B --task lora --quota-vcpus 384", 0),
         # A pick in Capacity Blocks beside the same type at the count one starts on demand (alternatives.on_demand).
@@ -46,6 +48,7 @@ CORPUS = {
         ("recommend --params 7B --task rl --family p4d --value-of-time 5000 --algorithm ppo", 0),
         ("recommend --model llama-3-70b --task pretrain --tokens 20B --family p5 --pricing spot", 0),
         ("recommend --params 70B --task pretrain --tokens 1T --pricing spot", 0),  # alternatives.other_channels
+        ("recommend --params 70B --task pretrain --tokens 1T --pricing spot --checkpoint-storage fsx-lustre", 0),  # bills with a working store
         ("recommend --model llama-3-8b --task pretrain --tokens 1T --deadline 30d --family p5,p5en,p6-b200", 0),  # recommendation.roomier_micro_batch
         ("recommend --params 7B --task rl --family p5", 0),
         ("recommend --params 70B --task qlora --compare-to {baseline} --fail-if-increase 1000%", 0),
@@ -66,6 +69,9 @@ CORPUS = {
         ("cost --params 70B --task qlora --checkpoint-storage fsx-lustre", 0),
         ("cost --model llama-3-70b --task pretrain --tokens 1T --deadline 30d --data-region us-west-2", 0),
         ("cost --model llama-3-70b --task pretrain --tokens 1T", 0),
+        ("cost --model llama-3-70b --task pretrain --tokens 1T --checkpoint-storage fsx-lustre", 0),  # bills with a working store
+        ("cost --model llama-2-7b --task pretrain --tokens 50B --deadline 14d --cost-slack 0.2 --checkpoint-storage fsx-lustre", 0),
+        ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --checkpoint-storage fsx-lustre", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5", 0),
         ("cost --instance p5.48xlarge --count 4 --hours 100", 0),
         ("cost --model llama-3-8b --task inference --requests-per-second 2", 0),
@@ -76,6 +82,7 @@ CORPUS = {
         ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --compare-to {baseline}", 0),
         ("cost --model llama-3-70b --task pretrain --tokens 20B --family p5 --pricing spot", 0),
         ("cost --params 70B --task pretrain --tokens 1T --pricing spot", 0),
+        ("cost --params 70B --task pretrain --tokens 1T --pricing spot --checkpoint-storage fsx-lustre", 0),  # bills with a working store
         ("--catalog-add {commitments} cost --model llama-3-8b --task lora --family p5 --deadline 30d", 0),
         ("--catalog-add {commitments} cost --model llama-3-8b --task inference --family p5 --mode offline --tokens-per-day 20B --concurrency 64", 0),
         ("--catalog-add {commitments} cost --model llama-3-8b --task inference --family inf2 --compiled-batch 8", 0),

@@ -23,9 +23,8 @@ std::optional<CheckpointStorage> checkpoint_storage_from_string(std::string_view
   return std::nullopt;
 }
 
-CheckpointStorage storage_for(CheckpointStorage chosen, int instances, Task task) {
-  if (chosen != CheckpointStorage::automatic) return chosen;
-  return instances <= 1 || is_adapter_task(task) ? CheckpointStorage::s3 : CheckpointStorage::fsx_lustre;
+CheckpointStorage storage_for(CheckpointStorage chosen, int /*instances*/, Task /*task*/) {
+  return chosen == CheckpointStorage::automatic ? CheckpointStorage::s3 : chosen;
 }
 
 double checkpoint_size_gb(const ModelSpec& m, const TrainingWorkload& w) {
@@ -36,8 +35,8 @@ double checkpoint_size_gb(const ModelSpec& m, const TrainingWorkload& w) {
 double checkpoint_write_gb_per_s(CheckpointStorage s, int instances, Task task) {
   const double n = std::max(1, instances);
   switch (storage_for(s, instances, task)) {
-    case CheckpointStorage::s3: return 1.0 * n;                    // ~1 GB/s of parallel multipart uploads per instance
-    case CheckpointStorage::fsx_lustre: return 6.0;                // PERSISTENT_2: 48 TiB at 125 MB/s/TiB (or 12 TiB at 500)
+    case CheckpointStorage::s3: return kS3WriteGbPerSPerInstance * n;
+    case CheckpointStorage::fsx_lustre: return kFsxLustreWriteGbPerS;
     case CheckpointStorage::efs: return std::min(5 * 1.073741824, 1.572864 * n);  // 5 GiB/s per file system, 1,500 MiB/s per client
     case CheckpointStorage::local_nvme: return 2.0 * n;            // ~2 GB/s per instance's NVMe
     case CheckpointStorage::automatic: break;                      // resolved above
