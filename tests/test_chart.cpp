@@ -4,7 +4,9 @@
 // prices' date and region, and rendered to PNG with rsvg-convert.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <cmath>
 #include <fstream>
 #include <regex>
@@ -402,4 +404,23 @@ TEST_CASE("charts from the CLI render to PNG with rsvg-convert", "[chart][cli]")
     std::remove(svg.c_str());
     std::remove(png.c_str());
   }
+}
+
+TEST_CASE("a pick bought in Capacity Blocks is drawn at the block's price, as the table ranks it", "[chart]") {
+  // The chart drew every option at on demand: the pick's ring sat at $299,403 where the table said $175,694 in blocks.
+  const std::string args = "cost --params 8B --task pretrain --tokens 1T";
+  const auto j = nlohmann::json::parse(cli_test::run(args + " --format json").out);
+  const auto& pick = j["recommendation"];
+  REQUIRE(pick["channel"] == "capacity-block");
+  const std::string label = pick["instance"].get<std::string>() + " x " + std::to_string(pick["count"].get<int>());
+  const std::string svg = cli_chart(args);
+  const std::regex block_point("<circle class=\"point\" data-series=\"Capacity Block, whole days billed\" cx=\"([0-9.]+)\" cy=\"([0-9.]+)\"[^>]*><title>[0-9]+: " +
+                               label + " \\(Capacity Block, whole days billed\\): [0-9.,]+ / ([0-9,]+)</title>");
+  std::smatch m;
+  REQUIRE(std::regex_search(svg, m, block_point));
+  std::string cost = m[3].str();
+  cost.erase(std::remove(cost.begin(), cost.end(), ','), cost.end());
+  CHECK(std::stod(cost) == Approx(pick["costs"]["ranked_usd"].get<double>()).epsilon(0.01));
+  // The pick's ring is on that point.
+  CHECK(svg.find("<circle class=\"pick\" cx=\"" + m[1].str() + "\" cy=\"" + m[2].str() + "\"") != std::string::npos);
 }

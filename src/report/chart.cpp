@@ -67,7 +67,9 @@ struct KnownSeries {
   const char* colour;
 };
 constexpr KnownSeries kKnownSeries[] = {
-    {"on-demand", "#1f77b4"}, {"spot, expected with interruptions", "#e66100"}, {"spot, no interruptions", "#2ca02c"}};
+    {"on-demand", "#1f77b4"},          {"Capacity Block, whole days billed", "#9467bd"}, {"reserved at the on-demand rate", "#8c564b"},
+    {"1-year savings plan", "#17becf"}, {"3-year savings plan", "#7f7f7f"},               {"spot, expected with interruptions", "#e66100"},
+    {"spot, no interruptions", "#2ca02c"}};
 const char* const kOtherColours[] = {"#9467bd", "#8c564b", "#17becf", "#7f7f7f", "#bcbd22"};
 const char* const kPickColour = "#e6007e";
 

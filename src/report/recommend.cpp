@@ -39,6 +39,16 @@ std::string chart_role(const RecommendRow& r, const Recommendation& rec) {
   return role;
 }
 
+// The chart series of a row ranked at a channel other than on demand and spot
+// (their series are drawn for every row); none for those two.
+std::optional<std::string> chart_series_of_channel(std::string_view ranked_pricing) {
+  if (ranked_pricing == to_string(Channel::capacity_block)) return "Capacity Block, whole days billed";
+  if (ranked_pricing == to_string(Channel::reservation)) return "reserved at the on-demand rate";
+  if (ranked_pricing == to_string(Channel::savings_1y)) return "1-year savings plan";
+  if (ranked_pricing == to_string(Channel::savings_3y)) return "3-year savings plan";
+  return std::nullopt;
+}
+
 }  // namespace
 
 Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ctx) {
@@ -62,11 +72,17 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
     if (*x && !shown) rows.push_back(**x);
   }
   // Spot without an interruption estimate is the same series as a service's spot: no interruptions.
+  // A row ranked at another channel (a Capacity Block, a savings plan) is drawn at
+  // that price too, and carries its role there, as the table does.
   for (const auto& r : rows) {
     const std::string label = fmt::format("{} x {}", r.instance->name, r.count);
     const std::string role = chart_role(r, rec);
     const bool spot_ranked = r.ranked_pricing == "spot";
-    if (r.on_demand_cost_usd) c.points.push_back({label, r.estimate.total_hours, *r.on_demand_cost_usd, "on-demand", spot_ranked ? "" : role});
+    const std::optional<std::string> other = r.ranked_cost_usd ? chart_series_of_channel(r.ranked_pricing) : std::nullopt;
+    if (r.on_demand_cost_usd)
+      c.points.push_back({label, r.estimate.total_hours, *r.on_demand_cost_usd, "on-demand", spot_ranked || other ? "" : role});
+    if (other) c.points.push_back({label, r.estimate.total_hours, *r.ranked_cost_usd, *other, role});
+    if (!r.spot_offered) continue;  // above the usual spot count: the table says "no spot", so no spot point
     if (r.spot_expected_cost_usd)
       c.points.push_back({label, r.spot_interruptions->expected_hours, *r.spot_expected_cost_usd, "spot, expected with interruptions",
                           spot_ranked ? role : ""});
