@@ -88,6 +88,27 @@ TEST_CASE("safe writer: a FIFO is written into, never replaced, and one without 
   CHECK(std::distance(fs::directory_iterator(t.path), fs::directory_iterator()) == 1);  // no temporary left beside it
 }
 
+TEST_CASE("bounded reader: a FIFO is read as its writer writes, and one no process writes to is refused, not waited on") {
+  TempDir t("gpuadvisor_safety_read_fifo");
+  const std::string fifo = t.file("trace.fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // after the reader opened it
+    std::ofstream(fifo) << "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5}\n";
+  });
+  CHECK(gpuadvisor::read_input_file_capped(fifo, "a trace", 1000, 5000).find("input_length") != std::string::npos);
+  writer.join();
+  // No writer: the open does not block, and the wait for data is bounded (200 ms here, 30 s in the tool).
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(gpuadvisor::read_input_file_capped(fifo, "a trace", 1000, 200), Catch::Contains("gave no data for 0.2 s"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  CHECK(is_fifo(fifo));
+  // A writer that sends more than the cap is cut off as a file is.
+  std::thread flood([&] { std::ofstream(fifo) << std::string(5000, 'x'); });
+  CHECK_THROWS_WITH(gpuadvisor::read_input_file_capped(fifo, "a trace", 1000, 5000), Catch::Contains("larger than the 1000 bytes"));
+  flood.join();
+}
+
 TEST_CASE("safe writer: a link planted at the old temporary name is not followed, its target is untouched") {
   TempDir t("gpuadvisor_safety_link");
   const std::string victim = t.file("victim.txt"), out = t.file("chart.svg");

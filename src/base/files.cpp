@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -137,9 +138,52 @@ std::string checked_input_path(const std::string& path, const char* what) {
   return path;
 }
 
-std::string read_input_file_capped(const std::string& path, const char* what, unsigned long long max_bytes) {
+namespace {
+
+std::string too_large_text(const std::string& path, const char* what, unsigned long long max_bytes) {
+  return fmt::format("{}: larger than the {} {} may be; nothing was used", path,
+                     max_bytes >= 1000000 ? fmt::format("{} MB", max_bytes / 1000000) : fmt::format("{} bytes", max_bytes), what);
+}
+
+// A FIFO or pipe: opened without blocking (a named FIFO that no process
+// writes to would block the open itself), then read as data comes, waiting
+// at most kInputStreamWaitMs for each chunk; the end is the writer's close.
+std::string read_stream_capped(const std::string& path, const char* what, unsigned long long max_bytes, int wait_ms) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot open {} ({})", path, what, std::strerror(errno)));
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      ::close(fd);
+      throw InputError(fmt::format("{}: a FIFO or pipe that gave no data for {:g} s (no process writes to it?); nothing was used", path,
+                                   wait_ms / 1000.0));
+    }
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) {
+      ::close(fd);
+      if (n < 0) throw InputError(fmt::format("{}: error while reading {}", path, what));
+      return text;  // the writer closed it
+    }
+    text.append(buffer, static_cast<size_t>(n));
+    if (text.size() > max_bytes) {
+      ::close(fd);
+      throw InputError(too_large_text(path, what, max_bytes));
+    }
+  }
+}
+
+}  // namespace
+
+std::string read_input_file_capped(const std::string& path, const char* what, unsigned long long max_bytes, int stream_wait_ms) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not {}", path, what));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) return read_stream_capped(path, what, max_bytes, stream_wait_ms);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open {} (missing or unreadable)", path, what));
   std::string text;
@@ -147,10 +191,7 @@ std::string read_input_file_capped(const std::string& path, const char* what, un
   while (in) {
     in.read(buffer, sizeof buffer);
     text.append(buffer, static_cast<size_t>(in.gcount()));
-    if (text.size() > max_bytes)
-      throw InputError(fmt::format("{}: larger than the {} {} may be; nothing was used", path,
-                                   max_bytes >= 1000000 ? fmt::format("{} MB", max_bytes / 1000000) : fmt::format("{} bytes", max_bytes),
-                                   what));
+    if (text.size() > max_bytes) throw InputError(too_large_text(path, what, max_bytes));
   }
   if (in.bad()) throw InputError(fmt::format("{}: error while reading {}", path, what));
   return text;

@@ -46,5 +46,8 @@ class NothingFitsError : public std::runtime_error {
 // Input files (catalogs, overlays, config.json, price files) larger than this
 // are refused with a clear error rather than read (the built-in catalog is ~100 KB).
 inline constexpr unsigned long long kMaxInputFileBytes = 32'000'000;
+// The longest wait for the next chunk of an input FIFO or pipe (a named FIFO
+// that no process writes to gives none): then it is refused, never waited on.
+inline constexpr int kInputStreamWaitMs = 30'000;
 
 }  // namespace gpuadvisor

@@ -3,6 +3,7 @@
 // read and written): the one bounded reader and the one safe writer every
 // command uses.
 #pragma once
+#include "gpuadvisor/base/errors.hpp"
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,12 +30,15 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
 
 // Reads a whole input file, at most kMaxInputFileBytes of it, whatever it is
 // (a pipe or a device is bounded as a file is: the cap applies to what is
-// read, not to what stat says). InputError naming the path if it is missing,
-// unreadable, a directory or too large.
+// read, not to what stat says; a FIFO or pipe is opened without blocking and
+// refused after kInputStreamWaitMs without data). InputError naming the path
+// if it is missing, unreadable, a directory, too large or a silent FIFO.
 std::string read_input_file(const std::string& path, const char* what);
 
 // The same with a smaller cap, in bytes (e.g. a price index).
-std::string read_input_file_capped(const std::string& path, const char* what, unsigned long long max_bytes);
+// `stream_wait_ms`: the longest wait for a FIFO's next chunk.
+std::string read_input_file_capped(const std::string& path, const char* what, unsigned long long max_bytes,
+                                   int stream_wait_ms = kInputStreamWaitMs);
 
 // Checks that a file to be streamed (no size limit) exists, is not a
 // directory and can be opened; returns the path. InputError otherwise.
