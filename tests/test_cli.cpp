@@ -1681,3 +1681,36 @@ TEST_CASE("cli: --pricing spot names the pick bought another way where it costs 
   // Not under the other pricings: there is nothing to compare.
   CHECK(nlohmann::json::parse(run("recommend --params 70B --task pretrain --tokens 1T --format json").out)["alternatives"]["other_channels"].is_null());
 }
+
+TEST_CASE("cli: validate says why a case has no prediction, and names the file and case of a bad model shape") {
+  test_files::TempDir t("gpuadvisor_validate_labels");
+  const std::string c =
+      R"({"id":"t1","task":"inference","model":"llama-3-8b","system":"p5.48xlarge","instances":1,"precision":"bf16","metric":"tpot_s",)"
+      R"("measured":0.01,"prompt_tokens":1024,"output_tokens":256,"batch":8,"tp":3,"source":"x","source_key":"x"})";
+  const std::string path = t.file("tp3.json");
+  test_files::write(path, R"({"schema_version":1,"cases":[)" + c + "]}");
+  const Run r = run("validate --cases " + path + " --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string note = j["cases"][0]["note"];
+  CHECK(note.find("the case's layout is not one the model runs") != std::string::npos);  // not "does not fit in memory"
+  CHECK(note.find("tp 3") != std::string::npos);
+  CHECK(run("validate --cases " + path).out.find("no prediction") != std::string::npos);
+  // A shape object with hidden 0: the message says which file and case.
+  std::string shape = c;
+  shape.replace(shape.find(R"("llama-3-8b")"), 12,
+                R"({"name":"x","layers":32,"hidden":0,"heads":0,"kv_heads":8,"ffn":14336,"vocab":128256})");
+  const std::string bad = t.file("shape.json");
+  test_files::write(bad, R"({"schema_version":1,"cases":[)" + shape + "]}");
+  const Run s = run("validate --cases " + bad);
+  CHECK(s.code == 2);
+  CHECK(s.err.find("case t1") != std::string::npos);
+  CHECK(s.err.find("hidden must be a positive integer") != std::string::npos);
+}
+
+TEST_CASE("cli: an estimate whose replica meets the targets but whose load cannot be sized says so, not that it misses the defaults") {
+  const Run r = run("estimate --task inference --model llama-3-8b --instance p5.48xlarge --requests-per-second 1e6 --max-ttft 1s --max-tpot 50ms");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("Cannot size a service for this load (", 0) == 0);
+  CHECK(r.out.find("default latency targets") == std::string::npos);
+}

@@ -255,10 +255,22 @@ class EstimateCommand : public Command {
   }
 
   // Whether the estimate misses a latency target the user set (not a default).
-  static bool misses_given_target(const InferenceWorkload& w, const InferenceEstimate& e) {
-    const bool tpot = !w.tpot_target_default && w.max_tpot_s && e.tpot_s > *w.max_tpot_s;
-    const bool ttft = !w.ttft_target_default && w.max_ttft_s && e.prefill_p95_s + e.step.total_s() > *w.max_ttft_s;
+  // Whether the estimate misses a latency target: only those the user set
+  // (`given_only`), or any, the documented defaults included.
+  static bool misses_target(const InferenceWorkload& w, const InferenceEstimate& e, bool given_only) {
+    const bool tpot = (!given_only || !w.tpot_target_default) && w.max_tpot_s && e.tpot_s > *w.max_tpot_s;
+    const bool ttft = (!given_only || !w.ttft_target_default) && w.max_ttft_s && e.prefill_p95_s + e.step.total_s() > *w.max_ttft_s;
     return tpot || ttft;
+  }
+  static bool misses_given_target(const InferenceWorkload& w, const InferenceEstimate& e) { return misses_target(w, e, true); }
+
+  // The line above the figures when the choice has a problem that does not gate.
+  static std::string ungated_problem_headline(const InferenceWorkload& w, const InferenceEstimate& e, const std::string& problem) {
+    if (!misses_target(w, e, false))  // a replica meets every target: the load is what cannot be served as sized
+      return fmt::format("Cannot size a service for this load ({}); the figures below are one replica's.\n\n", problem);
+    return fmt::format("Misses the default latency targets ({}); the figures below are what it does (set --max-ttft and --max-tpot "
+                       "to your own, or --mode offline).\n\n",
+                       problem);
   }
 
   // One replica under the load (--clients, or --requests-per-second over the replicas), simulated.
@@ -357,9 +369,7 @@ class EstimateCommand : public Command {
       std::cout << (gate ? fmt::format("MISSES ITS LATENCY TARGETS ({}): the figures below are for the closest batch, and the service they size "
                                        "does not meet them.\n\n",
                                        choice.problem)
-                         : fmt::format("Misses the default latency targets ({}); the figures below are what it does (set --max-ttft and --max-tpot "
-                                       "to your own, or --mode offline).\n\n",
-                                       choice.problem));
+                         : ungated_problem_headline(w, row.estimate, choice.problem));
     print_document(render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);

@@ -18,6 +18,13 @@ Cell signed_pct(double f) { return {fmt::format("{:+.1f}%", f * 100), sig6(f)}; 
 Cell pct1(double f) { return {fmt::format("{:.1f}%", f * 100), sig6(f)}; }
 Cell sig4(double v) { return {fmt::format("{:.4g}", v), sig6(v)}; }
 Cell none(const char* shown) { return {shown, std::monostate{}}; }
+// Why a case has no prediction, in a word: not used, does not fit in memory,
+// or another problem (a layout the model cannot run, a system not loaded) that
+// its note gives.
+const char* no_prediction_label(const CaseResult& r) {
+  if (!r.c->usable) return "not used";
+  return r.problem.rfind("does not fit", 0) == 0 ? "no fit" : "no prediction";
+}
 }  // namespace
 
 Table validation_table(const std::vector<CaseResult>& results, bool all) {
@@ -32,7 +39,7 @@ Table validation_table(const std::vector<CaseResult>& results, bool all) {
     t.rows.push_back({text(c.id), text(c.task), text(c.model_name),
                       text(c.instances > 1 ? fmt::format("{} x {}", c.instances, c.system) : c.system), text(r.accelerator),
                       text(std::string(to_string(c.metric))), sig4(c.measured), r.predicted ? sig4(*r.predicted) : none("-"),
-                      r.predicted ? signed_pct(r.error) : none(c.usable ? "no fit" : "not used"), {c.usable ? "yes" : "no", c.usable},
+                      r.predicted ? signed_pct(r.error) : none(no_prediction_label(r)), {c.usable ? "yes" : "no", c.usable},
                       text(c.source_key), text(c.source), text(!r.problem.empty() ? r.problem : c.reason)});
   }
   return t;

@@ -158,7 +158,10 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   // Over all the time, idle included; a speculative sequence counts for the
   // tokens it emits a step (it finishes sooner on the same work).
   const double in_flight = deployed.busy_share * deployed.mean_sequences * w.tokens_per_decode_step();
-  if (row.instances > span && in_flight < kLeastSequencesInFlight) {
+  // Under a --concurrency of a few, one request in flight is most of what a
+  // replica may hold: there the bar is a tenth of it.
+  const double least_in_flight = std::min(kLeastSequencesInFlight, w.concurrency ? 0.1 * *w.concurrency : kLeastSequencesInFlight);
+  if (row.instances > span && in_flight < least_in_flight) {
     const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
     return fmt::format("meets the {} targets only nearly idle: {} replicas, each with {:.2f} requests in flight on average (its latency "
                        "unloaded is at the target; a faster layout, or a looser --max-ttft/--max-tpot or --slo-percentile, serves this load)",

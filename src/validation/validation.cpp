@@ -503,6 +503,13 @@ CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
       r.problem = *p;
       return r;
     }
+    // A layout the case names that the model cannot run (tp 3 on 8 accelerators)
+    // is the case's problem, not the memory's.
+    if (c.tp)
+      if (auto p = serving_layout_problem(c.model, Cluster{inst, &acc, c.pp}, ServingLayout{c.tp, c.pp, c.ep, c.attention_dp})) {
+        r.problem = "the case's layout is not one the model runs: " + *p;
+        return r;
+      }
     const LayoutRequest layout{c.tp ? std::optional<int>(c.tp) : std::nullopt, c.ep, c.attention_dp};
     const ServingChoice choice = choose_serving_layout(c.model, c.inference, *inst, acc, c.pp, layout, c.batch);
     if (!choice.row || !choice.problem.empty()) {

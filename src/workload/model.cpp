@@ -167,7 +167,11 @@ ModelSpec spec_from_json(const json& j, const std::string& where) {
   m.learned_positions = get_bool(j, "learned_positions", where, false);
   if (j.contains("activation") && j["activation"].is_string()) m.activation = j["activation"].get<std::string>();
   if (j.contains("instruct") && j["instruct"].is_string()) m.instruct_id = j["instruct"].get<std::string>();
-  validate_model(m);
+  try {
+    validate_model(m);
+  } catch (const InputError& e) {  // say where the shape was written: the file and case
+    throw InputError(fmt::format("{}: {}", where, e.what()));
+  }
   return m;
 }
 
