@@ -233,6 +233,17 @@ TEST_CASE("cli: catalog show says a type sold only through Capacity Blocks is no
     CHECK(r.out.find("instances at once") == std::string::npos);
   }
   CHECK(run("catalog show p5.48xlarge").out.find("on demand: about 2 instances at once") != std::string::npos);
+  // Spot as every cost prices it (the typical zone, as `catalog` lists it), with the zones' range beside it;
+  // it showed the cheapest zone's $17.63 where `catalog` and `cost` use $21.69.
+  const std::string listed = run("catalog --family p5 --format csv").out;
+  const size_t row = listed.find("\np5.48xlarge,");
+  REQUIRE(row != std::string::npos);
+  std::vector<std::string> cells;
+  std::stringstream line(listed.substr(row + 1, listed.find('\n', row + 1) - row - 1));
+  for (std::string cell; std::getline(line, cell, ',');) cells.push_back(cell);
+  REQUIRE(cells.size() > 12);
+  const std::string shown = run("catalog show p5.48xlarge").out;
+  CHECK(shown.find(fmt::format("${:.2f}/h in a typical zone (zones $", std::stod(cells[12]))) != std::string::npos);
 }
 
 TEST_CASE("cli: a family with no price is no pick, exit 3, and a training job is told the fastest unpriced option's time") {
@@ -1713,4 +1724,25 @@ TEST_CASE("cli: an estimate whose replica meets the targets but whose load canno
   REQUIRE(r.code == 0);
   CHECK(r.out.rfind("Cannot size a service for this load (", 0) == 0);
   CHECK(r.out.find("default latency targets") == std::string::npos);
+}
+
+TEST_CASE("cli: --compare-to warns when the baseline's costs are at another pricing or region, and --format is read in any case") {
+  test_files::TempDir t("gpuadvisor_compare_terms");
+  const std::string base = t.file("spot.json");
+  test_files::write(base, run("recommend --params 13B --task lora --pricing spot --format json").out);
+  const Run r = run("recommend --params 13B --task lora --format json --compare-to " + base);
+  REQUIRE(r.code == 0);
+  bool warned = false;
+  const auto j = nlohmann::json::parse(r.out);  // held: a range-for over a temporary's member would dangle
+  for (const auto& w : j["warnings"])
+    warned = warned || w.get<std::string>().find("the baseline's costs are spot in us-east-1, this run's on-demand in us-east-1") != std::string::npos;
+  CHECK(warned);
+  const std::string same = t.file("od.json");
+  test_files::write(same, run("recommend --params 13B --task lora --format json").out);
+  CHECK(nlohmann::json::parse(run("recommend --params 13B --task lora --format json --compare-to " + same).out)["warnings"].empty());
+  // JSON as json: one document, also on an error.
+  CHECK(nlohmann::json::parse(run("recommend --params 13B --task lora --format JSON").out)["command"] == "recommend");
+  const Run bad = run("recommend --params 13B --task lora --format JSON --gpus 3");
+  CHECK(bad.code == 2);
+  CHECK(nlohmann::json::parse(bad.out)["error"].is_object());
 }

@@ -123,14 +123,17 @@ struct PickSummary {
   double time = 0;          // total hours, or seconds per output token
   std::string cost_key;     // "ranked_usd" or "ranked_usd_per_month"
   std::string job;          // the model and task ("llama-3-70b pretrain"), to warn when a baseline is another job's
+  std::string terms;        // the pricing and region ("on-demand in us-east-1"), to warn when a baseline's cost is at others
 };
+// "on-demand in us-east-1": the terms a request's costs are at.
+std::string pricing_terms(std::string_view pricing, std::string_view region);
 // The job a pick is for, as PickSummary::job and the JSON's model.name and workload.task give it.
 std::string job_of(const std::string& model_name, std::string_view task);
 void add_gate_options(CLI::App* cmd, GateOptions& o);
 // What a gate compares for a service: its pick's instances and month, recommend's and cost's alike.
 PickSummary serving_summary(const ServingRow& pick, const std::string& model_name);
 // The `comparison` JSON object against --compare-to (null without it).
-nlohmann::ordered_json comparison(const GateOptions& o, const PickSummary& now);
+nlohmann::ordered_json comparison(const GateOptions& o, const PickSummary& now, const RecommendRequest& r);
 // Prints the comparison for people, the gates' verdict first (table: one line; markdown: a short diff).
 void print_comparison(const nlohmann::ordered_json& cmp, const nlohmann::ordered_json& gates, Format f);
 // The JSON `gates`: each threshold given (--fail-if-over, --fail-if-increase)

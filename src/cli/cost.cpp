@@ -210,7 +210,7 @@ class CostCommand : public Command {
     if (!result.pick) throw_no_price(r, row_instances(result.rows));
     spdlog::info("no model given: the instances alone are priced; expected interruption costs need the model's checkpoint size");
     const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd", ""};
-    const auto cmp = comparison(go, now);
+    const auto cmp = comparison(go, now, r);
     const auto gates = gate_results(go, now, cmp);
     if (parse_format(g) != Format::html) print_comparison(cmp, gates, parse_format(g));
     print_reservation(result, r, catalog, g, cmp, gates);
@@ -228,7 +228,7 @@ class CostCommand : public Command {
     const RecommendRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd",
                           job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task))};
-    const auto cmp = comparison(go, now);
+    const auto cmp = comparison(go, now, *ctx.request);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("USD, {} {}; times and costs include job overheads. COST is at the channel VIA that can deliver the "
                                "option (block: a Capacity Block, whole days; block*: its rate unknown, at the on-demand rate; reserved: "
@@ -297,7 +297,7 @@ class CostCommand : public Command {
     if (!result.pick) throw_no_price(r, row_instances(result.rows));
     // The gates, as on every costed document: a service's month against --fail-if-over and the baseline.
     const PickSummary now = serving_summary(*result.pick, m.name);
-    const auto cmp = comparison(go, now);
+    const auto cmp = comparison(go, now, r);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("USD, {} {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
                                "keep spare capacity). A service runs all month, so a commitment's effective rate applies as is; it pays "

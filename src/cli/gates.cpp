@@ -72,6 +72,11 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
     p.count = r["count"].get<int>();
   }
   if (!r["costs"][cost_key].is_null()) p.cost_usd = number_field(r["costs"], cost_key.c_str(), path, 0.01, kMaxBaselineUsd);  // at least a cent
+  if (doc.contains("request") && doc["request"].is_object()) {
+    const auto& q = doc["request"];
+    if (q.contains("pricing") && q["pricing"].is_string() && q.contains("region") && q["region"].is_string())
+      p.terms = pricing_terms(q["pricing"].get<std::string>(), q["region"].get<std::string>());
+  }
   const char* time_key = r.contains("total_hours") ? "total_hours" : "tpot_s";
   p.time = r.contains(time_key) ? number_field(r, time_key, path, 0, 1e9) : 0.0;
   return p;
@@ -110,7 +115,9 @@ PickSummary serving_summary(const ServingRow& pick, const std::string& model_nam
           "ranked_usd_per_month", job_of(model_name, "inference")};
 }
 
-ordered_json comparison(const GateOptions& o, const PickSummary& now) {
+std::string pricing_terms(std::string_view pricing, std::string_view region) { return fmt::format("{} in {}", pricing, region); }
+
+ordered_json comparison(const GateOptions& o, const PickSummary& now, const RecommendRequest& r) {
   if (!o.fail_if_increase.empty() && o.compare_to.empty()) throw InputError("--fail-if-increase needs --compare-to BASE.json");
   if (o.compare_to.empty()) return nullptr;
   PickSummary base;
@@ -121,6 +128,9 @@ ordered_json comparison(const GateOptions& o, const PickSummary& now) {
   }
   if (!base.job.empty() && !now.job.empty() && base.job != now.job)
     warn(fmt::format("--compare-to: the baseline is for {}, this run for {}: the comparison is across two jobs", base.job, now.job));
+  // A spot baseline against an on-demand run (or another region) reads as a rise the job never had.
+  if (const std::string terms = pricing_terms(to_string(r.pricing), r.region); !base.terms.empty() && base.terms != terms)
+    warn(fmt::format("--compare-to: the baseline's costs are {}, this run's {}: the cost change is across two pricings", base.terms.substr(0, 80), terms));
   // The baseline holds cents: compare like with like, or an unchanged pick
   // would read as a rise of a hundredth of a cent.
   PickSummary current = now;

@@ -189,7 +189,7 @@ class RecommendCommand : public Command {
     }
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd",
                           job_of(m.name, rl ? "rl" : to_string(w.task))};
-    const auto cmp = comparison(go, now);
+    const auto cmp = comparison(go, now, r);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = horizon_rows_text(result, r) + spot_unranked_text(result, r) + fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
                                "USD. COST is at the channel VIA that can deliver the option: on demand up to the usual count, else a Capacity Block "
@@ -269,7 +269,7 @@ class RecommendCommand : public Command {
     if (!result.pick) throw_no_price(r, row_instances(result.rows));
     const ServingRow& pick = *result.pick;
     const PickSummary now = serving_summary(pick, m.name);
-    const auto cmp = comparison(go, now);
+    const auto cmp = comparison(go, now, r);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is the whole bill per visible "
                                "output token at {} ($/M IN divides the same bill by prompt tokens: do not add the two); "

@@ -141,14 +141,28 @@ std::set<std::string> cited_sources(const Instance& i, const Accelerator& a) {
   return keys;
 }
 
-std::string quote_text(const PriceQuote& q) {
-  if (!q.usd_per_hour) return fmt::format("unknown ({}: {})", q.status, q.note);
-  std::string s = fmt::format("${}/h as of {}", *q.usd_per_hour, q.as_of);
-  if (q.max_usd_per_hour && *q.max_usd_per_hour != *q.usd_per_hour) s += fmt::format(" (AZ range up to ${})", *q.max_usd_per_hour);
+// What follows a quote's rate: its note and, for spot, the interruption range.
+std::string quote_tail(const PriceQuote& q) {
+  std::string s;
   if (!q.note.empty()) s += "; " + q.note;
   if (!q.interruption_bucket.empty())
     s += fmt::format("; interruptions {} a month (Spot Advisor as of {})", q.interruption_bucket, q.interruption_as_of);
   return s;
+}
+
+std::string quote_text(const PriceQuote& q) {
+  if (!q.usd_per_hour) return fmt::format("unknown ({}: {})", q.status, q.note);
+  std::string s = fmt::format("${}/h as of {}", *q.usd_per_hour, q.as_of);
+  if (q.max_usd_per_hour && *q.max_usd_per_hour != *q.usd_per_hour) s += fmt::format(" (AZ range up to ${})", *q.max_usd_per_hour);
+  return s + quote_tail(q);
+}
+
+// Spot as every cost uses it: the typical zone (the midpoint of the zones'
+// range, docs/methodology.md §Spot's typical zone), with the range beside it.
+std::string spot_quote_text(const PriceQuote& q) {
+  const std::optional<double> typical = typical_zone_usd_per_hour(q);
+  if (!typical || !q.max_usd_per_hour || *q.max_usd_per_hour == *q.usd_per_hour) return quote_text(q);
+  return fmt::format("${:.2f}/h in a typical zone (zones ${}-${}) as of {}", *typical, *q.usd_per_hour, *q.max_usd_per_hour, q.as_of) + quote_tail(q);
 }
 
 using AddField = std::function<void(std::string, std::string, std::string)>;
@@ -191,7 +205,7 @@ Table instance_fields_table(const Catalog& catalog, const Instance& i, const Acc
   add_accelerator_fields(a, add);
   for (const auto& [region, rp] : i.prices) {
     add(region + " on-demand", quote_text(rp.on_demand), rp.on_demand.source);
-    add(region + " spot", quote_text(rp.spot), rp.spot.source);
+    add(region + " spot", spot_quote_text(rp.spot), rp.spot.source);
     if (rp.capacity_block.usd_per_hour) add(region + " capacity block", quote_text(rp.capacity_block), rp.capacity_block.source);
   }
   add("prices", fmt::format("as of {}, {}", catalog.prices_as_of, catalog.prices_origin), "");

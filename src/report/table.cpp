@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -27,7 +29,9 @@ namespace gpuadvisor {
 using nlohmann::json;
 using ordered_json = nlohmann::ordered_json;
 
-std::optional<Format> format_from_string(std::string_view s) {
+std::optional<Format> format_from_string(std::string_view text) {
+  std::string s(text);  // JSON as json: case is ignored
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (s == "table") return Format::table;
   if (s == "json") return Format::json;
   if (s == "csv") return Format::csv;
