@@ -384,6 +384,31 @@ fitted**: every figure below is out of sample. Reproduce with
 | all | `ttft_s` | 33 | 30.9% | -28.4% |
 | all | `e2e_s` | 13 | 7.2% | -2.0% |
 
+Inferentia2 under TGI, examined 2026-12-05 (no change made). The
+Qwen2.5-7B rows ran on optimum-neuron's own TGI server of December 2024:
+the transformers-neuronx backend, one compiled 4,096-token bucket
+(`n_positions` and `context_length_estimate` set to the sequence length under
+continuous batching, `optimum/neuron/modeling_decoder.py`) and the next token
+chosen on the host, slot by slot in Python (`TokenSelector` in
+`text-generation-inference/server/text_generation_server/generator.py`,
+optimum-neuron 93aabc68). The Llama rows ran on the upstream TGI neuron
+image of June 2025. The same file's October 2024 version for Llama-3.1-8B
+(optimum-neuron 0ea72855: the Qwen rows' stack, not a case) is predicted as
+far off: time per token -15% at 0.21 requests/s per replica to -51% at 1.0,
+and TTFT -21% to -95% as the measured service saturates near 1.0 requests/s
+per replica where the model puts the replica's capacity at 1.5. Both 2024
+sweeps have a synchronous ITL of 26-27 ms, as the 2025 sweep does, so the
+gap is a cost per sequence in flight: about 1.5-2.5 ms per sequence per step
+beyond the profile's 0.45 ms server share (host token selection over a 128k-
+152k vocabulary per slot is the candidate mechanism; not measured). Raising
+the `neuron` profile's per-sequence overhead to 2 ms brings the 2024 Llama
+file's time per token to a 10% median (over the 5 of its 9 rates not then
+called saturated) but leaves Qwen at -48%, and calls the 2025 Llama-70B
+rows (now within 2-9%) saturated, 0.34 requests/s of capacity against 0.38
+offered: one figure does not fit both stacks. A profile for the 2024 stack with a sourced per-sequence host
+cost (the engine versions of issue #37) is the way; until then the Qwen rows
+stay as they are.
+
 What this says: a closed loop's mean end-to-end latency and time per token on
 B200 are within 7-13%; time to first token under load is predicted too short
 (at concurrency 1 the cookbook's TTFT is matched, S02 within 0.1%, so the gap
