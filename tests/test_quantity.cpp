@@ -35,6 +35,10 @@ TEST_CASE("durations need a unit") {
   CHECK_THROWS_AS(parse_duration_hours("3 fortnights", "--deadline"), InputError);
   CHECK_THROWS_AS(parse_duration_hours("-1h", "--deadline"), InputError);
   CHECK_THROWS_AS(parse_duration_hours("0d", "--deadline"), InputError);
+  // A thousand years at most: `--deadline 1e300h` printed a day count of 300 digits.
+  CHECK(parse_duration_hours("1000y", "--deadline") == Approx(8760000));
+  CHECK_THROWS_WITH(parse_duration_hours("1e300h", "--deadline"), Catch::Contains("longer than 1000 years"));
+  CHECK_THROWS_WITH(parse_duration_hours("1001y", "--horizon"), Catch::Contains("--horizon"));
 }
 
 TEST_CASE("money and memory") {

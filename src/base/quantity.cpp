@@ -152,6 +152,9 @@ double parse_duration_hours(std::string_view text, std::string_view what) {
     throw InputError(fmt::format("{}: unknown unit '{}' in '{}' (use s, min, h, d, w or y)", what, unit, trim(text)));
   double hours = value * hours_per_unit;
   require_positive(hours, text, what);
+  // Past a thousand years no answer changes, and a day count of 300 digits is no answer.
+  if (hours > kLongestDurationHours)
+    throw InputError(fmt::format("{}: '{}' is longer than {:.0f} years, the longest duration taken", what, trim(text), kLongestDurationHours / (24 * 365)));
   return hours;
 }
 

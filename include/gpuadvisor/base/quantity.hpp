@@ -28,7 +28,9 @@ long long parse_decimal_integer(std::string_view text, std::string_view what);
 long long parse_positive_integer(std::string_view text, std::string_view what);
 
 // "72h", "14d", "90min", "3600s", "2w". A unit is required; "m" and "M" are
-// refused (a million elsewhere), minutes are "min" or "minutes".
+// refused (a million elsewhere), minutes are "min" or "minutes"; at most
+// kLongestDurationHours (a thousand years).
+inline constexpr double kLongestDurationHours = 1000.0 * 365 * 24;
 double parse_duration_hours(std::string_view text, std::string_view what);
 
 // A latency: "200ms", "0.2s", "2s", "50us", "1min". A unit is required ("m" is
