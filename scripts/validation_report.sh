@@ -384,6 +384,24 @@ fitted**: every figure below is out of sample. Reproduce with
 | all | `ttft_s` | 33 | 30.9% | -28.4% |
 | all | `e2e_s` | 13 | 7.2% | -2.0% |
 
+gpt-oss-120b on ShareGPT (U49-U51), examined 2026-12-05 (no change made).
+The case rule left the lengths fixed at the measured means (297 and 192
+tokens), ShareGPT's being wide and skewed. With fixed lengths a closed loop of
+100 clients runs in waves: every client's request arrives, prefills and ends
+together (p50 = p90 TTFT), so a decode step rarely carries another request's
+prompt, and time per token comes out at 5.6 ms against 14.3 measured (-61%;
+the measured mean ITL is 11.0 ms). Drawn with `--length-spread 0.99` the
+waves break up: time per token 16 ms (+12%), but end-to-end latency goes
+from -49% to +35% and TTFT from -37% to -62%, and lognormal lengths with a
+guessed p95 give the same. Not taken: the rule fixed the lengths before any
+prediction was looked at, and a length distribution chosen after would be
+fitted to these rows; ShareGPT's published length percentiles, sourced, are
+the way. The same run's analytic operating point ("at capacity") puts 82% of
+the step time in prefill for 300-token prompts, which points at the fixed
+cost each mixed step pays for its prefill chunk (the prefill's kernel launches
+per layer) rather than at its FLOPs: the next place to look for the under-
+load TPOT.
+
 Inferentia2 under TGI, examined 2026-12-05 (no change made). The
 Qwen2.5-7B rows ran on optimum-neuron's own TGI server of December 2024:
 the transformers-neuronx backend, one compiled 4,096-token bucket
