@@ -305,11 +305,18 @@ std::string gb_text(double gb) {
 
 std::string usd_text(std::optional<double> usd) { return usd ? money_text(*usd) : std::string("unknown"); }
 
+// Storage is often a fraction of a cent (28 GB for 35 minutes): "under $0.01",
+// never a "$0.00" that reads as free. `exact` is the unrounded amount.
+std::string storage_usd_text(std::optional<double> usd, std::optional<double> exact) {
+  if (usd && exact && *exact > 0 && *exact < 0.005) return "under $0.01";
+  return usd_text(usd);
+}
+
 std::string store_text(const std::string& what, const std::optional<double>& usd, const std::optional<StorageRate>& rate) {
   if (!rate) return what + ": rate not captured";
   // $0.30, $0.023, $0.145: cents always shown, more digits where the rate has them.
   const std::string amount = std::abs(rate->usd * 100 - std::round(rate->usd * 100)) < 1e-9 ? fmt::format("{:.2f}", rate->usd) : fmt::format("{:g}", rate->usd);
-  return fmt::format("{}, {} at ${}/{}", what, usd_text(usd), amount, rate->unit);
+  return fmt::format("{}, {} at ${}/{}", what, storage_usd_text(usd, usd), amount, rate->unit);
 }
 
 // The pick's storage and transfer beside its compute, and the job's total.
@@ -328,7 +335,10 @@ std::string bill_text(const RecommendRow& p, const RecommendRequest& r) {
                                          b.model_in_gb > 0 ? ", the weights in and out" : ", the weights out",
                                          b.working_store.empty() ? ", " + std::to_string(kCheckpointsKept) + " checkpoints" : ""),
                              b.s3_usd, b.s3_rate));
-  std::string out = fmt::format("  storage: {} over the run{}: {}", usd_text(b.storage_usd),
+  const std::optional<double> exact_storage_usd =
+      b.s3_usd && b.working_usd ? std::optional<double>(*b.s3_usd + *b.working_usd) : std::nullopt;  // before rounding to cents
+  const std::string storage = storage_usd_text(b.storage_usd, exact_storage_usd);
+  std::string out = fmt::format("  storage: {} over the run{}: {}", storage,
                                 b.storage_usd ? "" : fmt::format(" (a storage rate for {} is not in the catalog)", r.region), fmt::join(parts, "; "));
   if (b.s3_only_storage_usd && b.storage_usd && p.ranked_cost_usd && *b.storage_usd > 0.05 * *p.ranked_cost_usd)
     out += fmt::format(" (checkpoints in S3 instead: {}, --checkpoint-storage s3)", money_text(*b.s3_only_storage_usd));
@@ -339,7 +349,7 @@ std::string bill_text(const RecommendRow& p, const RecommendRequest& r) {
                                          gb_text(b.transfer_gb), b.data_region, usd_text(b.transfer_usd), b.transfer_rate->usd)
                            : fmt::format("  transfer: {} ({}) in from {}: its inter-region rate is not in the catalog (unknown)\n", moved,
                                          gb_text(b.transfer_gb), b.data_region);
-  return out + fmt::format("  job total: {} (compute {}, storage {}{})\n", usd_text(b.total_usd), usd_text(p.ranked_cost_usd), usd_text(b.storage_usd),
+  return out + fmt::format("  job total: {} (compute {}, storage {}{})\n", usd_text(b.total_usd), usd_text(p.ranked_cost_usd), storage,
                            b.data_region.empty() ? "" : ", transfer " + usd_text(b.transfer_usd));
 }
 
