@@ -588,6 +588,13 @@ TEST_CASE("Hostile traces and loads: quoted commas, a byte-order mark, a rate ou
   const RequestTrace q = parse_request_trace("arrival_s,note,prompt_tokens,output_tokens\n0,\"x,300\",500,200\n1,\"y\",600,100\n", "q.csv");
   CHECK(q.requests[0].prompt_tokens == 500);  // the comma inside quotes stays in its field
   CHECK(q.requests[0].output_tokens == 200);
+  // A quote left open, or a NUL byte after a valid line, is refused where it is (both were read as they were).
+  CHECK_THROWS_WITH(parse_request_trace("arrival_s,prompt_tokens,output_tokens,note\n0,100,10,\"a,b\"\n1,100,10,\"open\n", "o.csv"),
+                    Catch::Contains("line 3: a double quote is opened and never closed"));
+  CHECK_THROWS_WITH(parse_request_trace(std::string("{\"arrival_s\": 0, \"prompt_tokens\": 5, \"output_tokens\": 2}\n{\"arrival_s\": 1, "
+                                                    "\"prompt_tokens\": 5, \"output_tokens\": 2}\0\n", 115),
+                                        "nul.jsonl"),
+                    Catch::Contains("line 2: a NUL byte"));
   const RequestTrace bom = parse_request_trace("\xEF\xBB\xBF{\"arrival_s\": 0, \"prompt_tokens\": 5, \"output_tokens\": 2}\n{\"arrival_s\": 1, \"prompt_tokens\": 5, \"output_tokens\": 2}",
                                                "bom.jsonl");
   CHECK(bom.requests.size() == 2);

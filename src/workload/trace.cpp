@@ -123,8 +123,9 @@ TraceRequest json_request(const nlohmann::json& o, const Place& at, std::optiona
 }
 
 // CSV fields: a comma inside double quotes is part of its field (RFC 4180);
-// the quotes themselves are trimmed with the field.
-std::vector<std::string_view> fields_of(std::string_view line) {
+// the quotes themselves are trimmed with the field. A quote left open is
+// refused at `at`: the fields after it cannot be told apart.
+std::vector<std::string_view> fields_of(std::string_view line, const Place& at) {
   std::vector<std::string_view> out;
   size_t start = 0;
   bool quoted = false;
@@ -135,6 +136,7 @@ std::vector<std::string_view> fields_of(std::string_view line) {
       start = i + 1;
     }
   }
+  if (quoted) at.fail("a double quote is opened and never closed");
   return out;
 }
 
@@ -158,7 +160,7 @@ struct Columns {
 };
 
 TraceRequest csv_request(std::string_view line, const Columns& c, const Place& at) {
-  const auto f = fields_of(line);
+  const auto f = fields_of(line, at);
   if (f.size() != c.width) at.fail(fmt::format("{} fields, the header has {}", f.size(), c.width));
   TraceRequest r;
   const auto arrival = number_of(f[c.arrival]) ? number_of(f[c.arrival]) : date_time_of(f[c.arrival]);
@@ -192,6 +194,9 @@ RequestTrace parse_request_trace(std::string_view text, const std::string& name)
   t.name = name;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte-order mark, as spreadsheets write it
   const size_t first = text.find_first_not_of(" \t\r\n");
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+    throw InputError(fmt::format("--trace {}: line {}: a NUL byte; a trace is text (JSON Lines or CSV)", name,
+                                 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n')));
   const bool json_lines = first != std::string_view::npos && text[first] == '{';
   if (first != std::string_view::npos && text[first] == '[')
     throw InputError(fmt::format("--trace {}: a JSON array; a trace is JSON Lines (one object a line) or CSV with a header", name));
@@ -204,7 +209,7 @@ RequestTrace parse_request_trace(std::string_view text, const std::string& name)
       if (json_nesting_depth(line, kMaxJsonDepth) > kMaxJsonDepth) at.fail("nested too deeply");
       t.requests.push_back(json_request(json_object_of(line, at), at, arrival_key));
     } else if (!columns) {
-      const auto header = fields_of(line);
+      const auto header = fields_of(line, at);
       columns = Columns{column_of(header, kArrivalNames, at), column_of(header, kPromptNames, at), column_of(header, kOutputNames, at), header.size()};
       if (columns->arrival < 0 || columns->prompt < 0 || columns->output < 0)
         at.fail("a CSV trace's header needs an arrival column (arrival_s, timestamp), a prompt column (prompt_tokens, input_length, "
