@@ -384,6 +384,18 @@ fitted**: every figure below is out of sample. Reproduce with
 | all | `ttft_s` | 33 | 30.9% | -28.4% |
 | all | `e2e_s` | 13 | 7.2% | -2.0% |
 
+Qwen3-235B on B200 with 4k prompts (U25-U30), examined 2026-12-05 (no
+change made). From 1k to 4k prompts at 16 clients the measured time per token
+rises by 0.4 ms (U13 16.4 ms, U25 16.8 ms) and the predicted by 4.8 ms (18.7,
+23.5): the simulator charges the decodes far more for other requests' long
+prefills than SGLang shows. A 4k prefill alone is predicted at 178 ms against
+a measured TTFT of 140 ms that includes the server's own time (S08), so a
+prefill's GPU time is over-predicted, and more than its 34% on the TTFT row:
+at 64 clients the queue of such prefills makes TTFT 284% too long (U29). Not
+yet taken apart term by term (routed-expert GEMM efficiency at 262 tokens per
+expert, the all-reduces of a 4k-token activation, the prefill's launch
+floor); it is what held SGLang's prefill-first scheduling back twice (below).
+
 gpt-oss-120b on ShareGPT (U49-U51), examined 2026-12-05 (no change made).
 The case rule left the lengths fixed at the measured means (297 and 192
 tokens), ShareGPT's being wide and skewed. With fixed lengths a closed loop of
