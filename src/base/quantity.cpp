@@ -65,10 +65,6 @@ void require_positive(double v, std::string_view text, std::string_view what) {
     throw InputError(fmt::format("{}: '{}' must be a positive, finite value", what, trim(text)));
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // "1M" is a million on counts and money, so neither M nor m means minutes.
 void refuse_m_for_minutes(const std::string& lower_unit, std::string_view text, std::string_view what) {
@@ -137,7 +133,7 @@ long long parse_positive_integer(std::string_view raw, std::string_view what) {
 
 double parse_duration_hours(std::string_view text, std::string_view what) {
   auto [value, unit] = split_number(text, what);
-  std::string u = lower(unit);
+  std::string u = lower_case(unit);
   refuse_m_for_minutes(u, text, what);
   double hours_per_unit = 0;
   if (u == "s" || u == "sec" || u == "seconds") hours_per_unit = 1.0 / 3600;
@@ -160,7 +156,7 @@ double parse_duration_hours(std::string_view text, std::string_view what) {
 
 double parse_latency_s(std::string_view text, std::string_view what) {
   auto [value, unit] = split_number(text, what);
-  std::string u = lower(unit);
+  std::string u = lower_case(unit);
   refuse_m_for_minutes(u, text, what);
   double seconds_per_unit = 0;
   if (u == "s" || u == "sec") seconds_per_unit = 1;
@@ -182,7 +178,7 @@ double parse_usd(std::string_view text, std::string_view what) {
   refuse_commas(s, what);
   if (!s.empty() && s.front() == '$') s.erase(0, 1);
   auto [value, unit] = split_number(s, what);
-  const double scale = lower(unit) == "usd" ? 1 : suffix_scale(unit);
+  const double scale = lower_case(unit) == "usd" ? 1 : suffix_scale(unit);
   if (scale == 0)
     throw InputError(fmt::format("{}: unknown suffix '{}' in '{}' (amounts are USD: 5000, 12.5k, 1M)", what, unit, trim(text)));
   double usd = value * scale;
@@ -194,7 +190,7 @@ double parse_usd(std::string_view text, std::string_view what) {
 
 double parse_memory_gb(std::string_view text, std::string_view what) {
   auto [value, unit] = split_number(text, what);
-  std::string u = lower(unit);
+  std::string u = lower_case(unit);
   double gb = 0;
   if (u.empty() || u == "gb" || u == "g") gb = value;
   else if (u == "gib") gb = value * 1.073741824;
@@ -219,6 +215,11 @@ void check_range(double value, std::string_view what, double min_inclusive, doub
   if (min_inclusive > 0 && min_inclusive < 1e-6 && value <= 0) throw InputError(fmt::format("{}: {:g} must be greater than 0", what, value));
   // 15 significant digits: 2147483648 reads as typed, not 2.14748e+09.
   throw InputError(fmt::format("{}: {:.15g} is outside [{:.15g}, {:.15g}]", what, value, min_inclusive, max_inclusive));
+}
+
+std::string lower_case(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 double round_cents(double usd) { return std::round(usd * 100.0) / 100.0; }

@@ -429,11 +429,6 @@ int parse_length(const std::string& text, const char* flag, bool binary_k) {
 
 namespace {
 // Profile names (engines, training stacks) are lower case; --engine VLLM is vllm.
-std::string lower_case(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
 // "; did you mean: vllm, tgi, hf?": the nearest of `names` to `given`, case
 // aside, as --model lists them.
 std::string did_you_mean(const std::string& given, const std::vector<std::string>& names) {

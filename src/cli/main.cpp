@@ -1,7 +1,6 @@
 // Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // gpuadvisor's entry point: the global options, the commands (one file each
 // in src/cli/), exit codes, and the JSON error document (docs/json.md §Errors).
-#include <cctype>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -32,11 +31,7 @@ namespace {
 bool wants_json(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    auto is_json = [](std::string_view v) {
-      std::string lower(v);
-      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      return lower == "json";
-    };
+    auto is_json = [](std::string_view v) { return format_from_string(v) == Format::json; };
     if ((a.rfind("--format=", 0) == 0 && is_json(a.substr(9))) || (a == "--format" && i + 1 < argc && is_json(argv[i + 1]))) return true;
   }
   return false;

@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -30,8 +28,7 @@ using nlohmann::json;
 using ordered_json = nlohmann::ordered_json;
 
 std::optional<Format> format_from_string(std::string_view text) {
-  std::string s(text);  // JSON as json: case is ignored
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string s = lower_case(std::string(text));  // JSON as json: case is ignored
   if (s == "table") return Format::table;
   if (s == "json") return Format::json;
   if (s == "csv") return Format::csv;

@@ -57,6 +57,9 @@ double parse_number(std::string_view text, std::string_view what, double min_inc
 // Output: "12,345" (decimals after the point as given).
 std::string format_thousands(double v, int decimals = 0);
 
+// ASCII letters in lower case: names and units are read in any case.
+std::string lower_case(std::string s);
+
 // Money in the output is rounded to cents (docs/json.md §Money).
 double round_cents(double usd);
 // "$21.58", "$1,234": cents below $1,000, whole dollars above.
