@@ -401,40 +401,51 @@ below is out of sample. Reproduce with
 | SGLang cookbook, B200 (closed loop) | `e2e_s` | 13 | 7.2% | -2.0% |
 | SGLang cookbook, B200 (closed loop) | `tpot_s` | 13 | 12.7% | +1.5% |
 | SGLang cookbook, B200 (closed loop) | `ttft_s` | 13 | 28.4% | -21.8% |
-| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `e2e_s` | 75 | 13.3% | +7.6% |
-| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `tpot_s` | 75 | 13.3% | +10.3% |
-| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `ttft_s` | 75 | 50.1% | -41.7% |
+| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `e2e_s` | 75 | 10.5% | +6.2% |
+| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `tpot_s` | 75 | 11.0% | +7.5% |
+| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `ttft_s` | 75 | 50.1% | -43.8% |
 | the first three (97 rows) | `tpot_s` | 33 | 14.1% | +1.5% |
 | the first three (97 rows) | `ttft_s` | 33 | 30.9% | -28.4% |
 | the first three (97 rows) | `e2e_s` | 13 | 7.2% | -2.0% |
-| all | `tpot_s` | 108 | 13.7% | +7.2% |
-| all | `ttft_s` | 108 | 42.8% | -33.3% |
-| all | `e2e_s` | 88 | 12.7% | +6.8% |
+| all | `tpot_s` | 108 | 11.5% | +6.6% |
+| all | `ttft_s` | 108 | 43.4% | -33.4% |
+| all | `e2e_s` | 88 | 10.1% | +5.9% |
 
-InferenceX's DeepSeek-R1 rows, first scored 2026-12-06 (no change made).
-By layout, time per token: TP 11.5% (45 rows, +8.5% signed), TP with EP
-16.9% (27, +16.9%), EP with attention data parallel 6.7% (3); by GPU: B200
-7.5%, H200 15.5%, B300 21.1% (+21.1%). Time to first token is the gap:
-within 28% (-14% signed) at 1 to 4 clients, 58% and 67% short from 8-16
-and from 32 clients up. Two mechanisms the launch scripts name and the model
-lacks, neither yet taken (each needs the script of the row's own date):
-(1) SGLang's `--scheduler-recv-interval` (`benchmarks/single_node/
-fixed_seq_len/dsr1_*.sh`: 30 from 16 clients up at TP8, 10 below): the
-scheduler takes in new requests only every 30 decode steps
-(`SchedulerRecvSkipper`, sglang `python/sglang/srt/managers/
+InferenceX's DeepSeek-R1 rows, first scored 2026-12-06 at TPOT 13.3%
+(+10.3% signed), TTFT 50.1% (-41.7%) and end-to-end 13.3% (+7.6%). By
+layout, time per token was within 11.5% at TP (45 rows) and 6.7% with
+attention data parallel (3), but 16.9% too slow with TP and EP (27 rows;
+SGLang's fp4 TP8 EP8 at 1 client 5.9 ms measured, 8.9 ms predicted). The
+model charged that layout two all-to-alls per MoE layer (2.9 ms a step for
+DeepSeek's 58 MoE layers at 25 us each), but with attention tensor parallel
+every rank holds every token after the attention's all-reduce, runs its own
+experts on them, and one all-reduce combines the layer, as at TP (vLLM's
+`use_all2all_kernels` = `dp_size > 1 and use_ep`; SGLang and TensorRT-LLM
+likewise without attention data parallel): the all-to-alls are now charged
+with attention data parallel only. Left alone that would take the fp8 EP
+rows (within 1-7%) 10-20% too fast, because the model read the experts as
+TP does, each rank a 1/tp slice of every touched expert; at EP each rank
+reads whole experts and the step waits for the rank holding the most touched
+ones, which uniform routing puts at 1.7 times the mean at 4 tokens
+(docs/methodology.md §MoE serving layouts, no fitted figure). Both together:
+TP with EP 10.1% (+7.5%), fp8 within 6.3% (SGLang) and 4.1% (TensorRT-LLM),
+fp4 SGLang 13.7% (+13.6%); the bundled cases move by under 0.7% (six DEP
+throughput rows), the MoE inference band's p90 from 42.0% to 42.1%.
+InferenceX's rows now: TPOT 11.0%, TTFT 50.1%, end-to-end 10.5%; by GPU,
+time per token B200 9.6%, B300 11.0%, H200 15.5%.
+
+Time to first token is the gap: within 29% (-14% signed) at 1 to 4 clients,
+58% and 68% short from 8-16 and from 32 clients up. A mechanism the launch
+scripts name and the model lacks, not yet taken (it needs the script of
+each row's own date): SGLang's `--scheduler-recv-interval`
+(`benchmarks/single_node/fixed_seq_len/dsr1_*.sh`: 30 from 16 clients up,
+10 below), with which the scheduler takes in new requests only every 30
+decode steps (`SchedulerRecvSkipper`, sglang `python/sglang/srt/managers/
 scheduler_recv_skipper.py`: a decode step weighs 1, a prefill 1000), so an
 arriving prompt waits about 15 steps, 0.3 s at 20 ms a step, before its
-prefill; (2) TP with EP in SGLang and TensorRT-LLM without attention data
-parallel holds every token on every rank after the attention's all-reduce,
-so a MoE layer needs no dispatch: each rank runs its own experts on all
-tokens and one all-reduce combines them, as TP does; the model charges
-that layout two all-to-alls per MoE layer at 25 us each (docs/
-methodology.md §MoE serving layouts), about 2.9 ms a step for DeepSeek's
-58 MoE layers, which matches SGLang's fp4 TP8 EP8 rows at 1 client (5.9 ms
-measured, 8.9 ms predicted) but would take the fp8 rows of the same layout
-(within 1-7% now) 10-20% too fast: not changed on one model's rows. The
-fp4 rows on B300 are all predicted slow per token (+21% median), the fp4
-TensorRT-LLM TP rows on B200 by 23%.
+prefill; TensorRT-LLM's attention-DP rows set `attention_dp_config`
+batching waits of their own. Both are deployment settings, not engine
+defaults.
 
 Qwen3-235B on B200 with 4k prompts (U25-U30), examined 2026-12-05 (no
 change made). From 1k to 4k prompts at 16 clients the measured time per token
@@ -521,11 +532,11 @@ cookbook's TTFT under load is short for another reason) (TensorRT-LLM's Qwen3-23
 notes assumed bf16 KV, were written out as `kv_cache` bf16 to keep that
 assumption). The serving issue's targets (TPOT 10%,
 TTFT 25%, end-to-end 10% median) are met for end-to-end latency on the first
-three publishers' rows only, and for none over all four (13.7%, 42.8%,
-12.7%). The first scores were a regression guard (tests/test_validation.cpp):
+three publishers' rows only, and for none over all four (11.5%, 43.4%,
+10.1%). The first scores were a regression guard (tests/test_validation.cpp):
 TPOT median at most 25%, TTFT 45%, end-to-end 10%; with NIM's rows matched
 the guard is TPOT 18%, TTFT 36%, end-to-end 10% on the first three, and
-InferenceX's rows have their own (16%, 55%, 16%), so neither group's
+InferenceX's rows have their own (14%, 55%, 14%), so neither group's
 regression hides in the other's median. `requests` (the benchmark's own
 request count) moved the cookbook's TTFT from 51% to 28% and its TPOT from 6%
 to 13%: a closed loop's first wave (every client's prompt at once) weighs in a

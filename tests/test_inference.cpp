@@ -436,16 +436,36 @@ TEST_CASE("MoE serving layouts: the decode step's all-to-alls, KV reads and all-
   const double bytes = 64.0 / 8 * 8 * 7168 * 2;
   const double one = kExpertAllToAllLatencyS + 7.0 / 8 * bytes / (intra_node_gb_per_s(*c.accelerator) * 1e9);
   CHECK(dp.step.expert_parallel_s == Approx(2 * 58 * one));
-  CHECK(ep.step.expert_parallel_s == Approx(2 * 58 * one));
-  // DP8: no all-reduce (attention at TP1); TP8 EP8: one per attention block and one per dense layer (61 + 3) instead of 2 x 61.
+  // TP8 EP8: every rank holds every token after the attention's all-reduce,
+  // so no token moves: no all-to-all, and TP's two all-reduces per layer.
+  CHECK(ep.step.expert_parallel_s == 0);
+  CHECK(ep.step.tensor_parallel_s == Approx(tp.step.tensor_parallel_s));
+  // DP8: no all-reduce (attention at TP1).
   CHECK(dp.step.tensor_parallel_s == 0);
-  CHECK(ep.step.tensor_parallel_s == Approx(tp.step.tensor_parallel_s * (61.0 + 3) / (2 * 61)));
   // MLA's latent KV is read by every TP rank; at DP8 each rank reads its 8 sequences'.
   CHECK(dp.step.kv_read_s == Approx(tp.step.kv_read_s / 8));
-  // The same expert weights are read (every rank's tokens reach every expert); DP8 adds the replicated non-expert weights.
+  // Every rank's tokens reach every expert; at EP the step waits for the rank
+  // holding the most touched experts: at 64 tokens 30.2954 of its 32 against
+  // TP's 256 (1 - (31/32)^64) / 8 = 27.8053 (the binomial maximum, worked
+  // apart in Python). DP8 adds the replicated non-expert weights.
   const double bw = c.accelerator->memory_bandwidth_gb_per_s * c.accelerator->efficiency.memory_bandwidth_fraction * 1e9;
   const double non_expert = inference_weight_bytes(m, WeightFormat::fp8) - m.expert_params_total();
-  CHECK(dp.step.weights_read_s - tp.step.weights_read_s == Approx(non_expert * 7 / 8 / bw));
+  const double expert_bytes = 58.0 * 3 * 7168 * 2048;  // one expert in every MoE layer, 1 byte a weight
+  CHECK(ep.step.weights_read_s - tp.step.weights_read_s == Approx(expert_bytes * (30.2954 - 27.8053) / bw).epsilon(1e-4));
+  CHECK(dp.step.weights_read_s - tp.step.weights_read_s == Approx((non_expert * 7 / 8 + expert_bytes * (30.2954 - 27.8053)) / bw).epsilon(1e-4));
+}
+
+TEST_CASE("MoE serving layouts: the busiest expert-parallel rank's touched experts, uniform routing (hand-computed)") {
+  const ModelSpec& m = model("deepseek-v3");  // 256 routed experts, top-8
+  // One rank (ep 1): the layer's touched experts, 256 (1 - (31/32)^t).
+  CHECK(busiest_rank_experts_touched(m, 4, 1) == Approx(256 * (1 - std::pow(31.0 / 32, 4))));
+  // EP8, 4 tokens: 30.53 touched, 3.82 a rank on average, and the largest of
+  // eight binomial(32, 30.53/256) counts 6.5635 (summed CDF, in Python).
+  CHECK(busiest_rank_experts_touched(m, 4, 8) == Approx(6.5635).epsilon(1e-4));
+  CHECK(busiest_rank_experts_touched(m, 4, 8) > 1.7 * busiest_rank_experts_touched(m, 4, 1) / 8);
+  // Many tokens touch every expert: every rank reads all 32 of its own.
+  CHECK(busiest_rank_experts_touched(m, 4096, 8) == Approx(32).epsilon(1e-6));
+  CHECK(busiest_rank_experts_touched(m, 0, 8) == 0);
 }
 
 TEST_CASE("MoE serving layouts: what cannot be laid out says why") {

@@ -38,6 +38,27 @@ double experts_touched(const ModelSpec& m, double tokens) {
 
 }  // namespace
 
+// Expert parallelism: the routed experts of one MoE layer that its busiest
+// rank holds among those `tokens` touch, uniform routing: each of a rank's
+// E / ep experts is touched with probability q = touched / E, and the step
+// waits for the largest of ep such binomial counts, E[max] = sum over k of
+// 1 - F(k)^ep (F the binomial CDF). At ep = 1 (experts sliced over tp) every
+// rank reads its slice of each touched expert: the touched experts / tp.
+double busiest_rank_experts_touched(const ModelSpec& m, double tokens, int ep) {
+  const double touched = experts_touched(m, tokens);
+  if (ep <= 1) return touched;
+  const int per_rank = m.experts / ep;
+  const double q = std::clamp(touched / m.experts, 0.0, 1.0);
+  if (q <= 0 || q >= 1) return q * per_rank;
+  double pmf = std::pow(1 - q, per_rank), cdf = 0, expected_max = 0;
+  for (int k = 0; k < per_rank; ++k) {
+    cdf = std::min(1.0, cdf + pmf);
+    expected_max += 1 - std::pow(cdf, ep);
+    pmf *= q / (1 - q) * double(per_rank - k) / (k + 1);
+  }
+  return expected_max;
+}
+
 bool pads_attention_heads(const Accelerator& acc) { return acc.is_neuron(); }
 
 double decode_sequence_layer_s(const Accelerator& acc) {
@@ -213,7 +234,7 @@ namespace {
 // one per attention block and one per dense-FFN layer, over the attention's
 // tensor parallel, each on its attention rank's share of the tokens.
 double pass_all_reduce_s(const ModelSpec& m, const Accelerator& acc, const ServingLayout& l, double tokens) {
-  if (l.ep == 1) return 2.0 * m.layers * decode_all_reduce_s(tokens * m.hidden * kActivationBytes, l.tp, acc);
+  if (!l.experts_all_to_all()) return 2.0 * m.layers * decode_all_reduce_s(tokens * m.hidden * kActivationBytes, l.tp, acc);
   const double reduces = 2.0 * m.layers - m.moe_layers();
   return reduces * decode_all_reduce_s(tokens / l.attention_dp * m.hidden * kActivationBytes, l.attention_tp(), acc);
 }
@@ -223,7 +244,7 @@ double pass_all_reduce_s(const ModelSpec& m, const Accelerator& acc, const Servi
 // to the ranks holding their experts and combines the results back: two
 // all-to-alls over NVLink, each kExpertAllToAllLatencyS plus (n-1)/n of its bytes.
 double expert_all_to_all_s(const ModelSpec& m, const Accelerator& acc, const ServingLayout& l, double tokens) {
-  if (l.ep == 1 || !m.is_moe()) return 0;
+  if (!l.experts_all_to_all() || !m.is_moe()) return 0;
   const double bytes = tokens / l.tp * m.active_experts * m.hidden * kActivationBytes;
   return 2.0 * m.moe_layers() * all_to_all_s(bytes, l.ep, intra_node_gb_per_s(acc), kExpertAllToAllLatencyS);
 }
@@ -319,9 +340,14 @@ DecodeStep decode_step(const ModelSpec& m, const InferenceWorkload& w, const Clu
   // weights of its attention rank, and of the experts only those the step's
   // tokens touch (all attention ranks' tokens reach every expert rank).
   const double bpw = bytes_per_weight(w.weights);
-  const double experts_read = m.is_moe() ? m.moe_layers() * experts_touched(m, stage_batch * w.decode_queries_per_sequence()) * m.expert_mlp_params() * bpw : 0;
+  // With expert parallelism the step waits for the rank holding the most touched experts.
+  const double step_tokens = stage_batch * w.decode_queries_per_sequence();
+  const double expert_bytes = m.is_moe() ? m.moe_layers() * m.expert_mlp_params() * bpw : 0;
+  const double experts_read = expert_bytes * (m.is_moe() ? experts_touched(m, step_tokens) : 0);
+  const double experts_read_per_accelerator =
+      l.ep > 1 ? expert_bytes * busiest_rank_experts_touched(m, step_tokens, l.ep) : experts_read / l.tp;
   const double weight_bytes = inference_weight_bytes(m, w.weights) - m.expert_params_total() * bpw + experts_read;  // all ranks together
-  const double weight_bytes_per_accelerator = (weight_bytes - experts_read) / l.attention_tp() + experts_read / l.tp;
+  const double weight_bytes_per_accelerator = (weight_bytes - experts_read) / l.attention_tp() + experts_read_per_accelerator;
   // Each attention rank serves its share of the stage's sequences.
   const double rank_batch = std::ceil(stage_batch / l.attention_dp);
   const double context = context_tokens.value_or(w.prompt_tokens + w.generated_tokens_per_sequence() / 2);
@@ -411,7 +437,7 @@ PrefillCost prefill_cost(const ModelSpec& m, const InferenceWorkload& w, const C
   out.weights_read_s = bare.weights_read_s;
   out.comm_s = bare.comm_s - bare.expert_parallel_s;
   out.expert_parallel_s = bare.expert_parallel_s;
-  out.expert_parallel_latency_s = e.layout.ep > 1 && m.is_moe() ? 2.0 * m.moe_layers() * kExpertAllToAllLatencyS : 0;
+  out.expert_parallel_latency_s = e.layout.experts_all_to_all() && m.is_moe() ? 2.0 * m.moe_layers() * kExpertAllToAllLatencyS : 0;
   out.launch_s = bare.launch_s;
   return out;
 }

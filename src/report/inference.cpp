@@ -690,7 +690,7 @@ void add_decode_step(const InferenceEstimateContext& ctx, const ItemAdder& add) 
   else if (e.precision.weight_only)
     add("decode", "dequantise weights", latency_cell(e.step.dequant_s), "per step, on the vector units");
   add("decode", "tensor-parallel all-reduce", latency_cell(e.step.tensor_parallel_s), "per step");
-  if (e.layout.ep > 1) add("decode", "expert all-to-alls", latency_cell(e.step.expert_parallel_s), "per step, each MoE layer's dispatch and combine");
+  if (e.layout.experts_all_to_all()) add("decode", "expert all-to-alls", latency_cell(e.step.expert_parallel_s), "per step, each MoE layer's dispatch and combine");
   if (e.step.pipeline_p2p_s > 0) add("decode", "pipeline p2p", latency_cell(e.step.pipeline_p2p_s), "per step");
   if (w.speculative)
     add("decode", "speculative drafter", latency_cell(e.step.draft_s),
@@ -886,6 +886,13 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                        decode_kernels_per_layer(m), kKernelMinS * 1e6, kMoeRoutingPerLayerS * 1e6);
   if (e.step.sequence_s > 0)
     out += fmt::format("  per-sequence = sequences x layers / pp x {:.1f} us (Neuron, fitted per chip)\n", decode_sequence_layer_s(a) * 1e6);
+  if (l.ep > 1 && m.is_moe()) {
+    const double tokens = double(e.batch) * w.decode_queries_per_sequence();
+    out += fmt::format("  experts read = {} MoE layers x the busiest of {} ranks' touched experts, {:.1f} of its {} (uniform routing: E[max] of {} binomial "
+                       "counts; {:.1f} on the mean rank) x one expert's weights (methodology §MoE serving layouts)\n",
+                       m.moe_layers(), l.ep, busiest_rank_experts_touched(m, tokens, l.ep), m.experts / l.ep, l.ep,
+                       busiest_rank_experts_touched(m, tokens, 1) / l.ep);
+  }
   if (e.step.expert_parallel_s > 0)
     out += fmt::format("  expert all-to-alls = 2 x {} MoE layers x (latency {:.0f} us + (ep-1)/ep x batch / tp x top-{} x hidden x 2 bytes / {:.0f} GB/s) = "
                        "{:.2f} ms (dispatch and combine over EP{}; {}all-reduces over the attention's TP{} only, methodology §MoE serving layouts)\n",
@@ -893,7 +900,7 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                        l.attention_dp > 1 ? fmt::format("attention data parallel over {} ranks, each with its own sequences and KV cache; ", l.attention_dp)
                                           : std::string(),
                        l.attention_tp());
-  if (e.step.tensor_parallel_s > 0 && l.ep == 1) {
+  if (e.step.tensor_parallel_s > 0 && !l.experts_all_to_all()) {
     const int ranks = tensor_parallel_ranks(a, e.layout.tp);
     out += fmt::format("  all-reduces = 2 x layers x (latency {:.1f} us over {} ranks + 2(r-1)/r x batch x hidden x 2 bytes / {:.0f} GB/s){}\n",
                        serving_all_reduce_latency_s(a, ranks) * 1e6, ranks, intra_node_gb_per_s(a),

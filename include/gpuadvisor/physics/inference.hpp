@@ -127,8 +127,18 @@ struct ServingLayout {
   int accelerators() const { return tp * pp; }
   int attention_tp() const { return tp / attention_dp; }  // tensor parallel of attention and dense layers
   int expert_tp() const { return tp / ep; }              // tensor parallel of one routed expert
+  // Tokens move between ranks for their experts (dispatch and combine
+  // all-to-alls) only when each attention rank holds its own tokens: with
+  // attention tensor parallel every rank holds every token, runs its own
+  // experts on them, and one all-reduce combines the layer, as at TP.
+  bool experts_all_to_all() const { return ep > 1 && attention_dp > 1; }
   bool operator==(const ServingLayout&) const = default;
 };
+// Routed experts of one MoE layer that the busiest of `ep` expert-parallel
+// ranks holds among those `tokens` touch, uniform routing (E[max] of ep
+// binomial counts); at ep 1 the layer's touched experts (docs/methodology.md
+// §MoE serving layouts).
+double busiest_rank_experts_touched(const ModelSpec& m, double tokens, int ep);
 // Weight bytes one accelerator holds: the non-expert weights over the
 // attention's tensor parallel, the routed experts over every rank of the stage.
 double serving_weight_bytes_per_accelerator(const ModelSpec& m, WeightFormat f, const ServingLayout& l);
