@@ -329,7 +329,7 @@ family out in turn, §Out of the family). Each case is an object:
 | `precision` | `bf16`, `fp16`, `fp8`, `fp4`; for inference the weight format (`int8`, `int4` too); `kv_cache` optional: `bf16`, `fp8` or `auto` (the default: the engine's, `--kv-cache auto`, docs/methodology.md §Precision: fp8 under TensorRT-LLM with fp8 or fp4 weights) |
 | `metric`, `measured`, `counts` | `tokens_per_second_per_gpu`, `model_tflops_per_gpu`, `hardware_tflops_per_gpu`, `mfu`, `output_tokens_per_second`, `tpot_s`, `ttft_s` or `rl_step_time_s`; under a load also `e2e_s` (mean request latency) and the percentiles `ttft_p90_s`, `ttft_p99_s`, `tpot_p90_s`, `tpot_p99_s`, `e2e_p90_s`, `e2e_p99_s` (each needs `clients` or `requests_per_second`); the published value; what it counts |
 | training | `seq_len`, `global_batch`, optional `layout` {`tp`, `pp`, `vp`, `cp`, `ep`, `etp`, `micro_batch`, `zero_stage`, `recompute`, `recompute_layers`} (the rest is searched; a Megatron case with `tp` and no `etp` runs at `etp` = `tp`, Megatron-Core's default), `lora_rank`, `lora_targets`; `flash_attention` (default true; `false` for stacks that computed the full attention matrix, as before FlashAttention) |
-| inference | `prompt_tokens`, `output_tokens` (at least 2 for `tpot_s` and its percentiles), optional `tp`, `pp`, `ep` and `attention_dp` (an MoE run's layout as measured, docs/methodology.md §MoE serving layouts: `ep` 1 with its experts tensor-sliced, the default, or `tp` with them spread whole; `attention_dp` its attention data-parallel ranks, a divisor of `tp`, default 1; TensorRT-LLM's DEP8 is `tp` = `ep` = `attention_dp` = 8; either needs `tp`), `batch` or `requests_per_second` (a load offered to one replica: `tpot_s`, `ttft_s` and `output_tokens_per_second` are predicted at the analytic operating point it keeps in flight, methodology §Replicas, more than the predicted capacity reported as saturated; `e2e_s` and the percentiles through the simulator, Poisson arrivals, a saturated simulation reported as such), `clients` (a closed loop of this many clients, each sending its next request when the last completes, as benchmark clients' `--max-concurrency`: the case is **simulated** step by step, docs/methodology.md §Serving under load, 1,000 requests or 8 per client, and `tpot_s`, `ttft_s`, `e2e_s` are the simulated means over requests; not with `batch` or `requests_per_second`), `requests` (the requests the benchmark sent, its `--num-prompts`: the simulation runs exactly as many, so a short closed loop's first wave weighs as it did; needs `clients` or `requests_per_second`, as `length_spread` does; 10 to 1,000,000, and at least `clients`), `length_spread` (the benchmark's range ratio: prompt and output lengths uniform over mean × (1 ± spread); default fixed), `concurrency` (the engine's sequence limit where it differs from the profile's, e.g. vLLM 0.6's 256), `compiled_batch` (Neuron: the batch the decode graph was compiled for, when more than the sequences in flight), `speculative` (speculative decoding as the run used it, `--speculative`'s grammar: `"mtp:3:0.7"` or `"ngram:4:0.5"`, drafter, draft tokens and the acceptance rate measured or stated by the source; docs/methodology.md §Speculative decoding; default none); `engine` (a `--engine` profile: `trtllm`, `tgi-1`, `gpt-fast`, `neuron`, ...; default the accelerator's) and `engine_version` as measured |
+| inference | `prompt_tokens`, `output_tokens` (at least 2 for `tpot_s` and its percentiles), optional `tp`, `pp`, `ep` and `attention_dp` (an MoE run's layout as measured, docs/methodology.md §MoE serving layouts: `ep` 1 with its experts tensor-sliced, the default, or `tp` with them spread whole; `attention_dp` its attention data-parallel ranks, a divisor of `tp`, default 1; TensorRT-LLM's DEP8 is `tp` = `ep` = `attention_dp` = 8; either needs `tp`), `batch` or `requests_per_second` (a load offered to one replica: `tpot_s`, `ttft_s` and `output_tokens_per_second` are predicted at the analytic operating point it keeps in flight, methodology §Replicas, more than the predicted capacity reported as saturated; `e2e_s` and the percentiles through the simulator, Poisson arrivals, a saturated simulation reported as such), `clients` (a closed loop of this many clients, each sending its next request when the last completes, as benchmark clients' `--max-concurrency`: the case is **simulated** step by step, docs/methodology.md §Serving under load, 1,000 requests or 8 per client, and `tpot_s`, `ttft_s`, `e2e_s` are the simulated means over requests; not with `batch` or `requests_per_second`), `requests` (the requests the benchmark sent, its `--num-prompts`: the simulation runs exactly as many, so a short closed loop's first wave weighs as it did; needs `clients` or `requests_per_second`, as `length_spread` does; 10 to 1,000,000, and at least `clients`), `length_spread` (the benchmark's range ratio: prompt and output lengths uniform over mean × (1 ± spread); default fixed), `concurrency` (the engine's sequence limit where it differs from the profile's, e.g. vLLM 0.6's 256), `compiled_batch` (Neuron: the batch the decode graph was compiled for, when more than the sequences in flight), `scheduler_recv_interval` (SGLang's `--scheduler-recv-interval` as the run's server had it, the decode steps between two looks for new requests, docs/methodology.md §Serving under load; only with `engine` sglang; 1 to 1000, default 1), `speculative` (speculative decoding as the run used it, `--speculative`'s grammar: `"mtp:3:0.7"` or `"ngram:4:0.5"`, drafter, draft tokens and the acceptance rate measured or stated by the source; docs/methodology.md §Speculative decoding; default none); `engine` (a `--engine` profile: `trtllm`, `tgi-1`, `gpt-fast`, `neuron`, ...; default the accelerator's) and `engine_version` as measured |
 | training stack | `framework` (`megatron`, `fsdp`, `deepspeed`, `neuron`; default the accelerator's) |
 | rl | `rl` {`algorithm`, `prompts_per_step`, `samples_per_prompt`, `prompt_tokens`, `response_tokens` (mean), `response_tokens_max`, `reference` (bool), `placement` (`colocated` or `split`), `rollout_instances` (split)}; optional `stages` {`generation_s`, `scoring_s`, `training_s`, `weight_sync_s`}: the measured seconds of each stage |
 | `source`, `source_key` | the primary source, and a short key that groups cases by source |
@@ -401,15 +401,15 @@ below is out of sample. Reproduce with
 | SGLang cookbook, B200 (closed loop) | `e2e_s` | 13 | 7.2% | -2.0% |
 | SGLang cookbook, B200 (closed loop) | `tpot_s` | 13 | 12.7% | +1.5% |
 | SGLang cookbook, B200 (closed loop) | `ttft_s` | 13 | 28.4% | -21.8% |
-| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `e2e_s` | 75 | 10.5% | +6.2% |
-| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `tpot_s` | 75 | 11.0% | +7.5% |
-| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `ttft_s` | 75 | 50.1% | -43.8% |
+| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `e2e_s` | 75 | 9.9% | +4.9% |
+| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `tpot_s` | 75 | 10.3% | +6.3% |
+| InferenceX DeepSeek-R1, H200/B200/B300 (closed loop) | `ttft_s` | 75 | 32.0% | -23.7% |
 | the first three (97 rows) | `tpot_s` | 33 | 14.1% | +1.5% |
 | the first three (97 rows) | `ttft_s` | 33 | 30.9% | -28.4% |
 | the first three (97 rows) | `e2e_s` | 13 | 7.2% | -2.0% |
-| all | `tpot_s` | 108 | 11.5% | +6.6% |
-| all | `ttft_s` | 108 | 43.4% | -33.4% |
-| all | `e2e_s` | 88 | 10.1% | +5.9% |
+| all | `tpot_s` | 108 | 11.1% | +4.4% |
+| all | `ttft_s` | 108 | 31.3% | -27.4% |
+| all | `e2e_s` | 88 | 9.1% | +3.8% |
 
 InferenceX's DeepSeek-R1 rows, first scored 2026-12-06 at TPOT 13.3%
 (+10.3% signed), TTFT 50.1% (-41.7%) and end-to-end 13.3% (+7.6%). By
@@ -431,21 +431,36 @@ ones, which uniform routing puts at 1.7 times the mean at 4 tokens
 TP with EP 10.1% (+7.5%), fp8 within 6.3% (SGLang) and 4.1% (TensorRT-LLM),
 fp4 SGLang 13.7% (+13.6%); the bundled cases move by under 0.7% (six DEP
 throughput rows), the MoE inference band's p90 from 42.0% to 42.1%.
-InferenceX's rows now: TPOT 11.0%, TTFT 50.1%, end-to-end 10.5%; by GPU,
-time per token B200 9.6%, B300 11.0%, H200 15.5%.
+InferenceX's rows then: TPOT 11.0%, TTFT 50.1%, end-to-end 10.5%.
 
-Time to first token is the gap: within 29% (-14% signed) at 1 to 4 clients,
-58% and 68% short from 8-16 and from 32 clients up. A mechanism the launch
-scripts name and the model lacks, not yet taken (it needs the script of
-each row's own date): SGLang's `--scheduler-recv-interval`
-(`benchmarks/single_node/fixed_seq_len/dsr1_*.sh`: 30 from 16 clients up,
-10 below), with which the scheduler takes in new requests only every 30
-decode steps (`SchedulerRecvSkipper`, sglang `python/sglang/srt/managers/
+Time to first token was the gap: within 29% (-14% signed) at 1 to 4
+clients, 58% and 68% short from 8-16 and from 32 clients up. The launch
+scripts name a mechanism the model lacked: SGLang's
+`--scheduler-recv-interval` (`benchmarks/single_node/fixed_seq_len/
+dsr1_*.sh` and their earlier `benchmarks/dsr1_*_docker.sh`, every version
+since 2025-10-01: 30 from 16 clients up, 10 below; fp8 at TP4 10), with which
+the scheduler looks for new requests only every 30 decode steps
+(`SchedulerRecvSkipper`, sglang `python/sglang/srt/managers/
 scheduler_recv_skipper.py`: a decode step weighs 1, a prefill 1000), so an
 arriving prompt waits about 15 steps, 0.3 s at 20 ms a step, before its
-prefill; TensorRT-LLM's attention-DP rows set `attention_dp_config`
-batching waits of their own. Both are deployment settings, not engine
-defaults.
+prefill. The simulator now holds arrivals in an inbox until the server's
+next look (`--scheduler-recv-interval`, case field `scheduler_recv_interval`,
+docs/methodology.md §Serving under load), and the 117 SGLang rows on B200 and
+B300 carry the scripts' value: a setting read off the source's own launch
+files and added after the first scoring, with no fitted figure; the H200
+script passes none. InferenceX's rows: TTFT 50.1% to 32.0% (-23.7% signed),
+time per token 11.0% to 10.3% (prompts taken in together prefill together,
+so fewer decode steps carry a prefill), end-to-end 10.5% to 9.9%; the 38 rows
+with the setting: TTFT 31.2%, TPOT 7.9%, end-to-end 7.4%. By clients, TTFT
+22% (1-4), 31% (8-16), 53% (32 up, -53% signed): still short at high load,
+where three rows of 7-8 s (SGLang fp4 at TP4 and TP8 with 1k/8k at 32-64
+clients, fp8 8k/1k at 16 clients under SGLang 0.5.6) point at a limit the
+scripts set and the profile lacks (`--max-running-requests`, `--cuda-graph-
+max-bs`, memory fraction), and TensorRT-LLM's attention-DP rows set
+`attention_dp_config` `enable_balance` with `timeout_iters` 60 (`benchmarks/
+single_node/fixed_seq_len/dsr1_fp4_b200_trt.sh`: new requests may wait up to
+60 iterations for the ranks to balance; TTFT -78% to -94%). By
+GPU, time per token B200 8.2%, B300 10.2%, H200 15.5%.
 
 Qwen3-235B on B200 with 4k prompts (U25-U30), examined 2026-12-05 (no
 change made). From 1k to 4k prompts at 16 clients the measured time per token
@@ -532,11 +547,11 @@ cookbook's TTFT under load is short for another reason) (TensorRT-LLM's Qwen3-23
 notes assumed bf16 KV, were written out as `kv_cache` bf16 to keep that
 assumption). The serving issue's targets (TPOT 10%,
 TTFT 25%, end-to-end 10% median) are met for end-to-end latency on the first
-three publishers' rows only, and for none over all four (11.5%, 43.4%,
-10.1%). The first scores were a regression guard (tests/test_validation.cpp):
+three publishers' rows only, and over all four for end-to-end latency
+(9.1%; TPOT 11.1%, TTFT 31.3%). The first scores were a regression guard (tests/test_validation.cpp):
 TPOT median at most 25%, TTFT 45%, end-to-end 10%; with NIM's rows matched
 the guard is TPOT 18%, TTFT 36%, end-to-end 10% on the first three, and
-InferenceX's rows have their own (14%, 55%, 14%), so neither group's
+InferenceX's rows have their own (13%, 40%, 13%), so neither group's
 regression hides in the other's median. `requests` (the benchmark's own
 request count) moved the cookbook's TTFT from 51% to 28% and its TPOT from 6%
 to 13%: a closed loop's first wave (every client's prompt at once) weighs in a
@@ -544,7 +559,7 @@ short run's means, and the simulation now runs as many requests as the
 benchmark sent. `calibrate --leave-one-source-out --measurements
 data/validation/under_load.json` scores them by metric (JSON
 `leave_one_source_out_summary.by_metric`), each publisher predicted by a fit
-to the others alone: TPOT 13.5%, TTFT 43.2%, end-to-end 10.8% median over
+to the others alone: TPOT 10.6%, TTFT 32.8%, end-to-end 9.5% median over
 the four (29.4%, 37.3% and 18.8% over the first three alone, in sample
 13.7%, 21.0%, 9.3%); with so few sources a fit to them moves little, and
 the figures above, under the fit to the bundled cases, are the ones to

@@ -1749,3 +1749,23 @@ TEST_CASE("cli: --compare-to warns when the baseline's costs are at another pric
   CHECK(bad.code == 2);
   CHECK(nlohmann::json::parse(bad.out)["error"].is_object());
 }
+
+TEST_CASE("cli: --scheduler-recv-interval is SGLang's, refused without it, and lengthens time to first token under load") {
+  const std::string base = "estimate --instance p6-b200.48xlarge --model deepseek-v3 --task inference --tp 8 --weights fp8 --clients 64 "
+                           "--prompt-tokens 922 --output-tokens 922 --length-spread 0.111";
+  const Run other = run(base + " --scheduler-recv-interval 30");
+  CHECK(other.code == 2);
+  CHECK(other.err.find("--scheduler-recv-interval: 30 is SGLang's server setting; give --engine sglang") != std::string::npos);
+  CHECK(run(base + " --engine sglang --scheduler-recv-interval 0").code == 2);
+  CHECK(run(base + " --engine sglang --scheduler-recv-interval 1001").code == 2);
+  CHECK(run(base + " --engine sglang --scheduler-recv-interval 2.5").code == 2);
+  auto ttft = [&](const std::string& extra) {
+    const Run r = run(base + " --engine sglang --format json" + extra);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out)["inference"]["at_load"]["percentiles"]["ttft_s"]["mean"].get<double>();
+  };
+  const Run said = run(base + " --engine sglang --scheduler-recv-interval 30");
+  CHECK(said.err.find("SGLang takes in new requests every 30 decode steps") != std::string::npos);
+  CHECK(ttft(" --scheduler-recv-interval 30") > ttft("") + 0.1);  // about 15 steps of some 27 ms waited
+  CHECK(ttft(" --scheduler-recv-interval 1") == ttft(""));
+}

@@ -118,6 +118,26 @@ TEST_CASE("A fixed batch with no further arrivals decodes at the analytic decode
   CHECK(s.metrics.mean_sequences == Approx(batch).epsilon(1e-9));
 }
 
+TEST_CASE("SGLang's receive interval: an arriving prompt waits for the server's next look, an idle server looks at once") {
+  Replica x = replica("p5.48xlarge", "llama-3-70b", 512, 256, 8);
+  auto run = [&](int interval, const ServingLoad& load) {
+    x.w.scheduler_recv_interval = interval;
+    return simulate_service(x.m, x.w, x.c, x.e, load);
+  };
+  // Poisson arrivals land at any phase of the looks, 10 decode steps apart:
+  // each waits about half of them beyond what it waited at every step.
+  const ServingLoad poisson = open(2.0, 2000, 512, 256);
+  const SimulatedService every = run(1, poisson), tenth = run(10, poisson);
+  const double step_s = every.metrics.tpot_s.mean;
+  const double extra_s = tenth.metrics.queue_s.mean - every.metrics.queue_s.mean;
+  CHECK(extra_s > 0.3 * 10 * step_s);
+  CHECK(extra_s < 0.7 * 10 * step_s);
+  CHECK(tenth.metrics.ttft_s.mean - every.metrics.ttft_s.mean == Approx(extra_s).epsilon(0.15));
+  // One client: its next request finds the server idle, which looks at once.
+  const ServingLoad alone = closed(1, 20, 512, 256);
+  CHECK(run(30, alone).metrics.ttft_s.mean == run(1, alone).metrics.ttft_s.mean);
+}
+
 TEST_CASE("Little's law holds on the simulator's own output") {
   Replica x = replica("g6e.xlarge", "llama-3-8b", 1024, 256, 1);
   const SimulatedService s = simulate_service(x.m, x.w, x.c, x.e, open(2.0, 2000, 1024, 256));

@@ -280,6 +280,9 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
                   "Inferentia/Trainium: the batch the decode graph is compiled for; every step reads the KV, runs the matrices "
                   "and routes the experts of all its slots, filled or not, while per-sequence and host time follow the sequences in "
                   "flight (default: the batch in flight; GPUs ignore it)")->group(g);
+  cmd->add_option("--scheduler-recv-interval", o.scheduler_recv_interval,
+                  "SGLang (--engine sglang): its server's --scheduler-recv-interval, the decode steps between two looks for new "
+                  "requests (a prefill step looks at once); an arriving prompt waits for the next (default 1: every step)")->group(g);
   cmd->add_option("--max-ttft", o.max_ttft,
                   "Time to first token target: 500ms, 2s (online default by model size, MLPerf's interactive chat scenarios: 500ms up to 20B "
                   "parameters per token, 450ms up to 150B, 4.5s above)")->group(g);
@@ -574,6 +577,8 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
   if (!o.concurrency.empty()) r.concurrency = positive_int(o.concurrency, "--concurrency");
   if (!o.compiled_batch.empty())
     r.compiled_batch = positive_int(o.compiled_batch, "--compiled-batch");
+  if (!o.scheduler_recv_interval.empty())
+    r.scheduler_recv_interval = positive_int(o.scheduler_recv_interval, "--scheduler-recv-interval");
   if (!o.max_ttft.empty()) r.max_ttft_s = parse_latency_s(o.max_ttft, "--max-ttft");
   if (!o.max_tpot.empty()) r.max_tpot_s = parse_latency_s(o.max_tpot, "--max-tpot");
   if (!o.slo_percentile.empty()) r.slo_percentile = slo_percentile_from_string(o.slo_percentile);
@@ -913,7 +918,7 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
                                                    "--clients", "--arrival", "--length-spread", "--simulated-requests",
-                                                   "--concurrency", "--compiled-batch", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user", "--slo-percentile", "--trace", "--prefix-share",
+                                                   "--concurrency", "--compiled-batch", "--scheduler-recv-interval", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user", "--slo-percentile", "--trace", "--prefix-share",
                                                    "--speculative", "--weights", "--kv-cache", "--mode", "--target-utilisation",
                                                    "--verifier-model", "--engine"};
   static constexpr const char* kRlOnly[] = {"--algorithm", "--prompts-per-step", "--samples-per-prompt", "--response-tokens",

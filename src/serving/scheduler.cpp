@@ -105,6 +105,8 @@ class Engine {
   int emitted(Sequence& s, int steps, bool take) const;
   void arrive();
   void issue(double at);
+  void receive();
+  void count_decode_steps(int steps);
   void preempt_last();
   bool grow_decodes();
   void admit(std::vector<Chunk>& chunks, int& budget);
@@ -127,6 +129,7 @@ class Engine {
   std::vector<int64_t> blocks_at_;  // blocks_for by token count, where not every token is cached
   int late_ttft_ = 0, late_tpot_ = 0;  // requests that missed each target (EarlyStop)
   KvBlockPool pool_;
+  std::deque<Sequence> inbox_;    // arrived, not yet taken in by the server (receive_every_steps)
   std::deque<Sequence> waiting_;
   std::vector<Sequence> running_;
   std::vector<Chunk> chunks_;      // this step's prefill chunks (kept to reuse its memory)
@@ -135,6 +138,7 @@ class Engine {
   double now_ = 0;
   size_t next_ = 0;  // open loop: next arrival; closed loop: next request to send
   size_t ended_ = 0;
+  int steps_since_receive_ = 0;  // decode steps since the server last looked for arrivals (receive_every_steps)
 };
 
 int Engine::emitted(Sequence& s, int steps, bool take) const {
@@ -149,7 +153,7 @@ void Engine::arrive() {
   if (arrivals_.closed_loop) return;
   while (next_ < requests_.size() && requests_[next_].arrival_s <= now_) {
     const SimRequest& r = requests_[next_];
-    waiting_.push_back(arriving(static_cast<int>(next_), r.prompt_tokens, 0));
+    inbox_.push_back(arriving(static_cast<int>(next_), r.prompt_tokens, 0));
     ++next_;
   }
 }
@@ -157,8 +161,29 @@ void Engine::arrive() {
 void Engine::issue(double at) {
   if (!arrivals_.closed_loop || next_ >= requests_.size()) return;
   requests_[next_].arrival_s = at;
-  waiting_.push_back(arriving(static_cast<int>(next_), requests_[next_].prompt_tokens, 0));
+  inbox_.push_back(arriving(static_cast<int>(next_), requests_[next_].prompt_tokens, 0));
   ++next_;
+}
+
+// The server looks for arrivals every receive_every_steps decode steps
+// (SGLang's SchedulerRecvSkipper: a decode step counts 1, a prefill step
+// enough for the next look; an idle engine looks at once), and takes in
+// what the inbox holds.
+void Engine::receive() {
+  const bool idle = running_.empty() && waiting_.empty();
+  if (limits_.receive_every_steps > 1 && !idle && steps_since_receive_ < limits_.receive_every_steps) return;
+  for (Sequence& s : inbox_) waiting_.push_back(s);
+  inbox_.clear();
+  steps_since_receive_ = 0;
+}
+
+// `steps` decode steps ran: with nothing waiting in the inbox the looks
+// they held found nothing, and only their phase carries on (a run is cut at
+// the next look when something waits: decode_run_length).
+void Engine::count_decode_steps(int steps) {
+  if (limits_.receive_every_steps <= 1) return;
+  steps_since_receive_ += steps;
+  if (inbox_.empty()) steps_since_receive_ %= limits_.receive_every_steps;
 }
 
 // Recompute preemption: the blocks are freed, and the sequence waits at the
@@ -287,6 +312,8 @@ void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
     }
   c.decode_attended_tokens = attended.total();
   account(timer_.step_s(c), 1);
+  if (chunks.empty()) count_decode_steps(1);
+  else steps_since_receive_ = limits_.receive_every_steps;  // a prefill step: the next round looks
   bool done = false;  // a sequence emitted its last token
   for (const Chunk& k : chunks) {
     Sequence& s = running_[k.index];
@@ -323,7 +350,8 @@ int Engine::decode_run_length(double step_s) const {
     for (const Sequence& s : running_)
       k = std::min(k, std::max(1, static_cast<int>(std::ceil((s.left() - s.credit) / per_step - 1e-9))));
   const bool room = static_cast<int>(running_.size()) < limits_.max_sequences;
-  if (!arrivals_.closed_loop && waiting_.empty() && room && next_ < requests_.size())
+  if (!inbox_.empty()) k = std::min(k, std::max(1, limits_.receive_every_steps - steps_since_receive_));
+  if (!arrivals_.closed_loop && waiting_.empty() && inbox_.empty() && room && next_ < requests_.size())
     k = std::min<double>(k, std::max(1.0, std::ceil((requests_[next_].arrival_s - now_) / step_s)));
   if (limits_.reserves_full_kv) return std::max(k, 1);
   auto extra = [&](int steps) {
@@ -356,6 +384,7 @@ void Engine::run_decodes(int steps) {
   }
   c.decode_attended_tokens = attended.total();
   account(steps * timer_.step_s(c), steps);
+  count_decode_steps(steps);
   if (done) finish_done();
 }
 
@@ -372,6 +401,7 @@ SchedulerTotals Engine::run() {
       break;
     }
     arrive();
+    receive();
     if (running_.empty() && waiting_.empty()) {
       if (next_ >= requests_.size()) break;
       now_ = std::max(now_, requests_[next_].arrival_s);

@@ -52,6 +52,7 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   l.shared_prefix_tokens = w.prefix_tokens();
   l.tokens_per_decode_step = w.tokens_per_decode_step();
   l.decode_lookahead = w.decode_queries_per_sequence();
+  l.receive_every_steps = w.scheduler_recv_interval;
   const auto& mem = e.memory;
   const double free_gb = std::max(0.0, mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb);
   const double gb_per_token = kv_gb_per_token_averaged(m, e.precision.kv_cache, e.layout);

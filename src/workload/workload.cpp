@@ -274,6 +274,16 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                         w.verifier->name, w.samples));
   w.concurrency = r.concurrency;
   w.compiled_batch = r.compiled_batch;
+  if (r.scheduler_recv_interval) {
+    check_range(*r.scheduler_recv_interval, "--scheduler-recv-interval", 1, 1000);
+    if (!w.engine || w.engine->name != "sglang")
+      throw InputError(fmt::format("--scheduler-recv-interval: {} is SGLang's server setting; give --engine sglang (engine here: {})",
+                                   *r.scheduler_recv_interval, w.engine ? w.engine->name : std::string("the default")));
+    w.scheduler_recv_interval = *r.scheduler_recv_interval;
+    if (w.scheduler_recv_interval > 1)
+      w.assumptions.push_back(fmt::format("SGLang takes in new requests every {} decode steps (--scheduler-recv-interval; a prefill step "
+                                          "takes them at once): an arriving prompt waits for the next", w.scheduler_recv_interval));
+  }
   w.prompt_tokens = r.prompt_tokens.value_or(kDefaultPromptTokens);
   if (!r.prompt_tokens) w.assumptions.push_back(fmt::format("{:.0f} prompt tokens per request (default; set --prompt-tokens)", w.prompt_tokens));
   w.output_tokens = r.output_tokens.value_or(kDefaultOutputTokens);

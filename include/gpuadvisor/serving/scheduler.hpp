@@ -48,6 +48,10 @@ struct EngineLimits {
   // `decode_lookahead` positions while its proposals are verified.
   double tokens_per_decode_step = 1;
   int decode_lookahead = 1;
+  // SGLang's --scheduler-recv-interval: arrivals wait in the server's inbox
+  // until this many decode steps have run since the last look (a step with a
+  // prefill, or an idle engine, looks at once); 1: every step.
+  int receive_every_steps = 1;
 };
 
 // Sizing only asks whether the targets are met: once more requests than the

@@ -155,6 +155,10 @@ struct InferenceWorkload {
   // its slots, filled or not (docs/methodology.md §Decode step); empty: the
   // batch in flight. GPUs ignore it.
   std::optional<int> compiled_batch;
+  // SGLang's --scheduler-recv-interval: new requests are taken in only every
+  // this many decode steps (a prefill step takes them at once); 1: every step,
+  // every engine's default (docs/methodology.md §Serving under load).
+  int scheduler_recv_interval = 1;
   std::optional<double> max_ttft_s; // time to first token
   std::optional<double> max_tpot_s; // time per output token (applied to the mean)
   WeightFormat weights = WeightFormat::bf16;
@@ -218,6 +222,7 @@ struct InferenceRequest {
   std::optional<SpeculativeDecoding> speculative;  // --speculative
   std::optional<int> concurrency;
   std::optional<int> compiled_batch;  // --compiled-batch
+  std::optional<int> scheduler_recv_interval;  // --scheduler-recv-interval (SGLang only)
   std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;
   WeightFormat weights = WeightFormat::bf16;
   std::optional<Precision> kv_cache;  // --kv-cache; empty: the engine's default
