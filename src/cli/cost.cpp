@@ -209,7 +209,7 @@ class CostCommand : public Command {
     // A reservation priced under a pricing with no rate (a commitment not imported) has nothing to show: exit 3, never on-demand figures.
     if (!result.pick) throw_no_price(r, row_instances(result.rows));
     spdlog::info("no model given: the instances alone are priced; expected interruption costs need the model's checkpoint size");
-    const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd", ""};
+    const PickSummary now{row.instance->name, row.count, row.ranked_cost_usd, row.estimate.total_hours, "ranked_usd", "", {}};
     const auto cmp = comparison(go, now, r);
     const auto gates = gate_results(go, now, cmp);
     if (parse_format(g) != Format::html) print_comparison(cmp, gates, parse_format(g));
@@ -227,7 +227,7 @@ class CostCommand : public Command {
   int print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
     const RecommendRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd",
-                          job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task))};
+                          job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), {}};
     const auto cmp = comparison(go, now, *ctx.request);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("USD, {} {}; times and costs include job overheads. COST is at the channel VIA that can deliver the "

@@ -112,7 +112,7 @@ std::string job_of(const std::string& model_name, std::string_view task) { retur
 PickSummary serving_summary(const ServingRow& pick, const std::string& model_name) {
   return {pick.instance->name, pick.instances,
           pick.ranked_usd_per_hour ? std::optional<double>(*pick.ranked_usd_per_hour * kHoursPerMonth) : std::nullopt, pick.tpot_mean_s(),
-          "ranked_usd_per_month", job_of(model_name, "inference")};
+          "ranked_usd_per_month", job_of(model_name, "inference"), {}};
 }
 
 std::string pricing_terms(std::string_view pricing, std::string_view region) { return fmt::format("{} in {}", pricing, region); }

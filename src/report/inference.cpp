@@ -86,6 +86,7 @@ ordered_json workload_json(const InferenceWorkload& w) {
   j["requests_per_second"] = w.requests_per_second ? ordered_json(sig6(*w.requests_per_second)) : ordered_json(nullptr);
   j["concurrency"] = w.concurrency ? ordered_json(*w.concurrency) : ordered_json(nullptr);
   j["compiled_batch"] = w.compiled_batch ? ordered_json(*w.compiled_batch) : ordered_json(nullptr);
+  j["scheduler_recv_interval"] = w.scheduler_recv_interval;
   j["speculative"] = w.speculative ? ordered_json{{"drafter", w.speculative->drafter},
                                                   {"draft_tokens", w.speculative->draft_tokens},
                                                   {"acceptance", sig6(w.speculative->acceptance)},

@@ -281,8 +281,10 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                    *r.scheduler_recv_interval, w.engine ? w.engine->name : std::string("the default")));
     w.scheduler_recv_interval = *r.scheduler_recv_interval;
     if (w.scheduler_recv_interval > 1)
-      w.assumptions.push_back(fmt::format("SGLang takes in new requests every {} decode steps (--scheduler-recv-interval; a prefill step "
-                                          "takes them at once): an arriving prompt waits for the next", w.scheduler_recv_interval));
+      w.assumptions.push_back(fmt::format("SGLang takes in new requests every {} decode steps (--scheduler-recv-interval; after a prefill "
+                                          "step, or when idle, at once): an arriving prompt waits for the next look, about {:g} decode steps "
+                                          "at a random phase; simulated under a load only",
+                                          w.scheduler_recv_interval, w.scheduler_recv_interval / 2.0));
   }
   w.prompt_tokens = r.prompt_tokens.value_or(kDefaultPromptTokens);
   if (!r.prompt_tokens) w.assumptions.push_back(fmt::format("{:.0f} prompt tokens per request (default; set --prompt-tokens)", w.prompt_tokens));
