@@ -384,11 +384,12 @@ below is out of sample. Reproduce with
   8k/1k (0.9 L as the mean, `length_spread` 0.111); `tp`, `ep` and
   `attention_dp` from the row's decode layout (TP, TP with EP, or EP with
   attention data parallel); KV fp8 where the launch scripts set it (all but
-  SGLang on H200). The launch scripts' own scheduler settings (memory
-  fraction, chunked-prefill size, request and CUDA-graph limits, SGLang's
-  `--scheduler-recv-interval`) are not modelled: the 3 rows of SGLang at TP4
-  in fp8 ran at `--mem-fraction-static` 0.95, above the profile's, and do not
-  fit under the model. This is the kind of sweep the serving issue's held-
+  SGLang on H200); SGLang's `--scheduler-recv-interval` as the scripts pass
+  it (`scheduler_recv_interval`, added after the first scoring: below). The
+  scripts' other scheduler settings (memory fraction, chunked-prefill size,
+  request and CUDA-graph limits) are not modelled: the 3 rows of SGLang at
+  TP4 in fp8 ran at `--mem-fraction-static` 0.95, above the profile's, and do
+  not fit under the model. This is the kind of sweep the serving issue's held-
   out measurements are (closed loop, 1 to 256 clients, 1k-8k prompts), on
   one MoE model.
 
