@@ -1750,6 +1750,40 @@ TEST_CASE("cli: --compare-to warns when the baseline's costs are at another pric
   CHECK(nlohmann::json::parse(bad.out)["error"].is_object());
 }
 
+TEST_CASE("cli: --max-batched-tokens sets the engine's step budget: checked, said, in the JSON and the launch command, refused where there is none") {
+  const std::string base = "estimate --instance p5.48xlarge --model llama-3-70b --task inference --tp 8 --clients 32 --prompt-tokens 1000 "
+                           "--output-tokens 64";
+  for (const char* bad : {" --max-batched-tokens 63", " --max-batched-tokens 1048577", " --max-batched-tokens 2k5", " --max-batched-tokens 0"}) {
+    INFO(bad);
+    CHECK(run(base + bad).code == 2);
+  }
+  const Run hf = run(base + " --engine hf --max-batched-tokens 4096");
+  CHECK(hf.code == 2);
+  CHECK(hf.err.find("--max-batched-tokens: hf runs one batch at a time and has no token budget per step") != std::string::npos);
+  const Run said = run(base + " --max-batched-tokens 2048");
+  REQUIRE(said.code == 0);
+  CHECK(said.err.find("the engine schedules at most 2048 tokens a step") != std::string::npos);
+  auto estimate = [&](const std::string& extra) {
+    const Run r = run(base + " --format json" + extra);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto small = estimate(" --max-batched-tokens 1024"), own = estimate("");
+  CHECK(small["workload"]["max_batched_tokens"] == 1024);
+  CHECK(own["workload"]["max_batched_tokens"].is_null());
+  // 32 prompts of 1,000 tokens at once: a step takes about one of them, not eight.
+  auto ttft = [](const nlohmann::json& j, const char* at) { return j["inference"]["at_load"]["percentiles"]["ttft_s"][at].get<double>(); };
+  CHECK(ttft(small, "p99") > ttft(own, "p99"));
+  // The server's command carries the budget the estimate ran at.
+  test_files::TempDir t("gpuadvisor_test_budget");
+  const std::string dir = t.file("emit");
+  REQUIRE(run("recommend --model llama-3-8b --task inference --requests-per-second 20 --max-batched-tokens 4096 --emit k8s --emit-dir " + dir).code == 0);
+  std::ifstream in(dir + "/deployment.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str().find("--max-num-batched-tokens 4096 ") != std::string::npos);
+}
+
 TEST_CASE("cli: --scheduler-recv-interval is SGLang's, refused without it, and lengthens time to first token under load") {
   const std::string base = "estimate --instance p6-b200.48xlarge --model deepseek-v3 --task inference --tp 8 --weights fp8 --clients 64 "
                            "--prompt-tokens 922 --output-tokens 922 --length-spread 0.111";

@@ -569,6 +569,14 @@ TEST_CASE("a case's speculative field: read as --speculative reads it, refused w
   CHECK(vllm.code == 2);
   CHECK(vllm.err.find("field 'scheduler_recv_interval'") != std::string::npos);
   CHECK(cases_with(sglang + R"("scheduler_recv_interval": 0)").code == 2);
+  // The engine's step budget: any engine with continuous batching, in range, serving cases only.
+  CHECK(cases_with(sglang + R"("max_batched_tokens": 32768)").code == 0);
+  CHECK(cases_with(serving + R"("max_batched_tokens": 4096)").code == 0);
+  CHECK(cases_with(serving + R"("max_batched_tokens": 32)").code == 2);
+  const auto hf = cases_with(serving + R"("engine": "hf", "max_batched_tokens": 4096)");
+  CHECK(hf.code == 2);
+  CHECK(hf.err.find("field 'max_batched_tokens'") != std::string::npos);
+  CHECK(cases_with(training + R"("max_batched_tokens": 4096)").code == 2);
 }
 
 namespace {

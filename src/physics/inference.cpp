@@ -151,8 +151,8 @@ int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, co
   return w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch) * l.attention_dp);
 }
 
-int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, const ServingLayout& l) {
-  return engine_prefill_chunk_tokens(engine, acc) * l.attention_dp;
+int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l) {
+  return step_token_budget(engine, acc, w) * l.attention_dp;
 }
 
 double kv_cache_bytes_per_token(const ModelSpec& m, Precision kv, int tp) {
@@ -445,7 +445,7 @@ PrefillCost prefill_cost(const ModelSpec& m, const InferenceWorkload& w, const C
 int prompts_per_prefill(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, int batch) {
   if (engine.prefill != PrefillScheduling::separate || engine.prefill_batching_steps <= 0) return 1;
   const double arriving = double(batch) * engine.prefill_batching_steps / std::max(1.0, w.generated_tokens_per_sequence());
-  const double by_budget = std::floor(engine_prefill_chunk_tokens(engine, acc) / std::max(1.0, w.prompt_tokens));
+  const double by_budget = std::floor(step_token_budget(engine, acc, w) / std::max(1.0, w.prompt_tokens));
   return static_cast<int>(std::clamp(std::min(arriving, by_budget), 1.0, double(batch)));
 }
 
@@ -459,7 +459,7 @@ double prefill_s_per_request(const ModelSpec& m, const InferenceWorkload& w, con
   const EngineProfile& engine = *e.engine;
   const ServingLayout& l = e.layout;
   const ServingPrecision& p = e.precision;
-  const int chunk = engine_prefill_chunk_tokens(engine, *c.accelerator);
+  const int chunk = step_token_budget(engine, *c.accelerator, w);
   double s;
   if (engine.prefill == PrefillScheduling::chunked) {
     const double computed = w.computed_prompt_tokens(w.prompt_tokens);
@@ -559,7 +559,7 @@ void fill_serving_memory(InferenceEstimate& e, const ModelSpec& m, const Inferen
                    (draft_head_bytes + (w.verifier ? inference_weight_bytes(*w.verifier, w.weights) : 0)) / l.accelerators() / kGb;
   mem.reserve_gb = serving_reserve_gb(acc, *e.engine, mem.weights_gb);
   const double ffn = m.is_moe() ? double(m.expert_ffn) * (m.active_experts + m.shared_experts) : m.ffn;
-  mem.workspace_gb = (engine_prefill_chunk_tokens(*e.engine, acc) * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
+  mem.workspace_gb = (step_token_budget(*e.engine, acc, w) * kActivationBytes * (4.0 * m.hidden + 2 * ffn / l.tp) +
                       double(batch_cap) / l.attention_dp * m.vocab / l.attention_tp() * 4) / kGb;
 }
 

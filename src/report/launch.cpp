@@ -669,9 +669,10 @@ const EngineProfile& profile_for(const ServingLaunch& s, std::string_view name) 
   return own ? *own : sized;
 }
 
-// The token budget of one scheduler step the estimate assumed (chunked prefill).
+// The token budget of one scheduler step the estimate assumed (chunked prefill):
+// the user's --max-batched-tokens for every engine's server, else each engine's default.
 int step_tokens(const ServingLaunch& s, std::string_view engine) {
-  return engine_prefill_chunk_tokens(profile_for(s, engine), *s.accelerator);
+  return step_token_budget(profile_for(s, engine), *s.accelerator, *s.workload);
 }
 
 // Where one engine server listens: its port, its TensorRT-LLM options file,

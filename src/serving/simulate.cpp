@@ -45,7 +45,7 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   EngineLimits l;
   l.max_sequences = replica_sequence_cap(engine, acc, w, e.layout);
   if (const auto compiled = compiled_batch_on(acc, w)) l.max_sequences = std::min(l.max_sequences, *compiled);
-  l.token_budget = replica_step_tokens(engine, acc, e.layout);
+  l.token_budget = replica_step_tokens(engine, acc, w, e.layout);
   l.chunked = engine.prefill == PrefillScheduling::chunked;
   l.continuous = engine.continuous_batching;
   l.reserves_full_kv = engine.reserves_full_kv;

@@ -193,6 +193,10 @@ int engine_prefill_chunk_tokens(const EngineProfile& e, const Accelerator& acc) 
   return tokens;
 }
 
+int step_token_budget(const EngineProfile& e, const Accelerator& acc, const InferenceWorkload& w) {
+  return w.max_batched_tokens.value_or(engine_prefill_chunk_tokens(e, acc));
+}
+
 std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights) {
   if (e.software != acc.software)
     return acc.software == "neuron"

@@ -286,6 +286,16 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                           "at a random phase; simulated under a load only",
                                           w.scheduler_recv_interval, w.scheduler_recv_interval / 2.0));
   }
+  if (r.max_batched_tokens) {
+    check_range(*r.max_batched_tokens, "--max-batched-tokens", kFewestBatchedTokens, kMostBatchedTokens);
+    if (w.engine && !w.engine->continuous_batching)
+      throw InputError(fmt::format("--max-batched-tokens: {} runs one batch at a time and has no token budget per step; "
+                                   "give an engine with continuous batching (vllm, sglang, trtllm, tgi)", w.engine->name));
+    w.max_batched_tokens = *r.max_batched_tokens;
+    w.assumptions.push_back(fmt::format("the engine schedules at most {} tokens a step, decode tokens and prompt chunks together "
+                                        "(--max-batched-tokens: vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, "
+                                        "TensorRT-LLM --max_num_tokens)", w.max_batched_tokens.value()));
+  }
   w.prompt_tokens = r.prompt_tokens.value_or(kDefaultPromptTokens);
   if (!r.prompt_tokens) w.assumptions.push_back(fmt::format("{:.0f} prompt tokens per request (default; set --prompt-tokens)", w.prompt_tokens));
   w.output_tokens = r.output_tokens.value_or(kDefaultOutputTokens);

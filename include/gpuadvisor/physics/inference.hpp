@@ -150,8 +150,8 @@ double kv_gb_per_token_averaged(const ModelSpec& m, Precision kv, const ServingL
 // Sequences a replica runs at once: --concurrency, else the engine's limit
 // per scheduler (one scheduler per attention data-parallel rank) x attention_dp.
 int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
-// Prompt tokens a replica's step takes: the engine's chunk per scheduler x attention_dp.
-int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, const ServingLayout& l);
+// Tokens a replica's step takes: the budget per scheduler (--max-batched-tokens, else the engine's) x attention_dp.
+int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
 
 struct InferenceMemory {
   double weights_gb = 0;     // per accelerator

@@ -134,6 +134,9 @@ int engine_max_sequences(const EngineProfile& e, const Accelerator& acc, int fal
 // The engine's default token budget per step on this accelerator
 // (EngineProfile::prefill_chunk_tokens and its memory tiers).
 int engine_prefill_chunk_tokens(const EngineProfile& e, const Accelerator& acc);
+// The token budget per step a workload runs at: its --max-batched-tokens
+// (InferenceWorkload::max_batched_tokens), else the profile's default.
+int step_token_budget(const EngineProfile& e, const Accelerator& acc, const InferenceWorkload& w);
 
 // Why this engine cannot serve these weights on this accelerator, or empty.
 std::optional<std::string> engine_problem(const EngineProfile& e, const Accelerator& acc, WeightFormat weights);

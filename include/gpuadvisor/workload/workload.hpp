@@ -159,6 +159,11 @@ struct InferenceWorkload {
   // this many decode steps (a prefill step takes them at once); 1: every step,
   // every engine's default (docs/methodology.md §Serving under load).
   int scheduler_recv_interval = 1;
+  // The engine's token budget per step, as its server was started (vLLM
+  // --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM
+  // --max_num_tokens, TGI --max-batch-prefill-tokens); empty: the profile's
+  // default for the accelerator (step_token_budget).
+  std::optional<int> max_batched_tokens;
   std::optional<double> max_ttft_s; // time to first token
   std::optional<double> max_tpot_s; // time per output token (applied to the mean)
   WeightFormat weights = WeightFormat::bf16;
@@ -223,6 +228,7 @@ struct InferenceRequest {
   std::optional<int> concurrency;
   std::optional<int> compiled_batch;  // --compiled-batch
   std::optional<int> scheduler_recv_interval;  // --scheduler-recv-interval (SGLang only)
+  std::optional<int> max_batched_tokens;       // --max-batched-tokens (engines with continuous batching)
   std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;
   WeightFormat weights = WeightFormat::bf16;
   std::optional<Precision> kv_cache;  // --kv-cache; empty: the engine's default
@@ -235,6 +241,10 @@ struct InferenceRequest {
 };
 
 inline constexpr double kDefaultPromptTokens = 1024;
+// --max-batched-tokens' range: below a few dozen tokens a step serves no
+// prompt; engines' own readers stop at 2^20 (data/engines.json's too).
+inline constexpr int kFewestBatchedTokens = 64;
+inline constexpr int kMostBatchedTokens = 1 << 20;
 inline constexpr double kDefaultOutputTokens = 256;
 // Online defaults: MLPerf Inference v5.0's Llama-2-70B interactive-scenario
 // limits, set for chat from ChatGPT and Perplexity data (MLCommons, 2025-04);
