@@ -1784,6 +1784,31 @@ TEST_CASE("cli: --max-batched-tokens sets the engine's step budget: checked, sai
   CHECK(text.str().find("--max-num-batched-tokens 4096 ") != std::string::npos);
 }
 
+TEST_CASE("cli: --attention-dp-balance is TensorRT-LLM's, needs attention data parallelism, is said and holds prompts under load") {
+  const std::string base = "estimate --instance p6-b200.48xlarge --model deepseek-v3 --task inference --tp 8 --ep 8 --weights fp8 "
+                           "--requests-per-second 1 --prompt-tokens 922 --output-tokens 922 --max-ttft 20s --max-tpot 1s";  // targets one replica meets
+  const Run other = run(base + " --attention-dp 8 --attention-dp-balance 60");
+  CHECK(other.code == 2);
+  CHECK(other.err.find("--attention-dp-balance: 60 is TensorRT-LLM's attention_dp_config") != std::string::npos);
+  const Run no_dp = run(base + " --engine trtllm --attention-dp-balance 60");
+  CHECK(no_dp.code == 2);
+  CHECK(no_dp.err.find("give --attention-dp N") != std::string::npos);
+  for (const char* bad : {" 0", " 1001", " 2.5"}) CHECK(run(base + " --engine trtllm --attention-dp 8 --attention-dp-balance" + bad).code == 2);
+  auto estimate = [&](const std::string& extra) {
+    const Run r = run(base + " --engine trtllm --attention-dp 8 --format json" + extra);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto held = estimate(" --attention-dp-balance 60"), free = estimate("");
+  CHECK(held["workload"]["attention_dp_balance_iters"] == 60);
+  CHECK(free["workload"]["attention_dp_balance_iters"].is_null());
+  auto queue = [](const nlohmann::json& j) { return j["inference"]["at_load"]["percentiles"]["queue_s"]["mean"].get<double>(); };
+  // One request a second among some 18 in flight: each held to the next timeout, about 30 steps of some 21 ms.
+  CHECK(queue(held) > queue(free) + 0.3);
+  CHECK(run(base + " --engine trtllm --attention-dp 8 --attention-dp-balance 60").err.find("TensorRT-LLM balances its attention data-parallel ranks") !=
+        std::string::npos);
+}
+
 TEST_CASE("cli: --scheduler-recv-interval is SGLang's, refused without it, and lengthens time to first token under load") {
   const std::string base = "estimate --instance p6-b200.48xlarge --model deepseek-v3 --task inference --tp 8 --weights fp8 --clients 64 "
                            "--prompt-tokens 922 --output-tokens 922 --length-spread 0.111";

@@ -162,6 +162,31 @@ TEST_CASE("The engine's token budget per step: a wave of prompts is prefilled a 
   CHECK(run(std::nullopt).ttft_s.mean == wide.ttft_s.mean);
 }
 
+TEST_CASE("TensorRT-LLM's attention-DP balance: a prompt waits for one per rank or the timeout, an idle rank releases at once") {
+  Replica x = replica("p5.48xlarge", "qwen3-30b-a3b", 512, 256, 8, 8, 8);
+  auto run = [&](std::optional<int> timeout, const ServingLoad& load) {
+    x.w.attention_dp_balance_iters = timeout;
+    return simulate_service(x.m, x.w, x.c, x.e, load).metrics;
+  };
+  // Poisson arrivals far fewer than 8 per 60 iterations, among more sequences
+  // in flight than ranks (no rank idle): each is held to the next timeout,
+  // which restarts at every release: about 30 steps at a random phase.
+  const ServingLoad sparse = open(1.0, 1000, 512, 2048);
+  const ServiceMetrics off = run(std::nullopt, sparse), on = run(60, sparse);
+  const double step_s = off.tpot_s.mean;
+  const double held_s = on.queue_s.mean - off.queue_s.mean;
+  CHECK(held_s > 0.3 * 60 * step_s);
+  CHECK(held_s < 0.7 * 60 * step_s);
+  // Eight clients start together on an idle replica: every rank has one, released at once.
+  const ServingLoad together = closed(8, 8, 512, 256);
+  CHECK(run(60, together).ttft_s.mean == run(std::nullopt, together).ttft_s.mean);
+  // Without attention data parallelism there is nothing to balance.
+  Replica tp = replica("p5.48xlarge", "qwen3-30b-a3b", 512, 256, 8, 8, 1);
+  const ServiceMetrics tp_off = simulate_service(tp.m, tp.w, tp.c, tp.e, sparse).metrics;
+  tp.w.attention_dp_balance_iters = 60;
+  CHECK(simulate_service(tp.m, tp.w, tp.c, tp.e, sparse).metrics.ttft_s.mean == tp_off.ttft_s.mean);
+}
+
 TEST_CASE("Little's law holds on the simulator's own output") {
   Replica x = replica("g6e.xlarge", "llama-3-8b", 1024, 256, 1);
   const SimulatedService s = simulate_service(x.m, x.w, x.c, x.e, open(2.0, 2000, 1024, 256));

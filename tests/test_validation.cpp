@@ -577,6 +577,13 @@ TEST_CASE("a case's speculative field: read as --speculative reads it, refused w
   CHECK(hf.code == 2);
   CHECK(hf.err.find("field 'max_batched_tokens'") != std::string::npos);
   CHECK(cases_with(training + R"("max_batched_tokens": 4096)").code == 2);
+  // TensorRT-LLM's attention-DP balance: its engine, a layout with attention data parallelism.
+  const std::string dep = R"("tpot_s", "measured": 0.02, "task": "inference", "model": "deepseek-v3", "system": "p6-b200.48xlarge", "precision": "fp8", "prompt_tokens": 922, "output_tokens": 922, "tp": 8, "ep": 8, "clients": 64, )";
+  CHECK(cases_with(dep + R"("engine": "trtllm", "attention_dp": 8, "attention_dp_balance_iters": 60)").code == 0);
+  const auto no_dp = cases_with(dep + R"("engine": "trtllm", "attention_dp_balance_iters": 60)");
+  CHECK(no_dp.code == 2);
+  CHECK(no_dp.err.find("field 'attention_dp_balance_iters'") != std::string::npos);
+  CHECK(cases_with(dep + R"("engine": "sglang", "attention_dp": 8, "attention_dp_balance_iters": 60)").code == 2);
 }
 
 namespace {

@@ -287,6 +287,10 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
                   "The engine's token budget per step, decode tokens and prompt chunks together, as its server was started: vLLM "
                   "--max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM --max_num_tokens, TGI --max-batch-prefill-tokens "
                   "(default: the engine's own by GPU memory, docs/methodology.md §Serving engines; 64 to 1048576)")->group(g);
+  cmd->add_option("--attention-dp-balance", o.attention_dp_balance,
+                  "TensorRT-LLM (--engine trtllm) with attention data parallelism: its attention_dp_config enable_balance with timeout_iters N; "
+                  "a prompt is held until every attention rank has one, a rank has nothing to decode, or N iterations pass since the last "
+                  "release (default: off, TensorRT-LLM's own; 1 to 1000)")->group(g);
   cmd->add_option("--max-ttft", o.max_ttft,
                   "Time to first token target: 500ms, 2s (online default by model size, MLPerf's interactive chat scenarios: 500ms up to 20B "
                   "parameters per token, 450ms up to 150B, 4.5s above)")->group(g);
@@ -585,6 +589,8 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     r.scheduler_recv_interval = positive_int(o.scheduler_recv_interval, "--scheduler-recv-interval");
   if (!o.max_batched_tokens.empty())
     r.max_batched_tokens = positive_int(o.max_batched_tokens, "--max-batched-tokens");
+  if (!o.attention_dp_balance.empty())
+    r.attention_dp_balance_iters = positive_int(o.attention_dp_balance, "--attention-dp-balance");
   if (!o.max_ttft.empty()) r.max_ttft_s = parse_latency_s(o.max_ttft, "--max-ttft");
   if (!o.max_tpot.empty()) r.max_tpot_s = parse_latency_s(o.max_tpot, "--max-tpot");
   if (!o.slo_percentile.empty()) r.slo_percentile = slo_percentile_from_string(o.slo_percentile);
@@ -924,7 +930,7 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
                                                    "--clients", "--arrival", "--length-spread", "--simulated-requests",
-                                                   "--concurrency", "--compiled-batch", "--scheduler-recv-interval", "--max-batched-tokens", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user", "--slo-percentile", "--trace", "--prefix-share",
+                                                   "--concurrency", "--compiled-batch", "--scheduler-recv-interval", "--max-batched-tokens", "--attention-dp-balance", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user", "--slo-percentile", "--trace", "--prefix-share",
                                                    "--speculative", "--weights", "--kv-cache", "--mode", "--target-utilisation",
                                                    "--verifier-model", "--engine"};
   static constexpr const char* kRlOnly[] = {"--algorithm", "--prompts-per-step", "--samples-per-prompt", "--response-tokens",

@@ -336,6 +336,9 @@ class EstimateCommand : public Command {
     const Cluster c{&inst, &acc, pp};
     auto given = [&](const char* f, int v) { return app->count(f) ? std::optional<int>(v) : std::nullopt; };
     const LayoutRequest asked{given("--tp", eo.tp), given("--ep", eo.ep), given("--attention-dp", eo.attention_dp)};
+    if (w.attention_dp_balance_iters && asked.attention_dp.value_or(1) < 2)
+      throw InputError("--attention-dp-balance: TensorRT-LLM balances the prompts among attention data-parallel ranks; give --attention-dp N "
+                       "(N at least 2) for the layout it applies to");
     if (!m.is_moe())
       for (auto [f, v] : {std::pair{"--ep", asked.ep}, std::pair{"--attention-dp", asked.attention_dp}})
         if (v && *v > 1) throw InputError(fmt::format("{}: expert and attention data parallelism are for mixture-of-experts models; {} is dense", f, m.name));

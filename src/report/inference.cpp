@@ -88,6 +88,7 @@ ordered_json workload_json(const InferenceWorkload& w) {
   j["compiled_batch"] = w.compiled_batch ? ordered_json(*w.compiled_batch) : ordered_json(nullptr);
   j["scheduler_recv_interval"] = w.scheduler_recv_interval;
   j["max_batched_tokens"] = w.max_batched_tokens ? ordered_json(*w.max_batched_tokens) : ordered_json(nullptr);
+  j["attention_dp_balance_iters"] = w.attention_dp_balance_iters ? ordered_json(*w.attention_dp_balance_iters) : ordered_json(nullptr);
   j["speculative"] = w.speculative ? ordered_json{{"drafter", w.speculative->drafter},
                                                   {"draft_tokens", w.speculative->draft_tokens},
                                                   {"acceptance", sig6(w.speculative->acceptance)},

@@ -168,10 +168,13 @@ void Engine::issue(double at) {
 // The server looks for arrivals every receive_every_steps decode steps
 // (SGLang's SchedulerRecvSkipper: a decode step counts 1, a prefill step
 // enough for the next look; an idle engine looks at once), and takes in
-// what the inbox holds.
+// what the inbox holds. With TensorRT-LLM's attention-DP balance it also
+// releases once a prompt waits for every rank, or a rank has nothing to run.
 void Engine::receive() {
   const bool idle = running_.empty() && waiting_.empty();
-  if (limits_.receive_every_steps > 1 && !idle && steps_since_receive_ < limits_.receive_every_steps) return;
+  const int ranks = limits_.release_when_waiting;
+  const bool balanced = ranks > 0 && (static_cast<int>(inbox_.size()) >= ranks || static_cast<int>(running_.size()) < ranks);
+  if (limits_.receive_every_steps > 1 && !idle && !balanced && steps_since_receive_ < limits_.receive_every_steps) return;
   for (Sequence& s : inbox_) waiting_.push_back(s);
   inbox_.clear();
   steps_since_receive_ = 0;
@@ -312,8 +315,8 @@ void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
     }
   c.decode_attended_tokens = attended.total();
   account(timer_.step_s(c), 1);
-  if (chunks.empty()) count_decode_steps(1);
-  else steps_since_receive_ = limits_.receive_every_steps;  // a prefill step: the next round looks
+  if (chunks.empty() || limits_.release_when_waiting > 0) count_decode_steps(1);  // the balance counts every iteration
+  else steps_since_receive_ = limits_.receive_every_steps;  // SGLang, a prefill step: the next round looks
   bool done = false;  // a sequence emitted its last token
   for (const Chunk& k : chunks) {
     Sequence& s = running_[k.index];
@@ -351,7 +354,9 @@ int Engine::decode_run_length(double step_s) const {
       k = std::min(k, std::max(1, static_cast<int>(std::ceil((s.left() - s.credit) / per_step - 1e-9))));
   const bool room = static_cast<int>(running_.size()) < limits_.max_sequences;
   if (!inbox_.empty()) k = std::min(k, std::max(1, limits_.receive_every_steps - steps_since_receive_));
-  if (!arrivals_.closed_loop && waiting_.empty() && inbox_.empty() && room && next_ < requests_.size())
+  // An arrival matters when it could be admitted, or (balance) fill the held prompts to one per rank.
+  const bool arrival_matters = waiting_.empty() && (inbox_.empty() || limits_.release_when_waiting > 0);
+  if (!arrivals_.closed_loop && arrival_matters && room && next_ < requests_.size())
     k = std::min<double>(k, std::max(1.0, std::ceil((requests_[next_].arrival_s - now_) / step_s)));
   if (limits_.reserves_full_kv) return std::max(k, 1);
   auto extra = [&](int steps) {

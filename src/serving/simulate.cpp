@@ -53,6 +53,10 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   l.tokens_per_decode_step = w.tokens_per_decode_step();
   l.decode_lookahead = w.decode_queries_per_sequence();
   l.receive_every_steps = w.scheduler_recv_interval;
+  if (w.attention_dp_balance_iters && e.layout.attention_dp > 1) {
+    l.receive_every_steps = *w.attention_dp_balance_iters;
+    l.release_when_waiting = e.layout.attention_dp;
+  }
   const auto& mem = e.memory;
   const double free_gb = std::max(0.0, mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb);
   const double gb_per_token = kv_gb_per_token_averaged(m, e.precision.kv_cache, e.layout);

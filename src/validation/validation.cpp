@@ -177,7 +177,7 @@ void check_case_layout(const Reader& r, const ValidationCase& c) {
 const std::vector<std::string> kCaseKeys{
     "id", "task", "usable", "reason", "source", "source_key", "counts", "metric", "measured", "system", "instances", "precision",
     "model", "model_name", "rl", "stages", "prompt_tokens", "output_tokens", "kv_cache", "concurrency", "compiled_batch", "scheduler_recv_interval",
-    "max_batched_tokens",     "requests_per_second", "clients", "requests", "length_spread", "speculative", "batch", "engine", "engine_version", "tp", "pp", "ep", "attention_dp", "layout", "seq_len", "global_batch", "lora_rank",
+    "max_batched_tokens", "attention_dp_balance_iters",     "requests_per_second", "clients", "requests", "length_spread", "speculative", "batch", "engine", "engine_version", "tp", "pp", "ep", "attention_dp", "layout", "seq_len", "global_batch", "lora_rank",
     "lora_targets", "flash_attention", "framework"};
 
 const std::vector<std::string> kLayoutKeys{"tp", "pp", "ep", "etp", "vp", "cp", "recompute_layers", "micro_batch", "zero_stage", "recompute"};
@@ -235,6 +235,7 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   q.compiled_batch = r.integer(j, "compiled_batch", 1, 4096);
   q.scheduler_recv_interval = r.integer(j, "scheduler_recv_interval", 1, 1000);
   q.max_batched_tokens = r.integer(j, "max_batched_tokens", kFewestBatchedTokens, kMostBatchedTokens);
+  q.attention_dp_balance_iters = r.integer(j, "attention_dp_balance_iters", 1, 1000);
   if (j.contains("requests_per_second")) {
     q.requests_per_second = r.number(j, "requests_per_second", 1e-6, 1e6);
     if (j.contains("batch")) r.fail("requests_per_second", "a case measured at an offered load has no fixed batch (the load sets it)");
@@ -255,6 +256,8 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   }
   if (q.scheduler_recv_interval && (!q.engine || q.engine->name != "sglang"))
     r.fail("scheduler_recv_interval", "is SGLang's server setting: the case's engine must be sglang");
+  if (q.attention_dp_balance_iters && (!q.engine || q.engine->name != "trtllm"))
+    r.fail("attention_dp_balance_iters", "is TensorRT-LLM's attention_dp_config: the case's engine must be trtllm");
   if (q.max_batched_tokens && q.engine && !q.engine->continuous_batching)
     r.fail("max_batched_tokens", fmt::format("{} runs one batch at a time: it has no token budget per step", q.engine->name));
   c.inference = make_inference_workload(q);
@@ -264,6 +267,8 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   c.ep = r.integer(j, "ep", 1, 4096).value_or(1);
   c.attention_dp = r.integer(j, "attention_dp", 1, 4096).value_or(1);
   if ((c.ep > 1 || c.attention_dp > 1) && c.tp == 0) r.fail("ep", "an expert-parallel case gives its tp (the accelerators of one replica) too");
+  if (c.inference.attention_dp_balance_iters && c.attention_dp < 2)
+    r.fail("attention_dp_balance_iters", "balances attention data-parallel ranks: the case's attention_dp must be at least 2");
   check_case_layout(r, c);
   c.batch = r.integer(j, "batch", 1, 1000000);
   c.clients = r.integer(j, "clients", 1, 100000);
@@ -431,7 +436,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     else if (c.usable) read_training_case(r, j, c);
     if (!c.is_inference())  // a serving field on a training or RL case would be read as measured and never used
       for (const char* k : {"speculative", "clients", "requests", "length_spread", "requests_per_second", "compiled_batch", "ep", "attention_dp",
-                            "scheduler_recv_interval", "max_batched_tokens"})
+                            "scheduler_recv_interval", "max_batched_tokens", "attention_dp_balance_iters"})
         if (j.contains(k)) r.fail(k, "describes a serving load or engine: only an inference case takes it");
     out.push_back(std::move(c));
   }

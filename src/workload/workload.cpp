@@ -296,6 +296,18 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                         "(--max-batched-tokens: vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, "
                                         "TensorRT-LLM --max_num_tokens)", w.max_batched_tokens.value()));
   }
+  if (r.attention_dp_balance_iters) {
+    check_range(*r.attention_dp_balance_iters, "--attention-dp-balance", 1, 1000);
+    if (!w.engine || w.engine->name != "trtllm")
+      throw InputError(fmt::format("--attention-dp-balance: {} is TensorRT-LLM's attention_dp_config (enable_balance, timeout_iters); "
+                                   "give --engine trtllm (engine here: {})",
+                                   *r.attention_dp_balance_iters, w.engine ? w.engine->name : std::string("the default")));
+    w.attention_dp_balance_iters = *r.attention_dp_balance_iters;
+    w.assumptions.push_back(fmt::format("TensorRT-LLM balances its attention data-parallel ranks (--attention-dp-balance): a prompt is "
+                                        "held until every rank has one, a rank has nothing to decode, or {} iterations have passed since "
+                                        "the last release; layouts with attention data parallelism only, simulated under a load only",
+                                        *r.attention_dp_balance_iters));
+  }
   w.prompt_tokens = r.prompt_tokens.value_or(kDefaultPromptTokens);
   if (!r.prompt_tokens) w.assumptions.push_back(fmt::format("{:.0f} prompt tokens per request (default; set --prompt-tokens)", w.prompt_tokens));
   w.output_tokens = r.output_tokens.value_or(kDefaultOutputTokens);

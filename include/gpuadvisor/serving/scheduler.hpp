@@ -52,6 +52,12 @@ struct EngineLimits {
   // until this many decode steps have run since the last look (a step with a
   // prefill, or an idle engine, looks at once); 1: every step.
   int receive_every_steps = 1;
+  // TensorRT-LLM's attention-DP balance (attention_dp_config enable_balance,
+  // timeout_iters = receive_every_steps): prompts are held until one waits
+  // for every attention rank (this many), a rank has nothing to decode, or
+  // the timeout since the last release passes; its count restarts at a
+  // release, where SGLang's looks again after a prefill step. 0: no balance.
+  int release_when_waiting = 0;
 };
 
 // Sizing only asks whether the targets are met: once more requests than the

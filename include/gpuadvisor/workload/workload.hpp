@@ -164,6 +164,11 @@ struct InferenceWorkload {
   // --max_num_tokens, TGI --max-batch-prefill-tokens); empty: the profile's
   // default for the accelerator (step_token_budget).
   std::optional<int> max_batched_tokens;
+  // TensorRT-LLM's attention_dp_config {enable_balance: true, timeout_iters:
+  // N}: on a layout with attention data parallelism, prompts are held until
+  // every attention rank has one, a rank has nothing to decode, or N
+  // iterations pass (docs/methodology.md §Serving under load); empty: off.
+  std::optional<int> attention_dp_balance_iters;
   std::optional<double> max_ttft_s; // time to first token
   std::optional<double> max_tpot_s; // time per output token (applied to the mean)
   WeightFormat weights = WeightFormat::bf16;
@@ -229,6 +234,7 @@ struct InferenceRequest {
   std::optional<int> compiled_batch;  // --compiled-batch
   std::optional<int> scheduler_recv_interval;  // --scheduler-recv-interval (SGLang only)
   std::optional<int> max_batched_tokens;       // --max-batched-tokens (engines with continuous batching)
+  std::optional<int> attention_dp_balance_iters;  // --attention-dp-balance (TensorRT-LLM only)
   std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;
   WeightFormat weights = WeightFormat::bf16;
   std::optional<Precision> kv_cache;  // --kv-cache; empty: the engine's default
