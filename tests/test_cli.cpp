@@ -1827,4 +1827,9 @@ TEST_CASE("cli: --scheduler-recv-interval is SGLang's, refused without it, and l
   CHECK(said.err.find("SGLang takes in new requests every 30 decode steps") != std::string::npos);
   CHECK(ttft(" --scheduler-recv-interval 30") > ttft("") + 0.1);  // about 15 steps of some 27 ms waited
   CHECK(ttft(" --scheduler-recv-interval 1") == ttft(""));
+  // An option rejected for meeting the targets only nearly idle names the wait, and the setting that shortens it.
+  const Run slow = run("recommend --model llama-3-8b --task inference --requests-per-second 5 --engine sglang --scheduler-recv-interval 100");
+  REQUIRE(slow.code == 0);
+  CHECK(slow.out.find("SGLang's wait of up to 100 decode steps for its next look included; a faster layout, a smaller "
+                      "--scheduler-recv-interval, or a looser") != std::string::npos);
 }

@@ -76,6 +76,22 @@ double most_requests_per_second(const ServingRow& row, const ModelSpec& m, const
   return full.requests_per_second;
 }
 
+// The server's own wait for new requests, where the workload sets one: a
+// prompt arriving while another decodes waits for it even at the lightest
+// load. What the miss includes, and the setting that shortens it.
+struct ServerHold {
+  std::string included, remedy;
+};
+ServerHold server_hold(const InferenceWorkload& w, const ServingLayout& l) {
+  if (w.scheduler_recv_interval > 1)
+    return {fmt::format(", SGLang's wait of up to {} decode steps for its next look included", w.scheduler_recv_interval),
+            " a smaller --scheduler-recv-interval,"};
+  if (w.attention_dp_balance_iters && l.attention_dp > 1)
+    return {fmt::format(", TensorRT-LLM's hold of up to {} iterations for its ranks to balance included", *w.attention_dp_balance_iters),
+            " a smaller --attention-dp-balance,"};
+  return {};
+}
+
 }  // namespace
 
 // The analytic count at the default utilisation is the first guess; from
@@ -163,9 +179,10 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   const double least_in_flight = std::min(kLeastSequencesInFlight, w.concurrency ? 0.1 * *w.concurrency : kLeastSequencesInFlight);
   if (row.instances > span && in_flight < least_in_flight) {
     const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
+    const ServerHold hold = server_hold(w, row.estimate.layout);
     return fmt::format("meets the {} targets only nearly idle: {} replicas, each with {:.2f} requests in flight on average (its latency "
-                       "unloaded is at the target; a faster layout, or a looser --max-ttft/--max-tpot or --slo-percentile, serves this load)",
-                       at, row.replicas, in_flight);
+                       "unloaded is at the target{}; a faster layout,{} or a looser --max-ttft/--max-tpot or --slo-percentile, serves this load)",
+                       at, row.replicas, in_flight, hold.included, hold.remedy);
   }
   // A whole run: the deployed count (whole instances) may be above the count
   // found, and at a high percentile one more replica can still miss by noise.
