@@ -1782,6 +1782,29 @@ TEST_CASE("cli: --max-batched-tokens sets the engine's step budget: checked, sai
   std::stringstream text;
   text << in.rdbuf();
   CHECK(text.str().find("--max-num-batched-tokens 4096 ") != std::string::npos);
+  // Without a load too: a prompt longer than the budget prefills in chunks, and
+  // no more sequences decode than the budget has tokens for (vLLM refuses
+  // max_num_seqs above max_num_batched_tokens).
+  const std::string alone = "estimate --instance p5.48xlarge --model llama-3-8b --task inference --tp 1 --format json";
+  const auto wide = nlohmann::json::parse(run(alone).out)["inference"], narrow = nlohmann::json::parse(run(alone + " --max-batched-tokens 64").out)["inference"];
+  CHECK(narrow["max_batch"].get<int>() <= 64);
+  CHECK(narrow["ttft_s"].get<double>() > 2 * wide["ttft_s"].get<double>());  // 1,024 prompt tokens in 16 passes
+  CHECK(nlohmann::json::parse(run(alone + " --max-batched-tokens 2k").out)["workload"]["max_batched_tokens"] == 2000);  // read as --prompt-tokens is
+  const std::string seqs_dir = t.file("seqs");
+  REQUIRE(run("estimate --instance p5.48xlarge --model llama-3-8b --task inference --tp 1 --max-batched-tokens 64 --emit k8s --emit-dir " + seqs_dir).code == 0);
+  std::ifstream seqs_in(seqs_dir + "/serve_commands.sh");
+  std::stringstream seqs;
+  seqs << seqs_in.rdbuf();
+  const auto at = seqs.str().find("--max-num-seqs ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoi(seqs.str().substr(at + 15)) <= 64);
+  // TGI's server takes it as --max-batch-prefill-tokens.
+  const std::string tgi_dir = t.file("tgi");
+  REQUIRE(run("estimate --instance g6e.xlarge --model llama-3-8b --task inference --engine tgi --max-batched-tokens 4096 --emit k8s --emit-dir " + tgi_dir).code == 0);
+  std::ifstream tgi_in(tgi_dir + "/serve_commands.sh");
+  std::stringstream tgi;
+  tgi << tgi_in.rdbuf();
+  CHECK(tgi.str().find("--max-batch-prefill-tokens 4096 ") != std::string::npos);
 }
 
 TEST_CASE("cli: --attention-dp-balance is TensorRT-LLM's, needs attention data parallelism, is said and holds prompts under load") {
@@ -1807,6 +1830,17 @@ TEST_CASE("cli: --attention-dp-balance is TensorRT-LLM's, needs attention data p
   CHECK(queue(held) > queue(free) + 0.3);
   CHECK(run(base + " --engine trtllm --attention-dp 8 --attention-dp-balance 60").err.find("TensorRT-LLM balances its attention data-parallel ranks") !=
         std::string::npos);
+  // A dense model has no attention data-parallel layouts: refused, not ignored.
+  const Run dense = run("recommend --model llama-3-8b --task inference --engine trtllm --requests-per-second 10 --attention-dp-balance 60");
+  CHECK(dense.code == 2);
+  CHECK(dense.err.find("--attention-dp-balance: llama-3-8b is dense") != std::string::npos);
+  // The launch files' TensorRT-LLM options carry the balance the estimate simulated.
+  test_files::TempDir t("gpuadvisor_test_balance");
+  REQUIRE(run(base + " --engine trtllm --attention-dp 8 --attention-dp-balance 60 --emit k8s --emit-dir " + t.file("emit")).code == 0);
+  std::ifstream in(t.file("emit") + "/serve_commands.sh");
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str().find("attention_dp_config:\\n  enable_balance: true\\n  timeout_iters: 60\\n  batching_wait_iters: 0\\n") != std::string::npos);
 }
 
 TEST_CASE("cli: --scheduler-recv-interval is SGLang's, refused without it, and lengthens time to first token under load") {

@@ -587,8 +587,14 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     r.compiled_batch = positive_int(o.compiled_batch, "--compiled-batch");
   if (!o.scheduler_recv_interval.empty())
     r.scheduler_recv_interval = positive_int(o.scheduler_recv_interval, "--scheduler-recv-interval");
-  if (!o.max_batched_tokens.empty())
-    r.max_batched_tokens = positive_int(o.max_batched_tokens, "--max-batched-tokens");
+  if (!o.max_batched_tokens.empty()) {
+    // A token count as the other token flags read it (8k, 32768), whole and in the engines' range.
+    const double tokens = parse_count(o.max_batched_tokens, "--max-batched-tokens");
+    if (tokens != std::floor(tokens) || tokens < kFewestBatchedTokens || tokens > kMostBatchedTokens)
+      throw InputError(fmt::format("--max-batched-tokens: '{}' is not a whole number of tokens in [{}, {}]", o.max_batched_tokens.substr(0, 40),
+                                   kFewestBatchedTokens, kMostBatchedTokens));
+    r.max_batched_tokens = static_cast<int>(tokens);
+  }
   if (!o.attention_dp_balance.empty())
     r.attention_dp_balance_iters = positive_int(o.attention_dp_balance, "--attention-dp-balance");
   if (!o.max_ttft.empty()) r.max_ttft_s = parse_latency_s(o.max_ttft, "--max-ttft");
@@ -616,6 +622,11 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}{}", o.engine, engine_names(), did_you_mean(o.engine, names_of(engine_profiles()))));
   }
   InferenceWorkload w = make_inference_workload(r);
+  // Attention data parallelism is an MoE serving layout (docs/methodology.md §MoE serving layouts): a dense model has no ranks to balance.
+  if (w.attention_dp_balance_iters && !m.is_moe())
+    throw InputError(fmt::format("--attention-dp-balance: {} is dense, and attention data-parallel layouts are searched for MoE models only: "
+                                 "there are no ranks to balance",
+                                 m.name));
   // A trace's request longer than the model's context is one the engine rejects: the trace is refused, naming how many.
   if (m.context_length > 0 && w.trace) {
     const auto longer = std::count_if(w.trace->requests.begin(), w.trace->requests.end(), [&](const TraceRequest& q) {

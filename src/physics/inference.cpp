@@ -148,7 +148,12 @@ double kv_gb_per_token_averaged(const ModelSpec& m, Precision kv, const ServingL
 }
 
 int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l) {
-  return w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch) * l.attention_dp);
+  const int cap = w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch) * l.attention_dp);
+  if (!w.max_batched_tokens) return cap;
+  // Every decoding sequence takes its token (and its proposals) from the step's
+  // budget: a budget set below the sequence limit caps it (vLLM refuses
+  // max_num_seqs above max_num_batched_tokens).
+  return std::max(1, std::min(cap, *w.max_batched_tokens / w.decode_queries_per_sequence() * l.attention_dp));
 }
 
 int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l) {
@@ -270,6 +275,14 @@ std::optional<double> prefix_context(const InferenceWorkload& w, double prompt) 
   return (prompt - computed) + computed / 2;
 }
 
+// One prompt's prefill of `computed` tokens on a chunked engine whose step
+// budget is below it (--max-batched-tokens): ceil(computed / budget) passes,
+// each attending the shared prefix and the chunks before it, as the simulator
+// runs them; `under_load`: each pass shares a budget-sized step. One pass
+// otherwise (the expression the estimate always used).
+double prompt_prefill_s(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
+                        const ServingPrecision& p, double prompt, bool under_load);
+
 // With attention data parallelism the prompts' attention and dense matrices
 // run on the attention ranks that hold them: min(attention_dp, sequences)
 // ranks for prompts prefilled alone, every rank under load (`spread`: the
@@ -311,6 +324,23 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
     out.comm_s += (l.pp - 1) * (kCollectiveLatencyInterS + act / (inter_node_gb_per_s(*c.instance, acc, 1) * kGb));
   out.launch_s = m.layers * (engine.launch_s_per_layer + engine.prefill_launch_s_per_kernel * decode_kernels_per_layer(m));
   return out;
+}
+
+double prompt_prefill_s(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
+                        const ServingPrecision& p, double prompt, bool under_load) {
+  const EngineProfile& engine = engine_for(*c.accelerator, w.engine);
+  const int budget = step_token_budget(engine, *c.accelerator, w);
+  const double computed = w.computed_prompt_tokens(prompt);
+  if (engine.prefill != PrefillScheduling::chunked || computed <= budget)
+    return prefill(m, w, c, l, p, computed, under_load ? std::max<double>(computed, budget) : computed, 1, prefix_context(w, prompt),
+                   under_load).total_s();
+  const double cached = prompt - computed;  // the shared prefix
+  double s = 0;
+  for (double done = 0; done < computed; done += budget) {
+    const double tokens = std::min<double>(budget, computed - done);
+    s += prefill(m, w, c, l, p, tokens, under_load ? budget : tokens, 1, cached + done + tokens / 2, under_load).total_s();
+  }
+  return s;
 }
 
 // The drafter's K passes before a speculative step (§Speculative decoding).
@@ -462,8 +492,7 @@ double prefill_s_per_request(const ModelSpec& m, const InferenceWorkload& w, con
   const int chunk = step_token_budget(engine, *c.accelerator, w);
   double s;
   if (engine.prefill == PrefillScheduling::chunked) {
-    const double computed = w.computed_prompt_tokens(w.prompt_tokens);
-    s = prefill(m, w, c, l, p, computed, std::max<double>(computed, chunk), 1, prefix_context(w, w.prompt_tokens), true).total_s();
+    s = prompt_prefill_s(m, w, c, l, p, w.prompt_tokens, true);
   } else {
     const int k = prompts_per_prefill(engine, *c.accelerator, w, batch);
     const double computed = k * w.computed_prompt_tokens(w.prompt_tokens);
@@ -671,9 +700,8 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   if (problem) problem->clear();
   if (!size_max_batch(e, acc, w, kv, batch_cap, problem)) return e;
   const ServingPrecision& p = e.precision;
-  const double computed = w.computed_prompt_tokens(w.prompt_tokens), computed_p95 = w.computed_prompt_tokens(w.prompt_tokens_p95);
-  e.prefill_s = prefill(m, w, c, l, p, computed, computed, 1, prefix_context(w, w.prompt_tokens)).total_s();
-  e.prefill_p95_s = prefill(m, w, c, l, p, computed_p95, computed_p95, 1, prefix_context(w, w.prompt_tokens_p95)).total_s();
+  e.prefill_s = prompt_prefill_s(m, w, c, l, p, w.prompt_tokens, false);
+  e.prefill_p95_s = prompt_prefill_s(m, w, c, l, p, w.prompt_tokens_p95, false);
   if (fixed_batch) evaluate_fixed_batch(m, w, c, e, kv, *fixed_batch, problem);
   else evaluate_largest_batch(m, w, c, e, problem);
   return e;

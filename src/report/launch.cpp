@@ -737,6 +737,10 @@ std::string sglang_command(const ServingLaunch& s, const LaunchContext& c, const
 std::string trtllm_options(const ServingLaunch& s) {
   std::string yaml;
   if (s.layout.attention_dp > 1) yaml += "enable_attention_dp: true\\n";
+  // --attention-dp-balance: the hold the estimate simulated (batching_wait_iters 0, as modelled).
+  if (s.layout.attention_dp > 1 && s.workload->attention_dp_balance_iters)
+    yaml += fmt::format("attention_dp_config:\\n  enable_balance: true\\n  timeout_iters: {}\\n  batching_wait_iters: 0\\n",
+                        *s.workload->attention_dp_balance_iters);
   if (s.max_model_len > step_tokens(s, "trtllm")) yaml += "enable_chunked_prefill: true\\n";
   if (s.kv_cache == Precision::fp8) yaml += "kv_cache_config:\\n  dtype: fp8\\n";
   return yaml;
@@ -754,9 +758,12 @@ std::string trtllm_command(const ServingLaunch& s, const LaunchContext& c, const
                      options.empty() ? "" : " --extra_llm_api_options " + at.trtllm_options_path, at.port);
 }
 
+// --max-batch-prefill-tokens only where --max-batched-tokens set it (TGI sizes its own otherwise).
 std::string tgi_command(const ServingLaunch& s, const LaunchContext& c, const ServerSlot& at = {}) {
-  return fmt::format("text-generation-launcher --model-id {} --num-shard {} --max-concurrent-requests {} --max-total-tokens {}{}{} --port {}",
-                     c.model_id, s.layout.tp, s.max_batch, s.max_model_len,
+  const std::string budget =
+      s.workload->max_batched_tokens ? fmt::format(" --max-batch-prefill-tokens {}", *s.workload->max_batched_tokens) : std::string();
+  return fmt::format("text-generation-launcher --model-id {} --num-shard {} --max-concurrent-requests {} --max-total-tokens {}{}{}{} --port {}",
+                     c.model_id, s.layout.tp, s.max_batch, s.max_model_len, budget,
                      s.workload->weights == WeightFormat::int4 ? " --quantize awq" : s.workload->weights == WeightFormat::fp8 ? " --quantize fp8" : "",
                      s.kv_cache == Precision::fp8 ? " --kv-cache-dtype fp8_e4m3fn" : "", at.port);
 }
