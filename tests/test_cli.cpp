@@ -1778,10 +1778,8 @@ TEST_CASE("cli: --max-batched-tokens sets the engine's step budget: checked, sai
   test_files::TempDir t("gpuadvisor_test_budget");
   const std::string dir = t.file("emit");
   REQUIRE(run("recommend --model llama-3-8b --task inference --requests-per-second 20 --max-batched-tokens 4096 --emit k8s --emit-dir " + dir).code == 0);
-  std::ifstream in(dir + "/deployment.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  CHECK(text.str().find("--max-num-batched-tokens 4096 ") != std::string::npos);
+  const std::string text = test_files::slurp(dir + "/deployment.yaml");
+  CHECK(text.find("--max-num-batched-tokens 4096 ") != std::string::npos);
   // Without a load too: a prompt longer than the budget prefills in chunks, and
   // no more sequences decode than the budget has tokens for (vLLM refuses
   // max_num_seqs above max_num_batched_tokens).
@@ -1792,19 +1790,15 @@ TEST_CASE("cli: --max-batched-tokens sets the engine's step budget: checked, sai
   CHECK(nlohmann::json::parse(run(alone + " --max-batched-tokens 2k").out)["workload"]["max_batched_tokens"] == 2000);  // read as --prompt-tokens is
   const std::string seqs_dir = t.file("seqs");
   REQUIRE(run("estimate --instance p5.48xlarge --model llama-3-8b --task inference --tp 1 --max-batched-tokens 64 --emit k8s --emit-dir " + seqs_dir).code == 0);
-  std::ifstream seqs_in(seqs_dir + "/serve_commands.sh");
-  std::stringstream seqs;
-  seqs << seqs_in.rdbuf();
-  const auto at = seqs.str().find("--max-num-seqs ");
+  const std::string seqs = test_files::slurp(seqs_dir + "/serve_commands.sh");
+  const auto at = seqs.find("--max-num-seqs ");
   REQUIRE(at != std::string::npos);
-  CHECK(std::stoi(seqs.str().substr(at + 15)) <= 64);
+  CHECK(std::stoi(seqs.substr(at + 15)) <= 64);
   // TGI's server takes it as --max-batch-prefill-tokens.
   const std::string tgi_dir = t.file("tgi");
   REQUIRE(run("estimate --instance g6e.xlarge --model llama-3-8b --task inference --engine tgi --max-batched-tokens 4096 --emit k8s --emit-dir " + tgi_dir).code == 0);
-  std::ifstream tgi_in(tgi_dir + "/serve_commands.sh");
-  std::stringstream tgi;
-  tgi << tgi_in.rdbuf();
-  CHECK(tgi.str().find("--max-batch-prefill-tokens 4096 ") != std::string::npos);
+  const std::string tgi = test_files::slurp(tgi_dir + "/serve_commands.sh");
+  CHECK(tgi.find("--max-batch-prefill-tokens 4096 ") != std::string::npos);
 }
 
 TEST_CASE("cli: --attention-dp-balance is TensorRT-LLM's, needs attention data parallelism, is said and holds prompts under load") {
@@ -1837,10 +1831,8 @@ TEST_CASE("cli: --attention-dp-balance is TensorRT-LLM's, needs attention data p
   // The launch files' TensorRT-LLM options carry the balance the estimate simulated.
   test_files::TempDir t("gpuadvisor_test_balance");
   REQUIRE(run(base + " --engine trtllm --attention-dp 8 --attention-dp-balance 60 --emit k8s --emit-dir " + t.file("emit")).code == 0);
-  std::ifstream in(t.file("emit") + "/serve_commands.sh");
-  std::stringstream text;
-  text << in.rdbuf();
-  CHECK(text.str().find("attention_dp_config:\\n  enable_balance: true\\n  timeout_iters: 60\\n  batching_wait_iters: 0\\n") != std::string::npos);
+  const std::string text = test_files::slurp(t.file("emit") + "/serve_commands.sh");
+  CHECK(text.find("attention_dp_config:\\n  enable_balance: true\\n  timeout_iters: 60\\n  batching_wait_iters: 0\\n") != std::string::npos);
 }
 
 TEST_CASE("cli: --scheduler-recv-interval is SGLang's, refused without it, and lengthens time to first token under load") {
