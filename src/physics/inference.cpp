@@ -275,14 +275,6 @@ std::optional<double> prefix_context(const InferenceWorkload& w, double prompt) 
   return (prompt - computed) + computed / 2;
 }
 
-// One prompt's prefill of `computed` tokens on a chunked engine whose step
-// budget is below it (--max-batched-tokens): ceil(computed / budget) passes,
-// each attending the shared prefix and the chunks before it, as the simulator
-// runs them; `under_load`: each pass shares a budget-sized step. One pass
-// otherwise (the expression the estimate always used).
-double prompt_prefill_s(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
-                        const ServingPrecision& p, double prompt, bool under_load);
-
 // With attention data parallelism the prompts' attention and dense matrices
 // run on the attention ranks that hold them: min(attention_dp, sequences)
 // ranks for prompts prefilled alone, every rank under load (`spread`: the
@@ -326,6 +318,11 @@ Prefill prefill(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c
   return out;
 }
 
+// One prompt's prefill: on a chunked engine whose step budget (the profile's,
+// or --max-batched-tokens) is below the tokens it computes, ceil(computed /
+// budget) passes, each attending the shared prefix and the chunks before it,
+// as the simulator runs them; one pass otherwise. `under_load`: each pass
+// shares a budget-sized step with other work.
 double prompt_prefill_s(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, const ServingLayout& l,
                         const ServingPrecision& p, double prompt, bool under_load) {
   const EngineProfile& engine = engine_for(*c.accelerator, w.engine);

@@ -177,7 +177,7 @@ void check_case_layout(const Reader& r, const ValidationCase& c) {
 const std::vector<std::string> kCaseKeys{
     "id", "task", "usable", "reason", "source", "source_key", "counts", "metric", "measured", "system", "instances", "precision",
     "model", "model_name", "rl", "stages", "prompt_tokens", "output_tokens", "kv_cache", "concurrency", "compiled_batch", "scheduler_recv_interval",
-    "max_batched_tokens", "attention_dp_balance_iters",     "requests_per_second", "clients", "requests", "length_spread", "speculative", "batch", "engine", "engine_version", "tp", "pp", "ep", "attention_dp", "layout", "seq_len", "global_batch", "lora_rank",
+    "max_batched_tokens", "attention_dp_balance_iters", "requests_per_second", "clients", "requests", "length_spread", "speculative", "batch", "engine", "engine_version", "tp", "pp", "ep", "attention_dp", "layout", "seq_len", "global_batch", "lora_rank",
     "lora_targets", "flash_attention", "framework"};
 
 const std::vector<std::string> kLayoutKeys{"tp", "pp", "ep", "etp", "vp", "cp", "recompute_layers", "micro_batch", "zero_stage", "recompute"};

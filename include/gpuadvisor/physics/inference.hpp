@@ -148,7 +148,8 @@ double serving_weight_bytes_per_accelerator(const ModelSpec& m, WeightFormat f, 
 double kv_gb_per_token_on_rank(const ModelSpec& m, Precision kv, const ServingLayout& l);
 double kv_gb_per_token_averaged(const ModelSpec& m, Precision kv, const ServingLayout& l);
 // Sequences a replica runs at once: --concurrency, else the engine's limit
-// per scheduler (one scheduler per attention data-parallel rank) x attention_dp.
+// per scheduler (one scheduler per attention data-parallel rank) x attention_dp;
+// with --max-batched-tokens at most budget / (1 + draft tokens) per scheduler.
 int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
 // Tokens a replica's step takes: the budget per scheduler (--max-batched-tokens, else the engine's) x attention_dp.
 int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
