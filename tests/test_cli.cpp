@@ -284,6 +284,32 @@ TEST_CASE("cli: a deadline met only at the prediction, not at its p90 error, is 
   CHECK(nlohmann::json::parse(run(base + " --format json").out)["recommendation"]["deadline_margin"].is_null());
 }
 
+TEST_CASE("cli: under the deadline rule the rows met only at the prediction are listed last, flagged and named under the table") {
+  const std::string base = "recommend --params 70B --task pretrain --tokens 1T --deadline 30d --all-counts --family p5 -q";
+  const auto doc = nlohmann::json::parse(run(base + " --format json").out);
+  const auto& rows = doc["options"];
+  REQUIRE(rows.size() >= 2);
+  std::vector<int> missed;
+  bool seen_missed = false;
+  const double p90 = doc["recommendation"]["deadline_margin"]["p90_abs_error"].get<double>();  // one type: one band
+  for (const auto& o : rows) {
+    const bool misses = o["misses_deadline_at_p90"].get<bool>();
+    if (misses) missed.push_back(o["rank"].get<int>());
+    // Recomputed from the band: predicted x (1 + p90) beyond 30 days.
+    CHECK(misses == (o["total_hours"].get<double>() * (1 + p90) > 30 * 24));
+    CHECK((!seen_missed || misses));  // once a missed row is listed, every row after it misses too
+    seen_missed = seen_missed || misses;
+  }
+  REQUIRE_FALSE(missed.empty());
+  CHECK(doc["recommendation"]["deadline_margin"]["exceeds_deadline_at_p90"] == false);
+  const std::string text = run(base).out;
+  CHECK(text.find(fmt::format("Row {} meets the 30.0 d deadline at the prediction but not at its p90 error", missed.front())) != std::string::npos);
+  CHECK(text.find("ranked the pick first, then the rest cheapest first (the deadline rule") != std::string::npos);
+  // Without a deadline the flag is null.
+  const auto plain = nlohmann::json::parse(run("recommend --params 13B --task lora -q --format json").out);
+  CHECK(plain["options"][0]["misses_deadline_at_p90"].is_null());
+}
+
 TEST_CASE("cli: an offline service's pick is the cheapest unless --cost-slack buys speed") {
   const std::string base = "recommend --model gpt-oss-120b --task inference --mode offline --tokens-per-day 2B -q --format json";
   const auto plain = nlohmann::json::parse(run(base).out);

@@ -45,6 +45,22 @@ std::string horizon_rows_text(const Recommendation& result, const RecommendReque
                      format_duration(r.horizon_hours));
 }
 
+// "Row 7 meets the 30.0 d deadline at the prediction but not at its p90 error ...": under the
+// deadline rule such rows are listed last, never the pick while some option meets it at p90.
+std::string deadline_rows_text(const Recommendation& result, const RecommendRequest& r) {
+  if (!result.pick || !r.deadline_hours || pick_rule_name(r) != "deadline") return {};
+  if (const auto d = deadline_margin(*result.pick, r); !d || d->exceeds_deadline_at_p90) return {};  // the rule fell back to the prediction
+  std::vector<std::string> rows;
+  const size_t shown = std::min<size_t>(result.rows.size(), r.top);
+  for (size_t i = 0; i < shown; ++i)
+    if (const auto d = deadline_margin(result.rows[i], r); d && d->exceeds_deadline_at_p90) rows.push_back(std::to_string(i + 1));
+  if (rows.empty()) return {};
+  return fmt::format("Row{} {} meet{} the {} deadline at the prediction but not at {} p90 error: listed last, not the pick "
+                     "(JSON and CSV: misses_deadline_at_p90). ",
+                     rows.size() > 1 ? "s" : "", fmt::join(rows, ", "), rows.size() > 1 ? "" : "s", format_duration(*r.deadline_hours),
+                     rows.size() > 1 ? "their" : "its");
+}
+
 // Under --pricing spot, shown rows with a spot rate but no interruption range:
 // their expected spot cost is unknown, so COST reads "unknown" beside a rate
 // `cost --wide` prices; say why once.
@@ -64,6 +80,9 @@ std::string spot_unranked_text(const Recommendation& result, const RecommendRequ
 
 // `training`: the pick rule weighs each hour at the value of time (docs/methodology.md §The pick); a service's does not.
 std::string recommended_order_text(const RecommendRequest& r, bool training = false) {
+  if (training && pick_rule_name(r) == "deadline")
+    return "the pick first, then the rest cheapest first (the deadline rule: the cheapest that meets the deadline at its p90 error), "
+           "those that meet it only at the prediction last; each type's row is its own pick by the same rule";
   if (training && pick_rule_name(r) == "value-of-time")
     return fmt::format("the pick first, then the options whose price plus ${:g} for each hour of the run exceeds the least such total by "
                        "at most {:.0f}% of the cheapest price, fastest first, then the rest cheapest first; each type's row is its own pick by "
@@ -191,7 +210,7 @@ class RecommendCommand : public Command {
                           job_of(m.name, rl ? "rl" : to_string(w.task)), {}};
     const auto cmp = comparison(go, now, r);
     const auto gates = gate_results(go, now, cmp);
-    const std::string notes = horizon_rows_text(result, r) + spot_unranked_text(result, r) + fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
+    const std::string notes = horizon_rows_text(result, r) + deadline_rows_text(result, r) + spot_unranked_text(result, r) + fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
                                "USD. COST is at the channel VIA that can deliver the option: on demand up to the usual count, else a Capacity Block "
                                "(block: whole days, sized to the prediction plus its p90 error; block*: its rate unknown, so at the on-demand "
                                "rate), else reserved at the on-demand rate (on demand?: no usual count known, check the quota); spot only up "

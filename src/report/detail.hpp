@@ -46,6 +46,8 @@ Cell spot_bucket_cell(const RecommendRow& r);
 // The channel's cost, whether its rate is unknown, its note, and whether spot
 // is offered at the row's count (CSV and JSON only).
 // With them, `beyond_horizon`: the option takes longer than --horizon (listed last, never the pick),
+// `misses_deadline_at_p90` (--deadline only, else null): it meets the deadline at the prediction but
+// not at its p90 error (listed last, never the pick while an option meets it there),
 // and `bf16_lora_fits` (--task qlora only, else null): bf16 LoRA fits the same instances.
 std::vector<Column> channel_columns();
 void append_channel(std::vector<Cell>& row, const RecommendRow& r, const RecommendRequest& request);

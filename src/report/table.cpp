@@ -121,6 +121,7 @@ std::vector<Column> channel_columns() {
           {"channel_note", "CHANNEL NOTE", false, true, true},
           {"spot_offered", "SPOT OFFERED", false, true, true},
           {"beyond_horizon", "BEYOND HORIZON", false, true, true},
+          {"misses_deadline_at_p90", "MISSES DEADLINE AT P90", false, true, true},
           {"bf16_lora_fits", "BF16 LORA FITS", false, true, true},
           {"storage_usd", "STORAGE", true, true, true},
           {"transfer_usd", "TRANSFER", true, true, true},
@@ -134,6 +135,8 @@ void append_channel(std::vector<Cell>& row, const RecommendRow& r, const Recomme
   row.push_back({r.spot_offered ? "yes" : "no", r.spot_offered});
   const bool beyond = r.estimate.total_hours > request.horizon_hours;
   row.push_back({beyond ? "yes" : "no", beyond});
+  if (const auto d = deadline_margin(r, request)) row.push_back({d->exceeds_deadline_at_p90 ? "yes" : "no", d->exceeds_deadline_at_p90});
+  else row.push_back({"", std::monostate{}});
   if (r.bf16_lora_fits) row.push_back({*r.bf16_lora_fits ? "yes" : "no", *r.bf16_lora_fits});
   else row.push_back({"", std::monostate{}});
   // The rest of the bill (docs/methodology.md §The rest of the bill); empty for RL.
