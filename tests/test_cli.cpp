@@ -11,6 +11,7 @@
 #include "cli_run.hpp"
 #include "test_files.hpp"
 #include "gpuadvisor/physics/accuracy.hpp"
+#include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/physics/interruption.hpp"
 #include "gpuadvisor/report/report.hpp"
 #include <fmt/format.h>
@@ -1359,6 +1360,23 @@ TEST_CASE("cli: with --format json every exit 2 and 3 is one JSON document") {
   CHECK(nlohmann::json::parse(none.out)["error"]["message"].get<std::string>().find(
             fmt::format("the cheapest option --budget left out costs ${:.2f}", cheapest["costs"]["ranked_usd"].get<double>())) != std::string::npos);
   CHECK(nlohmann::json::parse(none.out)["error"]["cannot_run"].size() > 10);
+  // Likewise the shortest run a --deadline left out, so the next --deadline is not a guess.
+  const Run hurried = run("recommend --params 13B --task lora --deadline 1min --format json");
+  CHECK(hurried.code == 3);
+  const std::string hurried_msg = nlohmann::json::parse(hurried.out)["error"]["message"];
+  CHECK(hurried_msg.find("the fastest option --deadline left out takes ") != std::string::npos);
+  const std::string said = "the fastest with a known price ";  // here the fastest of all (GB200) has no price
+  const size_t at = hurried_msg.find(said);
+  REQUIRE(at != std::string::npos);
+  std::istringstream taken(hurried_msg.substr(at + said.size()));
+  double value = 0;
+  std::string unit;
+  taken >> value >> unit;
+  unit = unit.substr(0, unit.find_first_of(";,"));  // "min;"
+  REQUIRE(value > 0);
+  // A tenth more than that is met, and half of it is not.
+  CHECK(run(fmt::format("recommend --params 13B --task lora --deadline {}{} -q", value * 1.1, unit)).code == 0);
+  CHECK(run(fmt::format("recommend --params 13B --task lora --deadline {}{} -q", value * 0.5, unit)).code == 3);
   Run csv = run("recommend --params 13B --task lora --budget 1 --format csv");
   CHECK(csv.code == 3);
   CHECK(csv.out.rfind("rank,instance,count", 0) == 0);

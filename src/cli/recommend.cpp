@@ -177,9 +177,15 @@ class RecommendCommand : public Command {
     if (result.rows.empty()) {
       if (format == Format::csv) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g);  // the header
       if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
-      const std::string least = result.cheapest_over_budget_usd
-                                    ? fmt::format("; the cheapest option --budget left out costs {}", format_usd(*result.cheapest_over_budget_usd))
-                                    : "";
+      std::string least = result.cheapest_over_budget_usd
+                              ? fmt::format("; the cheapest option --budget left out costs {}", format_usd(*result.cheapest_over_budget_usd))
+                              : "";
+      if (const auto& f = result.fastest_over_deadline_hours) {
+        least += fmt::format("; the fastest option --deadline left out takes {}", format_duration(*f));
+        const auto& priced = result.fastest_priced_over_deadline_hours;
+        if (!priced) least += " (none it left out has a known price)";
+        else if (format_duration(*priced) != format_duration(*f)) least += fmt::format(", the fastest with a known price {}", format_duration(*priced));
+      }
       throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints ({}){}; each type's reason is "
                                          "listed{}",
                                          rl ? "RL post-training" : to_string(w.task), m.name,

@@ -214,6 +214,9 @@ struct Recommendation {
   std::optional<RecommendRow> other_channels_pick;
   std::vector<Rejection> rejections;     // instance types with no acceptable option
   std::optional<double> cheapest_over_budget_usd;  // the least ranked cost --budget left out (none: it left none out)
+  // The shortest run --deadline left out, and the shortest with a known price
+  // (a pick needs one); none: it left none out.
+  std::optional<double> fastest_over_deadline_hours, fastest_priced_over_deadline_hours;
   // Where the pick fills its memory (kTightMemoryShare) with a micro-batch
   // above 1: the largest smaller micro-batch with room (kRoomyMemoryShare).
   std::optional<RoomierMicroBatch> roomier_micro_batch;
