@@ -1903,3 +1903,26 @@ TEST_CASE("cli: --scheduler-recv-interval is SGLang's, refused without it, and l
   CHECK(slow.out.find("SGLang's wait of up to 100 decode steps for its next look included; a faster layout, a smaller "
                       "--scheduler-recv-interval, or a looser") != std::string::npos);
 }
+
+TEST_CASE("cli: estimate's CSV is one table: its accuracy band and notes are rows, not prose after it") {
+  for (const std::string job : {"estimate --model gpt-oss-20b --instance p5.48xlarge", "estimate --task inference --model llama-3-8b --instance p5.48xlarge --clients 4",
+                                "estimate --task rl --instance p5.48xlarge --model qwen2.5-7b"}) {
+    INFO(job);
+    const Run r = run(job + " -q --format csv");
+    REQUIRE(r.code == 0);
+    std::istringstream in(r.out);
+    std::string line;
+    int rows = 0;
+    bool band = false;
+    while (std::getline(in, line)) {
+      ++rows;
+      CHECK(line.rfind("accuracy:", 0) != 0);
+      CHECK(line.rfind("note:", 0) != 0);
+      band = band || line.rfind("accuracy,error band,", 0) == 0;
+    }
+    CHECK(rows > 5);
+    CHECK(band);
+    // The text keeps its line under the table.
+    CHECK(run(job + " -q").out.find("\naccuracy: +-") != std::string::npos);
+  }
+}

@@ -84,6 +84,11 @@ ordered_json accuracy_json(std::string_view accelerator, std::string_view task, 
 using ItemAdder = std::function<void(std::string section, std::string item, Cell value, std::string unit)>;
 Table items_table();
 ItemAdder item_adder(Table& t);
+// The estimate's table with its accuracy band and notes: lines after the table
+// in text, rows of it (section `accuracy` / `note`) in CSV, markdown and HTML,
+// so a parser reads one table and nothing after it.
+std::string render_items(Table t, const Catalog& catalog, const RenderOptions& o, const std::string& accuracy,
+                         const std::vector<std::string>& notes = {});
 // --task rl (src/report/rl.cpp)
 ordered_json rl_json(const RlEstimate& e);              // the step's stages, pools and layouts
 ordered_json rl_workload_json(const RlWorkload& w);

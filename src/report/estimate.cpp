@@ -185,11 +185,9 @@ std::string render_estimate(const Catalog& catalog, const EstimateContext& ctx, 
   add_config_and_memory(ctx, add);
   add_step_and_setup(*ctx.estimate, add);
   add_throughput_and_cost(ctx, cost, add);
-  RenderOptions wide = o;
-  wide.wide = true;
   const Cluster& c = *ctx.cluster;
-  return render_table(t, catalog, "estimate", "items", wide) +
-         fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, to_string(ctx.workload->task), training_framework_name(ctx), ctx.model->is_moe()));
+  return render_items(std::move(t), catalog, o,
+                      accuracy_line(c.accelerator->name, to_string(ctx.workload->task), training_framework_name(ctx), ctx.model->is_moe()));
 }
 
 std::string explain_estimate(const EstimateContext& ctx) {

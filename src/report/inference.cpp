@@ -828,11 +828,9 @@ std::string render_inference_estimate(const Catalog& catalog, const InferenceEst
   add_decode_step(ctx, add);
   add_latency_and_throughput(ctx, add);
   add_service_and_cost(ctx, od, spot, add);
-  RenderOptions wide = o;
-  wide.wide = true;
   const Cluster& c = *ctx.cluster;
-  return load_headline(ctx, o) + render_table(t, catalog, "estimate", "items", wide) +
-         fmt::format("accuracy: {}\n", accuracy_line(c.accelerator->name, "inference", row.estimate.engine->name, ctx.model->is_moe()));
+  return load_headline(ctx, o) +
+         render_items(std::move(t), catalog, o, accuracy_line(c.accelerator->name, "inference", row.estimate.engine->name, ctx.model->is_moe()));
 }
 
 std::string explain_inference(const InferenceEstimateContext& ctx) {

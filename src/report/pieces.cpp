@@ -126,6 +126,20 @@ ItemAdder item_adder(Table& t) {
   return [&t](std::string s, std::string i, Cell v, std::string u) { t.rows.push_back({text(s), text(i), v, text(u)}); };
 }
 
+std::string render_items(Table t, const Catalog& catalog, const RenderOptions& o, const std::string& accuracy, const std::vector<std::string>& notes) {
+  RenderOptions wide = o;
+  wide.wide = true;
+  if (o.format == Format::table) {
+    std::string out = render_table(t, catalog, "estimate", "items", wide) + fmt::format("accuracy: {}\n", accuracy);
+    for (const auto& n : notes) out += fmt::format("note: {}\n", n);
+    return out;
+  }
+  const ItemAdder add = item_adder(t);
+  add("accuracy", "error band", text(accuracy), "");
+  for (const auto& n : notes) add("note", "", text(n), "");
+  return render_table(t, catalog, "estimate", "items", wide);
+}
+
 Cell break_even_cell(const RecommendRow& r) {
   if (!r.spot_offered) return {"not offered", std::monostate{}};
   if (r.break_even_monthly_interruption) return pct(*r.break_even_monthly_interruption);

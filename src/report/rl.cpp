@@ -211,10 +211,7 @@ std::string render_rl_estimate(const Catalog& catalog, const RlEstimateContext& 
   add("time", "total", hours_cell(r.estimate.total_hours), "");
   add("cost", "on-demand", money(r.on_demand_cost_usd), "USD");
   add("cost", "spot (no interruptions)", money(r.spot_cost_usd), "USD");
-  std::string out = render_table(t, catalog, "estimate", "items", o);
-  out += fmt::format("accuracy: {}\n", accuracy_line(ctx.cluster->accelerator->name, "rl"));
-  for (const auto& n : e.notes) out += fmt::format("note: {}\n", n);
-  return out;
+  return render_items(std::move(t), catalog, o, accuracy_line(ctx.cluster->accelerator->name, "rl"), e.notes);
 }
 
 }  // namespace gpuadvisor
