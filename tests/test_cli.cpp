@@ -1926,3 +1926,29 @@ TEST_CASE("cli: estimate's CSV is one table: its accuracy band and notes are row
     CHECK(run(job + " -q").out.find("\naccuracy: +-") != std::string::npos);
   }
 }
+
+TEST_CASE("cli: --prefix-share holds only where the engine caches prefixes") {
+  // An engine without a prefix cache is refused, not credited with one.
+  for (const std::string engine : {"hf", "gpt-fast", "tgi-1"}) {
+    const Run r = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --clients 4 --prefix-share 0.5 -q --engine " + engine);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("has no prefix cache") != std::string::npos);
+  }
+  CHECK(run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --clients 4 --prefix-share 0.5 -q").code == 2);
+  // The engines with one take it: a shorter prefill.
+  for (const std::string engine : {"vllm", "sglang", "trtllm", "tgi"}) {
+    const std::string base = "estimate --task inference --instance p5.48xlarge --model llama-3-8b --prompt-tokens 4000 -q --format json --engine " + engine;
+    const auto with = nlohmann::json::parse(run(base + " --prefix-share 0.5").out)["inference"];
+    const auto without = nlohmann::json::parse(run(base).out)["inference"];
+    CHECK(with["ttft_s"].get<double>() < without["ttft_s"].get<double>());
+  }
+  // recommend over a family whose engine has none sizes it on whole prompts, and says so.
+  const std::string rec = "recommend --task inference --model llama-3-8b --requests-per-second 5 --family inf2 -q --format json";
+  const auto shared = nlohmann::json::parse(run(rec + " --prefix-share 0.5").out);
+  const auto plain = nlohmann::json::parse(run(rec).out);
+  CHECK(shared["recommendation"]["instance"] == plain["recommendation"]["instance"]);
+  CHECK(shared["recommendation"]["ttft_s"] == plain["recommendation"]["ttft_s"]);
+  bool said = false;
+  for (const auto& n : shared["notes"]) said = said || n.get<std::string>().find("has no prefix cache") != std::string::npos;
+  CHECK(said);
+}

@@ -475,6 +475,12 @@ std::optional<DisaggregatedService> cheapest_disaggregated(const ModelSpec& m, c
 
 }  // namespace
 
+InferenceWorkload served_workload(const InferenceWorkload& w, const Accelerator& acc) {
+  InferenceWorkload out = w;
+  if (!engine_for(acc, w.engine).prefix_cache) out.prefix_share = 0;
+  return out;
+}
+
 ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
                                           const RecommendRequest& r) {
   ServingRecommendation out;
@@ -486,14 +492,20 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
       out.rejections.push_back({inst.name, *p});
       continue;
     }
-    consider_serving_instance(ServingProbe{m, w, r, inst, acc, sims}, out);
+    const InferenceWorkload served = served_workload(w, acc);
+    if (served.prefix_share != w.prefix_share) {
+      const std::string note = fmt::format("{} ({}) has no prefix cache: its rows prefill every prompt whole (--prefix-share applies to "
+                                           "vllm, sglang, trtllm and tgi)", engine_for(acc, w.engine).name, acc.name);
+      if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end()) out.notes.push_back(note);
+    }
+    consider_serving_instance(ServingProbe{m, served, r, inst, acc, sims}, out);
   }
 
   drop_needless_pipelines(out);
   out.options_found = out.rows.size();
   mark_pareto(out.rows);
   choose_rows(out, r, w);
-  if (out.pick) out.sizing = sizing_note(*out.pick, m, w, sims);
+  if (out.pick) out.sizing = sizing_note(*out.pick, m, served_workload(w, *out.pick->accelerator), sims);
   out.disaggregated = cheapest_disaggregated(m, w, out.rows, r);
   std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
   return out;

@@ -106,6 +106,7 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   e.quantised_checkpoint_fp8_kv = optional_flag(r, j, "quantised_checkpoint_fp8_kv");
   e.fp8_kv_needs_fp8_math = optional_flag(r, j, "fp8_kv_needs_fp8_math");
   e.expert_parallel = optional_flag(r, j, "expert_parallel");
+  e.prefix_cache = optional_flag(r, j, "prefix_cache");
   e.partial_attention_dp = optional_flag(r, j, "partial_attention_dp");
   if (j.contains("max_sequences")) {
     const json& m = j["max_sequences"];

@@ -362,6 +362,9 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                  *r.simulated_requests, *r.clients, *r.simulated_requests, *r.clients));
   if (r.prefix_share) {
     check(*r.prefix_share, 0, 0.99, "--prefix-share");
+    if (*r.prefix_share > 0 && w.engine && !w.engine->prefix_cache)
+      throw InputError(fmt::format("--prefix-share: {} has no prefix cache, so every prompt is prefilled whole; give an engine that "
+                                   "reuses a shared prefix (vllm, sglang, trtllm, tgi)", w.engine->name));
     w.prefix_share = *r.prefix_share;
     w.assumptions.push_back(fmt::format("a {}-token prefix ({:.0f}% of the mean prompt) is common to every request, cached once and reused: "
                                         "each prefill computes only the rest of its prompt (--prefix-share; vLLM's automatic prefix caching)",

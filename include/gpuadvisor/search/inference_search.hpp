@@ -129,6 +129,9 @@ struct LayoutRequest {
 ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload& w, const Instance& inst, const Accelerator& acc, int pp,
                                     const LayoutRequest& asked, std::optional<int> batch);
 
+// The workload as `acc`'s engine serves it: --prefix-share only where the
+// engine caches prefixes (EngineProfile::prefix_cache), else whole prompts.
+InferenceWorkload served_workload(const InferenceWorkload& w, const Accelerator& acc);
 ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
                                           const RecommendRequest& r);
 

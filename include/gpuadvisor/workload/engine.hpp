@@ -93,6 +93,10 @@ struct EngineProfile {
   // (vLLM --enable-expert-parallel with --data-parallel-size, SGLang
   // --enable-dp-attention, TensorRT-LLM enable_attention_dp), §MoE serving layouts.
   bool expert_parallel = false;
+  // Reuses the KV cache of a prompt prefix other requests computed (vLLM's
+  // automatic prefix caching, SGLang's radix cache, TensorRT-LLM's block reuse,
+  // TGI 3's prefix cache): --prefix-share applies only where it is set.
+  bool prefix_cache = false;
   // Attention data parallel over fewer ranks than the replica's, each rank's
   // attention tensor parallel (vLLM: "Data Parallel attention can be combined
   // with Tensor Parallel attention"); SGLang's dp size equals its tp size and
