@@ -1952,3 +1952,15 @@ TEST_CASE("cli: --prefix-share holds only where the engine caches prefixes") {
   for (const auto& n : shared["notes"]) said = said || n.get<std::string>().find("has no prefix cache") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("cli: an engine that prefills whole prompts takes no --max-batched-tokens below the prompt") {
+  const std::string base = "estimate --task inference --model llama-3-8b --prompt-tokens 1024 --clients 4 -q --max-batched-tokens ";
+  for (const std::string engine : {"tgi-1", "neuron"}) {
+    const std::string instance = engine == "neuron" ? " --instance inf2.48xlarge" : " --instance p5.48xlarge";
+    const Run low = run(base + "64 --engine " + engine + instance);
+    CHECK(low.code == 2);
+    CHECK(low.err.find("prefills each prompt whole") != std::string::npos);
+    CHECK(run(base + "2048 --engine " + engine + instance).code == 0);
+  }
+  CHECK(run(base + "64 --engine tgi --instance p5.48xlarge").code == 0);  // chunks: ceil(1024 / 64) passes
+}

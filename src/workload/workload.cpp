@@ -428,6 +428,12 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                 ? std::string("offline: replicas run fully busy (a batch queue has no bursts to absorb; --target-utilisation sets headroom)")
                                 : fmt::format("replicas run at most {:.0f}% busy (--target-utilisation): headroom for bursts and queueing",
                                               w.target_utilisation * 100));
+  // An engine that prefills each prompt whole in one step takes no budget below it
+  // (TGI 1.x refuses --max-batch-prefill-tokens below --max-input-length).
+  if (w.max_batched_tokens && w.engine && w.engine->prefill == PrefillScheduling::separate && *w.max_batched_tokens < w.prompt_tokens)
+    throw InputError(fmt::format("--max-batched-tokens {}: {} prefills each prompt whole in one step, so its budget holds at least the "
+                                 "{:.0f}-token mean prompt; give {:.0f} or more, or an engine that prefills in chunks (vllm, sglang, trtllm, tgi)",
+                                 *w.max_batched_tokens, w.engine->name, w.prompt_tokens, std::ceil(w.prompt_tokens)));
   return w;
 }
 
