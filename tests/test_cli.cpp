@@ -1964,3 +1964,10 @@ TEST_CASE("cli: an engine that prefills whole prompts takes no --max-batched-tok
   }
   CHECK(run(base + "64 --engine tgi --instance p5.48xlarge").code == 0);  // chunks: ceil(1024 / 64) passes
 }
+
+TEST_CASE("cli: a closed loop of --clients is refused with best-of-N samples, which the simulator does not run") {
+  const Run r = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --samples 8 --clients 4 -q");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--clients 4: best-of-N samples") != std::string::npos);
+  CHECK(run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --samples 8 --requests-per-second 2 -q").code == 0);
+}

@@ -428,6 +428,10 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                 ? std::string("offline: replicas run fully busy (a batch queue has no bursts to absorb; --target-utilisation sets headroom)")
                                 : fmt::format("replicas run at most {:.0f}% busy (--target-utilisation): headroom for bursts and queueing",
                                               w.target_utilisation * 100));
+  if (w.clients && (w.samples > 1 || w.verifier))
+    throw InputError(fmt::format("--clients {}: best-of-N samples (--samples) and verifiers are not simulated, and a closed loop has no rate "
+                                 "for the analytic operating point; give --requests-per-second instead, or leave out --samples/--verifier",
+                                 *w.clients));
   // An engine that prefills each prompt whole in one step takes no budget below it
   // (TGI 1.x refuses --max-batch-prefill-tokens below --max-input-length).
   if (w.max_batched_tokens && w.engine && w.engine->prefill == PrefillScheduling::separate && *w.max_batched_tokens < w.prompt_tokens)
