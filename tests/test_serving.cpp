@@ -2,6 +2,7 @@
 // alone, a fixed batch), Little's law on its own output, percentiles that
 // order and rise near capacity, determinism, and the CLI around it.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
@@ -848,4 +849,25 @@ TEST_CASE("A load no option carries is named as the limit, not a time per token 
   const auto slow = run("recommend --task inference --model llama-3-70b --requests-per-second 1 --max-tpot 1ms");
   CHECK(slow.code == 3);
   CHECK(slow.err.find("is the limit") == std::string::npos);
+}
+
+TEST_CASE("a trace that gives each replica a short window is replayed as one period of a steady load: a short trace and ten of it size alike") {
+  using cli_test::run;
+  test_files::TempDir dir("gpuadvisor_trace_replay");
+  // 1,000 requests/s: a millisecond apart, 1024 prompt and 256 output tokens, 6 s and 60 s of them.
+  auto trace_of = [&](const std::string& name, int requests) {
+    std::string t;
+    for (int i = 0; i < requests; ++i) t += fmt::format("{{\"arrival_s\": {:.3f}, \"prompt_tokens\": 1024, \"output_tokens\": 256}}\n", i * 1e-3);
+    test_files::write(dir.file(name), t);
+    return dir.file(name);
+  };
+  const std::string base = "recommend --model llama-3-70b --task inference --family p5 -q --format json --trace ";
+  const auto short_pick = nlohmann::json::parse(run(base + trace_of("short.jsonl", 6000)).out)["recommendation"];
+  const auto long_pick = nlohmann::json::parse(run(base + trace_of("long.jsonl", 60000)).out)["recommendation"];
+  INFO(short_pick["sizing"].get<std::string>());
+  CHECK(short_pick["instance"] == long_pick["instance"]);
+  CHECK(std::abs(short_pick["count"].get<int>() - long_pick["count"].get<int>()) <= 0.05 * long_pick["count"].get<int>());
+  CHECK(short_pick["sizing"].get<std::string>().find("replayed as one period of a steady load") != std::string::npos);
+  // No replica carries more than it serves.
+  CHECK(short_pick["utilisation"].get<double>() <= 1.0);
 }

@@ -279,15 +279,17 @@ class EstimateCommand : public Command {
         w.requests_per_second ? std::optional<double>(*w.requests_per_second / std::max(1, row.replicas)) : std::nullopt;
     const std::optional<ServingLoad> load = serving_load(w, per_replica, row.estimate.latency_s);
     if (!load) return std::nullopt;
-    if (load->trace && static_cast<size_t>(load->requests) < kLeastSimulatedTraceRequests) {
+    const size_t distinct = load->trace ? trace_share_of(*load->trace, load->trace_share, kMaxTraceReplicaRequests).size() : 0;
+    if (load->trace && distinct < kLeastSimulatedTraceRequests) {
       warn(fmt::format("the trace's {} requests spread over {} replicas leave {} for one replica, too few to form a queue: the figures at the load "
                        "are the analytic operating point, not simulated (a longer trace, or --count, gives each replica a share)",
-                       load->trace->requests.size(), row.replicas, load->requests == 0 ? std::string("none") : std::to_string(load->requests)));
+                       load->trace->requests.size(), row.replicas, distinct == 0 ? std::string("none") : std::to_string(distinct)));
       return std::nullopt;
     }
-    if (load->trace && static_cast<size_t>(load->requests) < kFewTraceRequests)
-      warn(fmt::format("the trace gives one replica only {} requests, too few for stable percentiles: a longer trace gives steadier figures",
-                       load->requests));
+    if (load->trace && distinct < kFewTraceRequests)
+      warn(fmt::format("the trace gives one replica only {} requests, replayed as one period of a steady load to {}: a longer trace "
+                       "gives steadier figures",
+                       distinct, load->requests));
     if (w.samples > 1 || w.verifier) {
       spdlog::warn("best-of-N samples and verifiers are not simulated: the figures at load are the analytic operating point (no queueing)");
       return std::nullopt;

@@ -204,8 +204,8 @@ std::string sizing_note(const ServingRow& row, const ModelSpec& m, const Inferen
   if (w.trace) {
     const size_t taken = trace_share_of(*w.trace, 1.0 / row.replicas, kMaxTraceReplicaRequests).size();
     if (taken < kFewTraceRequests)
-      out += fmt::format("; the trace gives each replica only {} request{}, too few for a steady queue or a stable p{}: a longer trace sizes "
-                         "it better", taken, taken == 1 ? "" : "s", w.slo_percentile ? w.slo_percentile : 50);
+      out += fmt::format("; the trace gives each replica only {} request{}, replayed as one period of a steady load (a window that "
+                         "short forms no steady queue): a longer trace sizes it better", taken, taken == 1 ? "" : "s");
   }
   const int fewer = row.replicas - slots;
   if (fewer < 1) return out;

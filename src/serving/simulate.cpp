@@ -32,7 +32,7 @@ std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optiona
     load.trace = w.trace;
     load.trace_share = std::clamp(*requests_per_second_per_replica / *w.requests_per_second, 1e-9, 1.0);
     load.extra_output_tokens = w.reasoning_tokens;
-    load.requests = static_cast<int>(trace_share_of(*w.trace, load.trace_share, w.simulated_requests > 0 ? w.simulated_requests : kMaxTraceReplicaRequests).size());
+    load.requests = static_cast<int>(replica_trace(*w.trace, load.trace_share, w.simulated_requests > 0 ? w.simulated_requests : kMaxTraceReplicaRequests).size());
   }
   load.prompt = length_distribution(w.prompt_tokens, w.prompt_tokens_p95, w.length_spread);
   load.output = length_distribution(w.generated_tokens_per_sequence(), w.output_tokens_p95 + w.reasoning_tokens, w.length_spread);
@@ -67,7 +67,7 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
 namespace {
 
 std::vector<SimRequest> trace_requests(const ServingLoad& load) {
-  const std::vector<TraceRequest> taken = trace_share_of(*load.trace, load.trace_share, load.requests);
+  const std::vector<TraceRequest> taken = replica_trace(*load.trace, load.trace_share, load.requests);
   std::vector<SimRequest> out(taken.size());
   for (size_t i = 0; i < taken.size(); ++i) {
     out[i].arrival_s = taken[i].arrival_s - taken.front().arrival_s;
@@ -98,6 +98,20 @@ std::vector<TraceRequest> trace_share_of(const RequestTrace& t, double share, in
   std::vector<TraceRequest> out;
   for (size_t i = 0; i < t.requests.size() && static_cast<int>(out.size()) < most; ++i)
     if (std::floor((i + 1) * share + 1e-9) > std::floor(i * share + 1e-9)) out.push_back(t.requests[i]);
+  return out;
+}
+
+std::vector<TraceRequest> replica_trace(const RequestTrace& t, double share, int most) {
+  const std::vector<TraceRequest> once = trace_share_of(t, share, most);
+  const double span = once.size() > 1 ? once.back().arrival_s - once.front().arrival_s : 0;
+  if (once.size() >= kLeastReplayedTraceRequests || span <= 0) return once;
+  const double period = span + span / (once.size() - 1);
+  std::vector<TraceRequest> out;
+  for (int replay = 0; out.size() < kLeastReplayedTraceRequests && static_cast<int>(out.size()) < most; ++replay)
+    for (size_t i = 0; i < once.size() && static_cast<int>(out.size()) < most; ++i) {
+      out.push_back(once[i]);
+      out.back().arrival_s += replay * period;
+    }
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "gpuadvisor/physics/inference.hpp"
 #include "gpuadvisor/serving/metrics.hpp"
+#include "gpuadvisor/serving/simulate.hpp"
 
 namespace gpuadvisor {
 
@@ -22,8 +23,8 @@ struct ServingRow;
 inline constexpr double kLeastSequencesInFlight = 1.0;
 
 // Fewer requests than this per replica from a trace are said to be too few
-// for stable percentiles.
-inline constexpr size_t kFewTraceRequests = 500;
+// for stable percentiles (and are replayed to that many: replica_trace).
+inline constexpr size_t kFewTraceRequests = kLeastReplayedTraceRequests;
 // Fewer than this per replica form no queue to simulate: a rate "served" by
 // two requests is their gap, not the replica's (estimate then shows the
 // analytic point at the load).

@@ -38,6 +38,15 @@ struct ServingLoad {
 // The requests of a trace one replica takes at share s (0 < s <= 1): request
 // i when floor((i + 1) s) > floor(i s), every 1/s-th for s = 1/replicas.
 std::vector<TraceRequest> trace_share_of(const RequestTrace& t, double share, int most);
+// A replica's share (trace_share_of) of fewer than this many requests is
+// replayed until it holds them: the trace taken as one period of a steady
+// load, since a window that ends before a queue builds says nothing of one.
+inline constexpr size_t kLeastReplayedTraceRequests = 500;
+// The requests one replica simulates from a trace: its share, replayed whole
+// (each replay shifted by the share's span and one mean gap) up to at least
+// kLeastReplayedTraceRequests, at most `most`; a share of one request, or
+// of requests all at one instant, is not replayed.
+std::vector<TraceRequest> replica_trace(const RequestTrace& t, double share, int most);
 
 // An open loop's window spans this many request latencies (Little's law's
 // sequences in flight build up within about one; the rest is steady state).
