@@ -1971,3 +1971,13 @@ TEST_CASE("cli: a closed loop of --clients is refused with best-of-N samples, wh
   CHECK(r.err.find("--clients 4: best-of-N samples") != std::string::npos);
   CHECK(run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --samples 8 --requests-per-second 2 -q").code == 0);
 }
+
+TEST_CASE("cli: recommend and cost take at most 20000 --simulated-requests, estimate up to 1000000") {
+  for (const std::string cmd : {"recommend", "cost"}) {
+    const Run big = run(cmd + " --task inference --model llama-3-8b --requests-per-second 5 --family g6e -q --simulated-requests 20001");
+    CHECK(big.code == 2);
+    CHECK(big.err.find("at most 20000") != std::string::npos);
+  }
+  CHECK(run("recommend --task inference --model llama-3-8b --requests-per-second 5 --family g6e -q --simulated-requests 20000").code == 0);
+  CHECK(run("estimate --task inference --model llama-3-8b --instance g6e.xlarge --requests-per-second 1 -q --simulated-requests 20001").code == 0);
+}

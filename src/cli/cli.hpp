@@ -212,6 +212,10 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
 // recommend and cost size a service from its offered load; --clients (a
 // benchmark's closed loop on one replica) is estimate's alone: InputError.
 void refuse_clients_for_sizing(const InferenceOptions& o, const std::string& command);
+// recommend and cost simulate every candidate at several replica counts:
+// --simulated-requests above this would run for minutes (exit 2).
+inline constexpr int kMostSizingSimulatedRequests = 20000;
+void limit_sizing_simulations(const InferenceOptions& o, const std::string& command);
 RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, const InferenceOptions& io, const ModelSpec& policy);
 OverheadSettings build_overheads(const OverheadOptions& o);
 // The ranking request of recommend and cost, checked against the catalog.

@@ -555,6 +555,15 @@ void refuse_clients_for_sizing(const InferenceOptions& o, const std::string& com
                                command));
 }
 
+void limit_sizing_simulations(const InferenceOptions& o, const std::string& command) {
+  if (o.simulated_requests.empty()) return;
+  const int n = positive_int(o.simulated_requests, "--simulated-requests");
+  if (n > kMostSizingSimulatedRequests)
+    throw InputError(fmt::format("--simulated-requests {}: {} simulates every candidate layout at several replica counts, so it takes at "
+                                 "most {}; `estimate --task inference` simulates one replica with up to 1000000",
+                                 n, command, kMostSizingSimulatedRequests));
+}
+
 InferenceWorkload build_inference_workload(const InferenceOptions& o, const ModelSpec& m) {
   InferenceRequest r;
   auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_count(v, flag)); };

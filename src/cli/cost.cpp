@@ -280,6 +280,7 @@ class CostCommand : public Command {
       if (given(app, f)) throw InputError(fmt::format("{} prices a given training run or reservation; a service is sized from the load", f));
     ModelSpec m = build_model(mo);
     refuse_clients_for_sizing(io, "cost");
+    limit_sizing_simulations(io, "cost");
     InferenceWorkload w = build_inference_workload(io, m);
     RecommendRequest r = build_request(co, oo, catalog);
     refuse_region_list(r, "cost");

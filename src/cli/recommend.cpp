@@ -127,6 +127,7 @@ class RecommendCommand : public Command {
     RecommendRequest r = build_request(ro, oo, catalog);
     if (wo.inference()) {
       refuse_clients_for_sizing(io, "recommend");
+      limit_sizing_simulations(io, "recommend");
       const InferenceWorkload w = build_inference_workload(io, m);
       // Offline work has no latency to buy: the pick is the cheapest unless --cost-slack says otherwise.
       if (w.mode == ServingMode::offline && ro.cost_slack.empty()) {
