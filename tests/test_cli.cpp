@@ -1981,3 +1981,15 @@ TEST_CASE("cli: recommend and cost take at most 20000 --simulated-requests, esti
   CHECK(run("recommend --task inference --model llama-3-8b --requests-per-second 5 --family g6e -q --simulated-requests 20000").code == 0);
   CHECK(run("estimate --task inference --model llama-3-8b --instance g6e.xlarge --requests-per-second 1 -q --simulated-requests 20001").code == 0);
 }
+
+TEST_CASE("cli: a load beyond the replicas the search simulates says so, and the analytic count it shows is the one it names") {
+  const Run r = run("estimate --task inference --instance p5.48xlarge --model llama-3-70b --requests-per-second 40000 -q --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out)["inference"];
+  const int replicas = j["replicas"].get<int>();
+  CHECK(replicas > 4096);
+  const std::string text = run("estimate --task inference --instance p5.48xlarge --model llama-3-70b --requests-per-second 40000 -q").out;
+  CHECK(text.find(fmt::format("the load needs about {} replicas at 80% utilisation (analytic), more than the 4096 replicas the search simulates", replicas)) !=
+        std::string::npos);
+  CHECK(text.find("the most the instance limit allows") == std::string::npos);
+}

@@ -118,6 +118,11 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
                        most == kMaxSimulatedReplicas ? fmt::format("the {} replicas the search simulates at most", most)
                                                      : fmt::format("the {} replica{} that {} instances hold (--max-instances)", most,
                                                                    most > 1 ? "s" : "", max_instances));
+  // Beyond the simulation's own cap (not an instance limit): the analytic count, unsimulated, is all there is.
+  if (const double analytic = std::ceil(lambda / (capacity * kDefaultTargetUtilisation) - 1e-9); most == kMaxSimulatedReplicas && analytic > most)
+    return fmt::format("the load needs about {:.0f} replicas at {:.0f}% utilisation (analytic), more than the {} replicas the search "
+                       "simulates at most",
+                       analytic, kDefaultTargetUtilisation * 100, most);
   const int floor = std::max(w.target_utilisation_given ? replicas_at(w.target_utilisation) : 1, replicas_at(most_rps / capacity));
   auto ok = [&](int r) { return meets_targets(sims.at(m, w, row, r), w); };
   auto step = [](int guess, int k) { return std::max(1, static_cast<int>(std::lround(guess * 0.1 * (1 << k)))); };
