@@ -352,7 +352,9 @@ fields of `data/models.json`'s presets, `sliding_window`, `sliding_layers`,
 `native_weights`, the MLA and MoE fields). Any other key is refused, exit 2,
 naming the case, the key and the nearest known one (`"promt_tokens"`: did
 you mean `prompt_tokens`?): a misspelt field would otherwise leave its default
-in force while the case reads as measured.
+in force while the case reads as measured. The optional names `engine`,
+`kv_cache` and `framework` are left out for their default; an empty string
+is refused (exit 2), as a blank field reads as a mistake.
 
 ## Under load
 

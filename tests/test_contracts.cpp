@@ -169,6 +169,13 @@ TEST_CASE("contracts: a case file or a model shape with a key gpuadvisor does no
   CHECK(one("layout", nlohmann::json{{"tp", 1}, {"pipeline", 2}}).code == 2);
   CHECK(one("model", nlohmann::json{{"layers", 32}, {"hidden", 4096}, {"heads", 32}, {"ffn", 14336}, {"vocab", 128256}, {"expert", 8}}).code == 2);
   CHECK(cases["cases_total"].get<int>() > 100);  // the bundled cases still read
+  // A blank name is a mistake, not the default: left out it is the default.
+  for (const char* name : {"engine", "kv_cache"}) {
+    const auto blank = one(name, "");
+    CHECK(blank.code == 2);
+    CHECK(blank.err.find(std::string("field '") + name + "': is empty") != std::string::npos);
+  }
+  CHECK(one("engine", "vllm").code == 0);
 }
 
 TEST_CASE("contracts: flags that shape nothing without another are refused, not ignored") {

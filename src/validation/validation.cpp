@@ -93,6 +93,13 @@ struct Reader {
     if (!j[key].is_string()) fail(key, "expected a string");
     return j[key].get<std::string>();
   }
+  // An optional name: absent for the default, never an empty string (a
+  // field left blank reads as a mistake, not as "the default").
+  std::string name(const json& j, const char* key) const {
+    const std::string v = text(j, key, false);
+    if (j.contains(key) && j[key].is_string() && v.empty()) fail(key, "is empty: leave it out for the default");
+    return v;
+  }
   double number(const json& j, const char* key, double lo, double hi) const {
     const json& v = need(j, key);
     if (!v.is_number()) fail(key, "expected a number");
@@ -227,7 +234,7 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   auto wf = weight_format_from_string(c.precision);
   if (!wf) r.fail("precision", "expected bf16, fp16, fp8, int8, int4 or fp4");
   q.weights = *wf;
-  const std::string kv = r.text(j, "kv_cache", false);
+  const std::string kv = r.name(j, "kv_cache");
   if (kv == "fp8") q.kv_cache = Precision::fp8;
   else if (kv == "bf16" || kv == "fp16") q.kv_cache = Precision::bf16;
   else if (!kv.empty() && kv != "auto") r.fail("kv_cache", "expected auto, bf16 or fp8");
@@ -248,7 +255,7 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
       r.fail("speculative", e.what());
     }
   }
-  c.engine = r.text(j, "engine", false);
+  c.engine = r.name(j, "engine");
   c.engine_version = r.text(j, "engine_version", false);
   if (!c.engine.empty()) {
     q.engine = find_engine(c.engine);
@@ -338,7 +345,7 @@ void read_training_case(const Reader& r, const json& j, ValidationCase& c) {
     if (!j["flash_attention"].is_boolean()) r.fail("flash_attention", "expected true or false (false: the stack computed the full attention matrix)");
     w.flash_attention = j["flash_attention"].get<bool>();
   }
-  c.framework = r.text(j, "framework", false);
+  c.framework = r.name(j, "framework");
   if (!c.framework.empty()) {
     w.framework = find_framework(c.framework);
     if (!w.framework) r.fail("framework", fmt::format("'{}' is not one of {}", c.framework, framework_names()));
