@@ -1993,3 +1993,13 @@ TEST_CASE("cli: a load beyond the replicas the search simulates says so, and the
         std::string::npos);
   CHECK(text.find("the most the instance limit allows") == std::string::npos);
 }
+
+TEST_CASE("cli: a load that cannot be served names its shape: a trace's bursts") {
+  test_files::TempDir dir("gpuadvisor_bursty");
+  std::string t;
+  for (int i = 0; i < 600; ++i) t += fmt::format("{{\"arrival_s\": {}, \"prompt_tokens\": 1000, \"output_tokens\": 200}}\n", i < 300 ? 0 : 3600);
+  test_files::write(dir.file("b.jsonl"), t);
+  const Run r = run("recommend --task inference --model llama-3-8b -q --trace " + dir.file("b.jsonl"));
+  REQUIRE(r.code == 3);
+  CHECK(r.err.find("on average, as the trace records it (its bursts included) is the limit") != std::string::npos);
+}

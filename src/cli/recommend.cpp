@@ -28,6 +28,22 @@ std::string notes_list(const std::vector<std::string>& notes, bool wide) {
   return out;
 }
 
+// The shape of the load beyond its mean rate, as the miss above names it: " on average, in the
+// bursts the trace records", " on average, in gamma bursts of CV 3", or "".
+std::string load_shape_text(const InferenceWorkload& w) {
+  if (w.trace) return ", on average, as the trace records it (its bursts included)";
+  if (w.arrival_cv > 1) return fmt::format(" on average, in bursts (--arrival gamma:{:g})", w.arrival_cv);
+  return {};
+}
+
+// The server's own wait for new requests, which adds to every TTFT whatever the replicas.
+std::string server_wait_text(const InferenceWorkload& w) {
+  if (w.scheduler_recv_interval > 1)
+    return fmt::format(", with SGLang's wait of up to {} decode steps for new requests (--scheduler-recv-interval)", w.scheduler_recv_interval);
+  if (w.attention_dp_balance_iters) return fmt::format(", with TensorRT-LLM's hold of up to {} iterations (--attention-dp-balance)", *w.attention_dp_balance_iters);
+  return {};
+}
+
 // How the default order reads: the rule that chooses the pick, applied to the
 // rows, each instance type's row being that type's own pick.
 // "Rows 9-10 take longer than ...": the options past the horizon, listed last, named by their rank in the table.
@@ -275,9 +291,10 @@ class RecommendCommand : public Command {
                            "(--max-ttft, or shorter --prompt-tokens)",
                            result.best_batch1_ttft_option, *result.best_batch1_ttft_s * 1e3, *w.max_ttft_s * 1e3);
       else if (result.best_batch1_tpot_s && w.max_tpot_s && *result.best_batch1_tpot_s <= *w.max_tpot_s && w.requests_per_second)
-        best = fmt::format("; the targets are met at batch 1 ({} reaches {:.1f} ms per output token), so the load of {:.3g} requests/s is the "
-                           "limit: each type's line says how many replicas it needs (--max-instances allows more)",
-                           result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, *w.requests_per_second);
+        best = fmt::format("; the targets are met at batch 1 ({} reaches {:.1f} ms per output token), so the load of {:.3g} requests/s{} is the "
+                           "limit{}: each type's line says how many replicas it needs (--max-instances allows more)",
+                           result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, *w.requests_per_second, load_shape_text(w),
+                           server_wait_text(w));
       else if (result.best_batch1_tpot_s)
         best = fmt::format("; the fastest option, {}, reaches {:.1f} ms per output token ({:.0f} tokens/s per user) at batch 1",
                            result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, 1 / *result.best_batch1_tpot_s);
