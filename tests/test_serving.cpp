@@ -576,7 +576,16 @@ TEST_CASE("A trace is the load: its rate and lengths, replicas taking its reques
   const ServingLoad load = *serving_load(w, 0.5);
   CHECK(load.trace);
   CHECK(load.trace_share == Approx(0.5));
-  CHECK(load.requests == 2);
+  // Its two requests are replayed as one period of a steady load, to kLeastReplayedTraceRequests:
+  // each replay shifted by their span (3 s) and one mean gap (3 s).
+  CHECK(load.requests == static_cast<int>(kLeastReplayedTraceRequests));
+  const auto replayed = replica_trace(*w.trace, 0.5, 100000);
+  REQUIRE(replayed.size() == kLeastReplayedTraceRequests);
+  CHECK(replayed[2].arrival_s == Approx(1 + 6));
+  CHECK(replayed[3].arrival_s == Approx(4 + 6));
+  CHECK(replayed[3].prompt_tokens == 400);
+  CHECK(replica_trace(*w.trace, 0.5, 3).size() == 3);  // the cap holds
+  CHECK(replica_trace(*w.trace, 0.25, 100000).size() == 1);  // one request: not replayed
   InferenceRequest clash = q;
   clash.requests_per_second = 2;
   CHECK_THROWS_AS(make_inference_workload(clash), InputError);
