@@ -28,8 +28,8 @@ std::string notes_list(const std::vector<std::string>& notes, bool wide) {
   return out;
 }
 
-// The shape of the load beyond its mean rate, as the miss above names it: " on average, in the
-// bursts the trace records", " on average, in gamma bursts of CV 3", or "".
+// The shape of the load beyond its mean rate, for the exit-3 message: ", on average, as the
+// trace records it (its bursts included)", " on average, in bursts (--arrival gamma:3)", or "".
 std::string load_shape_text(const InferenceWorkload& w) {
   if (w.trace) return ", on average, as the trace records it (its bursts included)";
   if (w.arrival_cv > 1) return fmt::format(" on average, in bursts (--arrival gamma:{:g})", w.arrival_cv);
