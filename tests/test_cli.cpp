@@ -1933,8 +1933,12 @@ TEST_CASE("cli: --prefix-share holds only where the engine caches prefixes") {
     const Run r = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --clients 4 --prefix-share 0.5 -q --engine " + engine);
     CHECK(r.code == 2);
     CHECK(r.err.find("has no prefix cache") != std::string::npos);
+    // The engines named instead are those whose profile has one (data/engines.json).
+    CHECK(r.err.find("a shared prefix (vllm, sglang, trtllm, tgi)") != std::string::npos);
   }
-  CHECK(run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --clients 4 --prefix-share 0.5 -q").code == 2);
+  const Run neuron = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --clients 4 --prefix-share 0.5 -q");
+  CHECK(neuron.code == 2);
+  CHECK(neuron.err.find("--prefix-share on inf2.48xlarge: neuron has no prefix cache") != std::string::npos);
   // The engines with one take it: a shorter prefill.
   for (const std::string engine : {"vllm", "sglang", "trtllm", "tgi"}) {
     const std::string base = "estimate --task inference --instance p5.48xlarge --model llama-3-8b --prompt-tokens 4000 -q --format json --engine " + engine;

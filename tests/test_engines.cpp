@@ -173,11 +173,21 @@ TEST_CASE("the engine's memory reserve: a share of the whole memory (vLLM) or of
   CHECK(serving_reserve_gb(n, *find_engine("neuron"), 4) == Approx(kReserveFixedGb));
 }
 
+TEST_CASE("messages name the engines to choose from the profiles' properties, not a list of their own") {
+  CHECK(engine_names_where(has_prefix_cache) == "vllm, sglang, trtllm, tgi");
+  CHECK(engine_names_where(prefills_in_chunks) == "vllm, sglang, trtllm, tgi");
+  CHECK(engine_names_where(batches_continuously) == "vllm, sglang, trtllm, tgi, tgi-1, neuron, neuron-direct");
+  CHECK(!prefix_share_problem(*find_engine("sglang")));
+  CHECK(prefix_share_problem(*find_engine("hf")).value_or("") ==
+        "hf has no prefix cache, so every prompt is prefilled whole; give an engine that reuses a shared prefix (vllm, sglang, trtllm, tgi)");
+}
+
 TEST_CASE("engines refuse accelerators and formats they do not serve") {
   const Accelerator& a10g = *cat().find_accelerator("A10G");
   const Accelerator& inf2 = *cat().find_accelerator("Inferentia2");
   CHECK(serving_accelerator_problem(inf2, workload("vllm")).value_or("").find("is the CUDA build; Inferentia2 is a Neuron accelerator") != std::string::npos);
-  CHECK(serving_accelerator_problem(a10g, workload("neuron")).value_or("").find("runs on Inferentia and Trainium only; A10G is a GPU") != std::string::npos);
+  CHECK(serving_accelerator_problem(a10g, workload("neuron")).value_or("").find(
+            "runs on Inferentia and Trainium only; A10G is a GPU: --engine vllm, sglang, trtllm, tgi, tgi-1, hf, gpt-fast") != std::string::npos);
   // fp8 on Ampere: vLLM runs it weight-only (FP8 Marlin); TensorRT-LLM needs fp8 math.
   CHECK(!serving_accelerator_problem(a10g, workload("vllm", WeightFormat::fp8)));
   CHECK(serving_accelerator_problem(a10g, workload("trtllm", WeightFormat::fp8)).value_or("").find("fp8 math") != std::string::npos);

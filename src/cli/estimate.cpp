@@ -321,9 +321,9 @@ class EstimateCommand : public Command {
     const Format format = parse_format(g);
     const Accelerator& acc = catalog.accelerator_of(inst);
     if (auto p = serving_accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst.name, *p));
-    if (w.prefix_share > 0 && !engine_for(acc, w.engine).prefix_cache)
-      throw InputError(fmt::format("--prefix-share: {}, the engine on {}, has no prefix cache, so every prompt is prefilled whole",
-                                   engine_for(acc, w.engine).name, acc.name));
+    if (w.prefix_share > 0)
+      if (auto problem = prefix_share_problem(engine_for(acc, w.engine)))
+        throw InputError(fmt::format("--prefix-share on {}: {}", inst.name, *problem));
     if (w.clients && app->count("--batch"))
       throw InputError("give --clients (the simulator finds the batch the users keep in flight) or --batch (a fixed batch), not both");
     for (auto [f, v] : {std::pair{"--tp", eo.tp}, std::pair{"--pp", eo.pp}, std::pair{"--batch", eo.batch}, std::pair{"--ep", eo.ep},

@@ -143,8 +143,9 @@ std::string service_line(const ServingRow& r) {
   // Utilisation is the load over the analytic capacity at the targets; a
   // replica sized by simulation can serve more than that (chunked prefill
   // overlaps decode where the analytic model adds it in series).
-  const std::string busy = r.utilisation <= 1 ? fmt::format("{:.0f}% utilisation", r.utilisation * 100)
-                                              : fmt::format("full load, which the simulated replica serves ({:.2f}x its analytic capacity)", r.utilisation);
+  const std::string busy = r.utilisation <= 1
+                               ? fmt::format("{:.0f}% utilisation", r.utilisation * 100)
+                               : fmt::format("{:.0f}% utilisation: more than the analytic capacity, and the simulated replicas meet the targets", r.utilisation * 100);
   const std::string per_token =
       r.usd_per_million_output_tokens ? fmt::format(" (${} per million output tokens at {})", format_price(*r.usd_per_million_output_tokens), busy) : "";
   const std::string at = seen_text(r);

@@ -477,7 +477,7 @@ std::optional<DisaggregatedService> cheapest_disaggregated(const ModelSpec& m, c
 
 InferenceWorkload served_workload(const InferenceWorkload& w, const Accelerator& acc) {
   InferenceWorkload out = w;
-  if (!engine_for(acc, w.engine).prefix_cache) out.prefix_share = 0;
+  if (!has_prefix_cache(engine_for(acc, w.engine))) out.prefix_share = 0;
   return out;
 }
 
@@ -495,7 +495,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
     const InferenceWorkload served = served_workload(w, acc);
     if (served.prefix_share != w.prefix_share) {
       const std::string note = fmt::format("{} ({}) has no prefix cache: its rows prefill every prompt whole (--prefix-share applies to "
-                                           "vllm, sglang, trtllm and tgi)", engine_for(acc, w.engine).name, acc.name);
+                                           "{})", engine_for(acc, w.engine).name, acc.name, engine_names_where(has_prefix_cache));
       if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end()) out.notes.push_back(note);
     }
     consider_serving_instance(ServingProbe{m, served, r, inst, acc, sims}, out);

@@ -167,6 +167,23 @@ const EngineProfile* find_engine(std::string_view name) { return find_named(engi
 
 std::string engine_names() { return joined_names(engine_profiles()); }
 
+std::string engine_names_where(bool (*has)(const EngineProfile&)) {
+  std::string out;
+  for (const EngineProfile& e : engine_profiles())
+    if (has(e)) out += (out.empty() ? "" : ", ") + e.name;
+  return out;
+}
+
+bool has_prefix_cache(const EngineProfile& e) { return e.prefix_cache; }
+bool prefills_in_chunks(const EngineProfile& e) { return e.prefill == PrefillScheduling::chunked; }
+bool batches_continuously(const EngineProfile& e) { return e.continuous_batching; }
+
+std::optional<std::string> prefix_share_problem(const EngineProfile& e) {
+  if (e.prefix_cache) return std::nullopt;
+  return fmt::format("{} has no prefix cache, so every prompt is prefilled whole; give an engine that reuses a shared prefix ({})", e.name,
+                     engine_names_where(has_prefix_cache));
+}
+
 const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* chosen) {
   if (chosen) return *chosen;
   static const EngineProfile& neuron = *find_engine(kDefaultNeuronEngine);  // the profiles are static: looked up once
@@ -203,7 +220,8 @@ std::optional<std::string> engine_problem(const EngineProfile& e, const Accelera
     return acc.software == "neuron"
                ? fmt::format("engine {} is the CUDA build; {} is a Neuron accelerator: --engine neuron (vLLM or TGI on Neuron) or neuron-direct",
                              e.name, acc.name)
-               : fmt::format("engine {} runs on Inferentia and Trainium only; {} is a GPU: --engine vllm, sglang, trtllm, tgi, ...", e.name, acc.name);
+               : fmt::format("engine {} runs on Inferentia and Trainium only; {} is a GPU: --engine {}", e.name, acc.name,
+                             engine_names_where([](const EngineProfile& x) { return x.software == "cuda"; }));
   if (std::find(e.weights.begin(), e.weights.end(), weights) == e.weights.end())
     return fmt::format("engine {} does not serve {} weights (--weights bf16, or an engine that does)", e.name, to_string(weights));
   return std::nullopt;

@@ -290,7 +290,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     check_range(*r.max_batched_tokens, "--max-batched-tokens", kFewestBatchedTokens, kMostBatchedTokens);
     if (w.engine && !w.engine->continuous_batching)
       throw InputError(fmt::format("--max-batched-tokens: {} runs one batch at a time and has no token budget per step; "
-                                   "give an engine with continuous batching (vllm, sglang, trtllm, tgi)", w.engine->name));
+                                   "give an engine with continuous batching ({})", w.engine->name, engine_names_where(batches_continuously)));
     w.max_batched_tokens = *r.max_batched_tokens;
     w.assumptions.push_back(fmt::format("the engine schedules at most {} tokens a step, decode tokens and prompt chunks together "
                                         "(--max-batched-tokens: vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, "
@@ -362,9 +362,8 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                  *r.simulated_requests, *r.clients, *r.simulated_requests, *r.clients));
   if (r.prefix_share) {
     check(*r.prefix_share, 0, 0.99, "--prefix-share");
-    if (*r.prefix_share > 0 && w.engine && !w.engine->prefix_cache)
-      throw InputError(fmt::format("--prefix-share: {} has no prefix cache, so every prompt is prefilled whole; give an engine that "
-                                   "reuses a shared prefix (vllm, sglang, trtllm, tgi)", w.engine->name));
+    if (*r.prefix_share > 0 && w.engine)
+      if (auto problem = prefix_share_problem(*w.engine)) throw InputError("--prefix-share: " + *problem);
     w.prefix_share = *r.prefix_share;
     w.assumptions.push_back(fmt::format("a {}-token prefix ({:.0f}% of the mean prompt) is common to every request, cached once and reused: "
                                         "each prefill computes only the rest of its prompt (--prefix-share; vLLM's automatic prefix caching)",
@@ -436,8 +435,8 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   // (TGI 1.x refuses --max-batch-prefill-tokens below --max-input-length).
   if (w.max_batched_tokens && w.engine && w.engine->prefill == PrefillScheduling::separate && *w.max_batched_tokens < w.prompt_tokens)
     throw InputError(fmt::format("--max-batched-tokens {}: {} prefills each prompt whole in one step, so its budget holds at least the "
-                                 "{:.0f}-token mean prompt; give {:.0f} or more, or an engine that prefills in chunks (vllm, sglang, trtllm, tgi)",
-                                 *w.max_batched_tokens, w.engine->name, w.prompt_tokens, std::ceil(w.prompt_tokens)));
+                                 "{:.0f}-token mean prompt; give {:.0f} or more, or an engine that prefills in chunks ({})",
+                                 *w.max_batched_tokens, w.engine->name, w.prompt_tokens, std::ceil(w.prompt_tokens), engine_names_where(prefills_in_chunks)));
   return w;
 }
 

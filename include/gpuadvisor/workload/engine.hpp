@@ -124,6 +124,15 @@ std::vector<EngineProfile> read_engines(const std::string& origin, const std::st
 const EngineProfile* find_engine(std::string_view name);
 // "vllm, sglang, trtllm, ..." for messages and --help.
 std::string engine_names();
+// The bundled engines that have a property, "vllm, sglang, trtllm, tgi", for
+// messages that name the engines to choose instead.
+std::string engine_names_where(bool (*has)(const EngineProfile&));
+bool has_prefix_cache(const EngineProfile& e);
+bool prefills_in_chunks(const EngineProfile& e);
+bool batches_continuously(const EngineProfile& e);
+// --prefix-share on an engine that cannot reuse a prefix: what is wrong, and
+// the engines that can.
+std::optional<std::string> prefix_share_problem(const EngineProfile& e);
 
 // The engine a replica runs on this accelerator: the chosen one, or the
 // default (vllm on CUDA, neuron on Neuron).
