@@ -104,6 +104,9 @@ TEST_CASE("an engines file with a bad field is refused with the engine and field
   refused(R"({"step_overhead_ms": "S"})", R"({"step_overhead_ms": "T"})", "sources");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "prefill_compute_factor": 2)", "prefill_compute_factor");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "prefill_batching_steps": -3)", "prefill_batching_steps");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "waiting_served_ratio": -1)", "waiting_served_ratio");
+  // TGI's ratio holds prompts only up to a number of decode steps: without one it would hold them for ever.
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "waiting_served_ratio": 1.2)", "waiting_served_ratio");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "dequant_per_sequence": "yes")", "dequant_per_sequence");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "reserves_full_kv": 1)", "reserves_full_kv");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "full_length_local_kv": "yes")", "full_length_local_kv");
@@ -123,10 +126,11 @@ TEST_CASE("an engines file with a bad field is refused with the engine and field
     std::string text = good;
     const std::string batching = R"("continuous_batching": true)";
     text.replace(text.find(batching), batching.size(),
-                 batching + R"(, "prefill_compute_factor": 0.33, "prefill_batching_steps": 20, "dequant_per_sequence": true)");
+                 batching + R"(, "prefill_compute_factor": 0.33, "prefill_batching_steps": 20, "waiting_served_ratio": 1.2, "dequant_per_sequence": true)");
     const EngineProfile e = read_engines("f", bad(text)).front();
     CHECK(e.prefill_compute_factor == 0.33);
     CHECK(e.prefill_batching_steps == 20);
+    CHECK(e.waiting_served_ratio == 1.2);
     CHECK(e.dequant_per_sequence);
   }
   CHECK_THROWS_WITH(read_engines("f", bad(good + "," + good)), Catch::Contains("duplicate engine"));

@@ -32,12 +32,13 @@ struct Replica {
   Cluster c;
   InferenceEstimate e;
 };
-Replica replica(const char* instance, const char* preset, double prompt, double output, int tp, int ep = 1, int attention_dp = 1) {
+Replica replica(const char* instance, const char* preset, double prompt, double output, int tp, int ep = 1, int attention_dp = 1,
+                const char* engine = "vllm") {
   InferenceRequest r;
   r.mode = ServingMode::offline;
   r.prompt_tokens = prompt;
   r.output_tokens = output;
-  r.engine = find_engine("vllm");
+  r.engine = find_engine(engine);
   Replica x{*find_model_preset(preset), make_inference_workload(r), {}, {}};
   const Instance* i = cat().find_instance(instance);
   x.c = Cluster{i, &cat().accelerator_of(*i), 1};
@@ -137,6 +138,58 @@ TEST_CASE("SGLang's receive interval: an arriving prompt waits for the server's 
   // One client: its next request finds the server idle, which looks at once.
   const ServingLoad alone = closed(1, 20, 512, 256);
   CHECK(run(30, alone).metrics.ttft_s.mean == run(1, alone).metrics.ttft_s.mean);
+}
+
+TEST_CASE("TGI's router: a prompt arriving while two decode waits 19 steps since the last join, unless enough wait or the engine is idle") {
+  const Replica x = replica("g5.2xlarge", "llama-3-8b", 256, 200, 1, 1, 1, "tgi-1");
+  const EngineLimits held = engine_limits(x.m, x.w, x.c, x.e);
+  REQUIRE(held.join_ratio == 1.2);  // data/engines.json: TGI 1.x's router defaults
+  REQUIRE(held.join_after_steps == 20);
+  EngineLimits free = held;
+  free.join_ratio = 0;
+  free.join_after_steps = 0;
+  ArrivalPattern open_loop;
+  open_loop.closed_loop = false;
+  // Requests 0 and 1 at once (the idle engine takes both), then `late`
+  // arriving 4.5 decode steps after their first tokens.
+  auto run = [&](const EngineLimits& limits, int late, double step_s, double first_token_s) {
+    std::vector<SimRequest> rs(2 + late);
+    for (SimRequest& r : rs) {
+      r.prompt_tokens = 256;
+      r.output_tokens = 200;
+    }
+    for (int i = 2; i < 2 + late; ++i) rs[i].arrival_s = first_token_s + 4.5 * step_s;
+    StepTimer timer(x.m, x.w, x.c, x.e);
+    run_engine(rs, open_loop, limits, timer, x.m, *x.e.engine, EarlyStop{});
+    return rs;
+  };
+  const std::vector<SimRequest> pair = run(free, 0, 0, 0);
+  const double first_s = pair[0].first_token_s;
+  const double step_s = (pair[0].finish_s - first_s) / 199;
+  // Alone in the queue beside two running: floor(1.2 x 2) = 2 must wait, so
+  // it joins when TGI's waiting_tokens (1 + decode steps since the join)
+  // reaches 20: 19 steps after the first tokens, not at the next step.
+  const SimRequest one_free = run(free, 1, step_s, first_s)[2], one_held = run(held, 1, step_s, first_s)[2];
+  CHECK(one_free.scheduled_s - one_free.arrival_s < 1.5 * step_s);  // the decode run is cut at its arrival
+  CHECK(one_held.scheduled_s - first_s == Approx(19 * step_s).epsilon(0.03));
+  CHECK(one_held.first_token_s - one_free.first_token_s == Approx(14 * step_s).epsilon(0.05));
+  // Two arriving together meet the ratio: they join at once.
+  const std::vector<SimRequest> two_free = run(free, 2, step_s, first_s), two_held = run(held, 2, step_s, first_s);
+  CHECK(two_held[2].scheduled_s == two_free[2].scheduled_s);
+  CHECK(two_held[3].first_token_s == two_free[3].first_token_s);
+  // An idle engine takes a prompt at once: one client's requests are not held.
+  ArrivalPattern one_client;
+  one_client.closed_loop = true;
+  one_client.clients = 1;
+  auto client = [&](const EngineLimits& limits) {
+    std::vector<SimRequest> rs(5);
+    for (SimRequest& r : rs) r.output_tokens = 200;
+    StepTimer timer(x.m, x.w, x.c, x.e);
+    run_engine(rs, one_client, limits, timer, x.m, *x.e.engine, EarlyStop{});
+    return rs.back().first_token_s;
+  };
+  CHECK(client(held) == client(free));
+  CHECK(client(held) > 0);
 }
 
 TEST_CASE("The engine's token budget per step: a wave of prompts is prefilled a budget at a time, the first answered first") {

@@ -109,6 +109,7 @@ class Engine {
   void count_decode_steps(int steps);
   void preempt_last();
   bool grow_decodes();
+  bool router_lets_join(int budget) const;
   void admit(std::vector<Chunk>& chunks, int& budget);
   void continue_prefills(std::vector<Chunk>& chunks, int& budget);
   int decode_run_length(double step_s) const;
@@ -139,6 +140,7 @@ class Engine {
   size_t next_ = 0;  // open loop: next arrival; closed loop: next request to send
   size_t ended_ = 0;
   int steps_since_receive_ = 0;  // decode steps since the server last looked for arrivals (receive_every_steps)
+  int steps_since_join_ = 0;     // decode steps since waiting prompts last joined the batch (join_after_steps)
 };
 
 int Engine::emitted(Sequence& s, int steps, bool take) const {
@@ -184,6 +186,7 @@ void Engine::receive() {
 // they held found nothing, and only their phase carries on (a run is cut at
 // the next look when something waits: decode_run_length).
 void Engine::count_decode_steps(int steps) {
+  steps_since_join_ += steps;
   if (limits_.receive_every_steps <= 1) return;
   steps_since_receive_ += steps;
   if (inbox_.empty()) steps_since_receive_ %= limits_.receive_every_steps;
@@ -231,6 +234,21 @@ void Engine::continue_prefills(std::vector<Chunk>& chunks, int& budget) {
     chunks.push_back({i, tokens});
     budget -= tokens;
   }
+}
+
+// TGI's router: waiting prompts join a decoding batch once the hold since the
+// last join has run out (its waiting_tokens counts the steps from 1), or when
+// at least floor(ratio x running) of them fit the free slots and the budget.
+bool Engine::router_lets_join(int budget) const {
+  if (limits_.join_after_steps <= 0 || running_.empty() || 1 + steps_since_join_ >= limits_.join_after_steps) return true;
+  const size_t least = static_cast<size_t>(std::floor(limits_.join_ratio * static_cast<double>(running_.size())));
+  const size_t slots = static_cast<size_t>(std::max(0, limits_.max_sequences - static_cast<int>(running_.size())));
+  size_t fit = 0;
+  for (int64_t tokens = 0; fit < std::min(waiting_.size(), slots); ++fit) {
+    tokens += waiting_[fit].prompt_target - waiting_[fit].computed;
+    if (tokens > budget) break;
+  }
+  return fit >= least;
 }
 
 // Waiting requests in order while the sequence limit, the budget and the KV
@@ -354,8 +372,12 @@ int Engine::decode_run_length(double step_s) const {
       k = std::min(k, std::max(1, static_cast<int>(std::ceil((s.left() - s.credit) / per_step - 1e-9))));
   const bool room = static_cast<int>(running_.size()) < limits_.max_sequences;
   if (!inbox_.empty()) k = std::min(k, std::max(1, limits_.receive_every_steps - steps_since_receive_));
-  // An arrival matters when it could be admitted, or (balance) fill the held prompts to one per rank.
-  const bool arrival_matters = waiting_.empty() && (inbox_.empty() || limits_.release_when_waiting > 0);
+  // TGI's router: prompts held waiting join when the hold runs out.
+  const bool router_holds = limits_.join_after_steps > 0;
+  if (router_holds && !waiting_.empty()) k = std::min(k, std::max(1, limits_.join_after_steps - 1 - steps_since_join_));
+  // An arrival matters when it could be admitted, (balance) fill the held
+  // prompts to one per rank, or (router) make enough waiting to join.
+  const bool arrival_matters = (waiting_.empty() || router_holds) && (inbox_.empty() || limits_.release_when_waiting > 0);
   if (!arrivals_.closed_loop && arrival_matters && room && next_ < requests_.size())
     k = std::min<double>(k, std::max(1.0, std::ceil((requests_[next_].arrival_s - now_) / step_s)));
   if (limits_.reserves_full_kv) return std::max(k, 1);
@@ -417,8 +439,9 @@ SchedulerTotals Engine::run() {
     int budget = limits_.token_budget;
     const bool may_admit = limits_.continuous || running_.empty();
     if (!limits_.chunked) {
-      if (may_admit) admit(chunks, budget);
+      if (may_admit && router_lets_join(budget)) admit(chunks, budget);
       if (!chunks.empty()) {
+        steps_since_join_ = 0;
         run_step(chunks, false);
         continue;
       }

@@ -57,6 +57,12 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
     l.receive_every_steps = *w.attention_dp_balance_iters;
     l.release_when_waiting = e.layout.attention_dp;
   }
+  // TGI's router holds prompts while a batch decodes (its max_waiting_tokens
+  // and waiting_served_ratio); engines that chunk their prefills have none.
+  if (!l.chunked && l.continuous && engine.waiting_served_ratio > 0) {
+    l.join_ratio = engine.waiting_served_ratio;
+    l.join_after_steps = engine.prefill_batching_steps;
+  }
   const auto& mem = e.memory;
   const double free_gb = std::max(0.0, mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb);
   const double gb_per_token = kv_gb_per_token_averaged(m, e.precision.kv_cache, e.layout);

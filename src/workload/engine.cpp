@@ -98,6 +98,9 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   e.dequant_ops_per_weight = r.number(j, "dequant_ops_per_weight", 0, 100);
   e.prefill_compute_factor = j.contains("prefill_compute_factor") ? r.number(j, "prefill_compute_factor", 0.01, 1) : 0;
   e.prefill_batching_steps = j.contains("prefill_batching_steps") ? static_cast<int>(r.number(j, "prefill_batching_steps", 0, 1000)) : 0;
+  e.waiting_served_ratio = j.contains("waiting_served_ratio") ? r.number(j, "waiting_served_ratio", 0, 100) : 0;
+  if (e.waiting_served_ratio > 0 && e.prefill_batching_steps <= 0)
+    r.fail("waiting_served_ratio", "holds prompts only with prefill_batching_steps, the most decode steps they wait");
   e.dequant_per_sequence = optional_flag(r, j, "dequant_per_sequence");
   if (!j.contains("continuous_batching") || !j["continuous_batching"].is_boolean()) r.fail("continuous_batching", "expected true or false");
   e.continuous_batching = j["continuous_batching"].get<bool>();

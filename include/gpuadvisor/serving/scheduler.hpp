@@ -58,6 +58,14 @@ struct EngineLimits {
   // the timeout since the last release passes; its count restarts at a
   // release, where SGLang's looks again after a prefill step. 0: no balance.
   int release_when_waiting = 0;
+  // TGI's router (its v2 queue, engines that prefill whole prompts): while a
+  // batch decodes, waiting prompts join it only when at least
+  // floor(join_ratio x running) of them fit the next prefill
+  // (--waiting-served-ratio), or once join_after_steps decode steps have run
+  // since the last join (--max-waiting-tokens); an idle engine takes them at
+  // once. 0: no such hold.
+  double join_ratio = 0;
+  int join_after_steps = 0;
 };
 
 // Sizing only asks whether the targets are met: once more requests than the

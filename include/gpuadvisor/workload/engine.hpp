@@ -55,6 +55,11 @@ struct EngineProfile {
   // Separate prefills: the decode steps over which arriving prompts gather
   // into one prefill pass (TGI's max_waiting_tokens); 0: one prompt per pass.
   int prefill_batching_steps = 0;
+  // TGI's router (waiting_served_ratio): while a batch decodes, waiting prompts
+  // join it before prefill_batching_steps run out only if at least this many
+  // per running sequence wait and fit the prefill; 0: no such hold (the
+  // simulator's EngineLimits::join_ratio).
+  double waiting_served_ratio = 0;
   // Memory the engine leaves unallocated: a share of the whole memory (vLLM's
   // gpu_memory_utilization) or of what is left after the weights (TensorRT-LLM's
   // free_gpu_memory_fraction).
