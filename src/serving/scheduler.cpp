@@ -108,11 +108,12 @@ class Engine {
   void receive();
   void count_decode_steps(int steps);
   void preempt_last();
-  bool grow_decodes();
+  bool grow_decodes(size_t& decoding);
   bool router_lets_join(int budget) const;
   void admit(std::vector<Chunk>& chunks, int& budget);
   void continue_prefills(std::vector<Chunk>& chunks, int& budget);
-  int decode_run_length(double step_s) const;
+  int steps_to_first_finish(const Sequence& s) const;
+  int decode_run_length(double step_s, int to_first_finish) const;
   void run_decodes(int steps);
   void run_step(const std::vector<Chunk>& chunks, bool decode);
   void account(double dt, int64_t steps);
@@ -205,12 +206,18 @@ void Engine::preempt_last() {
 }
 
 // Each decoding sequence's next token needs room; false if the last one
-// standing had to be preempted (nothing to decode).
-bool Engine::grow_decodes() {
-  if (limits_.reserves_full_kv) return true;
+// standing had to be preempted (nothing to decode). `decoding`: the running
+// sequences that decode (counted in the same pass, the inner loop's).
+bool Engine::grow_decodes(size_t& decoding) {
+  decoding = 0;
+  if (limits_.reserves_full_kv) {
+    decoding = std::count_if(running_.begin(), running_.end(), [](const Sequence& s) { return s.decoding(); });
+    return true;
+  }
   for (size_t i = 0; i < running_.size(); ++i) {
     Sequence& s = running_[i];
     if (!s.decoding()) continue;
+    ++decoding;
     const int64_t need = own_blocks(s, s.cached + limits_.decode_lookahead) - s.blocks;
     while (need > pool_.free() && running_.size() > i + 1) preempt_last();
     if (need > pool_.free()) {
@@ -362,14 +369,17 @@ void Engine::run_step(const std::vector<Chunk>& chunks, bool decode) {
 // Decode-only steps change nothing but the contexts until a sequence
 // finishes, a request arrives that could be admitted, or the blocks run out:
 // that many steps run as one, timed at their mean context.
-int Engine::decode_run_length(double step_s) const {
-  int k = 1 << 30;
+// Decode steps until the sequence emits its last token (at least 1).
+int Engine::steps_to_first_finish(const Sequence& s) const {
   const double per_step = limits_.tokens_per_decode_step;
-  if (per_step == 1)
-    for (const Sequence& s : running_) k = std::min(k, std::max(1, s.left()));
-  else
-    for (const Sequence& s : running_)
-      k = std::min(k, std::max(1, static_cast<int>(std::ceil((s.left() - s.credit) / per_step - 1e-9))));
+  if (per_step == 1) return std::max(1, s.left());
+  return std::max(1, static_cast<int>(std::ceil((s.left() - s.credit) / per_step - 1e-9)));
+}
+
+// `to_first_finish`: the fewest steps_to_first_finish over the running sequences.
+int Engine::decode_run_length(double step_s, int to_first_finish) const {
+  int k = to_first_finish;
+  const double per_step = limits_.tokens_per_decode_step;
   const bool room = static_cast<int>(running_.size()) < limits_.max_sequences;
   if (!inbox_.empty()) k = std::min(k, std::max(1, limits_.receive_every_steps - steps_since_receive_));
   // TGI's router: prompts held waiting join when the hold runs out.
@@ -389,7 +399,14 @@ int Engine::decode_run_length(double step_s) const {
     }
     return n;
   };
-  while (k > 1 && extra(k) > pool_.free()) k /= 2;
+  // Each sequence's blocks grow by at most ceil(tokens / block) over the run
+  // (it holds what its context needs, and the context grows by `tokens`):
+  // where that much is free, the run fits without the sum.
+  auto most_extra = [&](int steps) {
+    const double tokens = per_step == 1 ? steps : std::ceil(1 + steps * per_step);
+    return static_cast<int64_t>(running_.size()) * static_cast<int64_t>(std::ceil(tokens / kKvBlockTokens));
+  };
+  while (k > 1 && most_extra(k) > pool_.free() && extra(k) > pool_.free()) k /= 2;
   return std::max(k, 1);
 }
 
@@ -446,8 +463,8 @@ SchedulerTotals Engine::run() {
         continue;
       }
     }
-    if (!grow_decodes()) continue;
-    const size_t decoding = std::count_if(running_.begin(), running_.end(), [](const Sequence& s) { return s.decoding(); });
+    size_t decoding = 0;
+    if (!grow_decodes(decoding)) continue;
     budget -= static_cast<int>(decoding) * limits_.decode_lookahead;  // each its token, and its proposals to verify
     if (limits_.chunked) {
       if (decoding < running_.size()) continue_prefills(chunks, budget);
@@ -465,15 +482,17 @@ SchedulerTotals Engine::run() {
       StepComposition probe;
       probe.decode_sequences = static_cast<int>(running_.size());
       AttendedSum attended(model_);
+      int to_first_finish = 1 << 30;
       for (Sequence& s : running_) {
         attended.add_twice(2 * int64_t{s.cached});
+        to_first_finish = std::min(to_first_finish, steps_to_first_finish(s));
         // The first step's blocks, taken by grow_decodes, go back: run_decodes takes the run's.
         const int64_t had = own_blocks(s, s.cached);
         pool_.give(s.blocks - had);
         s.blocks = had;
       }
       probe.decode_attended_tokens = attended.total();
-      run_decodes(decode_run_length(timer_.step_s(probe)));
+      run_decodes(decode_run_length(timer_.step_s(probe), to_first_finish));
     } else {
       run_step(chunks, true);
     }
