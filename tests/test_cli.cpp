@@ -1957,6 +1957,23 @@ TEST_CASE("cli: --prefix-share holds only where the engine caches prefixes") {
   CHECK(said);
 }
 
+TEST_CASE("cli: --max-waiting-tokens sets TGI's router hold, on engines whose router holds prompts only") {
+  const std::string base = "estimate --task inference --instance p5.48xlarge --model llama-3-8b --tp 1 --requests-per-second 40 -q --format json";
+  const Run vllm = run(base + " --max-waiting-tokens 5");
+  CHECK(vllm.code == 2);
+  CHECK(vllm.err.find("--max-waiting-tokens: 5 is TGI's router setting, for an engine whose router holds prompts (tgi-1); engine here: the default") !=
+        std::string::npos);
+  CHECK(run(base + " --engine tgi-1 --max-waiting-tokens 0").code == 2);
+  CHECK(run(base + " --engine tgi-1 --max-waiting-tokens 1001").code == 2);
+  const auto held = nlohmann::json::parse(run(base + " --engine tgi-1").out);
+  const auto brief = nlohmann::json::parse(run(base + " --engine tgi-1 --max-waiting-tokens 2").out);
+  CHECK(held["workload"]["max_waiting_tokens"] == 20);  // TGI 1.x's default (data/engines.json)
+  CHECK(brief["workload"]["max_waiting_tokens"] == 2);
+  CHECK(nlohmann::json::parse(run(base).out)["workload"]["max_waiting_tokens"].is_null());
+  // A shorter hold: prompts join the decoding batch sooner.
+  CHECK(brief["inference"]["at_load"]["ttft_s"].get<double>() < 0.7 * held["inference"]["at_load"]["ttft_s"].get<double>());
+}
+
 TEST_CASE("cli: an engine that prefills whole prompts takes no --max-batched-tokens below the prompt") {
   const std::string base = "estimate --task inference --model llama-3-8b --prompt-tokens 1024 --clients 4 -q --max-batched-tokens ";
   for (const std::string engine : {"tgi-1", "neuron"}) {

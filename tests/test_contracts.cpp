@@ -209,7 +209,7 @@ const std::map<std::string, std::string>& flag_values() {
       {"--lora-rank", "64"}, {"--lora-targets", "attention"}, {"--no-flash-attention", ""}, {"--framework", "deepspeed"},
       {"--prompt-tokens", "3000"}, {"--prompt-tokens-p95", "12000"}, {"--output-tokens", "700"}, {"--output-tokens-p95", "3000"},
       {"--reasoning-tokens", "2000"}, {"--samples", "4"}, {"--verifier-model", "llama-3-8b"}, {"--requests-per-second", "7"},
-      {"--tokens-per-day", "3B"}, {"--target-utilisation", "50%"}, {"--concurrency", "64"}, {"--clients", "8"}, {"--arrival", "gamma:2"}, {"--length-spread", "0.5"}, {"--simulated-requests", "100"}, {"--compiled-batch", "8"}, {"--scheduler-recv-interval", "30"}, {"--max-batched-tokens", "4096"}, {"--attention-dp-balance", "60"},
+      {"--tokens-per-day", "3B"}, {"--target-utilisation", "50%"}, {"--concurrency", "64"}, {"--clients", "8"}, {"--arrival", "gamma:2"}, {"--length-spread", "0.5"}, {"--simulated-requests", "100"}, {"--compiled-batch", "8"}, {"--scheduler-recv-interval", "30"}, {"--max-waiting-tokens", "5"}, {"--max-batched-tokens", "4096"}, {"--attention-dp-balance", "60"},
       {"--max-ttft", "300ms"}, {"--max-tpot", "15ms"}, {"--slo-percentile", "99"}, {"--trace", cli_test::data("trace_chat.jsonl")}, {"--prefix-share", "50%"}, {"--speculative", "mtp:3:0.7"}, {"--min-tokens-per-second-per-user", "60"}, {"--weights", "fp8"},
       {"--kv-cache", "fp8"}, {"--mode", "offline"}, {"--engine", "sglang"}, {"--algorithm", "ppo"}, {"--prompts-per-step", "64"},
       {"--samples-per-prompt", "4"}, {"--response-tokens", "2000"}, {"--response-tokens-max", "8000"}, {"--steps", "50"},

@@ -176,7 +176,8 @@ struct RlOptions {
 
 struct InferenceOptions {
   std::string prompt_tokens, prompt_tokens_p95, output_tokens, output_tokens_p95, reasoning_tokens, samples;
-  std::string requests_per_second, tokens_per_day, concurrency, compiled_batch, scheduler_recv_interval, max_batched_tokens, attention_dp_balance;
+  std::string requests_per_second, tokens_per_day, concurrency, compiled_batch, scheduler_recv_interval, max_waiting_tokens, max_batched_tokens,
+      attention_dp_balance;
   std::string clients, arrival, length_spread, simulated_requests, trace, prefix_share, speculative;
   std::string max_ttft, max_tpot, min_tokens_per_second_per_user, slo_percentile;
   std::string weights, kv_cache = "auto", mode = "online", target_utilisation;  // weights: empty = the model's own format, else bf16

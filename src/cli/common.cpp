@@ -283,6 +283,10 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   cmd->add_option("--scheduler-recv-interval", o.scheduler_recv_interval,
                   "SGLang (--engine sglang): its server's --scheduler-recv-interval, the decode steps between two looks for new "
                   "requests (a prefill step looks at once); an arriving prompt waits for the next (default 1: every step)")->group(g);
+  cmd->add_option("--max-waiting-tokens", o.max_waiting_tokens,
+                  "TGI 1.x (--engine tgi-1): its router's --max-waiting-tokens, the most decode steps a waiting prompt is held from a "
+                  "decoding batch (it joins sooner when 1.2 per running sequence wait; an idle server takes it at once) (default 20; 1 to "
+                  "1000)")->group(g);
   cmd->add_option("--max-batched-tokens", o.max_batched_tokens,
                   "The engine's token budget per step, decode tokens and prompt chunks together, as its server was started: vLLM "
                   "--max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM --max_num_tokens, TGI --max-batch-prefill-tokens "
@@ -596,6 +600,7 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     r.compiled_batch = positive_int(o.compiled_batch, "--compiled-batch");
   if (!o.scheduler_recv_interval.empty())
     r.scheduler_recv_interval = positive_int(o.scheduler_recv_interval, "--scheduler-recv-interval");
+  if (!o.max_waiting_tokens.empty()) r.max_waiting_tokens = positive_int(o.max_waiting_tokens, "--max-waiting-tokens");
   if (!o.max_batched_tokens.empty()) {
     // A token count as the other token flags read it (8k, 32768), whole and in the engines' range.
     const double tokens = parse_count(o.max_batched_tokens, "--max-batched-tokens");
@@ -950,7 +955,7 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",
                                                    "--reasoning-tokens", "--samples", "--requests-per-second", "--tokens-per-day",
                                                    "--clients", "--arrival", "--length-spread", "--simulated-requests",
-                                                   "--concurrency", "--compiled-batch", "--scheduler-recv-interval", "--max-batched-tokens", "--attention-dp-balance", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user", "--slo-percentile", "--trace", "--prefix-share",
+                                                   "--concurrency", "--compiled-batch", "--scheduler-recv-interval", "--max-waiting-tokens", "--max-batched-tokens", "--attention-dp-balance", "--max-ttft", "--max-tpot", "--min-tokens-per-second-per-user", "--slo-percentile", "--trace", "--prefix-share",
                                                    "--speculative", "--weights", "--kv-cache", "--mode", "--target-utilisation",
                                                    "--verifier-model", "--engine"};
   static constexpr const char* kRlOnly[] = {"--algorithm", "--prompts-per-step", "--samples-per-prompt", "--response-tokens",

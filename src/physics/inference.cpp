@@ -471,7 +471,8 @@ PrefillCost prefill_cost(const ModelSpec& m, const InferenceWorkload& w, const C
 
 int prompts_per_prefill(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, int batch) {
   if (engine.prefill != PrefillScheduling::separate || engine.prefill_batching_steps <= 0) return 1;
-  const double arriving = double(batch) * engine.prefill_batching_steps / std::max(1.0, w.generated_tokens_per_sequence());
+  const int steps = w.max_waiting_tokens.value_or(engine.prefill_batching_steps);  // --max-waiting-tokens: engines with TGI's router only
+  const double arriving = double(batch) * steps / std::max(1.0, w.generated_tokens_per_sequence());
   const double by_budget = std::floor(step_token_budget(engine, acc, w) / std::max(1.0, w.prompt_tokens));
   return static_cast<int>(std::clamp(std::min(arriving, by_budget), 1.0, double(batch)));
 }

@@ -82,7 +82,9 @@ double most_requests_per_second(const ServingRow& row, const ModelSpec& m, const
 struct ServerHold {
   std::string included, remedy;
 };
-ServerHold server_hold(const InferenceWorkload& w, const ServingLayout& l) {
+ServerHold server_hold(const InferenceWorkload& w, const ServingLayout& l, const EngineProfile& engine) {
+  if (const int steps = router_hold_steps(engine, w); steps > 1)
+    return {fmt::format(", TGI's router hold of up to {} decode steps for waiting prompts included", steps), " a smaller --max-waiting-tokens,"};
   if (w.scheduler_recv_interval > 1)
     return {fmt::format(", SGLang's wait of up to {} decode steps for its next look included", w.scheduler_recv_interval),
             " a smaller --scheduler-recv-interval,"};
@@ -184,7 +186,7 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   const double least_in_flight = std::min(kLeastSequencesInFlight, w.concurrency ? 0.1 * *w.concurrency : kLeastSequencesInFlight);
   if (row.instances > span && in_flight < least_in_flight) {
     const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
-    const ServerHold hold = server_hold(w, row.estimate.layout);
+    const ServerHold hold = server_hold(w, row.estimate.layout, *row.estimate.engine);
     return fmt::format("meets the {} targets only nearly idle: {} replicas, each with {:.2f} requests in flight on average (its latency "
                        "unloaded is at the target{}; a faster layout,{} or a looser --max-ttft/--max-tpot or --slo-percentile, serves this load)",
                        at, row.replicas, in_flight, hold.included, hold.remedy);

@@ -382,9 +382,10 @@ int Engine::decode_run_length(double step_s, int to_first_finish) const {
   const double per_step = limits_.tokens_per_decode_step;
   const bool room = static_cast<int>(running_.size()) < limits_.max_sequences;
   if (!inbox_.empty()) k = std::min(k, std::max(1, limits_.receive_every_steps - steps_since_receive_));
-  // TGI's router: prompts held waiting join when the hold runs out.
+  // TGI's router: prompts held waiting join when the hold runs out (with a
+  // free slot: a full batch takes them at a finish, which ends the run).
   const bool router_holds = limits_.join_after_steps > 0;
-  if (router_holds && !waiting_.empty()) k = std::min(k, std::max(1, limits_.join_after_steps - 1 - steps_since_join_));
+  if (router_holds && room && !waiting_.empty()) k = std::min(k, std::max(1, limits_.join_after_steps - 1 - steps_since_join_));
   // An arrival matters when it could be admitted, (balance) fill the held
   // prompts to one per rank, or (router) make enough waiting to join.
   const bool arrival_matters = (waiting_.empty() || router_holds) && (inbox_.empty() || limits_.release_when_waiting > 0);

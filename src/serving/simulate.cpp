@@ -59,9 +59,9 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   }
   // TGI's router holds prompts while a batch decodes (its max_waiting_tokens
   // and waiting_served_ratio); engines that chunk their prefills have none.
-  if (!l.chunked && l.continuous && engine.waiting_served_ratio > 0) {
+  if (!l.chunked && l.continuous && router_hold_steps(engine, w) > 0) {
     l.join_ratio = engine.waiting_served_ratio;
-    l.join_after_steps = engine.prefill_batching_steps;
+    l.join_after_steps = router_hold_steps(engine, w);
   }
   const auto& mem = e.memory;
   const double free_gb = std::max(0.0, mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb);

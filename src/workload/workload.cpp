@@ -25,6 +25,10 @@ std::string_view to_string(Task t) {
   return "?";
 }
 
+int router_hold_steps(const EngineProfile& e, const InferenceWorkload& w) {
+  return e.waiting_served_ratio > 0 ? w.max_waiting_tokens.value_or(e.prefill_batching_steps) : 0;
+}
+
 std::optional<Task> task_from_string(std::string_view s) {
   for (Task t : {Task::pretrain, Task::finetune, Task::lora, Task::qlora})
     if (to_string(t) == s) return t;
@@ -295,6 +299,18 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     w.assumptions.push_back(fmt::format("the engine schedules at most {} tokens a step, decode tokens and prompt chunks together "
                                         "(--max-batched-tokens: vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, "
                                         "TensorRT-LLM --max_num_tokens)", w.max_batched_tokens.value()));
+  }
+  if (r.max_waiting_tokens) {
+    check_range(*r.max_waiting_tokens, "--max-waiting-tokens", 1, 1000);
+    if (!w.engine || w.engine->waiting_served_ratio <= 0)
+      throw InputError(fmt::format("--max-waiting-tokens: {} is TGI's router setting, for an engine whose router holds prompts ({}); "
+                                   "engine here: {}",
+                                   *r.max_waiting_tokens, engine_names_where([](const EngineProfile& e) { return e.waiting_served_ratio > 0; }),
+                                   w.engine ? w.engine->name : std::string("the default")));
+    w.max_waiting_tokens = *r.max_waiting_tokens;
+    w.assumptions.push_back(fmt::format("{}'s router lets waiting prompts join a decoding batch after at most {} decode steps "
+                                        "(--max-waiting-tokens), or sooner when {:g} per running sequence wait",
+                                        w.engine->name, *r.max_waiting_tokens, w.engine->waiting_served_ratio));
   }
   if (r.attention_dp_balance_iters) {
     check_range(*r.attention_dp_balance_iters, "--attention-dp-balance", 1, 1000);

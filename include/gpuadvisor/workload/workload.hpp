@@ -159,6 +159,11 @@ struct InferenceWorkload {
   // this many decode steps (a prefill step takes them at once); 1: every step,
   // every engine's default (docs/methodology.md §Serving under load).
   int scheduler_recv_interval = 1;
+  // TGI's --max-waiting-tokens, on engines with its router hold
+  // (EngineProfile::waiting_served_ratio): the most decode steps waiting
+  // prompts wait to join a decoding batch; empty: the profile's
+  // prefill_batching_steps (docs/methodology.md §Serving under load).
+  std::optional<int> max_waiting_tokens;
   // The engine's token budget per step, as its server was started (vLLM
   // --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM
   // --max_num_tokens, TGI --max-batch-prefill-tokens); empty: the profile's
@@ -233,6 +238,7 @@ struct InferenceRequest {
   std::optional<int> concurrency;
   std::optional<int> compiled_batch;  // --compiled-batch
   std::optional<int> scheduler_recv_interval;  // --scheduler-recv-interval (SGLang only)
+  std::optional<int> max_waiting_tokens;       // --max-waiting-tokens (engines with TGI's router hold)
   std::optional<int> max_batched_tokens;       // --max-batched-tokens (engines with continuous batching)
   std::optional<int> attention_dp_balance_iters;  // --attention-dp-balance (TensorRT-LLM only)
   std::optional<double> max_ttft_s, max_tpot_s, min_tokens_per_second_per_user;
@@ -273,6 +279,11 @@ ServingTargets default_serving_targets(std::optional<double> active_params);
 
 // Applies the documented defaults and checks the values; InputError names the flag.
 InferenceWorkload make_inference_workload(const InferenceRequest& request);
+
+// The most decode steps TGI's router holds waiting prompts from a decoding
+// batch on engine `e` (--max-waiting-tokens, else the profile's
+// prefill_batching_steps); 0 where the engine's router does not hold.
+int router_hold_steps(const EngineProfile& e, const InferenceWorkload& w);
 
 // A parallel layout (docs/methodology.md §Layouts).
 struct Layout {
