@@ -1939,6 +1939,7 @@ TEST_CASE("cli: --prefix-share holds only where the engine caches prefixes") {
   const Run neuron = run("estimate --task inference --instance inf2.48xlarge --model llama-3-8b --clients 4 --prefix-share 0.5 -q");
   CHECK(neuron.code == 2);
   CHECK(neuron.err.find("--prefix-share on inf2.48xlarge: neuron has no prefix cache") != std::string::npos);
+  CHECK(neuron.err.find("no engine on neuron has one here; leave --prefix-share out") != std::string::npos);  // no CUDA engine named on Inferentia
   // The engines with one take it: a shorter prefill.
   for (const std::string engine : {"vllm", "sglang", "trtllm", "tgi"}) {
     const std::string base = "estimate --task inference --instance p5.48xlarge --model llama-3-8b --prompt-tokens 4000 -q --format json --engine " + engine;
@@ -1970,6 +1971,10 @@ TEST_CASE("cli: --max-waiting-tokens sets TGI's router hold, on engines whose ro
   CHECK(held["workload"]["max_waiting_tokens"] == 20);  // TGI 1.x's default (data/engines.json)
   CHECK(brief["workload"]["max_waiting_tokens"] == 2);
   CHECK(nlohmann::json::parse(run(base).out)["workload"]["max_waiting_tokens"].is_null());
+  // The default hold is said, as every default is.
+  const std::string said = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --tp 1 --engine tgi-1").err;
+  CHECK(said.find("tgi-1's router lets a waiting prompt join a decoding batch after at most 20 decode steps (TGI's default; "
+                  "--max-waiting-tokens)") != std::string::npos);
   // A shorter hold: prompts join the decoding batch sooner.
   CHECK(brief["inference"]["at_load"]["ttft_s"].get<double>() < 0.7 * held["inference"]["at_load"]["ttft_s"].get<double>());
 }

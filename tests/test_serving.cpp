@@ -2,6 +2,7 @@
 // alone, a fixed batch), Little's law on its own output, percentiles that
 // order and rise near capacity, determinism, and the CLI around it.
 #include <catch2/catch.hpp>
+#include <limits>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -190,6 +191,32 @@ TEST_CASE("TGI's router: a prompt arriving while two decode waits 19 steps since
   };
   CHECK(client(held) == client(free));
   CHECK(client(held) > 0);
+}
+
+TEST_CASE("TGI's router hold caps the analytic largest batch where the simulated replica saturates (hand-computed, then simulated)") {
+  const Replica x = replica("p5.4xlarge", "llama-3-8b", 1024, 256, 1, 1, 1, "tgi-1");
+  const Accelerator& acc = *x.c.accelerator;
+  // 4096-token budget / 1024-token prompts: 4 per prefill. The ratio admits
+  // them while floor(1.2 B) <= 4: up to floor(4 / 1.2) + 4 = 7 in flight;
+  // past that 4 join every 20 steps of 256: ceil(4 x 256 / 20) = 52.
+  CHECK(router_batch_cap(*x.e.engine, acc, x.w) == 52);
+  InferenceWorkload long_hold = x.w;
+  long_hold.max_waiting_tokens = 1000;
+  CHECK(router_batch_cap(*x.e.engine, acc, long_hold) == 7);  // max(7, ceil(4 x 256 / 1000) = 2)
+  CHECK(router_batch_cap(*find_engine("vllm"), acc, x.w) == std::numeric_limits<int>::max());
+  // The analytic capacity at that batch is what the simulated replica serves
+  // when prompts always wait (it was 4.6x the simulated at 1000 steps).
+  for (const InferenceWorkload& w : {x.w, long_hold}) {
+    InferenceWorkload offline = w;
+    offline.max_ttft_s.reset();
+    offline.max_tpot_s.reset();
+    std::string problem;
+    const InferenceEstimate e = estimate_inference(x.m, offline, x.c, ServingLayout{1, 1}, std::nullopt, &problem);
+    REQUIRE(e.fits());
+    const double simulated = simulate_service(x.m, offline, x.c, e, open(100, 2000, 1024, 256)).metrics.requests_per_second;
+    CHECK(e.batch == router_batch_cap(*e.engine, acc, offline));
+    CHECK(e.requests_per_second == Approx(simulated).epsilon(0.15));
+  }
 }
 
 TEST_CASE("The engine's token budget per step: a wave of prompts is prefilled a budget at a time, the first answered first") {

@@ -282,7 +282,7 @@ class EstimateCommand : public Command {
     const size_t distinct = load->trace ? trace_share_of(*load->trace, load->trace_share, kMaxTraceReplicaRequests).size() : 0;
     if (load->trace && distinct < kLeastSimulatedTraceRequests) {
       warn(fmt::format("the trace's {} requests spread over {} replicas leave {} for one replica, too few to form a queue: the figures at the load "
-                       "are the analytic operating point, not simulated (a longer trace, or --count, gives each replica a share)",
+                       "are the analytic operating point, not simulated (a longer trace gives each replica a share)",
                        load->trace->requests.size(), row.replicas, distinct == 0 ? std::string("none") : std::to_string(distinct)));
       return std::nullopt;
     }
@@ -322,7 +322,7 @@ class EstimateCommand : public Command {
     const Accelerator& acc = catalog.accelerator_of(inst);
     if (auto p = serving_accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst.name, *p));
     if (w.prefix_share > 0)
-      if (auto problem = prefix_share_problem(engine_for(acc, w.engine)))
+      if (auto problem = prefix_share_problem(engine_for(acc, w.engine), acc.software))
         throw InputError(fmt::format("--prefix-share on {}: {}", inst.name, *problem));
     if (w.clients && app->count("--batch"))
       throw InputError("give --clients (the simulator finds the batch the users keep in flight) or --batch (a fixed batch), not both");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "gpuadvisor/physics/communication.hpp"
 #include "gpuadvisor/physics/compute.hpp"
@@ -477,6 +478,16 @@ int prompts_per_prefill(const EngineProfile& engine, const Accelerator& acc, con
   return static_cast<int>(std::clamp(std::min(arriving, by_budget), 1.0, double(batch)));
 }
 
+int router_batch_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w) {
+  const int hold_steps = router_hold_steps(engine, w);
+  if (hold_steps <= 0) return std::numeric_limits<int>::max();
+  const int fit = std::max(1, static_cast<int>(std::floor(step_token_budget(engine, acc, w) / std::max(1.0, w.prompt_tokens))));
+  const double steps_per_sequence = w.generated_tokens_per_sequence() / w.tokens_per_decode_step();
+  const double by_ratio = std::floor(fit / engine.waiting_served_ratio) + fit;
+  const double by_hold = std::ceil(fit * steps_per_sequence / hold_steps);
+  return static_cast<int>(std::max(by_ratio, by_hold));
+}
+
 namespace {
 
 // Replica time per request spent in prefill under load at `batch` sequences
@@ -672,7 +683,7 @@ void evaluate_largest_batch(const ModelSpec& m, const InferenceWorkload& w, cons
     say(problem, fmt::format("even at batch 1 {}", missed_targets(w, e)));
     return;
   }
-  int lo = 1, hi = e.max_batch;
+  int lo = 1, hi = std::min(e.max_batch, router_batch_cap(*e.engine, *c.accelerator, w));
   while (lo < hi) {
     const int mid = lo + (hi - lo + 1) / 2;
     if (meets_targets(m, w, c, e, mid)) lo = mid;

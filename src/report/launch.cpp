@@ -758,12 +758,15 @@ std::string trtllm_command(const ServingLaunch& s, const LaunchContext& c, const
                      options.empty() ? "" : " --extra_llm_api_options " + at.trtllm_options_path, at.port);
 }
 
-// --max-batch-prefill-tokens only where --max-batched-tokens set it (TGI sizes its own otherwise).
+// --max-batch-prefill-tokens only where --max-batched-tokens set it (TGI sizes its own otherwise),
+// --max-waiting-tokens where --max-waiting-tokens did.
 std::string tgi_command(const ServingLaunch& s, const LaunchContext& c, const ServerSlot& at = {}) {
   const std::string budget =
       s.workload->max_batched_tokens ? fmt::format(" --max-batch-prefill-tokens {}", *s.workload->max_batched_tokens) : std::string();
-  return fmt::format("text-generation-launcher --model-id {} --num-shard {} --max-concurrent-requests {} --max-total-tokens {}{}{}{} --port {}",
-                     c.model_id, s.layout.tp, s.max_batch, s.max_model_len, budget,
+  const std::string hold =
+      s.workload->max_waiting_tokens ? fmt::format(" --max-waiting-tokens {}", *s.workload->max_waiting_tokens) : std::string();
+  return fmt::format("text-generation-launcher --model-id {} --num-shard {} --max-concurrent-requests {} --max-total-tokens {}{}{}{}{} --port {}",
+                     c.model_id, s.layout.tp, s.max_batch, s.max_model_len, budget, hold,
                      s.workload->weights == WeightFormat::int4 ? " --quantize awq" : s.workload->weights == WeightFormat::fp8 ? " --quantize fp8" : "",
                      s.kv_cache == Precision::fp8 ? " --kv-cache-dtype fp8_e4m3fn" : "", at.port);
 }

@@ -72,7 +72,8 @@ std::string miss_text(const ServiceMetrics& s, const InferenceWorkload& w, int r
 // cannot say otherwise).
 double most_requests_per_second(const ServingRow& row, const ModelSpec& m, const InferenceWorkload& w) {
   InferenceEstimate full = row.estimate;
-  evaluate_batch(m, w, Cluster{row.instance, row.accelerator, row.estimate.layout.pp}, full, full.max_batch);
+  evaluate_batch(m, w, Cluster{row.instance, row.accelerator, row.estimate.layout.pp}, full,
+                 std::min(full.max_batch, router_batch_cap(*full.engine, *row.accelerator, w)));
   return full.requests_per_second;
 }
 
@@ -84,7 +85,8 @@ struct ServerHold {
 };
 ServerHold server_hold(const InferenceWorkload& w, const ServingLayout& l, const EngineProfile& engine) {
   if (const int steps = router_hold_steps(engine, w); steps > 1)
-    return {fmt::format(", TGI's router hold of up to {} decode steps for waiting prompts included", steps), " a smaller --max-waiting-tokens,"};
+    return {fmt::format(", TGI's router hold included: a prompt arriving while two or more sequences decode waits up to {} decode steps", steps),
+            " a smaller --max-waiting-tokens,"};
   if (w.scheduler_recv_interval > 1)
     return {fmt::format(", SGLang's wait of up to {} decode steps for its next look included", w.scheduler_recv_interval),
             " a smaller --scheduler-recv-interval,"};

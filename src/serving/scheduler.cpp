@@ -253,7 +253,7 @@ bool Engine::router_lets_join(int budget) const {
   size_t fit = 0;
   for (int64_t tokens = 0; fit < std::min(waiting_.size(), slots); ++fit) {
     tokens += waiting_[fit].prompt_target - waiting_[fit].computed;
-    if (tokens > budget) break;
+    if (tokens > budget && fit > 0) break;  // a prompt longer than the budget prefills alone (admit)
   }
   return fit >= least;
 }

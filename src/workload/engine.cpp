@@ -170,10 +170,10 @@ const EngineProfile* find_engine(std::string_view name) { return find_named(engi
 
 std::string engine_names() { return joined_names(engine_profiles()); }
 
-std::string engine_names_where(bool (*has)(const EngineProfile&)) {
+std::string engine_names_where(bool (*has)(const EngineProfile&), std::string_view software) {
   std::string out;
   for (const EngineProfile& e : engine_profiles())
-    if (has(e)) out += (out.empty() ? "" : ", ") + e.name;
+    if (has(e) && (software.empty() || e.software == software)) out += (out.empty() ? "" : ", ") + e.name;
   return out;
 }
 
@@ -181,10 +181,13 @@ bool has_prefix_cache(const EngineProfile& e) { return e.prefix_cache; }
 bool prefills_in_chunks(const EngineProfile& e) { return e.prefill == PrefillScheduling::chunked; }
 bool batches_continuously(const EngineProfile& e) { return e.continuous_batching; }
 
-std::optional<std::string> prefix_share_problem(const EngineProfile& e) {
+std::optional<std::string> prefix_share_problem(const EngineProfile& e, std::string_view software) {
   if (e.prefix_cache) return std::nullopt;
-  return fmt::format("{} has no prefix cache, so every prompt is prefilled whole; give an engine that reuses a shared prefix ({})", e.name,
-                     engine_names_where(has_prefix_cache));
+  const std::string others = engine_names_where(has_prefix_cache, software);
+  if (others.empty())
+    return fmt::format("{} has no prefix cache, so every prompt is prefilled whole, and no engine on {} has one here; leave --prefix-share out",
+                       e.name, software);
+  return fmt::format("{} has no prefix cache, so every prompt is prefilled whole; give an engine that reuses a shared prefix ({})", e.name, others);
 }
 
 const EngineProfile& engine_for(const Accelerator& acc, const EngineProfile* chosen) {

@@ -294,7 +294,8 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     check_range(*r.max_batched_tokens, "--max-batched-tokens", kFewestBatchedTokens, kMostBatchedTokens);
     if (w.engine && !w.engine->continuous_batching)
       throw InputError(fmt::format("--max-batched-tokens: {} runs one batch at a time and has no token budget per step; "
-                                   "give an engine with continuous batching ({})", w.engine->name, engine_names_where(batches_continuously)));
+                                   "give an engine with continuous batching ({})", w.engine->name,
+                                   engine_names_where(batches_continuously, w.engine->software)));
     w.max_batched_tokens = *r.max_batched_tokens;
     w.assumptions.push_back(fmt::format("the engine schedules at most {} tokens a step, decode tokens and prompt chunks together "
                                         "(--max-batched-tokens: vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, "
@@ -308,10 +309,12 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                    *r.max_waiting_tokens, engine_names_where([](const EngineProfile& e) { return e.waiting_served_ratio > 0; }),
                                    w.engine ? w.engine->name : std::string("the default")));
     w.max_waiting_tokens = *r.max_waiting_tokens;
-    w.assumptions.push_back(fmt::format("{}'s router lets waiting prompts join a decoding batch after at most {} decode steps "
-                                        "(--max-waiting-tokens), or sooner when {:g} per running sequence wait",
-                                        w.engine->name, *r.max_waiting_tokens, w.engine->waiting_served_ratio));
   }
+  if (w.engine && w.engine->waiting_served_ratio > 0)
+    w.assumptions.push_back(fmt::format("{}'s router lets a waiting prompt join a decoding batch after at most {} decode steps ({}; "
+                                        "--max-waiting-tokens), or sooner when {:g} per running sequence wait; an idle server takes it at once",
+                                        w.engine->name, router_hold_steps(*w.engine, w), r.max_waiting_tokens ? "given" : "TGI's default",
+                                        w.engine->waiting_served_ratio));
   if (r.attention_dp_balance_iters) {
     check_range(*r.attention_dp_balance_iters, "--attention-dp-balance", 1, 1000);
     if (!w.engine || w.engine->name != "trtllm")
@@ -449,10 +452,13 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                  *w.clients));
   // An engine that prefills each prompt whole in one step takes no budget below it
   // (TGI 1.x refuses --max-batch-prefill-tokens below --max-input-length).
-  if (w.max_batched_tokens && w.engine && w.engine->prefill == PrefillScheduling::separate && *w.max_batched_tokens < w.prompt_tokens)
+  if (w.max_batched_tokens && w.engine && w.engine->prefill == PrefillScheduling::separate && *w.max_batched_tokens < w.prompt_tokens) {
+    const std::string chunking = engine_names_where(prefills_in_chunks, w.engine->software);  // none on Neuron
     throw InputError(fmt::format("--max-batched-tokens {}: {} prefills each prompt whole in one step, so its budget holds at least the "
-                                 "{:.0f}-token mean prompt; give {:.0f} or more, or an engine that prefills in chunks ({})",
-                                 *w.max_batched_tokens, w.engine->name, w.prompt_tokens, std::ceil(w.prompt_tokens), engine_names_where(prefills_in_chunks)));
+                                 "{:.0f}-token mean prompt; give {:.0f} or more{}",
+                                 *w.max_batched_tokens, w.engine->name, w.prompt_tokens, std::ceil(w.prompt_tokens),
+                                 chunking.empty() ? std::string() : fmt::format(", or an engine that prefills in chunks ({})", chunking)));
+  }
   return w;
 }
 

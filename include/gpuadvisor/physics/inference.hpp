@@ -234,6 +234,16 @@ PrefillCost prefill_cost(const ModelSpec& m, const InferenceWorkload& w, const C
 // and the batch; 1 for chunked engines and engines that prefill one at a time.
 int prompts_per_prefill(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, int batch);
 
+// The most sequences TGI's router hold lets a saturated replica keep in flight
+// (engines with waiting_served_ratio r and hold H steps; k prompts fit the
+// prefill budget; S decode steps per sequence): prompts join whenever
+// floor(r B) of them fit, so the batch reaches floor(k / r) + k, and beyond
+// that k join every H steps, a steady batch of k S / H. No cap (INT_MAX)
+// where the router does not hold. The analytic capacity's largest batch; the
+// simulator holds prompts step by step instead (docs/methodology.md §Serving
+// under load).
+int router_batch_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w);
+
 // The achieved decode step and latencies of `batch` sequences in flight.
 void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch);
 

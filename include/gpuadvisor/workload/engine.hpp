@@ -130,14 +130,16 @@ const EngineProfile* find_engine(std::string_view name);
 // "vllm, sglang, trtllm, ..." for messages and --help.
 std::string engine_names();
 // The bundled engines that have a property, "vllm, sglang, trtllm, tgi", for
-// messages that name the engines to choose instead.
-std::string engine_names_where(bool (*has)(const EngineProfile&));
+// messages that name the engines to choose instead; with `software`
+// ("cuda", "neuron"), only those that run on it.
+std::string engine_names_where(bool (*has)(const EngineProfile&), std::string_view software = {});
 bool has_prefix_cache(const EngineProfile& e);
 bool prefills_in_chunks(const EngineProfile& e);
 bool batches_continuously(const EngineProfile& e);
 // --prefix-share on an engine that cannot reuse a prefix: what is wrong, and
 // the engines that can.
-std::optional<std::string> prefix_share_problem(const EngineProfile& e);
+// `software`: only engines that run there are named (none: say so).
+std::optional<std::string> prefix_share_problem(const EngineProfile& e, std::string_view software = {});
 
 // The engine a replica runs on this accelerator: the chosen one, or the
 // default (vllm on CUDA, neuron on Neuron).
