@@ -2022,10 +2022,23 @@ TEST_CASE("cli: a load beyond the replicas the search simulates says so, and the
 
 TEST_CASE("cli: a load that cannot be served names its shape: a trace's bursts") {
   test_files::TempDir dir("gpuadvisor_bursty");
-  std::string t;
-  for (int i = 0; i < 600; ++i) t += fmt::format("{{\"arrival_s\": {}, \"prompt_tokens\": 1000, \"output_tokens\": 200}}\n", i < 300 ? 0 : 3600);
-  test_files::write(dir.file("b.jsonl"), t);
-  const Run r = run("recommend --task inference --model llama-3-8b -q --trace " + dir.file("b.jsonl"));
+  auto bursts = [&](int each) {
+    std::string t;
+    for (int i = 0; i < 2 * each; ++i)
+      t += fmt::format("{{\"arrival_s\": {}, \"prompt_tokens\": 1000, \"output_tokens\": 200}}\n", i < each ? 0 : 3600);
+    const std::string file = dir.file(fmt::format("b{}.jsonl", each));
+    test_files::write(file, t);
+    return file;
+  };
+  // Two bursts of 1,000 prompts an hour apart on at most 16 replicas: 60 or
+  // more arrive together at each, and their TTFT misses 500 ms.
+  const Run r = run("recommend --task inference --model llama-3-8b -q --max-instances 2 --trace " + bursts(1000));
   REQUIRE(r.code == 3);
   CHECK(r.err.find("on average, as the trace records it (its bursts included) is the limit") != std::string::npos);
+  // Bursts of 300 with no such limit are served: a few replicas share each
+  // burst (they were refused while the search probed 4,096 replicas, most of
+  // which the 600 requests left idle).
+  const Run served = run("recommend --task inference --model llama-3-8b -q --trace " + bursts(300));
+  CHECK(served.code == 0);
+  CHECK(served.out.rfind("Recommended: ", 0) == 0);
 }

@@ -2,7 +2,9 @@
 // alone, a fixed batch), Little's law on its own output, percentiles that
 // order and rise near capacity, determinism, and the CLI around it.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <limits>
+#include <random>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -828,6 +830,38 @@ TEST_CASE("Hostile traces and loads: quoted commas, a byte-order mark, a rate ou
   const auto few_doc = nlohmann::json::parse(handful.out);
   CHECK(few_doc["inference"]["at_load"].value("model", "") != "simulated");
   CHECK(few_doc["warnings"].dump().find("too few to form a queue") != std::string::npos);
+}
+
+TEST_CASE("A trace sizes a service whose first guess misses: the lightest load probed is one request per replica, not 4,096 replicas") {
+  // 2,000 Poisson arrivals at 50 per second, 200-2,000-token prompts and
+  // 50-500-token outputs (fixed seed): at p99 and 100 ms TTFT the analytic
+  // first guess misses, and the search probed 4,096 replicas next, where
+  // most of them got no request of the trace: "Cannot size".
+  test_files::TempDir dir("gpuadvisor_trace_lightest");
+  std::mt19937 random(7);
+  auto unit = [&] { return (static_cast<double>(random()) + 0.5) / 4294967296.0; };
+  std::string trace;
+  double t = 0;
+  for (int i = 0; i < 2000; ++i) {
+    t += -std::log(unit()) / 50;
+    trace += fmt::format("{{\"arrival_s\": {:.4f}, \"prompt_tokens\": {}, \"output_tokens\": {}}}\n", t, 200 + static_cast<int>(unit() * 1800),
+                         50 + static_cast<int>(unit() * 450));
+  }
+  test_files::write(dir.file("poisson.jsonl"), trace);
+  const std::string job = "--task inference --model llama-3-8b --max-ttft 100ms --slo-percentile 99 --trace " + dir.file("poisson.jsonl");
+  const auto sized = cli_test::run("estimate --instance p5.4xlarge --format json " + job);
+  REQUIRE(sized.code == 0);
+  const auto doc = nlohmann::json::parse(sized.out);
+  CHECK(!doc.contains("targets_missed"));  // was: "even with 4096 replicas ... the targets are missed"
+  // estimate sizes the replica count recommend's p5.4xlarge row does, within a replica.
+  const auto rec = cli_test::run("recommend --family p5 --top 20 --format json " + job);
+  REQUIRE(rec.code == 0);
+  const auto rows = nlohmann::json::parse(rec.out)["options"];
+  int recommended = 0;
+  for (const auto& row : rows)
+    if (row["instance"] == "p5.4xlarge") recommended = row["replicas"].get<int>();
+  REQUIRE(recommended > 0);
+  CHECK(std::abs(doc["inference"]["replicas"].get<int>() - recommended) <= 1);
 }
 
 TEST_CASE("Speculative decoding: tokens per step by hand, and the flag's grammar") {

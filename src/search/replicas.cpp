@@ -142,13 +142,16 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
       hi = r;
     }
   } else {
-    // The lightest load first: where even the most replicas miss, no count meets the targets.
-    if (guess == most || !ok(most)) return miss_text(sims.whole(m, w, row, most), w, most, true);
+    // The lightest load first: where even the most replicas miss, no count
+    // meets the targets. A trace leaves a replica beyond its requests nothing
+    // to serve: its lightest load is one request per replica.
+    const int lightest = w.trace ? std::max(guess, std::min(most, static_cast<int>(w.trace->requests.size()))) : most;
+    if (guess == lightest || !ok(lightest)) return miss_text(sims.whole(m, w, row, lightest), w, lightest, lightest == most);
     lo = guess;
-    hi = most;
+    hi = lightest;
     for (int k = 0;; ++k) {
-      const int r = std::min(most, guess + step(guess, k));
-      if (r >= most) break;
+      const int r = std::min(lightest, guess + step(guess, k));
+      if (r >= lightest) break;
       if (ok(r)) {
         hi = r;
         break;
