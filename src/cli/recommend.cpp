@@ -38,8 +38,8 @@ std::string load_shape_text(const InferenceWorkload& w) {
 
 // The server's own wait for new requests, which adds to every TTFT whatever the replicas.
 std::string server_wait_text(const InferenceWorkload& w) {
-  if (w.engine && router_hold_steps(*w.engine, w) > 1)
-    return fmt::format(", with TGI's router hold of up to {} decode steps for waiting prompts (--max-waiting-tokens)", router_hold_steps(*w.engine, w));
+  if (const int hold = w.engine ? router_hold_steps(*w.engine, w) : 0; hold > 1)
+    return fmt::format(", with TGI's router hold of up to {} decode steps for waiting prompts (--max-waiting-tokens)", hold);
   if (w.scheduler_recv_interval > 1)
     return fmt::format(", with SGLang's wait of up to {} decode steps for new requests (--scheduler-recv-interval)", w.scheduler_recv_interval);
   if (w.attention_dp_balance_iters) return fmt::format(", with TensorRT-LLM's hold of up to {} iterations (--attention-dp-balance)", *w.attention_dp_balance_iters);

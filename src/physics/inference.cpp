@@ -470,18 +470,25 @@ PrefillCost prefill_cost(const ModelSpec& m, const InferenceWorkload& w, const C
   return out;
 }
 
+namespace {
+// Mean prompts one prefill pass's token budget holds (at least one: a longer
+// prompt prefills alone).
+double prompts_in_prefill_budget(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w) {
+  return std::max(1.0, std::floor(step_token_budget(engine, acc, w) / std::max(1.0, w.prompt_tokens)));
+}
+}  // namespace
+
 int prompts_per_prefill(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, int batch) {
   if (engine.prefill != PrefillScheduling::separate || engine.prefill_batching_steps <= 0) return 1;
   const int steps = w.max_waiting_tokens.value_or(engine.prefill_batching_steps);  // --max-waiting-tokens: engines with TGI's router only
   const double arriving = double(batch) * steps / std::max(1.0, w.generated_tokens_per_sequence());
-  const double by_budget = std::floor(step_token_budget(engine, acc, w) / std::max(1.0, w.prompt_tokens));
-  return static_cast<int>(std::clamp(std::min(arriving, by_budget), 1.0, double(batch)));
+  return static_cast<int>(std::clamp(std::min(arriving, prompts_in_prefill_budget(engine, acc, w)), 1.0, double(batch)));
 }
 
 int router_batch_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w) {
   const int hold_steps = router_hold_steps(engine, w);
   if (hold_steps <= 0) return std::numeric_limits<int>::max();
-  const int fit = std::max(1, static_cast<int>(std::floor(step_token_budget(engine, acc, w) / std::max(1.0, w.prompt_tokens))));
+  const double fit = prompts_in_prefill_budget(engine, acc, w);
   const double steps_per_sequence = w.generated_tokens_per_sequence() / w.tokens_per_decode_step();
   const double by_ratio = std::floor(fit / engine.waiting_served_ratio) + fit;
   const double by_hold = std::ceil(fit * steps_per_sequence / hold_steps);

@@ -87,7 +87,8 @@ ordered_json workload_json(const InferenceWorkload& w) {
   j["concurrency"] = w.concurrency ? ordered_json(*w.concurrency) : ordered_json(nullptr);
   j["compiled_batch"] = w.compiled_batch ? ordered_json(*w.compiled_batch) : ordered_json(nullptr);
   j["scheduler_recv_interval"] = w.scheduler_recv_interval;
-  j["max_waiting_tokens"] = w.engine && router_hold_steps(*w.engine, w) > 0 ? ordered_json(router_hold_steps(*w.engine, w)) : ordered_json(nullptr);
+  const int hold_steps = w.engine ? router_hold_steps(*w.engine, w) : 0;
+  j["max_waiting_tokens"] = hold_steps > 0 ? ordered_json(hold_steps) : ordered_json(nullptr);
   j["max_batched_tokens"] = w.max_batched_tokens ? ordered_json(*w.max_batched_tokens) : ordered_json(nullptr);
   j["attention_dp_balance_iters"] = w.attention_dp_balance_iters ? ordered_json(*w.attention_dp_balance_iters) : ordered_json(nullptr);
   j["speculative"] = w.speculative ? ordered_json{{"drafter", w.speculative->drafter},
