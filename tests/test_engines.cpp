@@ -107,6 +107,9 @@ TEST_CASE("an engines file with a bad field is refused with the engine and field
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "waiting_served_ratio": -1)", "waiting_served_ratio");
   // TGI's ratio holds prompts only up to a number of decode steps: without one it would hold them for ever.
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "waiting_served_ratio": 1.2)", "waiting_served_ratio");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "prefill_pauses_decode": "yes")", "prefill_pauses_decode");
+  // A separate prefill pauses the decode batch already: the flag belongs to chunked prefill.
+  refused(R"("prefill": "chunked")", R"("prefill": "separate", "prefill_pauses_decode": true)", "prefill_pauses_decode");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "dequant_per_sequence": "yes")", "dequant_per_sequence");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "reserves_full_kv": 1)", "reserves_full_kv");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "full_length_local_kv": "yes")", "full_length_local_kv");
@@ -132,7 +135,11 @@ TEST_CASE("an engines file with a bad field is refused with the engine and field
     CHECK(e.prefill_batching_steps == 20);
     CHECK(e.waiting_served_ratio == 1.2);
     CHECK(e.dequant_per_sequence);
+    CHECK_FALSE(e.prefill_pauses_decode);  // left out: chunks ride with the decodes
   }
+  CHECK(find_engine("sglang")->prefill_pauses_decode);  // SGLang: --enable-mixed-chunk off by default
+  CHECK_FALSE(find_engine("vllm")->prefill_pauses_decode);
+  CHECK_FALSE(find_engine("trtllm")->prefill_pauses_decode);
   CHECK_THROWS_WITH(read_engines("f", bad(good + "," + good)), Catch::Contains("duplicate engine"));
   CHECK_THROWS_AS(read_engines("f", "{"), InputError);
 }

@@ -143,6 +143,48 @@ TEST_CASE("SGLang's receive interval: an arriving prompt waits for the server's 
   CHECK(run(30, alone).metrics.ttft_s.mean == run(1, alone).metrics.ttft_s.mean);
 }
 
+TEST_CASE("SGLang's prefill steps run alone: the decode batch waits them out, and a prompt's step is a lone prompt's step") {
+  const Replica x = replica("p5.48xlarge", "llama-3-70b", 512, 200, 8, 1, 1, "sglang");
+  const EngineLimits alone = engine_limits(x.m, x.w, x.c, x.e);
+  REQUIRE(alone.prefill_pauses_decode);  // data/engines.json: SGLang without --enable-mixed-chunk
+  EngineLimits mixed = alone;
+  mixed.prefill_pauses_decode = false;
+  const Replica v = replica("p5.48xlarge", "llama-3-70b", 512, 200, 8);
+  REQUIRE_FALSE(engine_limits(v.m, v.w, v.c, v.e).prefill_pauses_decode);  // vLLM mixes
+  ArrivalPattern open_loop;
+  open_loop.closed_loop = false;
+  // Two prompts at once, a third arriving 50.5 decode steps into their decode.
+  auto run = [&](const EngineLimits& limits, int requests, double late_s) {
+    std::vector<SimRequest> rs(requests);
+    for (SimRequest& r : rs) {
+      r.prompt_tokens = 512;
+      r.output_tokens = 200;
+    }
+    if (requests > 2) rs[2].arrival_s = late_s;
+    StepTimer timer(x.m, x.w, x.c, x.e);
+    run_engine(rs, open_loop, limits, timer, x.m, *x.e.engine, EarlyStop{});
+    return rs;
+  };
+  const std::vector<SimRequest> pair = run(alone, 2, 0);
+  const double step_s = (pair[0].finish_s - pair[0].first_token_s) / 199;
+  const double late_s = pair[0].first_token_s + 50.5 * step_s;
+  // One request by itself: its first token is one step of its 512 prompt tokens.
+  const double lone_prefill_s = run(alone, 1, 0)[0].first_token_s;
+  const std::vector<SimRequest> a = run(alone, 3, late_s), m = run(mixed, 3, late_s);
+  // Alone, the third's step carries its prompt and nothing else: the same
+  // step as a lone request's, to the rounding of the clock.
+  CHECK(a[2].first_token_s - a[2].scheduled_s == Approx(lone_prefill_s).epsilon(1e-9));
+  // Mixed, its chunk rides with two decodes: a longer step, but the decodes
+  // lose no step to it.
+  CHECK(m[2].first_token_s - m[2].scheduled_s > lone_prefill_s);
+  // The running pair waits out the lone prefill step: they finish later
+  // than with the chunk mixed in, by at least the step they sat out less
+  // what the mixed step cost beyond it.
+  const double mixed_extra_s = (m[2].first_token_s - m[2].scheduled_s) - lone_prefill_s;
+  CHECK(a[0].finish_s - m[0].finish_s > 0);
+  CHECK(a[0].finish_s - m[0].finish_s == Approx(step_s - mixed_extra_s).margin(0.1 * step_s));
+}
+
 TEST_CASE("TGI's router: a prompt arriving while two decode waits 19 steps since the last join, unless enough wait or the engine is idle") {
   const Replica x = replica("g5.2xlarge", "llama-3-8b", 256, 200, 1, 1, 1, "tgi-1");
   const EngineLimits held = engine_limits(x.m, x.w, x.c, x.e);
@@ -369,6 +411,10 @@ TEST_CASE("estimate simulates the load it is given: percentiles in JSON, default
   }
   CHECK(j["inference"]["at_load"]["load"]["clients"] == 32);
   CHECK(j["inference"]["at_load"]["model"] == "simulated");
+  CHECK(j["inference"]["at_load"]["engine_limits"]["prefill_pauses_decode"] == false);  // vLLM mixes chunks into decode steps
+  const auto sglang = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --engine sglang --clients 4 --format json");
+  REQUIRE(sglang.code == 0);
+  CHECK(nlohmann::json::parse(sglang.out)["inference"]["at_load"]["engine_limits"]["prefill_pauses_decode"] == true);
   // The g5.xlarge 7B chat estimate that used to exit 3 on the default 450 ms TTFT.
   const auto g5 = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1");
   CHECK(g5.code == 0);

@@ -574,6 +574,7 @@ ordered_json simulated_at_load_json(const SimulatedService& sim) {
           {"engine_limits", {{"max_sequences", sim.limits.max_sequences}, {"token_budget", sim.limits.token_budget},
                              {"kv_blocks", sim.limits.kv_blocks}, {"kv_block_tokens", kKvBlockTokens},
                              {"prefill", sim.limits.chunked ? "chunked" : "separate"}, {"continuous_batching", sim.limits.continuous},
+                             {"prefill_pauses_decode", sim.limits.prefill_pauses_decode},
                              {"reserves_full_kv", sim.limits.reserves_full_kv}}}};
 }
 
@@ -723,8 +724,8 @@ void add_simulated_load(const SimulatedService& sim, const InferenceWorkload& w,
   const std::string g = "at load (simulated)";
   add(g, "load", Cell{fmt::format("{} requests", m.completed), std::monostate{}}, load);
   add(g, "sequences in flight", num(m.mean_sequences, 1),
-      fmt::format("mean; engine limit {}, {}-token steps, {} KV blocks of {} tokens", sim.limits.max_sequences, sim.limits.token_budget,
-                  sim.limits.kv_blocks, kKvBlockTokens));
+      fmt::format("mean; engine limit {}, {}-token steps{}, {} KV blocks of {} tokens", sim.limits.max_sequences, sim.limits.token_budget,
+                  sim.limits.prefill_pauses_decode ? " (prefill steps pause the decodes)" : "", sim.limits.kv_blocks, kKvBlockTokens));
   add(g, "time to first token", latency_cell(m.ttft_s.mean), "mean; " + percentiles_cell_note(m.ttft_s));
   if (w.one_token_outputs())
     add(g, "time per output token", tpot_cell(0), kNoTokenGapNote);

@@ -465,11 +465,15 @@ SchedulerTotals Engine::run() {
       }
     }
     size_t decoding = 0;
-    if (!grow_decodes(decoding)) continue;
-    budget -= static_cast<int>(decoding) * limits_.decode_lookahead;  // each its token, and its proposals to verify
+    if (!grow_decodes(decoding)) continue;  // the decodes' next blocks first, whether or not they run this step
+    if (!limits_.prefill_pauses_decode) budget -= static_cast<int>(decoding) * limits_.decode_lookahead;  // each its token, and its proposals to verify
     if (limits_.chunked) {
       if (decoding < running_.size()) continue_prefills(chunks, budget);
       if (may_admit) admit(chunks, budget);
+    }
+    if (limits_.prefill_pauses_decode && !chunks.empty()) {
+      run_step(chunks, false);
+      continue;
     }
     if (chunks.empty() && decoding == 0) {
       if (running_.size() > 1) {

@@ -47,6 +47,7 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   if (const auto compiled = compiled_batch_on(acc, w)) l.max_sequences = std::min(l.max_sequences, *compiled);
   l.token_budget = replica_step_tokens(engine, acc, w, e.layout);
   l.chunked = engine.prefill == PrefillScheduling::chunked;
+  l.prefill_pauses_decode = l.chunked && engine.prefill_pauses_decode;
   l.continuous = engine.continuous_batching;
   l.reserves_full_kv = engine.reserves_full_kv;
   l.shared_prefix_tokens = w.prefix_tokens();

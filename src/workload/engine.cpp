@@ -89,6 +89,9 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   if (prefill == "chunked") e.prefill = PrefillScheduling::chunked;
   else if (prefill == "separate") e.prefill = PrefillScheduling::separate;
   else r.fail("prefill", "expected chunked or separate");
+  e.prefill_pauses_decode = optional_flag(r, j, "prefill_pauses_decode");
+  if (e.prefill_pauses_decode && e.prefill != PrefillScheduling::chunked)
+    r.fail("prefill_pauses_decode", "only with chunked prefill: a separate prefill pauses the decode batch already");
   read_prefill_chunk(r, j, e);
   e.free_fraction = r.number(j, "free_fraction", 0, 0.9);
   const std::string of = r.text(j, "free_fraction_of");

@@ -35,6 +35,11 @@ struct EngineLimits {
   int max_sequences = 1;   // vLLM max_num_seqs, SGLang max_running_requests, TensorRT-LLM max_batch_size
   int token_budget = 2048; // tokens one step computes: max_num_batched_tokens, chunked_prefill_size, max_num_tokens
   bool chunked = true;
+  // Chunked prefill in steps of their own: a step with prompt work runs only
+  // that, and the decode batch waits a step (SGLang without
+  // --enable-mixed-chunk); false: chunks ride with the decode batch (vLLM,
+  // TensorRT-LLM).
+  bool prefill_pauses_decode = false;
   bool continuous = true;
   bool reserves_full_kv = false;
   int64_t kv_blocks = 0;

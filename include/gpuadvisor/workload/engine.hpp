@@ -38,6 +38,10 @@ struct EngineProfile {
   // device's work (docs/methodology.md §Prefill).
   double prefill_launch_s_per_kernel = 0;
   PrefillScheduling prefill = PrefillScheduling::chunked;
+  // Chunked prefill whose steps carry no decode tokens: a step is all prompt
+  // chunks or all decodes, prompts first, so the running sequences wait out
+  // each prefill step (SGLang: --enable-mixed-chunk is off by default).
+  bool prefill_pauses_decode = false;
   // Token budget of one chunked step (vLLM's max_num_batched_tokens, SGLang's
   // chunked_prefill_size, TensorRT-LLM's max_num_tokens), or a separate
   // prefill's: `prefill_chunk_tokens`, or the last of `prefill_chunk_tiers`
