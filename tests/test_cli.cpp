@@ -1806,7 +1806,10 @@ TEST_CASE("cli: --max-batched-tokens sets the engine's step budget: checked, sai
   CHECK(hf.err.find("--max-batched-tokens: hf runs one batch at a time and has no token budget per step") != std::string::npos);
   const Run said = run(base + " --max-batched-tokens 2048");
   REQUIRE(said.code == 0);
-  CHECK(said.err.find("the engine schedules at most 2048 tokens a step") != std::string::npos);
+  CHECK(said.err.find("the engine schedules at most 2048 tokens a step, decode tokens and prompt chunks together") != std::string::npos);
+  const Run sglang = run(base + " --engine sglang --max-batched-tokens 2048");
+  REQUIRE(sglang.code == 0);
+  CHECK(sglang.err.find("2048 tokens a step, prompt chunks in steps of their own (sglang runs prefill and decode steps apart)") != std::string::npos);
   auto estimate = [&](const std::string& extra) {
     const Run r = run(base + " --format json" + extra);
     REQUIRE(r.code == 0);

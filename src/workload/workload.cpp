@@ -297,9 +297,12 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                    "give an engine with continuous batching ({})", w.engine->name,
                                    engine_names_where(batches_continuously, w.engine->software)));
     w.max_batched_tokens = *r.max_batched_tokens;
-    w.assumptions.push_back(fmt::format("the engine schedules at most {} tokens a step, decode tokens and prompt chunks together "
+    const bool apart = w.engine && w.engine->prefill_pauses_decode;
+    w.assumptions.push_back(fmt::format("the engine schedules at most {} tokens a step, {} "
                                         "(--max-batched-tokens: vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, "
-                                        "TensorRT-LLM --max_num_tokens)", w.max_batched_tokens.value()));
+                                        "TensorRT-LLM --max_num_tokens)", w.max_batched_tokens.value(),
+                                        apart ? fmt::format("prompt chunks in steps of their own ({} runs prefill and decode steps apart)", w.engine->name)
+                                              : std::string("decode tokens and prompt chunks together")));
   }
   if (r.max_waiting_tokens) {
     check_range(*r.max_waiting_tokens, "--max-waiting-tokens", 1, 1000);
