@@ -415,6 +415,17 @@ TEST_CASE("estimate simulates the load it is given: percentiles in JSON, default
   const auto sglang = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --engine sglang --clients 4 --format json");
   REQUIRE(sglang.code == 0);
   CHECK(nlohmann::json::parse(sglang.out)["inference"]["at_load"]["engine_limits"]["prefill_pauses_decode"] == true);
+  // A load the replica cannot carry within the targets says so first, at the
+  // percentile the targets bind at; one it carries says nothing of them.
+  const auto heavy = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 64 --max-ttft 200ms");
+  REQUIRE(heavy.code == 0);
+  CHECK(heavy.out.find("MISSES ITS LATENCY TARGETS AT THIS LOAD: p90 TTFT") != std::string::npos);
+  CHECK(heavy.out.find("against 200ms,") != std::string::npos);  // the user's target, not marked default
+  const auto mean = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 64 --max-ttft 200ms --slo-percentile mean");
+  CHECK(mean.out.find("AT THIS LOAD: mean TTFT") != std::string::npos);
+  const auto light = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 1");
+  REQUIRE(light.code == 0);
+  CHECK(light.out.find("AT THIS LOAD") == std::string::npos);
   // The g5.xlarge 7B chat estimate that used to exit 3 on the default 450 ms TTFT.
   const auto g5 = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1");
   CHECK(g5.code == 0);

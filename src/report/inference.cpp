@@ -800,6 +800,32 @@ void add_service_and_cost(const InferenceEstimateContext& ctx, const ServingCost
 
 }  // namespace
 
+namespace {
+
+// The latency targets the simulated load misses at the percentile they bind
+// at (--slo-percentile), each with its source (given or default): a line
+// under the load's headline, or "" where it meets them.
+std::string load_targets_missed(const InferenceWorkload& w, const ServiceMetrics& m) {
+  const int pct = w.slo_percentile;
+  const std::string at = pct ? fmt::format("p{}", pct) : std::string("mean");
+  std::vector<std::string> missed;
+  auto check = [&](const char* what, const Percentiles& seen, std::optional<double> target, bool by_default) {
+    if (target && seen.at(pct) > *target)
+      missed.push_back(fmt::format("{} {} {} against {}{}", at, what, latency_cell(seen.at(pct)).text, latency_cell(*target).text,
+                                   by_default ? " (default)" : ""));
+  };
+  check("TTFT", m.ttft_s, w.max_ttft_s, w.ttft_target_default);
+  if (!w.one_token_outputs()) check("TPOT", m.tpot_s, w.max_tpot_s, w.tpot_target_default);
+  if (missed.empty()) return "";
+  std::string list;
+  for (const std::string& x : missed) list += (list.empty() ? "" : ", ") + x;
+  return fmt::format("MISSES ITS LATENCY TARGETS AT THIS LOAD: {}; the figures below are what it does (--max-ttft, --max-tpot and "
+                     "--slo-percentile set the targets; recommend sizes the replicas that meet them).\n",
+                     list);
+}
+
+}  // namespace
+
 // Text only: what the simulated load saw, first, so the capacity rows above
 // the "at load" section are not read as the answer to the load given.
 std::string load_headline(const InferenceEstimateContext& ctx, const RenderOptions& o) {
@@ -817,8 +843,9 @@ std::string load_headline(const InferenceEstimateContext& ctx, const RenderOptio
                                ? std::string("one token per request (no time per output token)")
                                : fmt::format("time per output token {} mean (p90 {})", latency_cell(m.tpot_s.mean).text, latency_cell(m.tpot_s.p90).text);
   return fmt::format("At the load ({}, simulated): time to first token {} mean (p90 {}), {}, {}{}; "
-                     "the 'at capacity' rows are the replica at its largest batch.\n",
-                     load, latency_cell(m.ttft_s.mean).text, latency_cell(m.ttft_s.p90).text, tpot, served, m.saturated ? ", SATURATED" : "");
+                     "the 'at capacity' rows are the replica at its largest batch.\n{}",
+                     load, latency_cell(m.ttft_s.mean).text, latency_cell(m.ttft_s.p90).text, tpot, served, m.saturated ? ", SATURATED" : "",
+                     load_targets_missed(*ctx.workload, m));
 }
 
 std::string render_inference_estimate(const Catalog& catalog, const InferenceEstimateContext& ctx, const RenderOptions& o) {
