@@ -419,10 +419,10 @@ TEST_CASE("estimate simulates the load it is given: percentiles in JSON, default
   // percentile the targets bind at; one it carries says nothing of them.
   const auto heavy = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 64 --max-ttft 200ms");
   REQUIRE(heavy.code == 0);
-  CHECK(heavy.out.find("MISSES ITS LATENCY TARGETS AT THIS LOAD: p90 TTFT") != std::string::npos);
-  CHECK(heavy.out.find("against 200ms,") != std::string::npos);  // the user's target, not marked default
+  CHECK(heavy.out.find("MISSES ITS LATENCY TARGETS AT THIS LOAD: the simulated p90 time to first token is") != std::string::npos);
+  CHECK(heavy.out.find("(target 200 ms)") != std::string::npos);  // the user's target
   const auto mean = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 64 --max-ttft 200ms --slo-percentile mean");
-  CHECK(mean.out.find("AT THIS LOAD: mean TTFT") != std::string::npos);
+  CHECK(mean.out.find("AT THIS LOAD: the simulated mean time to first token") != std::string::npos);
   const auto light = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 1");
   REQUIRE(light.code == 0);
   CHECK(light.out.find("AT THIS LOAD") == std::string::npos);

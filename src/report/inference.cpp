@@ -11,6 +11,7 @@
 #include "gpuadvisor/workload/neuron.hpp"
 #include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/search/replicas.hpp"
 #include "gpuadvisor/serving/kv_blocks.hpp"
 #include "report/detail.hpp"
 
@@ -798,30 +799,15 @@ void add_service_and_cost(const InferenceEstimateContext& ctx, const ServingCost
   add("cost", "per million input tokens", per_million(od.usd_per_million_input_tokens), "USD, the same bill per prompt token");
 }
 
-}  // namespace
-
-namespace {
-
 // The latency targets the simulated load misses at the percentile they bind
-// at (--slo-percentile), each with its source (given or default): a line
-// under the load's headline, or "" where it meets them.
+// at (--slo-percentile), given or default: a line under the load's headline,
+// or "" where it meets them.
 std::string load_targets_missed(const InferenceWorkload& w, const ServiceMetrics& m) {
-  const int pct = w.slo_percentile;
-  const std::string at = pct ? fmt::format("p{}", pct) : std::string("mean");
-  std::vector<std::string> missed;
-  auto check = [&](const char* what, const Percentiles& seen, std::optional<double> target, bool by_default) {
-    if (target && seen.at(pct) > *target)
-      missed.push_back(fmt::format("{} {} {} against {}{}", at, what, latency_cell(seen.at(pct)).text, latency_cell(*target).text,
-                                   by_default ? " (default)" : ""));
-  };
-  check("TTFT", m.ttft_s, w.max_ttft_s, w.ttft_target_default);
-  if (!w.one_token_outputs()) check("TPOT", m.tpot_s, w.max_tpot_s, w.tpot_target_default);
-  if (missed.empty()) return "";
-  std::string list;
-  for (const std::string& x : missed) list += (list.empty() ? "" : ", ") + x;
+  const std::vector<std::string> misses = simulated_target_misses(m, w);
+  if (misses.empty()) return "";
   return fmt::format("MISSES ITS LATENCY TARGETS AT THIS LOAD: {}; the figures below are what it does (--max-ttft, --max-tpot and "
                      "--slo-percentile set the targets; recommend sizes the replicas that meet them).\n",
-                     list);
+                     fmt::join(misses, " and "));
 }
 
 }  // namespace

@@ -52,16 +52,25 @@ std::string latency_text(double s, double target_s) {
   return latency_text(s);
 }
 
-// What the simulated users at `replicas` missed, for the rejection.
-std::string miss_text(const ServiceMetrics& s, const InferenceWorkload& w, int replicas, bool limited) {
+}  // namespace
+
+std::vector<std::string> simulated_target_misses(const ServiceMetrics& s, const InferenceWorkload& w) {
   const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
-  const std::string where = limited ? fmt::format("even with {} replica{} (the most the instance limit allows)", replicas, replicas > 1 ? "s" : "")
-                                    : fmt::format("even with {} replica{}", replicas, replicas > 1 ? "s" : "");
   std::vector<std::string> misses;
   if (w.max_ttft_s && s.ttft_s.at(w.slo_percentile) > *w.max_ttft_s)
     misses.push_back(fmt::format("the simulated {} time to first token is {} (target {})", at, latency_text(s.ttft_s.at(w.slo_percentile), *w.max_ttft_s), latency_text(*w.max_ttft_s)));
   if (w.max_tpot_s && s.tpot_s.at(w.slo_percentile) > *w.max_tpot_s)
     misses.push_back(fmt::format("the simulated {} time per output token is {} (target {})", at, latency_text(s.tpot_s.at(w.slo_percentile), *w.max_tpot_s), latency_text(*w.max_tpot_s)));
+  return misses;
+}
+
+namespace {
+
+// What the simulated users at `replicas` missed, for the rejection.
+std::string miss_text(const ServiceMetrics& s, const InferenceWorkload& w, int replicas, bool limited) {
+  const std::string where = limited ? fmt::format("even with {} replica{} (the most the instance limit allows)", replicas, replicas > 1 ? "s" : "")
+                                    : fmt::format("even with {} replica{}", replicas, replicas > 1 ? "s" : "");
+  std::vector<std::string> misses = simulated_target_misses(s, w);
   if (s.saturated) misses.push_back("the queue keeps growing");
   if (s.rejected > 0) misses.push_back(fmt::format("{} requests do not fit the KV cache", s.rejected));
   return fmt::format("{}, {}", where, misses.empty() ? std::string("the targets are missed") : fmt::format("{}", fmt::join(misses, " and ")));
