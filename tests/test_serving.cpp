@@ -536,6 +536,35 @@ TEST_CASE("Replicas sized by simulation: the fewest that meet the targets at the
   CHECK(*p90.ranked_usd_per_hour >= *p50.ranked_usd_per_hour);
 }
 
+TEST_CASE("The serving search gives the same answer in one thread as in several: rows, notes, rejections and the pick") {
+  InferenceRequest q;
+  q.requests_per_second = 20;
+  q.prefix_share = 0.4;  // Neuron has no prefix cache: a note per such accelerator, in catalog order
+  q.model_active_params = 8e9;
+  const ModelSpec& m = *find_model_preset("llama-3-8b");
+  const InferenceWorkload w = make_inference_workload(q);
+  auto digest = [&](int jobs) {
+    RecommendRequest r;
+    r.jobs = jobs;
+    const ServingRecommendation rec = recommend_inference(m, w, cat(), r);
+    std::string out;
+    for (const ServingRow& row : rec.rows) {
+      const ServingLayout& l = row.estimate.layout;
+      out += fmt::format("{} tp{} pp{} ep{} adp{} {} {} {:.9g} {:.9g}\n", row.instance->name, l.tp, l.pp, l.ep, l.attention_dp, row.replicas,
+                         row.instances, row.ranked_usd_per_hour.value_or(-1), row.simulated ? row.simulated->ttft_s.p90 : -1.0);
+    }
+    for (const std::string& n : rec.notes) out += n + "\n";
+    for (const Rejection& x : rec.rejections) out += x.instance + ": " + x.reason + "\n";
+    out += fmt::format("{} {} {}\n", rec.pick ? rec.pick->instance->name : "none", rec.sizing, rec.best_batch1_option);
+    return std::pair(out, rec.rows.size());
+  };
+  const auto [one, rows] = digest(1);
+  REQUIRE(rows > 5);  // several accelerators, so several threads have work
+  CHECK(one.find("has no prefix cache") != std::string::npos);
+  CHECK(digest(3).first == one);
+  CHECK(digest(16).first == one);
+}
+
 TEST_CASE("Bursts spread over replicas: a random balancer thins a gamma stream toward Poisson, and a bursty service is sized, not refused") {
   using cli_test::run;
   // CV^2 = 1 + (CV^2 - 1) / N, by hand.

@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
+#include <atomic>
 #include <cmath>
+#include <iterator>
+#include <limits>
+#include <thread>
 #include <tuple>
 
 #include "gpuadvisor/base/quantity.hpp"
@@ -481,10 +484,23 @@ InferenceWorkload served_workload(const InferenceWorkload& w, const Accelerator&
   return out;
 }
 
-ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
-                                          const RecommendRequest& r) {
-  ServingRecommendation out;
-  ReplicaSimulations sims;
+namespace {
+
+// One instance type's share of the serving search, kept apart so that the
+// types run in threads and join in catalog order: the same bytes for any
+// number of threads.
+struct InstanceSearch {
+  const Instance* inst = nullptr;
+  const Accelerator* acc = nullptr;
+  InferenceWorkload served;
+  std::string prefix_note;  // its engine has no prefix cache for --prefix-share
+  ServingRecommendation part;
+};
+
+// The types to search, in catalog order; the others' rejections into `out`.
+std::vector<InstanceSearch> instances_to_search(const InferenceWorkload& w, const Catalog& catalog, const RecommendRequest& r,
+                                                ServingRecommendation& out) {
+  std::vector<InstanceSearch> out_types;
   for (const Instance& inst : catalog.instances) {
     if (!considered(inst, r, out.rejections)) continue;
     const Accelerator& acc = catalog.accelerator_of(inst);
@@ -492,14 +508,66 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
       out.rejections.push_back({inst.name, *p});
       continue;
     }
-    const InferenceWorkload served = served_workload(w, acc);
-    if (served.prefix_share != w.prefix_share) {
-      const std::string note = fmt::format("{} ({}) has no prefix cache: its rows prefill every prompt whole (--prefix-share applies to "
-                                           "{})", engine_for(acc, w.engine).name, acc.name, engine_names_where(has_prefix_cache));
-      if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end()) out.notes.push_back(note);
-    }
-    consider_serving_instance(ServingProbe{m, served, r, inst, acc, sims}, out);
+    InstanceSearch t{&inst, &acc, served_workload(w, acc), {}, {}};
+    if (t.served.prefix_share != w.prefix_share)
+      t.prefix_note = fmt::format("{} ({}) has no prefix cache: its rows prefill every prompt whole (--prefix-share applies to {})",
+                                  engine_for(acc, w.engine).name, acc.name, engine_names_where(has_prefix_cache));
+    out_types.push_back(std::move(t));
   }
+  return out_types;
+}
+
+// Types of one accelerator share a thread and its simulations (the same
+// replica on the same accelerator is one run); the threads take accelerators
+// in turn.
+void search_in_threads(std::vector<InstanceSearch>& types, const ModelSpec& m, const RecommendRequest& r, ReplicaSimulations& sims) {
+  std::vector<const Accelerator*> accs;
+  for (const InstanceSearch& t : types)
+    if (std::find(accs.begin(), accs.end(), t.acc) == accs.end()) accs.push_back(t.acc);
+  std::vector<ReplicaSimulations> runs(accs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t a = next++; a < accs.size(); a = next++)
+      for (InstanceSearch& t : types)
+        if (t.acc == accs[a]) consider_serving_instance(ServingProbe{m, t.served, r, *t.inst, *t.acc, runs[a]}, t.part);
+  };
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int threads = std::clamp(r.jobs > 0 ? r.jobs : static_cast<int>(cores), 1, static_cast<int>(std::max<size_t>(1, accs.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (ReplicaSimulations& s : runs) sims.absorb(std::move(s));
+}
+
+// One type's rows, notes and rejections after those before it, as a search
+// over the types in turn would have left them.
+void join_type(InstanceSearch& t, ServingRecommendation& out) {
+  if (!t.prefix_note.empty() && std::find(out.notes.begin(), out.notes.end(), t.prefix_note) == out.notes.end())
+    out.notes.push_back(t.prefix_note);
+  ServingRecommendation& p = t.part;
+  std::move(p.rows.begin(), p.rows.end(), std::back_inserter(out.rows));
+  std::move(p.rejections.begin(), p.rejections.end(), std::back_inserter(out.rejections));
+  std::move(p.notes.begin(), p.notes.end(), std::back_inserter(out.notes));
+  if (p.best_batch1_tpot_s && (!out.best_batch1_tpot_s || *p.best_batch1_tpot_s < *out.best_batch1_tpot_s)) {
+    out.best_batch1_tpot_s = p.best_batch1_tpot_s;
+    out.best_batch1_option = p.best_batch1_option;
+  }
+  if (p.best_batch1_ttft_s && (!out.best_batch1_ttft_s || *p.best_batch1_ttft_s < *out.best_batch1_ttft_s)) {
+    out.best_batch1_ttft_s = p.best_batch1_ttft_s;
+    out.best_batch1_ttft_option = p.best_batch1_ttft_option;
+  }
+}
+
+}  // namespace
+
+ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
+                                          const RecommendRequest& r) {
+  ServingRecommendation out;
+  ReplicaSimulations sims;
+  std::vector<InstanceSearch> types = instances_to_search(w, catalog, r, out);
+  search_in_threads(types, m, r, sims);
+  for (InstanceSearch& t : types) join_type(t, out);
 
   drop_needless_pipelines(out);
   out.options_found = out.rows.size();

@@ -37,6 +37,11 @@ ServiceMetrics ReplicaSimulations::whole(const ModelSpec& m, const InferenceWork
   return simulate_service(m, w, c, row.estimate, *serving_load(w, *w.requests_per_second / replicas, row.estimate.latency_s)).metrics;
 }
 
+void ReplicaSimulations::absorb(ReplicaSimulations&& other) {
+  done_.merge(other.done_);
+  runs_ += other.runs_;
+}
+
 namespace {
 
 std::string latency_text(double s) { return s < 1 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:.2g} s", s); }

@@ -58,6 +58,9 @@ class ReplicaSimulations {
   // The whole run, for a figure shown.
   ServiceMetrics whole(const ModelSpec& m, const InferenceWorkload& w, const ServingRow& row, int replicas);
   int runs() const { return runs_; }
+  // Takes in another search's runs (a thread's, over other instance types):
+  // the same key gives the same figures, whoever ran it.
+  void absorb(ReplicaSimulations&& other);
 
  private:
   std::map<std::tuple<const void*, int, int, int, int, const void*, double>, ServiceMetrics> done_;

@@ -84,6 +84,9 @@ struct RecommendRequest {
   bool cost_slack_given = false, value_of_time_given = false;
   double max_cost_multiple = kDefaultMaxCostMultiple;  // the pick costs at most this x the cheapest within the horizon; 0: no ceiling
   bool all_counts = false;                // every instance count, not one row per instance type
+  // Threads for the serving search's instance types (0: the machine's
+  // cores); the answer is the same bytes for any count.
+  int jobs = 0;
   // The account's on-demand vCPU quotas by VcpuQuota key ("p", "g", "inf",
   // "trn"; "all" for any): an option that needs more on demand, in a
   // reservation or under a commitment is not offered (docs/methodology.md §Quotas).
