@@ -565,6 +565,29 @@ TEST_CASE("The serving search gives the same answer in one thread as in several:
   CHECK(digest(16).first == one);
 }
 
+TEST_CASE("estimate --clients picks an MoE layout by the clients' simulated latency, as the layouts asked one by one show it") {
+  using cli_test::run;
+  const std::string base = "estimate --model deepseek-r1 --task inference --instance p5en.48xlarge --clients 64 --format json";
+  auto at = [&](const std::string& layout) {
+    const auto r = run(base + layout);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    return std::pair(j["layout"]["text"].get<std::string>(), j["inference"]["at_load"]["percentiles"]["e2e_s"]["mean"].get<double>());
+  };
+  const auto [chosen, chosen_e2e_s] = at("");
+  double least_e2e_s = std::numeric_limits<double>::infinity();
+  std::string least;
+  for (const char* layout : {" --tp 8 --ep 1", " --tp 8 --ep 8 --attention-dp 1", " --tp 8 --ep 8 --attention-dp 8"}) {
+    const auto [text, e2e_s] = at(layout);
+    if (e2e_s < least_e2e_s) std::tie(least, least_e2e_s) = std::tie(text, e2e_s);
+  }
+  CHECK(chosen == least);
+  CHECK(chosen_e2e_s == Approx(least_e2e_s));
+  // At 64 clients experts spread whole beat tensor-sliced ones (TP8 has the longer mean latency), as the
+  // requests-per-second estimate's layout already had it; the analytic capacity point chose TP8.
+  CHECK(chosen == "TP8 EP8");
+}
+
 TEST_CASE("Bursts spread over replicas: a random balancer thins a gamma stream toward Poisson, and a bursty service is sized, not refused") {
   using cli_test::run;
   // CV^2 = 1 + (CV^2 - 1) / N, by hand.

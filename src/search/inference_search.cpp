@@ -13,6 +13,7 @@
 
 #include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/search/replicas.hpp"
+#include "gpuadvisor/serving/simulate.hpp"
 
 namespace gpuadvisor {
 
@@ -126,14 +127,23 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
   const std::optional<int> tp = asked.tp;
   ServingChoice out;
   const Cluster c{&inst, &acc, pp};
+  const std::vector<ServingLayout> layouts = asked_layouts(m, w, inst, acc, pp, asked);
+  ReplicaSimulations sims;
   // Cheapest for the load (fewest instances), then the fastest. An offline
   // job without a volume is priced per token: the most requests/s one instance serves, then the fastest.
-  auto key = [&](const ServingRow& x) {
-    const double capacity = priced_per_token(w) ? -x.replicas * x.estimate.requests_per_second : 0.0;
-    return std::tuple(x.instances, capacity, x.pace_seen_s());
+  // A closed loop (--clients) keeps its own sequences in flight, not the
+  // capacity batch: there each layout is simulated with the clients and paced
+  // by its mean request latency, first token and every gap after it (the
+  // clients' requests per second is their number over it).
+  auto pace = [&](const ServingRow& x) {
+    if (!w.clients || layouts.size() < 2 || !x.estimate.fits()) return x.pace_seen_s();
+    return simulate_service(m, w, c, x.estimate, *serving_load(w, std::nullopt, std::nullopt)).metrics.e2e_s.mean;
   };
-  ReplicaSimulations sims;
-  const std::vector<ServingLayout> layouts = asked_layouts(m, w, inst, acc, pp, asked);
+  auto key = [&](const ServingRow& x, double pace_s) {
+    const double capacity = priced_per_token(w) ? -x.replicas * x.estimate.requests_per_second : 0.0;
+    return std::tuple(x.instances, capacity, pace_s);
+  };
+  double chosen_pace_s = 0;
   double least_need_gb = std::numeric_limits<double>::infinity();
   for (const ServingLayout& l : layouts) {
     auto lp = serving_layout_problem(m, c, l);
@@ -160,9 +170,11 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
       if (out.row && out.problem.empty()) continue;
       const std::string said = layouts.size() == 1 ? problem : fmt::format("{}: {}", layout_name(l, " pp "), problem);
       if (shown) {
-        if (!out.row || key(row) < key(*out.row)) {
+        const double row_pace_s = pace(row);
+        if (!out.row || key(row, row_pace_s) < key(*out.row, chosen_pace_s)) {
           out.row = row;
           out.problem = said;
+          chosen_pace_s = row_pace_s;
         }
       } else if (!out.row && row.estimate.memory.total_gb() < least_need_gb) {
         least_need_gb = row.estimate.memory.total_gb();
@@ -170,9 +182,11 @@ ServingChoice choose_serving_layout(const ModelSpec& m, const InferenceWorkload&
       }
       continue;
     }
-    if (!out.row || !out.problem.empty() || key(row) < key(*out.row)) {
+    const double row_pace_s = pace(row);
+    if (!out.row || !out.problem.empty() || key(row, row_pace_s) < key(*out.row, chosen_pace_s)) {
       out.row = row;
       out.problem.clear();
+      chosen_pace_s = row_pace_s;
     }
   }
   return out;
