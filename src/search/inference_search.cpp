@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <iterator>
 #include <limits>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -539,18 +541,33 @@ void search_in_threads(std::vector<InstanceSearch>& types, const ModelSpec& m, c
   for (const InstanceSearch& t : types)
     if (std::find(accs.begin(), accs.end(), t.acc) == accs.end()) accs.push_back(t.acc);
   std::vector<ReplicaSimulations> runs(accs.size());
+  // What an accelerator's search threw, thrown here after every thread has
+  // joined (the first accelerator's, in catalog order): never std::terminate.
+  std::vector<std::exception_ptr> thrown(accs.size());
   std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t a = next++; a < accs.size(); a = next++)
+  auto search_accelerator = [&](size_t a) {
+    try {
       for (InstanceSearch& t : types)
         if (t.acc == accs[a]) consider_serving_instance(ServingProbe{m, t.served, r, *t.inst, *t.acc, runs[a]}, t.part);
+    } catch (...) {
+      thrown[a] = std::current_exception();
+    }
+  };
+  auto work = [&] {
+    for (size_t a = next++; a < accs.size(); a = next++) search_accelerator(a);
   };
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const int threads = std::clamp(r.jobs > 0 ? r.jobs : static_cast<int>(cores), 1, static_cast<int>(std::max<size_t>(1, accs.size())));
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  try {
+    for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had (a process limit): those started and this one do the work.
+  }
   work();
   for (auto& t : pool) t.join();
+  for (const std::exception_ptr& e : thrown)
+    if (e) std::rethrow_exception(e);
   for (ReplicaSimulations& s : runs) sims.absorb(std::move(s));
 }
 
