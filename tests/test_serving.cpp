@@ -426,6 +426,18 @@ TEST_CASE("estimate simulates the load it is given: percentiles in JSON, default
   const auto light = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 1");
   REQUIRE(light.code == 0);
   CHECK(light.out.find("AT THIS LOAD") == std::string::npos);
+  // The same verdict in JSON, for a script: what it missed, and whether it met them.
+  const auto heavy_json = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 64 --max-ttft 200ms --format json");
+  REQUIRE(heavy_json.code == 0);
+  const auto heavy_load = nlohmann::json::parse(heavy_json.out)["inference"]["at_load"];
+  CHECK(heavy_load["meets_targets"] == false);
+  REQUIRE(heavy_load["target_misses"].size() >= 1);
+  CHECK(heavy_load["target_misses"][0].get<std::string>().find("the simulated p90 time to first token is") == 0);
+  CHECK(heavy_load["percentiles"]["ttft_s"]["p90"].get<double>() > 0.2);
+  const auto light_load =
+      nlohmann::json::parse(run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 1 --format json").out)["inference"]["at_load"];
+  CHECK(light_load["meets_targets"] == true);
+  CHECK(light_load["target_misses"].empty());
   // The g5.xlarge 7B chat estimate that used to exit 3 on the default 450 ms TTFT.
   const auto g5 = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1");
   CHECK(g5.code == 0);

@@ -552,9 +552,11 @@ ordered_json load_json(const ServingLoad& load) {
 }
 
 // The replica simulated under the load (docs/methodology.md §Serving under load).
-ordered_json simulated_at_load_json(const SimulatedService& sim) {
+ordered_json simulated_at_load_json(const SimulatedService& sim, const InferenceWorkload& w) {
   const ServiceMetrics& m = sim.metrics;
   return {{"model", "simulated"},
+          {"meets_targets", meets_targets(m, w)},
+          {"target_misses", simulated_service_misses(m, w)},
           {"batch", static_cast<int>(std::lround(m.mean_sequences))},
           {"ttft_s", sig6(m.ttft_s.mean)},
           {"tpot_s", sig6(m.tpot_s.mean)},
@@ -580,7 +582,7 @@ ordered_json simulated_at_load_json(const SimulatedService& sim) {
 }
 
 ordered_json at_load_json(const ServingRow& row, const InferenceWorkload& w, const SimulatedService* sim) {
-  if (sim) return simulated_at_load_json(*sim);
+  if (sim) return simulated_at_load_json(*sim, w);
   if (!w.requests_per_second) return nullptr;
   return {{"batch", row.at_load.batch},
           {"ttft_s", sig6(row.at_load.ttft_s)},

@@ -69,15 +69,20 @@ std::vector<std::string> simulated_target_misses(const ServiceMetrics& s, const 
   return misses;
 }
 
+std::vector<std::string> simulated_service_misses(const ServiceMetrics& s, const InferenceWorkload& w) {
+  std::vector<std::string> misses = simulated_target_misses(s, w);
+  if (s.saturated) misses.push_back("the queue keeps growing");
+  if (s.rejected > 0) misses.push_back(fmt::format("{} requests do not fit the KV cache", s.rejected));
+  return misses;
+}
+
 namespace {
 
 // What the simulated users at `replicas` missed, for the rejection.
 std::string miss_text(const ServiceMetrics& s, const InferenceWorkload& w, int replicas, bool limited) {
   const std::string where = limited ? fmt::format("even with {} replica{} (the most the instance limit allows)", replicas, replicas > 1 ? "s" : "")
                                     : fmt::format("even with {} replica{}", replicas, replicas > 1 ? "s" : "");
-  std::vector<std::string> misses = simulated_target_misses(s, w);
-  if (s.saturated) misses.push_back("the queue keeps growing");
-  if (s.rejected > 0) misses.push_back(fmt::format("{} requests do not fit the KV cache", s.rejected));
+  const std::vector<std::string> misses = simulated_service_misses(s, w);
   return fmt::format("{}, {}", where, misses.empty() ? std::string("the targets are missed") : fmt::format("{}", fmt::join(misses, " and ")));
 }
 

@@ -47,6 +47,9 @@ bool meets_targets(const ServiceMetrics& s, const InferenceWorkload& w);
 // percentile, each as "the simulated p90 time to first token is 8.5 s
 // (target 450 ms)"; empty where every target is met.
 std::vector<std::string> simulated_target_misses(const ServiceMetrics& s, const InferenceWorkload& w);
+// Those, then "the queue keeps growing" (saturated) and "N requests do not
+// fit the KV cache": every reason meets_targets is false for a whole run.
+std::vector<std::string> simulated_service_misses(const ServiceMetrics& s, const InferenceWorkload& w);
 
 // One simulation per (accelerator, layout, load per replica): instance types
 // that differ only in vCPUs and memory share the same replica, so they share
