@@ -171,7 +171,8 @@ TYPES = {
 # The fastest option without a known price: its money fields are null by definition, but typed as any row's.
 for _command in ("recommend", "cost"):
     for _field in ("channel_cost_usd", "costs.ranked_usd", "costs.spot_usd", "costs.spot_expected_usd", "capacity.capacity_block_usd",
-                   "bill.total_usd"):
+                   "bill.total_usd", "costs.ranked_usd_per_month", "costs.on_demand_usd_per_month", "costs.spot_usd_per_month",
+                   "costs.usd_per_million_output_tokens"):  # the serving documents' money fields
         TYPES[_command]["alternatives.fastest_unpriced." + _field] = ["number", "null"]
     TYPES[_command]["alternatives.fastest_unpriced.rl"] = ["object", "null"]
     # The --pricing best pick beside a spot pick (p6-b300 in Capacity Blocks has no on-demand or spot rate): typed as any row's.

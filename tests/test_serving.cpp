@@ -669,6 +669,39 @@ TEST_CASE("The sizing note shows one instance fewer missing a target in figures 
   CHECK(note.find("one replica serves at the largest batch memory holds") != std::string::npos);
 }
 
+TEST_CASE("The fastest priced service is named beside a faster one whose price the catalog lacks, as training's sooner one is") {
+  using cli_test::run;
+  const auto r = run("recommend --model llama-3-70b --task inference --requests-per-second 5 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const double fastest_tpot_s = j["alternatives"]["fastest"]["percentiles"]["tpot_s"]["p90"].get<double>();
+  // The fastest row without a price (p6-b300 has no rate in the snapshot), more than 10% faster.
+  std::string unpriced;
+  double unpriced_tpot_s = 1e9;
+  for (const auto& o : j["options"])
+    if (o["usd_per_month"].is_null() && o["tpot_at_slo_s"].get<double>() < unpriced_tpot_s) {
+      unpriced_tpot_s = o["tpot_at_slo_s"].get<double>();
+      unpriced = o["instance"].get<std::string>();
+    }
+  REQUIRE(unpriced_tpot_s < 0.9 * fastest_tpot_s);
+  const auto& named = j["alternatives"]["fastest_unpriced"];
+  REQUIRE(named.is_object());
+  CHECK(named["instance"] == unpriced);
+  CHECK(named["costs"]["ranked_usd_per_month"].is_null());
+  CHECK(named["percentiles"]["tpot_s"]["p90"].get<double>() == Approx(unpriced_tpot_s));
+  const auto t = run("recommend --model llama-3-70b --task inference --requests-per-second 5");
+  const size_t line = t.out.find("  fastest per token: ");
+  REQUIRE(line != std::string::npos);
+  const std::string fastest = t.out.substr(line, t.out.find('\n', line) - line);
+  CHECK(fastest.find("; faster at a price the catalog lacks: 1 x " + unpriced + " (") != std::string::npos);
+  CHECK(fastest.find(fmt::format("p90 {:.0f} ms per token", unpriced_tpot_s * 1e3)) != std::string::npos);
+  // Where no row without a price is faster, the line and the key say nothing more.
+  const auto priced = run("recommend --model llama-3-70b --task inference --requests-per-second 5 --family p4d,p5 --format json");
+  REQUIRE(priced.code == 0);
+  CHECK(nlohmann::json::parse(priced.out)["alternatives"]["fastest_unpriced"].is_null());
+  CHECK(run("recommend --model llama-3-70b --task inference --requests-per-second 5 --family p4d,p5").out.find("faster at a price") == std::string::npos);
+}
+
 TEST_CASE("recommend sizes a 7B chat service at 2 requests/s on one GPU per instance, with its p90 latencies shown") {
   using cli_test::run;
   const auto r = run("recommend --params 7B --task inference --requests-per-second 2 --format json");

@@ -299,6 +299,18 @@ std::string generated_price_text(const ServingRow& pick, const InferenceWorkload
                      format_price(*usd), format_price(*pick.usd_per_million_output_tokens), w.test_time_multiplier());
 }
 
+// The alternatives are priced options; one faster than the fastest of them
+// by more than the predictions' typical error, whose price the catalog lacks,
+// is named beside it, as training's `fastest:` line does.
+std::string faster_unpriced_text(const ServingRecommendation& rec) {
+  if (!rec.fastest_unpriced) return "";
+  const ServingRow& r = *rec.fastest_unpriced;
+  const std::string pace = r.tpot_seen_s() > 0 ? fmt::format("{:.0f} ms per token", r.tpot_seen_s() * 1e3)
+                                               : fmt::format("request latency {:.0f} ms", r.e2e_seen_s() * 1e3);
+  return fmt::format("; faster at a price the catalog lacks: {} x {} ({}), {}{}", r.instances, r.instance->name, layout_text(r.estimate.layout),
+                     seen_text(r), pace);
+}
+
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
@@ -319,8 +331,8 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
     return same ? std::string("the pick") : service_line(x);
   };
   const bool one_token = ctx.workload->one_token_outputs();
-  out += fmt::format("  cheapest: {}\n  {}: {}\n", alternative(*rec.cheapest), one_token ? "fastest (request latency)" : "fastest per token",
-                     alternative(*rec.fastest));
+  out += fmt::format("  cheapest: {}\n  {}: {}{}\n", alternative(*rec.cheapest), one_token ? "fastest (request latency)" : "fastest per token",
+                     alternative(*rec.fastest), faster_unpriced_text(rec));
   if (rec.disaggregated) out += "  disaggregated: " + disaggregated_text(*rec.disaggregated, *rec.pick, ctx.workload->target_utilisation) + "\n";
   return out + "\n";
 }
@@ -483,11 +495,13 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
     j["recommendation"]["first_visible_s"] = first_visible ? ordered_json(sig6(*first_visible)) : ordered_json(nullptr);
     const auto generated = usd_per_million_generated_tokens(*rec.pick, *ctx.workload);
     j["recommendation"]["usd_per_million_generated_tokens"] = generated ? ordered_json(sig6(*generated)) : ordered_json(nullptr);
-    j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)}, {"fastest", service_json(*rec.fastest, *ctx.model)},
+    j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)},
+                         {"fastest", service_json(*rec.fastest, *ctx.model)},
+                         {"fastest_unpriced", rec.fastest_unpriced ? service_json(*rec.fastest_unpriced, *ctx.model) : ordered_json(nullptr)},
                          {"disaggregated", disaggregated_json(rec.disaggregated)}};
   } else {
     j["recommendation"] = nullptr;
-    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"disaggregated", nullptr}};
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"fastest_unpriced", nullptr}, {"disaggregated", nullptr}};
   }
   j["best_batch1_tpot_s"] = rec.best_batch1_tpot_s ? ordered_json(sig6(*rec.best_batch1_tpot_s)) : ordered_json(nullptr);
   j["best_batch1_ttft_s"] = rec.best_batch1_ttft_s ? ordered_json(sig6(*rec.best_batch1_ttft_s)) : ordered_json(nullptr);

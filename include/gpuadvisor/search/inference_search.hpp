@@ -68,6 +68,9 @@ struct ServingRecommendation {
   // The recommended service and the alternatives (docs/methodology.md §The pick):
   // cost is the service per month, time the time per output token.
   std::optional<ServingRow> pick, cheapest, fastest;
+  // Faster than `fastest` by more than kUnpricedSoonerFraction of its time per
+  // token, at a price the catalog lacks (training's rule, objective.hpp).
+  std::optional<ServingRow> fastest_unpriced;
   std::string why;
   std::string sizing;  // the pick sized by simulation: why this many replicas (search/replicas.hpp sizing_note)
   std::vector<Rejection> rejections;
