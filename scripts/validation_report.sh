@@ -349,7 +349,7 @@ These are all the keys a case file has, at every level (the file: `schema_versio
 `description`, `source_families`, `cases`; a family: `family`, `sources`,
 `why`; a case; `layout`; `rl`; `stages`; a shape object: the
 fields of `data/models.json`'s presets, `sliding_window`, `sliding_layers`,
-`native_weights`, the MLA and MoE fields). Any other key is refused, exit 2,
+`native_weights`, the MLA and MoE fields, `reasoning` and `reasoning_source`). Any other key is refused, exit 2,
 naming the case, the key and the nearest known one (`"promt_tokens"`: did
 you mean `prompt_tokens`?): a misspelt field would otherwise leave its default
 in force while the case reads as measured. The optional names `engine`,

@@ -14,6 +14,7 @@
 #include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/physics/interruption.hpp"
 #include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/workload/model.hpp"
 #include <fmt/format.h>
 
 using cli_test::Run;
@@ -500,6 +501,36 @@ TEST_CASE("cli: estimate at a fixed batch that misses a latency target shows the
   r = run("estimate --task inference --instance g6.xlarge --model llama-3-8b --requests-per-second 2 --format json");
   CHECK(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["targets_missed"].get<std::string>().find("target") != std::string::npos);
+}
+
+TEST_CASE("cli: a reasoning model served without --reasoning-tokens says its hidden tokens are not counted, once") {
+  const std::string said = "no hidden reasoning tokens: deepseek-r1 thinks before it answers by default";
+  Run r = run("estimate --model deepseek-r1 --task inference --instance p5en.48xlarge");
+  REQUIRE(r.code == 0);
+  const size_t at = r.err.find(said);
+  REQUIRE(at != std::string::npos);
+  CHECK(r.err.find(said, at + 1) == std::string::npos);  // said once
+  CHECK(r.err.find("set --reasoning-tokens N") != std::string::npos);
+  // In the JSON's assumptions too.
+  Run j = run("estimate --model deepseek-r1 --task inference --instance p5en.48xlarge --format json");
+  REQUIRE(j.code == 0);
+  bool listed = false;
+  const auto doc = nlohmann::json::parse(j.out);
+  for (const auto& a : doc["assumptions"]) listed = listed || a.get<std::string>().find(said) != std::string::npos;
+  CHECK(listed);
+  // A count given, 0 included, is the user's: nothing to say. A model that does not think says nothing.
+  CHECK(run("estimate --model deepseek-r1 --task inference --instance p5en.48xlarge --reasoning-tokens 0").err.find("hidden reasoning") == std::string::npos);
+  CHECK(run("estimate --model deepseek-r1 --task inference --instance p5en.48xlarge --reasoning-tokens 2k").err.find("no hidden reasoning") ==
+        std::string::npos);
+  CHECK(run("estimate --model llama-3-8b --task inference --instance g6e.xlarge").err.find("hidden reasoning") == std::string::npos);
+  CHECK(run("estimate --model gpt-oss-20b --task inference --instance g6e.xlarge").err.find("gpt-oss-20b thinks before it answers") != std::string::npos);
+  // The presets that think say where that comes from.
+  for (const char* name : {"deepseek-r1", "gpt-oss-20b", "gpt-oss-120b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b"}) {
+    INFO(name);
+    CHECK(gpuadvisor::find_model_preset(name)->reasoning);
+  }
+  CHECK_FALSE(gpuadvisor::find_model_preset("deepseek-v3")->reasoning);
+  CHECK_FALSE(gpuadvisor::find_model_preset("llama-3.1-70b")->reasoning);
 }
 
 TEST_CASE("cli: with hidden reasoning tokens the pick says when the first visible token comes") {

@@ -615,6 +615,9 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
   if (!o.max_tpot.empty()) r.max_tpot_s = parse_latency_s(o.max_tpot, "--max-tpot");
   if (!o.slo_percentile.empty()) r.slo_percentile = slo_percentile_from_string(o.slo_percentile);
   r.model_active_params = m.active_params();
+  r.model_reasons = m.reasoning;
+  r.model_name = m.name;
+  r.reasoning_tokens_given = !o.reasoning_tokens.empty();
   if (!o.min_tokens_per_second_per_user.empty())
     r.min_tokens_per_second_per_user = parse_number(o.min_tokens_per_second_per_user, "--min-tokens-per-second-per-user", 1e-6, 1e7);
   const std::string weights = !o.weights.empty() ? o.weights : !m.native_weights.empty() ? m.native_weights : "bf16";

@@ -133,7 +133,7 @@ ModelSpec spec_from_json(const json& j, const std::string& where) {
       "name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "tied_embeddings", "gated_mlp",
       "experts", "active_experts", "shared_experts", "expert_ffn", "dense_layers", "expert_bias", "clamped_glu", "q_lora_rank",
       "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window", "sliding_layers", "native_weights",
-      "context_length", "context_source", "rope_theta", "learned_positions", "activation", "instruct", "instruct_source"};
+      "context_length", "context_source", "rope_theta", "learned_positions", "activation", "instruct", "instruct_source", "reasoning", "reasoning_source"};
   if (auto u = unknown_key(j, kShapeKeys)) throw InputError(fmt::format("{}: field '{}': {}", where, u->key, u->message));
   ModelSpec m;
   m.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "custom";
@@ -167,6 +167,7 @@ ModelSpec spec_from_json(const json& j, const std::string& where) {
   m.learned_positions = get_bool(j, "learned_positions", where, false);
   if (j.contains("activation") && j["activation"].is_string()) m.activation = j["activation"].get<std::string>();
   if (j.contains("instruct") && j["instruct"].is_string()) m.instruct_id = j["instruct"].get<std::string>();
+  m.reasoning = get_bool(j, "reasoning", where, false);
   try {
     validate_model(m);
   } catch (const InputError& e) {  // say where the shape was written: the file and case

@@ -265,6 +265,11 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   w.kv_cache = r.kv_cache;
   w.samples = r.samples;
   w.reasoning_tokens = r.reasoning_tokens;
+  if (r.model_reasons && !r.reasoning_tokens_given)
+    w.assumptions.push_back(fmt::format("no hidden reasoning tokens: {} thinks before it answers by default (its model card), often "
+                                        "thousands of tokens a request, each a decode step and KV before the first visible token; "
+                                        "set --reasoning-tokens N to count what your prompts produce (0 for answers without thinking)",
+                                        r.model_name));
   w.verifier = r.verifier;
   w.engine = r.engine;
   const bool quantised = w.weights == WeightFormat::fp8 || w.weights == WeightFormat::fp4;

@@ -62,6 +62,10 @@ struct ModelSpec {
   bool learned_positions = false;
   std::string activation;
   std::string instruct_id;
+  // A reasoning model: it writes hidden thinking tokens before its answer by
+  // default (models.json `reasoning`, with `reasoning_source`), so a service
+  // that counts none is told so (--reasoning-tokens).
+  bool reasoning = false;
   // What was assumed rather than given (printed with every answer).
   std::vector<std::string> assumptions;
 

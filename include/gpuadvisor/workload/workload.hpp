@@ -248,6 +248,11 @@ struct InferenceRequest {
   std::optional<double> target_utilisation;
   std::optional<int> slo_percentile;        // --slo-percentile: 50, 90, 99, 0 (mean)
   std::optional<double> model_active_params;  // sets the default targets' size class; empty: the 70B class
+  // The model thinks before it answers (ModelSpec::reasoning) and its name:
+  // without --reasoning-tokens the hidden tokens are not counted, said once.
+  bool model_reasons = false;
+  std::string model_name;
+  bool reasoning_tokens_given = false;  // --reasoning-tokens, 0 included
   std::optional<ModelSpec> verifier;  // --verifier-model
   const EngineProfile* engine = nullptr;  // --engine
 };
