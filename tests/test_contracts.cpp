@@ -216,7 +216,7 @@ const std::map<std::string, std::string>& flag_values() {
       {"--prompts", "20000"}, {"--reward", "model"}, {"--reward-model", "llama-3-8b"}, {"--placement", "split"}, {"--async", ""},
       {"--policy-update", "lora"}, {"--no-reference", ""}, {"--provision-minutes", "45"}, {"--image-gb", "80"},
       {"--load-gb-per-s", "0.3"}, {"--neuron-compile-minutes", "300"}, {"--resume", ""}, {"--no-overheads", ""},
-      {"--sort-by", "time"}, {"--cost-slack", "40%"}, {"--horizon", "1h"}, {"--value-of-time", "5000"}, {"--max-cost-multiple", "1"}, {"--data-region", "us-west-2"}, {"--top", "2"}, {"--all-counts", ""}, {"--max-instances", "1"},
+      {"--sort-by", "time"}, {"--cost-slack", "40%"}, {"--horizon", "1h"}, {"--value-of-time", "5000"}, {"--max-cost-multiple", "0"}, {"--data-region", "us-west-2"}, {"--top", "2"}, {"--all-counts", ""}, {"--max-instances", "1"},
       {"--family", "g6e"}, {"--exclude", "p5"}, {"--region", "us-west-2"}, {"--pricing", "spot"}, {"--deadline", "1h"},
       {"--budget", "5"}, {"--quota-vcpus", "p=0,g=0"}, {"--checkpoint-storage", "efs"}, {"--checkpoint-gb-per-s", "0.5"}, {"--restart-minutes", "40"},
       {"--chart", "@chart"}, {"--emit", "slurm"}, {"--emit-dir", "@dir"}, {"--rank", "2"}, {"--entrypoint", "train.py"},

@@ -702,6 +702,36 @@ TEST_CASE("The fastest priced service is named beside a faster one whose price t
   CHECK(run("recommend --model llama-3-70b --task inference --requests-per-second 5 --family p4d,p5").out.find("faster at a price") == std::string::npos);
 }
 
+TEST_CASE("A service's fastest alternative is the fastest within --max-cost-multiple first, then the fastest at any price") {
+  using cli_test::run;
+  const std::string base = "recommend --model qwen3-235b-a22b --task inference --requests-per-second 5 --prompt-tokens 4000 --output-tokens 800";
+  const auto r = run(base + " --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const double cheapest = j["alternatives"]["cheapest"]["costs"]["ranked_usd_per_month"].get<double>();
+  const auto& fastest = j["alternatives"]["fastest"];
+  const auto& within = j["alternatives"]["fastest_within_cost_ceiling"];
+  // The fastest at any price is far dearer than twice the cheapest (17 p5en replicas for 5 requests/s).
+  REQUIRE(fastest["costs"]["ranked_usd_per_month"].get<double>() > 2 * cheapest);
+  REQUIRE(within.is_object());
+  CHECK(within["costs"]["ranked_usd_per_month"].get<double>() <= 2 * cheapest * (1 + 1e-9));
+  CHECK(within["percentiles"]["tpot_s"]["p90"].get<double>() >= fastest["percentiles"]["tpot_s"]["p90"].get<double>());
+  // No priced row within the ceiling is faster than the one named.
+  for (const auto& o : j["options"])
+    if (!o["usd_per_month"].is_null() && o["usd_per_month"].get<double>() <= 2 * cheapest * (1 + 1e-9))
+      CHECK(o["tpot_at_slo_s"].get<double>() >= within["percentiles"]["tpot_s"]["p90"].get<double>() - 1e-9);
+  const auto t = run(base);
+  CHECK(t.out.find("(the fastest within 2x the cheapest price, --max-cost-multiple); at any price: " +
+                   std::to_string(fastest["count"].get<int>()) + " x " + fastest["instance"].get<std::string>()) != std::string::npos);
+  CHECK(t.out.find("x the pick's price)") != std::string::npos);
+  // No ceiling: the fastest at any price alone, as before.
+  const auto none = run(base + " --max-cost-multiple 0 --format json");
+  REQUIRE(none.code == 0);
+  CHECK(nlohmann::json::parse(none.out)["alternatives"]["fastest_within_cost_ceiling"].is_null());
+  CHECK(run(base + " --max-cost-multiple 0").out.find("--max-cost-multiple); at any price") == std::string::npos);
+  CHECK(run(base + " --max-cost-multiple 0.5").code == 2);
+}
+
 TEST_CASE("recommend sizes a 7B chat service at 2 requests/s on one GPU per instance, with its p90 latencies shown") {
   using cli_test::run;
   const auto r = run("recommend --params 7B --task inference --requests-per-second 2 --format json");

@@ -952,7 +952,7 @@ void refuse_neuron_flags_off_neuron(const CLI::App* cmd, const Accelerator& acc,
 
 void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
   static constexpr const char* kTrainingOnly[] = {"--tokens", "--seq-len", "--global-batch", "--no-flash-attention", "--data-region"};
-  static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline", "--horizon", "--value-of-time", "--max-cost-multiple", "--quota-vcpus",
+  static constexpr const char* kTrainingAndRl[] = {"--epochs", "--precision", "--lora-rank", "--lora-targets", "--deadline", "--horizon", "--value-of-time", "--quota-vcpus",
                                                    "--provision-minutes", "--image-gb", "--load-gb-per-s", "--neuron-compile-minutes",
                                                    "--resume", "--no-overheads"};
   static constexpr const char* kInferenceOnly[] = {"--prompt-tokens-p95", "--output-tokens", "--output-tokens-p95",

@@ -311,6 +311,21 @@ std::string faster_unpriced_text(const ServingRecommendation& rec) {
                      seen_text(r), pace);
 }
 
+// The fastest service one would weigh: within --max-cost-multiple of the
+// cheapest, then the fastest at any price where that costs more, with its
+// multiple of the pick's price (training's fastest line, report/recommend.cpp).
+template <class Alternative>
+std::string fastest_service_text(const ServingRecommendation& rec, const Alternative& alternative, const RecommendRequest& r) {
+  if (!rec.fastest_within_cost_ceiling) return alternative(*rec.fastest);
+  std::string multiple;
+  if (rec.fastest->ranked_usd_per_hour && rec.pick->ranked_usd_per_hour && *rec.pick->ranked_usd_per_hour > 0) {
+    const double x = *rec.fastest->ranked_usd_per_hour / *rec.pick->ranked_usd_per_hour;
+    multiple = fmt::format(" ({}x the pick's price)", format_thousands(x, x < 10 ? 1 : 0));
+  }
+  return fmt::format("{} (the fastest within {:g}x the cheapest price, --max-cost-multiple); at any price: {}{}",
+                     alternative(*rec.fastest_within_cost_ceiling), r.max_cost_multiple, alternative(*rec.fastest), multiple);
+}
+
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
   std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
@@ -332,7 +347,7 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
   };
   const bool one_token = ctx.workload->one_token_outputs();
   out += fmt::format("  cheapest: {}\n  {}: {}{}\n", alternative(*rec.cheapest), one_token ? "fastest (request latency)" : "fastest per token",
-                     alternative(*rec.fastest), faster_unpriced_text(rec));
+                     fastest_service_text(rec, alternative, *ctx.request), faster_unpriced_text(rec));
   if (rec.disaggregated) out += "  disaggregated: " + disaggregated_text(*rec.disaggregated, *rec.pick, ctx.workload->target_utilisation) + "\n";
   return out + "\n";
 }
@@ -498,10 +513,13 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
     j["alternatives"] = {{"cheapest", service_json(*rec.cheapest, *ctx.model)},
                          {"fastest", service_json(*rec.fastest, *ctx.model)},
                          {"fastest_unpriced", rec.fastest_unpriced ? service_json(*rec.fastest_unpriced, *ctx.model) : ordered_json(nullptr)},
+                         {"fastest_within_cost_ceiling",
+                          rec.fastest_within_cost_ceiling ? service_json(*rec.fastest_within_cost_ceiling, *ctx.model) : ordered_json(nullptr)},
                          {"disaggregated", disaggregated_json(rec.disaggregated)}};
   } else {
     j["recommendation"] = nullptr;
-    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"fastest_unpriced", nullptr}, {"disaggregated", nullptr}};
+    j["alternatives"] = {{"cheapest", nullptr}, {"fastest", nullptr}, {"fastest_unpriced", nullptr}, {"fastest_within_cost_ceiling", nullptr},
+                         {"disaggregated", nullptr}};
   }
   j["best_batch1_tpot_s"] = rec.best_batch1_tpot_s ? ordered_json(sig6(*rec.best_batch1_tpot_s)) : ordered_json(nullptr);
   j["best_batch1_ttft_s"] = rec.best_batch1_ttft_s ? ordered_json(sig6(*rec.best_batch1_ttft_s)) : ordered_json(nullptr);

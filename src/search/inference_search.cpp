@@ -313,8 +313,10 @@ void choose_rows(ServingRecommendation& out, const RecommendRequest& r, const In
   std::vector<Candidate> c;
   for (const auto& x : out.rows)
     c.push_back({ranked_cost(x, priced_per_token(w)), x.pace_seen_s(), x.instances * x.instance->accelerator_count, x.instance->name});
+  mark_cost_ceiling(c, r.max_cost_multiple);
   const Choice ch = choose(c, r.cost_slack, r.all_counts);
   if (ch.pick && ch.fastest_unpriced) out.fastest_unpriced = out.rows[*ch.fastest_unpriced];
+  if (ch.pick && ch.fastest_within_cost_ceiling) out.fastest_within_cost_ceiling = out.rows[*ch.fastest_within_cost_ceiling];
   apply_choice(out, ch);
   if (out.pick) out.why = why_text(out, r, w) + no_load_note(out, w);
   sort_rows(out.rows, r.sort_by);

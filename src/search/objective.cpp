@@ -81,6 +81,14 @@ std::optional<size_t> pick_among(const std::vector<Candidate>& c, const std::vec
 }  // namespace
 
 std::optional<size_t> cheapest(const std::vector<Candidate>& c) { return best_of(c, all(c), cheaper, true); }
+
+void mark_cost_ceiling(std::vector<Candidate>& c, double multiple) {
+  if (multiple <= 0) return;
+  const auto low = cheapest(c);
+  if (!low) return;
+  const double ceiling = *c[*low].cost * multiple;
+  for (auto& k : c) k.within_cost_ceiling = !k.cost || *k.cost <= ceiling;
+}
 std::optional<size_t> fastest(const std::vector<Candidate>& c) { return best_of(c, all(c), quicker, true); }
 std::optional<size_t> fastest_within_cost_ceiling(const std::vector<Candidate>& c) {
   std::vector<size_t> within;

@@ -866,16 +866,6 @@ std::string why_text(const Recommendation& rec, const RecommendRequest& r, const
 // hour weighed at the rule's value of time.
 int accelerators(const RecommendRow& x) { return x.count * x.instance->accelerator_count; }
 
-// --max-cost-multiple: an option dearer than that multiple of the cheapest
-// eligible one is never the pick (docs/methodology.md §The pick).
-void mark_cost_ceiling(std::vector<Candidate>& c, double multiple) {
-  if (multiple <= 0) return;
-  const auto low = cheapest(c);
-  if (!low) return;
-  const double ceiling = *c[*low].cost * multiple;
-  for (auto& k : c) k.within_cost_ceiling = !k.cost || *k.cost <= ceiling;
-}
-
 std::vector<Candidate> candidates(const Recommendation& rec, const RecommendRequest& r, const PickRule& rule) {
   std::vector<Candidate> c;
   for (const auto& x : rec.rows) {

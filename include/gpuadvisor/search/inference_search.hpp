@@ -71,6 +71,9 @@ struct ServingRecommendation {
   // Faster than `fastest` by more than kUnpricedSoonerFraction of its time per
   // token, at a price the catalog lacks (training's rule, objective.hpp).
   std::optional<ServingRow> fastest_unpriced;
+  // The fastest within --max-cost-multiple of the cheapest, where `fastest`
+  // costs more than that (else empty), named first as training's is.
+  std::optional<ServingRow> fastest_within_cost_ceiling;
   std::string why;
   std::string sizing;  // the pick sized by simulation: why this many replicas (search/replicas.hpp sizing_note)
   std::vector<Rejection> rejections;

@@ -48,6 +48,10 @@ struct Candidate {
 // The cheapest and the fastest candidate with a known price (an option one
 // cannot price is no alternative to act on).
 std::optional<size_t> cheapest(const std::vector<Candidate>& c);
+// --max-cost-multiple: an option dearer than that multiple of the cheapest
+// eligible one is never the pick, and the fastest within it is named before
+// the fastest at any price (docs/methodology.md §The pick). 0: no ceiling.
+void mark_cost_ceiling(std::vector<Candidate>& c, double multiple);
 std::optional<size_t> fastest(const std::vector<Candidate>& c);
 // The fastest priced candidate within the cost ceiling (within_cost_ceiling).
 std::optional<size_t> fastest_within_cost_ceiling(const std::vector<Candidate>& c);
