@@ -357,7 +357,7 @@ void add_ranking_options(CLI::App* cmd, RankingOptions& o) {
       ->group("Ranking");
   cmd->add_option("--max-cost-multiple", o.max_cost_multiple,
                   "The pick costs at most this many times the cheapest option within the horizon: 2 (default, a judgement: speed buys at most the "
-                  "cheapest price again), 0 for no ceiling (training, RL)")
+                  "cheapest price again), 0 for no ceiling (training, RL; serving: the fastest alternative within it is named first)")
       ->group("Ranking");
   cmd->add_option("--top", o.top, "Rows to show (default 10; every row with --all-counts)")->group("Ranking");
   cmd->add_flag("--all-counts", o.all_counts, "Show every instance count (every tensor-parallel size for a service), not one row per type")

@@ -15,6 +15,12 @@ using ordered_json = nlohmann::ordered_json;
 
 using gpuadvisor::sig6;
 std::string thousands(double v, int decimals);  // 12,345.6
+// The fastest alternative's price against the pick's, where it is 2x or more:
+// " (9.4x the pick's price)"; "" below that or where either price is unknown.
+std::string price_multiple_text(std::optional<double> cost, std::optional<double> pick_cost);
+// The fastest line under --max-cost-multiple, training's and a service's:
+// "<within> (the fastest within 2x the cheapest price, --max-cost-multiple); at any price: <any_price>".
+std::string cost_ceiling_fastest_text(const std::string& within, double max_cost_multiple, const std::string& any_price);
 Cell money(std::optional<double> usd);          // "$1,234" / "unknown"
 Cell rate(std::optional<double> usd);           // hourly rate, 4 significant digits
 Cell num(double v, int decimals);

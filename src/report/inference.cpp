@@ -312,18 +312,13 @@ std::string faster_unpriced_text(const ServingRecommendation& rec) {
 }
 
 // The fastest service one would weigh: within --max-cost-multiple of the
-// cheapest, then the fastest at any price where that costs more, with its
-// multiple of the pick's price (training's fastest line, report/recommend.cpp).
+// cheapest, then the fastest at any price where that costs more, as
+// training's fastest line (report/recommend.cpp fastest_text).
 template <class Alternative>
 std::string fastest_service_text(const ServingRecommendation& rec, const Alternative& alternative, const RecommendRequest& r) {
-  if (!rec.fastest_within_cost_ceiling) return alternative(*rec.fastest);
-  std::string multiple;
-  if (rec.fastest->ranked_usd_per_hour && rec.pick->ranked_usd_per_hour && *rec.pick->ranked_usd_per_hour > 0) {
-    const double x = *rec.fastest->ranked_usd_per_hour / *rec.pick->ranked_usd_per_hour;
-    multiple = fmt::format(" ({}x the pick's price)", format_thousands(x, x < 10 ? 1 : 0));
-  }
-  return fmt::format("{} (the fastest within {:g}x the cheapest price, --max-cost-multiple); at any price: {}{}",
-                     alternative(*rec.fastest_within_cost_ceiling), r.max_cost_multiple, alternative(*rec.fastest), multiple);
+  const std::string any_price = alternative(*rec.fastest) + price_multiple_text(rec.fastest->ranked_usd_per_hour, rec.pick->ranked_usd_per_hour);
+  if (!rec.fastest_within_cost_ceiling) return any_price;
+  return cost_ceiling_fastest_text(alternative(*rec.fastest_within_cost_ceiling), r.max_cost_multiple, any_price);
 }
 
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {

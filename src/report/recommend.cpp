@@ -275,24 +275,17 @@ std::string lora_alternative_text(const Recommendation& rec) {
                      cheaper && faster ? "cheaper and faster" : cheaper ? "cheaper" : "faster");
 }
 
-// The fastest reference's price against the pick's, where it is several
-// times it: a 13-minute run for $32,348 beside a $36 pick reads as what it is.
-std::string price_multiple_text(const RecommendRow& x, const RecommendRow& pick) {
-  if (!x.ranked_cost_usd || !pick.ranked_cost_usd || *pick.ranked_cost_usd <= 0) return "";
-  const double multiple = *x.ranked_cost_usd / *pick.ranked_cost_usd;
-  return multiple >= 2 ? fmt::format(" ({}x the pick's price)", format_thousands(multiple, multiple < 10 ? 1 : 0)) : "";
-}
-
 // The fastest one would weigh: within --max-cost-multiple of the cheapest, with
-// the fastest at any price after it where that costs more than the ceiling.
+// the fastest at any price after it where that costs more than the ceiling
+// (its price as a multiple of the pick's: a 13-minute run for $32,348 beside
+// a $36 pick reads as what it is).
 template <class Alternative>
 std::string fastest_text(const Recommendation& rec, const Alternative& alternative, const RecommendRequest& r) {
-  const std::string any_price = alternative(*rec.fastest) + price_multiple_text(*rec.fastest, *rec.pick);
+  const std::string any_price = alternative(*rec.fastest) + price_multiple_text(rec.fastest->ranked_cost_usd, rec.pick->ranked_cost_usd);
   if (!rec.fastest_within_cost_ceiling) return any_price;
   const RecommendRow& x = *rec.fastest_within_cost_ceiling;
   const bool count_unknown = x.capacity.limit_unknown && x.channel == Channel::on_demand;
-  return fmt::format("{}{} (the fastest within {:g}x the cheapest price, --max-cost-multiple); at any price: {}", alternative(x),
-                     count_unknown ? ", no usual count known" : "", r.max_cost_multiple, any_price);
+  return cost_ceiling_fastest_text(alternative(x) + (count_unknown ? ", no usual count known" : ""), r.max_cost_multiple, any_price);
 }
 
 // "26.4 GB", "4.10 TB", "1.2 PB": three significant figures.

@@ -68,6 +68,16 @@ namespace report_detail {
 
 std::string thousands(double v, int decimals) { return format_thousands(v, decimals); }
 
+std::string price_multiple_text(std::optional<double> cost, std::optional<double> pick_cost) {
+  if (!cost || !pick_cost || *pick_cost <= 0) return "";
+  const double multiple = *cost / *pick_cost;
+  return multiple >= 2 ? fmt::format(" ({}x the pick's price)", format_thousands(multiple, multiple < 10 ? 1 : 0)) : "";
+}
+
+std::string cost_ceiling_fastest_text(const std::string& within, double max_cost_multiple, const std::string& any_price) {
+  return fmt::format("{} (the fastest within {:g}x the cheapest price, --max-cost-multiple); at any price: {}", within, max_cost_multiple, any_price);
+}
+
 Cell money(std::optional<double> usd) {
   if (!usd) return {"unknown", std::monostate{}};
   sig6(*usd);  // refuses NaN and infinity
