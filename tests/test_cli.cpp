@@ -14,6 +14,7 @@
 #include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/physics/interruption.hpp"
 #include "gpuadvisor/report/report.hpp"
+#include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/workload/model.hpp"
 #include <fmt/format.h>
 
@@ -531,6 +532,15 @@ TEST_CASE("cli: a reasoning model served without --reasoning-tokens says its hid
   }
   CHECK_FALSE(gpuadvisor::find_model_preset("deepseek-v3")->reasoning);
   CHECK_FALSE(gpuadvisor::find_model_preset("llama-3.1-70b")->reasoning);
+  // A shape written by hand (a validation case's model) takes the field as a boolean, and says so otherwise.
+  const std::string shape = R"({"layers": 32, "hidden": 4096, "heads": 32, "ffn": 14336, "vocab": 128256, "reasoning": )";
+  CHECK(gpuadvisor::model_from_shape_json(shape + "true}", "case X").reasoning);
+  try {
+    gpuadvisor::model_from_shape_json(shape + "\"yes\"}", "case X");
+    FAIL("a non-boolean reasoning field was taken");
+  } catch (const gpuadvisor::InputError& e) {
+    CHECK(std::string(e.what()).find("case X: field 'reasoning': expected true or false") != std::string::npos);
+  }
 }
 
 TEST_CASE("cli: with hidden reasoning tokens the pick says when the first visible token comes") {
