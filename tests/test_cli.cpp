@@ -2086,3 +2086,25 @@ TEST_CASE("cli: a load that cannot be served names its shape: a trace's bursts")
   CHECK(served.code == 0);
   CHECK(served.out.rfind("Recommended: ", 0) == 0);
 }
+
+TEST_CASE("cli: short answers are not refused as a nearly idle service when their typical request is well within the targets") {
+  auto monthly = [](const std::string& outputs) {
+    const Run r = run("recommend --model llama-3-8b --task inference --requests-per-second 20 -q --format json" + outputs);
+    REQUIRE(r.code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    return doc["recommendation"]["costs"]["ranked_usd_per_month"].get<double>();
+  };
+  // Three-token answers cost more than 256-token ones (each gap between their
+  // tokens may hold another prompt's prefill), but not the 4x of a fleet
+  // picked because the cheaper ones, meeting the targets with their typical
+  // request at 9 ms of the 30 ms per token, were called nearly idle.
+  CHECK(monthly(" --output-tokens 3") <= 2.5 * monthly(""));
+  const Run r = run("recommend --model llama-3-8b --task inference --requests-per-second 20 --output-tokens 3 -q --format json");
+  const auto doc = nlohmann::json::parse(r.out);
+  for (const auto& rejected : doc["cannot_run"]) {
+    const std::string reason = rejected.dump();
+    if (reason.find("nearly idle") == std::string::npos) continue;
+    INFO(reason);
+    CHECK(reason.find("its typical request takes") != std::string::npos);
+  }
+}

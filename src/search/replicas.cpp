@@ -57,6 +57,17 @@ std::string latency_text(double s, double target_s) {
   return latency_text(s);
 }
 
+// Where the typical simulated request (p50) already takes
+// kUnloadedShareOfTarget of a target or more, what it takes of which: then
+// only idle replicas keep the percentile within it. Empty where it does not.
+std::string typical_request_near_target(const ServiceMetrics& s, const InferenceWorkload& w) {
+  if (w.max_ttft_s && s.ttft_s.p50 >= kUnloadedShareOfTarget * *w.max_ttft_s)
+    return fmt::format("its typical request takes {} of the {} to the first token", latency_text(s.ttft_s.p50), latency_text(*w.max_ttft_s));
+  if (w.max_tpot_s && s.tpot_s.p50 >= kUnloadedShareOfTarget * *w.max_tpot_s)
+    return fmt::format("its typical request takes {} of the {} per output token", latency_text(s.tpot_s.p50), latency_text(*w.max_tpot_s));
+  return "";
+}
+
 }  // namespace
 
 std::vector<std::string> simulated_target_misses(const ServiceMetrics& s, const InferenceWorkload& w) {
@@ -208,12 +219,12 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   // Under a --concurrency of a few, one request in flight is most of what a
   // replica may hold: there the bar is a tenth of it.
   const double least_in_flight = std::min(kLeastSequencesInFlight, w.concurrency ? 0.1 * *w.concurrency : kLeastSequencesInFlight);
-  if (row.instances > span && in_flight < least_in_flight) {
+  if (const std::string near = typical_request_near_target(deployed, w); row.instances > span && in_flight < least_in_flight && !near.empty()) {
     const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
     const ServerHold hold = server_hold(w, row.estimate.layout, *row.estimate.engine);
-    return fmt::format("meets the {} targets only nearly idle: {} replicas, each with {:.2f} requests in flight on average (its latency "
-                       "unloaded is at the target{}; a faster layout,{} or a looser --max-ttft/--max-tpot or --slo-percentile, serves this load)",
-                       at, row.replicas, in_flight, hold.included, hold.remedy);
+    return fmt::format("meets the {} targets only nearly idle: {} replicas, each with {:.2f} requests in flight on average ({} at the "
+                       "median{}; a faster layout,{} or a looser --max-ttft/--max-tpot or --slo-percentile, serves this load)",
+                       at, row.replicas, in_flight, near, hold.included, hold.remedy);
   }
   // A whole run: the deployed count (whole instances) may be above the count
   // found, and at a high percentile one more replica can still miss by noise.

@@ -22,6 +22,11 @@ struct ServingRow;
 // are refused: nearly idle (a judgement: docs/methodology.md §Replicas sized
 // by simulation).
 inline constexpr double kLeastSequencesInFlight = 1.0;
+// ... and only where the typical request (the simulated p50) already takes at
+// least this share of a latency target: a short request that meets its
+// targets with room to spare leaves few in flight without idling the
+// hardware (a prompt-bound service of 3-token answers is busy prefilling).
+inline constexpr double kUnloadedShareOfTarget = 0.5;
 
 // Fewer requests than this per replica from a trace are said to be too few
 // for stable percentiles (and are replayed to that many: replica_trace).
