@@ -2108,3 +2108,15 @@ TEST_CASE("cli: short answers are not refused as a nearly idle service when thei
     CHECK(reason.find("its typical request takes") != std::string::npos);
   }
 }
+
+TEST_CASE("cli: under a load, estimate's --batch caps the simulated engine too: the replicas and the utilisation are one replica's") {
+  const Run r = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --tp 1 --batch 1 --requests-per-second 100 --format json");
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& inference = doc["inference"];
+  // Once: 8 replicas sized by a simulation of the engine's own 1,024 sequences, at 2808% of batch 1's capacity.
+  CHECK(inference["utilisation"].get<double>() <= 1.0);
+  CHECK(inference["at_load"]["mean_sequences"].get<double>() <= 1.0 + 1e-9);
+  CHECK(inference["replicas"].get<int>() * inference["requests_per_second"].get<double>() >= 100);
+  CHECK(r.err.find("the engine runs at most --batch 1 sequence at a time (as --concurrency 1)") != std::string::npos);
+}

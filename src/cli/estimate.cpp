@@ -91,7 +91,7 @@ class EstimateCommand : public Command {
         if (app->count(f))
           throw InputError(fmt::format("{} is a training flag; for inference give --tp, --pp (instances per replica), --ep and --attention-dp "
                                        "(MoE) and --batch; replicas follow from the load", f));
-      return run_inference(m, build_inference_workload(io, m), catalog, inst, g);
+      return run_inference(m, batch_caps_the_engine(build_inference_workload(io, m)), catalog, inst, g);
     }
     if (app->count("--batch")) throw InputError("--batch applies to --task inference; training takes --micro-batch and --global-batch");
     if (app->count("--attention-dp")) throw InputError("--attention-dp applies to --task inference (an MoE service's attention data parallelism)");
@@ -315,6 +315,18 @@ class EstimateCommand : public Command {
       (size == named ? at_named : at_largest) = *p;
     }
     return at_named ? at_named : at_largest;
+  }
+
+  // Under a load, --batch N is the most sequences the replica runs: the
+  // simulated engine's limit too (as --concurrency N), so that the replicas
+  // the simulation sizes and the utilisation of the batch are one replica's.
+  InferenceWorkload batch_caps_the_engine(InferenceWorkload w) const {
+    if (eo.batch > 0 && (w.requests_per_second || w.trace) && (!w.concurrency || *w.concurrency > eo.batch)) {
+      w.concurrency = eo.batch;
+      w.assumptions.push_back(fmt::format("under the load the engine runs at most --batch {} sequence{} at a time (as --concurrency {})", eo.batch,
+                                          eo.batch > 1 ? "s" : "", eo.batch));
+    }
+    return w;
   }
 
   int run_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog, const Instance& inst, const GlobalOptions& g) {
