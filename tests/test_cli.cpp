@@ -2120,3 +2120,20 @@ TEST_CASE("cli: under a load, estimate's --batch caps the simulated engine too: 
   CHECK(inference["replicas"].get<int>() * inference["requests_per_second"].get<double>() >= 100);
   CHECK(r.err.find("the engine runs at most --batch 1 sequence at a time (as --concurrency 1)") != std::string::npos);
 }
+
+TEST_CASE("cli: a request's samples beyond the batch run in waves: its latency is the last wave's, not one sequence's") {
+  const Run r = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --samples 1000 -q --format json");
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& e = doc["inference"];
+  const int batch = e["batch"].get<int>();
+  REQUIRE(batch < 1000);
+  // 1,000 samples of 256 tokens at the replica's generated tokens/s take about
+  // that long (it read 7.7 s, one sample's latency, against some 380 s).
+  CHECK(e["latency_s"].get<double>() >= 0.95 * 1000 * 256 / e["output_tokens_per_second"].get<double>());
+  const Run text = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --samples 1000 -q");
+  CHECK(text.out.find(fmt::format("waves x generated tokens - 1) x TPOT: 1000 samples, {} at a time", batch)) != std::string::npos);
+  // Samples the batch holds at once: one wave, as before.
+  const Run four = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --samples 4 -q");
+  CHECK(four.out.find("TTFT + (generated tokens - 1) x TPOT") != std::string::npos);
+}

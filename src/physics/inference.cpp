@@ -157,6 +157,8 @@ int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, co
   return std::max(1, std::min(cap, *w.max_batched_tokens / w.decode_queries_per_sequence() * l.attention_dp));
 }
 
+int sample_waves(const InferenceWorkload& w, int batch) { return std::max(1, (w.samples + std::max(1, batch) - 1) / std::max(1, batch)); }
+
 int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l) {
   return step_token_budget(engine, acc, w) * l.attention_dp;
 }
@@ -553,7 +555,8 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
     e.tokens_per_second_per_user = w.generated_tokens_per_sequence() / e.latency_s;
   } else {
     e.tpot_s = per_token_s / (1 - e.prefill_share * others_in_flight / requests_in_flight);
-    e.latency_s = e.ttft_s + (w.generated_tokens_per_sequence() - 1) * e.tpot_s;  // the first token comes with TTFT
+    // The request ends with its samples' last wave (the first token comes with TTFT).
+    e.latency_s = e.ttft_s + (sample_waves(w, batch) * w.generated_tokens_per_sequence() - 1) * e.tpot_s;
     e.tokens_per_second_per_user = 1 / e.tpot_s;
   }
   e.output_tokens_per_second = e.requests_per_second * w.generated_tokens_per_request();

@@ -783,7 +783,10 @@ void add_tpot_and_latency(const std::string& section, const InferenceWorkload& w
   }
   add(section, "time per output token", latency_cell(e.tpot_s),
       fmt::format("with the other requests' prefills interleaved ({:.0f}% of time in prefill)", e.prefill_share * 100));
-  add(section, "request latency", latency_cell(e.latency_s), "TTFT + (generated tokens - 1) x TPOT");
+  const int waves = sample_waves(w, e.batch);
+  add(section, "request latency", latency_cell(e.latency_s),
+      waves > 1 ? fmt::format("TTFT + ({} waves x generated tokens - 1) x TPOT: {} samples, {} at a time", waves, w.samples, e.batch)
+                : std::string("TTFT + (generated tokens - 1) x TPOT"));
 }
 
 void add_latency_and_throughput(const InferenceEstimateContext& ctx, const ItemAdder& add) {

@@ -151,6 +151,10 @@ double kv_gb_per_token_averaged(const ModelSpec& m, Precision kv, const ServingL
 // per scheduler (one scheduler per attention data-parallel rank) x attention_dp;
 // with --max-batched-tokens at most budget / (1 + draft tokens) per scheduler.
 int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
+// The waves a request's samples run in at a batch of `batch` sequences: more
+// samples than the batch holds run one batch after another (docs/methodology.md
+// §Decode step, request latency).
+int sample_waves(const InferenceWorkload& w, int batch);
 // Tokens a replica's step takes: the budget per scheduler (--max-batched-tokens, else the engine's) x attention_dp.
 int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
 
