@@ -2087,6 +2087,25 @@ TEST_CASE("cli: a load that cannot be served names its shape: a trace's bursts")
   CHECK(served.out.rfind("Recommended: ", 0) == 0);
 }
 
+TEST_CASE("cli: cost for hours given prints no memory share it has no estimate of, and bills the expected costs as the run is billed") {
+  const std::string job = "cost --model llama-3-8b --task pretrain --tokens 1M --instance p5.48xlarge --count 1 -q";
+  for (const std::string hours : {" --hours 10", " --hours 1s"}) {
+    INFO(hours);
+    const Run text = run(job + hours);
+    REQUIRE(text.code == 0);
+    CHECK(text.out.find("nan") == std::string::npos);  // once: "memory: -nan% of each accelerator's"
+    CHECK(text.out.find("memory:") == std::string::npos);
+    const Run json = run(job + hours + " --format json");
+    REQUIRE(json.code == 0);
+    const auto doc = nlohmann::json::parse(json.out);
+    const auto& costs = doc["recommendation"]["costs"];
+    // The expected cost (failures and restarts included) is never below the
+    // cost of the run itself: both at EC2's 60 s minimum (it was $0.02 against $0.92).
+    CHECK(costs["on_demand_expected_usd"].get<double>() >= costs["on_demand_usd"].get<double>());
+    CHECK(costs["spot_expected_usd"].get<double>() >= costs["spot_usd"].get<double>());
+  }
+}
+
 TEST_CASE("cli: short answers are not refused as a nearly idle service when their typical request is well within the targets") {
   auto monthly = [](const std::string& outputs) {
     const Run r = run("recommend --model llama-3-8b --task inference --requests-per-second 20 -q --format json" + outputs);
@@ -2107,6 +2126,20 @@ TEST_CASE("cli: short answers are not refused as a nearly idle service when thei
     INFO(reason);
     CHECK(reason.find("its typical request takes") != std::string::npos);
   }
+}
+
+TEST_CASE("cli: an RL rollout longer than the policy's context is refused, as a served request is") {
+  for (const std::string job : {"recommend --model llama-3-8b --task rl --prompt-tokens 1000000", "recommend --model llama-3-8b --task rl --response-tokens 100000",
+                                "estimate --task rl --instance p5.48xlarge --model llama-3-8b --prompt-tokens 7000 --response-tokens 1024"}) {
+    INFO(job);
+    const Run r = run(job + " -q");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("longer than llama-3-8b's context length of 8192 tokens") != std::string::npos);
+  }
+  // The longest rollout is what must fit: a mean of 4,000 with the default longest of twice it does not, a longest given that fits does.
+  CHECK(run("recommend --model llama-3-8b --task rl --response-tokens 4000 -q").code == 2);
+  CHECK(run("recommend --model llama-3-8b --task rl --response-tokens 4000 --response-tokens-max 7000 -q").code == 0);
+  CHECK(run("recommend --model llama-3-8b --task rl -q").code == 0);
 }
 
 TEST_CASE("cli: under a load, estimate's --batch caps the simulated engine too: the replicas and the utilisation are one replica's") {
@@ -2136,4 +2169,15 @@ TEST_CASE("cli: a request's samples beyond the batch run in waves: its latency i
   // Samples the batch holds at once: one wave, as before.
   const Run four = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --samples 4 -q");
   CHECK(four.out.find("TTFT + (generated tokens - 1) x TPOT") != std::string::npos);
+}
+
+TEST_CASE("cli: a batch above --concurrency names the limit it exceeds, and a batch job's monthly cost is never $0.00") {
+  const Run over = run("estimate --task inference --instance g6e.xlarge --model llama-3-8b --batch 100 --concurrency 10 -q");
+  CHECK(over.code == 3);
+  CHECK((over.out + over.err).find("batch 100 exceeds the engine's sequence limit of 10 (--concurrency)") != std::string::npos);
+  CHECK((over.out + over.err).find("KV cache per accelerator; 10 sequences fit") == std::string::npos);  // memory holds far more
+  const Run trickle = run("recommend --model deepseek-v3 --task inference --mode offline --tokens-per-day 1 -q");
+  REQUIRE(trickle.code == 0);
+  CHECK(trickle.out.find("$0.00/month") == std::string::npos);
+  CHECK(trickle.out.find("under $0.01/month") != std::string::npos);
 }

@@ -720,7 +720,15 @@ RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, cons
   if (!p || (*p != Precision::bf16 && *p != Precision::fp8 && *p != Precision::fp16))
     throw InputError(fmt::format("--precision: '{}' is not one of bf16, fp16, fp8 for --task rl", wo.precision));
   r.precision = *p;
-  return make_rl_workload(r, policy);
+  RlWorkload w = make_rl_workload(r, policy);
+  // A rollout longer than the policy's context is one the engine that
+  // generates it rejects (vLLM's max_model_len), as a served request is.
+  if (const double longest = w.prompt_tokens + w.response_tokens_max; policy.context_length > 0 && longest > policy.context_length)
+    throw InputError(fmt::format("a rollout of {:.0f} prompt + {:.0f} response tokens (the longest, --response-tokens-max) is longer than {}'s "
+                                 "context length of {} tokens, so no engine would generate it: shorter --prompt-tokens, --response-tokens or "
+                                 "--response-tokens-max",
+                                 w.prompt_tokens, w.response_tokens_max, policy.name, policy.context_length));
+  return w;
 }
 
 OverheadSettings build_overheads(const OverheadOptions& o) {
@@ -912,7 +920,7 @@ void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& o
                                        "a Capacity Block rate for types sold that way)",
                                        fmt::join(options, ", "), options.size() > 1 ? "they have" : "it has", r.region,
                                        fastest.empty() ? "" : fmt::format(" (the fastest, unpriced: {})", fastest),
-                                       fastest.empty() ? "e.g. the latency targets or --family" : "e.g. --family"));
+                                       fastest.empty() ? "e.g. --family, or a service's latency targets" : "e.g. --family"));
   throw NothingFitsError(fmt::format("no option has a known {} price in {}, so there is no pick{}", to_string(r.pricing), r.region,
                                      commitment ? "; import commitment prices with `gpuadvisor prices import`, or use --pricing on-demand"
                                                 : "; try --pricing on-demand or another --region"));

@@ -678,6 +678,8 @@ void evaluate_fixed_batch(const ModelSpec& m, const InferenceWorkload& w, const 
                           int batch, std::string* problem) {
   if (compiled_batch_on(*c.accelerator, w) && batch > e.max_batch)
     say(problem, fmt::format("batch {} exceeds the {} sequences the decode graph was compiled for", batch, e.max_batch));
+  else if (w.concurrency && batch > *w.concurrency && e.max_batch <= *w.concurrency)
+    say(problem, fmt::format("batch {} exceeds the engine's sequence limit of {} (--concurrency)", batch, *w.concurrency));
   else if (batch > e.max_batch)
     say(problem, fmt::format("batch {} needs {:.1f} GB of KV cache per accelerator; {} sequences fit", batch,
                              batch * kv.context_tokens * kv.gb_per_token, e.max_batch));

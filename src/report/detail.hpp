@@ -74,6 +74,7 @@ ordered_json model_json(const ModelSpec& m);
 ordered_json money_json(std::optional<double> usd);     // cents, or null
 ordered_json capacity_json(const CapacityAdvice& a);
 std::string money_text(double usd);                     // "$21.58", "$1,234"
+std::string money_text_not_free(double usd);            // money_text, but "under $0.01" for an amount above 0 that rounds to $0.00
 std::string layout_text(const Layout& l);               // "tp 8 pp 2 dp 4 zero 1 mb 1 ..."
 ordered_json layout_json(const Layout& l);
 ordered_json layout_json(const ServingLayout& l);       // {tp, pp, ep, attention_dp, text}

@@ -209,7 +209,7 @@ std::string batch_hours_text(const ServingRow& pick, const InferenceWorkload& w)
   if (!hours || !pick.ranked_usd_per_hour) return "";
   return fmt::format("  batch: {:.0f}% busy at this load; a batch job that runs only while its queue has work needs about {:.1f} h a day, "
                      "{}/month (plus start-up each run)\n",
-                     pick.utilisation * 100, *hours, money_text(*pick.ranked_usd_per_hour * *hours * kHoursPerMonth / 24));
+                     pick.utilisation * 100, *hours, money_text_not_free(*pick.ranked_usd_per_hour * *hours * kHoursPerMonth / 24));
 }
 
 namespace {

@@ -47,6 +47,9 @@ ordered_json money_json(std::optional<double> usd) { return usd ? ordered_json(r
 
 std::string money_text(double usd) { return format_usd(usd); }
 
+// A fraction of a cent reads "under $0.01", never a "$0.00" that reads as free.
+std::string money_text_not_free(double usd) { return usd > 0 && usd < 0.005 ? "under $0.01" : money_text(usd); }
+
 ordered_json capacity_json(const CapacityAdvice& a) {
   return {{"beyond_on_demand", a.beyond_on_demand},
           {"capacity_block_days", a.block_days ? ordered_json(*a.block_days) : ordered_json(nullptr)},

@@ -604,6 +604,7 @@ void advise_for_channel(RecommendRow& row, const RecommendRequest& r) {
     advise_block_instead_of_on_demand(row.capacity, *row.instance, row.count, r.region, row.on_demand_cost_usd.has_value(), row.quota_exceeded);
 }
 
+// Expected costs are billed as the run is: per second, EC2's 60 s minimum.
 void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w, const RecommendRequest& r) {
   const double hours = row.estimate.total_hours;
   const int accelerators = row.count * row.instance->accelerator_count;
@@ -611,7 +612,7 @@ void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWo
                          r.overheads.checkpoint_write_gb_per_s.value_or(checkpoint_write_gb_per_s(r.overheads.storage, row.count, w.task));
   const double hardware_mtti = hardware_mtti_hours(accelerators);
   row.on_demand_interruptions = expected_runtime(hours, hardware_mtti, write_s, r.restart_s);
-  if (row.on_demand_usd_per_hour) row.on_demand_expected_cost_usd = *row.on_demand_usd_per_hour * row.count * row.on_demand_interruptions.expected_hours;
+  if (row.on_demand_usd_per_hour) row.on_demand_expected_cost_usd = *row.on_demand_usd_per_hour * row.count * billed_hours(row.on_demand_interruptions.expected_hours);
   const RegionPrices* rp = row.instance->prices_in(r.region);
   if (!rp) return;
   if (!row.spot_offered) return;
@@ -623,9 +624,9 @@ void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWo
     return expected_runtime(hours, mtti, write_s, r.restart_s);
   };
   row.spot_interruptions = spot_at(*fraction);
-  row.spot_expected_cost_usd = *row.spot_usd_per_hour * row.count * row.spot_interruptions->expected_hours;
+  row.spot_expected_cost_usd = *row.spot_usd_per_hour * row.count * billed_hours(row.spot_interruptions->expected_hours);
   if (!row.on_demand_expected_cost_usd) return;
-  auto spot_cost = [&](double p) { return *row.spot_usd_per_hour * row.count * spot_at(p).expected_hours; };
+  auto spot_cost = [&](double p) { return *row.spot_usd_per_hour * row.count * billed_hours(spot_at(p).expected_hours); };
   if (spot_cost(0.99) <= *row.on_demand_expected_cost_usd) return;  // spot cheaper at any rate
   if (spot_cost(1e-6) >= *row.on_demand_expected_cost_usd) {
     row.break_even_monthly_interruption = 0;
