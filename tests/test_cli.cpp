@@ -2181,3 +2181,12 @@ TEST_CASE("cli: a batch above --concurrency names the limit it exceeds, and a ba
   CHECK(trickle.out.find("$0.00/month") == std::string::npos);
   CHECK(trickle.out.find("under $0.01/month") != std::string::npos);
 }
+
+TEST_CASE("cli: one-token answers with a length spread stay one token: no time per token the service does not bind") {
+  const Run r = run("recommend --model llama-3-8b --task inference --requests-per-second 5 --output-tokens 1 --length-spread 0.99 -q");
+  REQUIRE(r.code == 0);
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  INFO(first);
+  CHECK(first.find("per token") == std::string::npos);  // it read "p90 162 ms per token" beside "meets the latency targets"
+  CHECK(first.find("request latency") != std::string::npos);
+}

@@ -371,6 +371,11 @@ TEST_CASE("The simulation is deterministic, bursty arrivals wait longer, and len
   for (int i = 0; i < 20000; ++i) draws.push_back(ln.draw(r));
   std::sort(draws.begin(), draws.end());
   CHECK(draws[19000] == Approx(3000).epsilon(0.05));  // the p95
+  // A one-token output stays one token under a spread: rounded, 1 x (1 +- 0.99)
+  // made a quarter of them two tokens, with a TPOT the service does not bind.
+  const LengthDistribution one = length_distribution(1, 1, 0.99);
+  CHECK(one.shape == LengthShape::fixed);
+  for (int i = 0; i < 1000; ++i) CHECK(one.draw(r) == 1);
   CHECK(arrival_cv_from_string("gamma:2") == 2.0);
   CHECK(arrival_cv_from_string("poisson") == 1.0);
   CHECK_FALSE(arrival_cv_from_string("gamma:x"));
