@@ -371,11 +371,19 @@ TEST_CASE("The simulation is deterministic, bursty arrivals wait longer, and len
   for (int i = 0; i < 20000; ++i) draws.push_back(ln.draw(r));
   std::sort(draws.begin(), draws.end());
   CHECK(draws[19000] == Approx(3000).epsilon(0.05));  // the p95
-  // A one-token output stays one token under a spread: rounded, 1 x (1 +- 0.99)
-  // made a quarter of them two tokens, with a TPOT the service does not bind.
-  const LengthDistribution one = length_distribution(1, 1, 0.99);
-  CHECK(one.shape == LengthShape::fixed);
-  for (int i = 0; i < 1000; ++i) CHECK(one.draw(r) == 1);
+  // A one-token service's outputs stay one token under a spread: rounded,
+  // 1 x (1 +- 0.99) made a quarter of them two tokens, with a TPOT it does not bind.
+  InferenceRequest short_answers;
+  short_answers.output_tokens = 1;
+  short_answers.length_spread = 0.99;
+  short_answers.requests_per_second = 5;
+  const InferenceWorkload one_token = make_inference_workload(short_answers);
+  REQUIRE(one_token.one_token_outputs());
+  const auto one_load = serving_load(one_token, 5.0, 1.0);
+  REQUIRE(one_load);
+  CHECK(one_load->output.shape == LengthShape::fixed);
+  for (int i = 0; i < 1000; ++i) CHECK(one_load->output.draw(r) == 1);
+  CHECK(one_load->prompt.shape == LengthShape::uniform);  // the prompts keep theirs
   CHECK(arrival_cv_from_string("gamma:2") == 2.0);
   CHECK(arrival_cv_from_string("poisson") == 1.0);
   CHECK_FALSE(arrival_cv_from_string("gamma:x"));

@@ -30,7 +30,7 @@ LengthDistribution length_distribution(double mean, double p95, double spread) {
     d.log_sigma = disc > 0 ? kZ95 - std::sqrt(disc) : kZ95;
     d.log_mu = std::log(mean) - d.log_sigma * d.log_sigma / 2;
     d.cap = 3 * p95;
-  } else if (spread > 0 && mean >= 2) {  // a one-token output stays one token (the service has no TPOT to bind)
+  } else if (spread > 0) {
     d.shape = LengthShape::uniform;
     d.spread = spread;
   }

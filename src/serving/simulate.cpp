@@ -35,7 +35,10 @@ std::optional<ServingLoad> serving_load(const InferenceWorkload& w, std::optiona
     load.requests = static_cast<int>(replica_trace(*w.trace, load.trace_share, w.simulated_requests > 0 ? w.simulated_requests : kMaxTraceReplicaRequests).size());
   }
   load.prompt = length_distribution(w.prompt_tokens, w.prompt_tokens_p95, w.length_spread);
-  load.output = length_distribution(w.generated_tokens_per_sequence(), w.output_tokens_p95 + w.reasoning_tokens, w.length_spread);
+  // A one-token service (no TPOT to bind, one_token_outputs) keeps one-token
+  // outputs under a spread: rounded, 1 x (1 +- S) would make some two.
+  load.output = length_distribution(w.generated_tokens_per_sequence(), w.output_tokens_p95 + w.reasoning_tokens,
+                                    w.one_token_outputs() ? 0.0 : w.length_spread);
   return load;
 }
 
