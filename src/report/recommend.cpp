@@ -215,11 +215,10 @@ std::string option_line(const RecommendRow& r) {
 // A pick that fills its accelerators' memory under the model leaves no room for
 // a stack that keeps more than the reserve: name the first row with room.
 std::string tight_memory_text(const Recommendation& rec) {
-  // A row priced for hours given (cost --hours) has no memory estimate: no share.
-  const auto share = [](const RecommendRow& x) {
-    return x.estimate.memory.capacity_gb > 0 ? x.estimate.memory.total_gb() / x.estimate.memory.capacity_gb : 0.0;
-  };
-  if (share(*rec.pick) < kTightMemoryShare) return "";
+  // A row priced for hours given (cost --hours) has no memory estimate.
+  const auto estimated = [](const RecommendRow& x) { return x.estimate.memory.capacity_gb > 0; };
+  const auto share = [](const RecommendRow& x) { return x.estimate.memory.total_gb() / x.estimate.memory.capacity_gb; };
+  if (!estimated(*rec.pick) || share(*rec.pick) < kTightMemoryShare) return "";
   std::string out = fmt::format("  memory: {:.0f}% of each accelerator's under the model (its reserve of 1 GB + 5% included); a stack that keeps "
                                 "more (allocator fragmentation, larger communication buffers) may not fit",
                                 share(*rec.pick) * 100);
@@ -228,7 +227,7 @@ std::string tight_memory_text(const Recommendation& rec) {
                        x->micro_batch, rec.pick->estimate.layout.micro_batch, x->memory_share * 100, format_duration(x->total_hours),
                        (x->total_hours / rec.pick->estimate.total_hours - 1) * 100);
   for (const auto& x : rec.rows)
-    if (x.ranked_cost_usd && x.estimate.memory.capacity_gb > 0 && share(x) <= kRoomyMemoryShare && !set_aside_for_lora(x, rec))
+    if (x.ranked_cost_usd && estimated(x) && share(x) <= kRoomyMemoryShare && !set_aside_for_lora(x, rec))
       return out + fmt::format("{} the first option with room is {} at {:.0f}%\n", rec.roomier_micro_batch ? "; or" : ":", option_line(x),
                                share(x) * 100);
   return out + "\n";
@@ -304,7 +303,7 @@ std::string usd_text(std::optional<double> usd) { return usd ? money_text(*usd) 
 // Storage is often a fraction of a cent (28 GB for 35 minutes): "under $0.01",
 // never a "$0.00" that reads as free. `exact` is the unrounded amount.
 std::string storage_usd_text(std::optional<double> usd, std::optional<double> exact) {
-  if (usd && exact) return money_text_not_free(*exact < 0.005 ? *exact : *usd);
+  if (usd && exact && *exact < 0.005) return money_text_not_free(*exact);
   return usd_text(usd);
 }
 
