@@ -71,7 +71,7 @@ class EstimateCommand : public Command {
     app->add_option("--recompute", eo.recompute, "none | selective | full (searched if omitted)")->group("Layout");
     app->add_option("--recompute-layers", eo.recompute_layers, "With full recompute: layers per pipeline stage rebuilt (default: the fewest that fit)")
         ->group("Layout");
-    app->add_option("--batch", eo.batch, "Inference: sequences in flight per replica (searched if omitted)")->group("Layout");
+    app->add_option("--batch", eo.batch, "Inference: sequences in flight per replica (searched if omitted); with a load also the most the simulated engine runs, as --concurrency")->group("Layout");
     app->add_option("--rollout-instances", eo.rollout_instances, "RL, --placement split: instances that generate (the rest train; searched if omitted)")
         ->group("Layout");
     app->add_flag("--explain", eo.explain, "Print the formulas with the numbers filled in");
