@@ -1164,7 +1164,7 @@ TEST_CASE("cli: a mean request longer than the model's context is refused, not p
   CHECK(reasoning.err.find("--reasoning-tokens") != std::string::npos);
   CHECK(run("recommend --model llama-3-8b --task inference --requests-per-second 5 --prompt-tokens 7000 --output-tokens 1000").code == 0);
   // Nor a p95 request past it (5% of requests rejected), nor a trace holding one (hostile review: both were simulated).
-  Run p95 = run("recommend --model llama-3-8b --task inference --requests-per-second 4 --output-tokens-p95 100000");
+  Run p95 = run("recommend --model llama-3-8b --task inference --requests-per-second 4 --output-tokens 1000 --output-tokens-p95 7500");
   CHECK(p95.code == 2);
   CHECK(p95.err.find("p95 request") != std::string::npos);
   CHECK(run("recommend --model llama-3-8b --task inference --requests-per-second 4 --output-tokens-p95 3000").code == 0);
@@ -2189,4 +2189,28 @@ TEST_CASE("cli: one-token answers with a length spread stay one token: no time p
   INFO(first);
   CHECK(first.find("per token") == std::string::npos);  // it read "p90 162 ms per token" beside "meets the latency targets"
   CHECK(first.find("request latency") != std::string::npos);
+}
+
+// A p95 no set of whole-token requests of that mean has is refused (hostile
+// review: --output-tokens 1 --output-tokens-p95 5 dropped the TPOT target of a
+// one-token service while the simulator drew outputs of up to five tokens),
+// and one wider than any lognormal of its mean says the p95 the simulator
+// draws instead (--output-tokens 100 --output-tokens-p95 390 is the widest).
+TEST_CASE("cli: a p95 length must describe requests of its mean") {
+  const std::string serve = "recommend --model llama-3-8b --task inference --requests-per-second 5 ";
+  Run one = run(serve + "--output-tokens 1 --output-tokens-p95 5");
+  CHECK(one.code == 2);
+  CHECK(one.err.find("--output-tokens-p95: 5 cannot be the 95th percentile of requests averaging 1 token:") != std::string::npos);
+  CHECK(one.err.find("the mean is at least 1.2; give a p95 of at most 1 or a larger --output-tokens") != std::string::npos);
+  Run wide = run(serve + "--prompt-tokens 100 --prompt-tokens-p95 1982");  // 20 x 100 - 19 = 1981
+  CHECK(wide.code == 2);
+  CHECK(wide.err.find("--prompt-tokens-p95: 1982 cannot be") != std::string::npos);
+  CHECK(run(serve + "--prompt-tokens 100 --prompt-tokens-p95 1981 --output-tokens 100").code == 0);
+  Run beyond = run(serve + "--output-tokens 300 --output-tokens-p95 1500");
+  CHECK(beyond.code == 0);
+  CHECK(beyond.err.find("output lengths: a p95 of 1500 tokens is 5.0x the mean of 300, wider than any lognormal of that mean reaches "
+                        "(3.87x): the simulator draws the widest, a p95 of about 1160 tokens") != std::string::npos);
+  CHECK(run(serve + "--output-tokens 300 --output-tokens-p95 1150").err.find("wider than any lognormal") == std::string::npos);
+  // Without a load no lengths are drawn, and nothing is said.
+  CHECK(run("recommend --model llama-3-8b --task inference --output-tokens 300 --output-tokens-p95 1500").err.find("lognormal") == std::string::npos);
 }

@@ -371,6 +371,16 @@ TEST_CASE("The simulation is deterministic, bursty arrivals wait longer, and len
   for (int i = 0; i < 20000; ++i) draws.push_back(ln.draw(r));
   std::sort(draws.begin(), draws.end());
   CHECK(draws[19000] == Approx(3000).epsilon(0.05));  // the p95
+  // Past a lognormal's reach (p95 above e^(1.645^2/2) = 3.87 x the mean) the
+  // widest is drawn: its p95 is widest_lognormal_p95, as the assumption says.
+  CHECK(widest_lognormal_p95(100) == Approx(386.5).epsilon(0.001));
+  CHECK(most_p95_length(1) == 1);
+  CHECK(most_p95_length(100) == 1981);
+  const LengthDistribution wide = length_distribution(100, 1500, 0);
+  draws.clear();
+  for (int i = 0; i < 20000; ++i) draws.push_back(wide.draw(r));
+  std::sort(draws.begin(), draws.end());
+  CHECK(draws[19000] == Approx(widest_lognormal_p95(100)).epsilon(0.05));
   // A one-token service's outputs stay one token under a spread: rounded,
   // 1 x (1 +- 0.99) made a quarter of them two tokens, with a TPOT it does not bind.
   InferenceRequest short_answers;

@@ -4,11 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace gpuadvisor {
+#include "gpuadvisor/workload/workload.hpp"
 
-namespace {
-constexpr double kZ95 = 1.6448536269514722;  // the standard normal's 95th percentile
-}
+namespace gpuadvisor {
 
 int LengthDistribution::draw(Random& random) const {
   double v = mean;
@@ -26,8 +24,8 @@ LengthDistribution length_distribution(double mean, double p95, double spread) {
   if (p95 > mean) {
     d.shape = LengthShape::lognormal;
     const double gap = std::log(p95 / mean);
-    const double disc = kZ95 * kZ95 - 2 * gap;
-    d.log_sigma = disc > 0 ? kZ95 - std::sqrt(disc) : kZ95;
+    const double disc = kStandardNormalP95 * kStandardNormalP95 - 2 * gap;
+    d.log_sigma = disc > 0 ? kStandardNormalP95 - std::sqrt(disc) : kStandardNormalP95;
     d.log_mu = std::log(mean) - d.log_sigma * d.log_sigma / 2;
     d.cap = 3 * p95;
   } else if (spread > 0) {

@@ -185,7 +185,33 @@ void target_assumptions(InferenceWorkload& w, const InferenceRequest& r) {
 
 }  // namespace
 
+double most_p95_length(double mean_tokens) { return 20 * mean_tokens - 19; }
+
+double widest_lognormal_p95(double mean_tokens) { return mean_tokens * std::exp(kStandardNormalP95 * kStandardNormalP95 / 2); }
+
 namespace {
+
+// A p95 no set of whole-token requests of that mean has (most_p95_length):
+// --output-tokens 1 --output-tokens-p95 5 would make every request one token
+// and some five.
+void check_p95_describes_requests(double mean, double p95, std::string_view flag) {
+  if (p95 <= most_p95_length(mean) + 1e-9) return;
+  throw InputError(fmt::format("{}-p95: {:g} cannot be the 95th percentile of requests averaging {:g} token{}: with 5% of them at {:g} "
+                               "tokens or more and the rest at one or more, the mean is at least {:g}; give a p95 of at most {:g} "
+                               "or a larger {}",
+                               flag, p95, mean, mean == 1 ? "" : "s", p95, 0.95 + 0.05 * p95, std::floor(most_p95_length(mean)), flag));
+}
+
+// A p95 wider than any lognormal of that mean reaches: the simulator draws
+// the widest one, and says the p95 it draws.
+void note_p95_beyond_lognormal(InferenceWorkload& w, double mean, double p95, std::string_view lengths) {
+  const double widest = widest_lognormal_p95(mean);
+  if (p95 <= widest * (1 + 1e-9)) return;
+  w.assumptions.push_back(fmt::format("{} lengths: a p95 of {:g} tokens is {:.1f}x the mean of {:g}, wider than any lognormal of that mean "
+                                      "reaches ({:.2f}x): the simulator draws the widest, a p95 of about {:.0f} tokens, so fewer long "
+                                      "requests than asked (docs/methodology.md §Serving under load)",
+                                      lengths, p95, p95 / mean, mean, widest / mean, widest));
+}
 
 // A trace sets the load and the lengths: the means and p95s of its requests,
 // and its rate over its span.
@@ -352,6 +378,10 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     throw InputError(fmt::format("--output-tokens-p95: {:g} is below the mean {:g}", w.output_tokens_p95, w.output_tokens));
   check(w.prompt_tokens_p95, 1, 10'000'000, "--prompt-tokens-p95");
   check(w.output_tokens_p95, 1, 10'000'000, "--output-tokens-p95");
+  if (!r.trace) {  // a trace's lengths are the requests themselves
+    check_p95_describes_requests(w.prompt_tokens, w.prompt_tokens_p95, "--prompt-tokens");
+    check_p95_describes_requests(w.output_tokens, w.output_tokens_p95, "--output-tokens");
+  }
   if (w.concurrency) check(*w.concurrency, 1, 1'000'000, "--concurrency");
   if (w.compiled_batch) check(*w.compiled_batch, 1, 4096, "--compiled-batch");
   if (r.requests_per_second && r.output_tokens_per_day)
@@ -382,6 +412,11 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   w.length_spread = r.length_spread.value_or(0);
   if (w.length_spread > 0 && (r.prompt_tokens_p95 || r.output_tokens_p95))
     throw InputError("give --length-spread (uniform lengths) or a p95 (--prompt-tokens-p95, --output-tokens-p95: lognormal lengths), not both");
+  if (w.requests_per_second || w.clients) {  // lengths are drawn only under a load
+    note_p95_beyond_lognormal(w, w.prompt_tokens, w.prompt_tokens_p95, "prompt");
+    note_p95_beyond_lognormal(w, w.generated_tokens_per_sequence(), w.output_tokens_p95 + w.reasoning_tokens,
+                              w.reasoning_tokens > 0 ? "generated (output and reasoning)" : "output");
+  }
   if (r.simulated_requests) check(*r.simulated_requests, 10, 1'000'000, "--simulated-requests");
   if (r.simulated_requests && r.clients && *r.simulated_requests < *r.clients)
     throw InputError(fmt::format("--simulated-requests {} is fewer than the {} clients: only {} of them would ever send a request, and the "

@@ -16,6 +16,16 @@
 
 namespace gpuadvisor {
 
+// Request lengths through a mean and a p95 (docs/methodology.md §Serving under
+// load). Whole tokens, at least one each: a p95 of q puts 5% of the requests
+// at q or more and the rest at one or more, so the mean is at least
+// 0.95 + 0.05 q, and a p95 above 20 x mean - 19 describes no set of requests.
+double most_p95_length(double mean_tokens);
+// The simulator draws such lengths lognormal; no lognormal of a given mean
+// has a p95 above mean x exp(z95^2 / 2), about 3.87 x the mean.
+constexpr double kStandardNormalP95 = 1.6448536269514722;
+double widest_lognormal_p95(double mean_tokens);
+
 enum class Task { pretrain, finetune, lora, qlora };
 std::string_view to_string(Task t);
 std::optional<Task> task_from_string(std::string_view s);
