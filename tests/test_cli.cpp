@@ -2214,3 +2214,25 @@ TEST_CASE("cli: a p95 length must describe requests of its mean") {
   // Without a load no lengths are drawn, and nothing is said.
   CHECK(run("recommend --model llama-3-8b --task inference --output-tokens 300 --output-tokens-p95 1500").err.find("lognormal") == std::string::npos);
 }
+
+// Best-of-N samples and a verifier are not simulated: the assumptions said the
+// targets bound at the p90 of the simulated requests while estimate warned the
+// figures were analytic (blind read of a --samples run), and --slo-percentile
+// was taken and had no effect.
+TEST_CASE("cli: targets of an unsimulated best-of-N service bind at the means, as said") {
+  const std::string serve = "recommend --model qwen3-32b --task inference --requests-per-second 5 --reasoning-tokens 4000 ";
+  Run samples = run(serve + "--samples 4");
+  CHECK(samples.code == 0);
+  CHECK(samples.err.find("simulated requests") == std::string::npos);
+  CHECK(samples.err.find("the time-per-output-token target applies to the mean: best-of-N samples and a verifier are not simulated") !=
+        std::string::npos);
+  Run plain = run(serve);
+  CHECK(plain.err.find("the latency targets bind at the p90 of the simulated requests") != std::string::npos);
+  Run percentile = run(serve + "--samples 4 --slo-percentile 99");
+  CHECK(percentile.code == 2);
+  CHECK(percentile.err.find("--slo-percentile binds the targets at a percentile of the simulated latencies, and best-of-N samples are not "
+                            "simulated") != std::string::npos);
+  Run verifier = run(serve + "--samples 4 --verifier-model llama-3-8b --slo-percentile 99");
+  CHECK(verifier.code == 2);
+  CHECK(verifier.err.find("a verifier is not simulated") != std::string::npos);
+}

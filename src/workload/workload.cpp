@@ -166,17 +166,22 @@ void apply_default_targets(InferenceWorkload& w, const InferenceRequest& r) {
 }
 
 // Where the targets bind: at a percentile of the simulated latencies with a
-// load, else at the no-queue mean.
+// load, else (no load, or best-of-N samples and a verifier, which are not
+// simulated) at the no-queue mean.
 void target_assumptions(InferenceWorkload& w, const InferenceRequest& r) {
   if (!w.max_tpot_s && !w.max_ttft_s) return;
-  if (w.requests_per_second || w.clients) {
+  if ((w.requests_per_second || w.clients) && w.samples == 1 && !w.verifier) {
     const std::string at = w.slo_percentile ? fmt::format("the p{} of", w.slo_percentile) : std::string("the mean of");
     w.assumptions.push_back(fmt::format("the latency targets bind at {} the simulated requests, queueing included (--slo-percentile; "
                                         "MLPerf binds at p99); the prediction's error band is shown beside it, not added",
                                         at));
     return;
   }
-  if (w.max_tpot_s) w.assumptions.push_back("the time-per-output-token target applies to the mean: without a load nothing queues, so it has no percentiles");
+  if (w.max_tpot_s)
+    w.assumptions.push_back(w.requests_per_second || w.clients
+                                ? "the time-per-output-token target applies to the mean: best-of-N samples and a verifier are not simulated, so "
+                                  "nothing queues and it has no percentiles"
+                                : "the time-per-output-token target applies to the mean: without a load nothing queues, so it has no percentiles");
   if (w.max_ttft_s && r.prompt_tokens_p95)
     w.assumptions.push_back(fmt::format("the time-to-first-token target is checked at the p95 prompt ({:.0f} tokens)", w.prompt_tokens_p95));
   else if (w.max_ttft_s)
@@ -461,6 +466,10 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                        "--tokens-per-day; estimate also --clients)");
     if (!w.max_ttft_s && !w.max_tpot_s)
       throw InputError("--slo-percentile binds the latency targets, and --mode offline has none: give --max-ttft or --max-tpot with it");
+    if (w.samples > 1 || w.verifier)
+      throw InputError(fmt::format("--slo-percentile binds the targets at a percentile of the simulated latencies, and {} not simulated "
+                                   "(the targets apply to the analytic means): leave --slo-percentile out",
+                                   w.verifier ? "a verifier is" : "best-of-N samples are"));
     w.slo_percentile = *r.slo_percentile;
   }
   target_assumptions(w, r);
