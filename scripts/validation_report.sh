@@ -11,6 +11,9 @@ out=docs/validation.md.tmp
 # The error bands every prediction shows are this report's out-of-sample
 # figures: regenerate them, then rebuild so the binary embeds them.
 "$g" -q calibrate --leave-one-family-out --write-accuracy data/validation/accuracy.json > /dev/null
+# The bands of the simulated serving figures: the measurements under a load,
+# never fitted (a test fails when they no longer match).
+"$g" -q validate --cases data/validation/under_load.json --write-accuracy-at-load data/validation/accuracy_at_load.json > /dev/null
 cmake --build build --target gpuadvisor -j 2 > /dev/null
 {
 cat <<'PROSE'
@@ -905,6 +908,21 @@ accelerator's MoE cases, said in the note): the fine-grained MoE rows are the
 model's widest errors, and a dense band would understate them, as they would
 widen a dense model's band (B200 pre-training with Megatron: +-51% with the
 MoE rows, +-25% without; dense-only since the blind trial of 2026-12-01).
+
+A serving pick sized by simulation also shows its **accuracy at load**: the
+|error| of the simulated means against the measurements under a load (§Under
+load, never fitted, so out of sample as they stand), for time to first token
+and time per output token, on the pick's accelerator when it has 3 such
+measurements or more, else over every accelerator (said). The pooled band
+above is mostly single-batch and throughput rows; under a load TTFT misses by
+far more (p90 about 79%, typically optimistic: the simulated mean short of
+the measured), and the line says so where the simulated percentiles are
+shown. The bands are `data/validation/accuracy_at_load.json`, written by
+`validate --cases data/validation/under_load.json --write-accuracy-at-load`;
+JSON `recommendation.accuracy_at_load` {`ttft_s`, `tpot_s`, `e2e_s`: each as
+`accuracy`}, null where the pick was not simulated. Most of those rows are one
+MoE model on one benchmark (InferenceX's DeepSeek-R1): a dense model's pick
+carries them too.
 
 ## All cases
 

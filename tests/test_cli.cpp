@@ -2236,3 +2236,27 @@ TEST_CASE("cli: targets of an unsimulated best-of-N service bind at the means, a
   CHECK(verifier.code == 2);
   CHECK(verifier.err.find("a verifier is not simulated") != std::string::npos);
 }
+
+// A pick sized by simulation shows the bands of the simulated figures against
+// measurements under a load (never fitted), beside the analytic band: TTFT
+// under load misses by far more than the pooled band says.
+TEST_CASE("cli: a simulated serving pick shows its accuracy at load, by metric") {
+  Run loaded = run("recommend --model deepseek-v3 --task inference --requests-per-second 10");
+  CHECK(loaded.code == 0);
+  const auto at = loaded.out.find("\n  accuracy at load: TTFT +-");
+  REQUIRE(at != std::string::npos);
+  const std::string line = loaded.out.substr(at + 1, loaded.out.find('\n', at + 1) - at - 1);
+  CHECK(line.find("typically optimistic: faster than measured), TPOT +-") != std::string::npos);
+  CHECK(line.find("p90 |error| over 54 published measurements under load on B200, never fitted") != std::string::npos);
+  Run json = run("--format json recommend --model deepseek-v3 --task inference --requests-per-second 10");
+  const auto doc = nlohmann::json::parse(json.out);
+  const auto& bands = doc["recommendation"]["accuracy_at_load"];
+  CHECK(bands["ttft_s"]["cases"] == 54);
+  CHECK(bands["ttft_s"]["median_signed_error"].get<double>() > 0.05);
+  CHECK(bands["e2e_s"]["group"] == "B200");
+  // No load: nothing simulated, no such band.
+  Run idle = run("recommend --model deepseek-v3 --task inference");
+  CHECK(idle.out.find("accuracy at load") == std::string::npos);
+  const auto idle_doc = nlohmann::json::parse(run("--format json recommend --model deepseek-v3 --task inference").out);
+  CHECK(idle_doc["recommendation"]["accuracy_at_load"].is_null());
+}

@@ -541,6 +541,37 @@ TEST_CASE("the published measurements under load are read, predicted through the
   CHECK(percentile(abs_errors[{true, Metric::tpot_s}], 0.5) <= 0.13);
   CHECK(percentile(abs_errors[{true, Metric::ttft_s}], 0.5) <= 0.40);
   CHECK(percentile(abs_errors[{true, Metric::e2e_s}], 0.5) <= 0.13);
+  // The bands a simulated pick shows (accuracy at load) are these errors, up
+  // to date: scripts/validation_report.sh writes them.
+  CHECK(accuracy_at_load_json(results, "data/validation/under_load.json") == std::string(embedded_accuracy_at_load_text()));
+  const auto ttft = accuracy_at_load_band("B200", "ttft_s");
+  REQUIRE(ttft);
+  CHECK(ttft->cases == 54);
+  CHECK(ttft->median_abs_error == Approx(percentile(abs_errors[{true, Metric::ttft_s}], 0.5)).margin(0.2));  // mostly InferenceX's rows
+  const auto l4 = accuracy_at_load_band("L4", "tpot_s");  // no measurement under load: every accelerator's, said
+  REQUIRE(l4);
+  CHECK(l4->group == "every accelerator");
+  CHECK(l4->note == "none on L4");
+  CHECK_FALSE(accuracy_at_load_band("B200", "mfu"));
+}
+
+TEST_CASE("validate --write-accuracy-at-load writes the bands of a cases file's measurements under a load, and only from a file") {
+  test_files::TempDir t("gpuadvisor_at_load_bands");
+  const auto bundled = cli_test::run("validate --write-accuracy-at-load " + t.file("a.json"));
+  CHECK(bundled.code == 2);
+  CHECK(bundled.err.find("--write-accuracy-at-load needs --cases FILE: the bundled cases are fitted") != std::string::npos);
+  const std::string head = R"({"schema_version": 1, "cases": [{"id": "S1", "source": "s", "source_key": "K", "metric": "tpot_s", "measured": 0.02, "task": "inference", "model": "llama-3-8b", "system": "p5.48xlarge", "precision": "bf16", "prompt_tokens": 512, "output_tokens": 128, "tp": 1, )";
+  test_files::write(t.file("batch.json"), head + R"("batch": 8}]})");
+  const auto none = cli_test::run("validate --cases " + t.file("batch.json") + " --write-accuracy-at-load " + t.file("a.json"));
+  CHECK(none.code == 2);
+  CHECK(none.err.find("holds no usable case measured under a load") != std::string::npos);
+  test_files::write(t.file("load.json"), head + R"("clients": 8}]})");
+  const auto one = cli_test::run("validate --cases " + t.file("load.json") + " --write-accuracy-at-load " + t.file("a.json"));
+  CHECK(one.code == 0);
+  const auto bands = nlohmann::json::parse(test_files::slurp(t.file("a.json")));
+  REQUIRE(bands["groups"].size() == 2);  // H100-SXM and every accelerator
+  CHECK(bands["groups"][0]["metric"] == "tpot_s");
+  CHECK(bands["groups"][0]["cases"] == 1);
 }
 
 TEST_CASE("a case's speculative field: read as --speculative reads it, refused with one location, and only on inference cases") {

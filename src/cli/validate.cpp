@@ -34,12 +34,19 @@ class ValidateCommand : public Command {
     app = parent.add_subcommand("validate", "Compare predictions with published measurements (the bundled cases or --cases FILE)");
     app->add_option("--cases", cases_file, "A cases file (format: docs/validation.md); default: the bundled data/validation/cases.json");
     app->add_flag("--all", all, "Also list the cases kept with usable: false");
+    app->add_option("--write-accuracy-at-load", accuracy_at_load_file,
+                    "With --cases FILE of measurements the fit has never seen (data/validation/under_load.json): write the error bands of the "
+                    "simulated serving figures, per metric and accelerator, over its cases measured under a load "
+                    "(data/validation/accuracy_at_load.json)");
   }
 
   int run(const GlobalOptions& g) override {
+    if (!accuracy_at_load_file.empty() && cases_file.empty())
+      throw InputError("--write-accuracy-at-load needs --cases FILE: the bundled cases are fitted, so their errors are in sample, not a band");
     auto [catalog, cases] = validation_inputs(g, cases_file);
     const Format format = parse_format(g);
     const std::vector<CaseResult> results = run_cases(cases, catalog);
+    if (!accuracy_at_load_file.empty()) write_accuracy_at_load(results);
     const auto summary = summarise(results);
     if (format == Format::json) {
       print_table(validation_table(results, all), catalog, "validate", "cases", g, validation_json_extra(results, summary));
@@ -66,7 +73,17 @@ class ValidateCommand : public Command {
   }
 
  private:
-  std::string cases_file;
+  void write_accuracy_at_load(const std::vector<CaseResult>& results) const {
+    const bool any = std::any_of(results.begin(), results.end(), [](const CaseResult& r) {
+      return r.c->usable && r.predicted && r.c->is_inference() && (r.c->clients || r.c->inference.requests_per_second);
+    });
+    if (!any) throw InputError(fmt::format("--write-accuracy-at-load: {} holds no usable case measured under a load (clients or requests_per_second) "
+                                           "with a prediction, so there is no band to write", cases_file));
+    write_file_atomically(accuracy_at_load_file, accuracy_at_load_json(results, cases_file));
+    spdlog::info("wrote the error bands at a load to {}", accuracy_at_load_file);
+  }
+
+  std::string cases_file, accuracy_at_load_file;
   bool all = false;
 };
 

@@ -11,10 +11,16 @@ namespace gpuadvisor {
 
 extern const char* const embedded_validation_accuracy_json;
 extern const std::size_t embedded_validation_accuracy_json_size;
+extern const char* const embedded_validation_accuracy_at_load_json;
+extern const std::size_t embedded_validation_accuracy_at_load_json_size;
 
 using ordered_json = nlohmann::ordered_json;
 
 std::string_view embedded_accuracy_text() { return {embedded_validation_accuracy_json, embedded_validation_accuracy_json_size}; }
+
+std::string_view embedded_accuracy_at_load_text() {
+  return {embedded_validation_accuracy_at_load_json, embedded_validation_accuracy_at_load_json_size};
+}
 
 std::string accuracy_task(std::string_view task) {
   if (task == "finetune" || task == "lora" || task == "qlora") return "fine-tuning";
@@ -113,13 +119,70 @@ std::string accuracy_line(std::string_view accelerator, std::string_view task, s
   return b ? accuracy_text(*b) : "unknown (no published cases for this task)";
 }
 
-std::string accuracy_text(const AccuracyBand& b) {
-  // Which way the typical error runs: a time predicted too short is optimistic.
+namespace {
+
+// Which way the typical error runs: a time predicted too short is optimistic.
+std::string lean_text(const AccuracyBand& b) {
   const double s = b.median_signed_error;
-  const std::string lean = std::fabs(s) < 0.05 ? "no lean" : s > 0 ? "typically optimistic: faster than measured"
-                                                                : "typically pessimistic: slower than measured";
+  return std::fabs(s) < 0.05 ? "no lean" : s > 0 ? "typically optimistic: faster than measured" : "typically pessimistic: slower than measured";
+}
+
+}  // namespace
+
+std::string accuracy_text(const AccuracyBand& b) {
   return fmt::format("+-{:.0f}% (p90 |error|, median {:.0f}%, {}, out of sample over {} published {} cases{})", b.p90_abs_error * 100,
-                     b.median_abs_error * 100, lean, b.cases, b.group, b.note.empty() ? "" : "; " + b.note);
+                     b.median_abs_error * 100, lean_text(b), b.cases, b.group, b.note.empty() ? "" : "; " + b.note);
+}
+
+namespace {
+
+const std::map<std::pair<std::string, std::string>, AccuracyBand>& at_load_groups() {
+  static const auto groups = [] {
+    std::map<std::pair<std::string, std::string>, AccuracyBand> out;  // (accelerator or "*", metric)
+    const auto j = nlohmann::json::parse(embedded_accuracy_at_load_text());
+    for (const auto& g : j.at("groups")) {
+      AccuracyBand b;
+      const std::string acc = g.at("accelerator"), metric = g.at("metric");
+      b.group = acc == "*" ? "every accelerator" : acc;
+      b.cases = g.at("cases");
+      b.median_abs_error = g.at("median_abs_error");
+      b.p90_abs_error = g.at("p90_abs_error");
+      b.median_signed_error = g.at("median_signed_error");
+      out[{acc, metric}] = b;
+    }
+    return out;
+  }();
+  return groups;
+}
+
+}  // namespace
+
+std::optional<AccuracyBand> accuracy_at_load_band(std::string_view accelerator, std::string_view metric) {
+  const auto& g = at_load_groups();
+  const auto own = g.find({std::string(accelerator), std::string(metric)});
+  if (own != g.end() && own->second.cases >= kMinAccuracyCases) return own->second;
+  const auto all = g.find({"*", std::string(metric)});
+  if (all == g.end()) return std::nullopt;
+  AccuracyBand b = all->second;
+  const int n = own == g.end() ? 0 : own->second.cases;
+  b.note = fmt::format("{} on {}", n == 0 ? std::string("none") : fmt::format("only {}", n), accelerator);  // "none on L4"
+  return b;
+}
+
+std::string accuracy_at_load_line(std::string_view accelerator) {
+  std::vector<std::pair<std::string, AccuracyBand>> bands;
+  for (const auto& [metric, name] : {std::pair{"ttft_s", "TTFT"}, std::pair{"tpot_s", "TPOT"}})
+    if (auto b = accuracy_at_load_band(accelerator, metric)) bands.emplace_back(name, *b);
+  auto over = [](const AccuracyBand& b) {
+    return fmt::format("{} published measurements under load on {}{}", b.cases, b.group, b.note.empty() ? "" : " (" + b.note + ")");
+  };
+  const bool shared = bands.size() == 2 && over(bands[0].second) == over(bands[1].second);
+  std::vector<std::string> parts;
+  for (const auto& [name, b] : bands)
+    parts.push_back(fmt::format("{} +-{:.0f}% (median {:.0f}%, {}{})", name, b.p90_abs_error * 100, b.median_abs_error * 100, lean_text(b),
+                                shared ? "" : "; over " + over(b)));
+  if (parts.empty()) return "";
+  return fmt::format("{}, p90 |error|{}", fmt::join(parts, ", "), shared ? " over " + over(bands[0].second) : "");
 }
 
 }  // namespace gpuadvisor

@@ -87,6 +87,9 @@ Cell break_even_cell(const RecommendRow& r);
 // The error band of predictions on `accelerator` for `task` (accuracy.hpp):
 // {group, cases, median_abs_error, p90_abs_error, out_of_sample, note}, or null.
 ordered_json accuracy_json(std::string_view accelerator, std::string_view task, std::string_view engine = {}, bool moe = false);
+// The bands of the simulated serving figures under a load, by metric
+// ({ttft_s, tpot_s, e2e_s}: each as accuracy_json's), or null without any.
+ordered_json accuracy_at_load_json(std::string_view accelerator);
 // The estimate's SECTION / ITEM / VALUE / UNIT table, and a function that adds one row to it.
 using ItemAdder = std::function<void(std::string section, std::string item, Cell value, std::string unit)>;
 Table items_table();

@@ -331,6 +331,9 @@ std::string render_serving_pick_text(const ServingRecommendation& rec, const Inf
                        "methodology §Precision)\n",
                        to_string(ctx.workload->weights), to_string(p.compute), rec.pick->accelerator->name, to_string(ctx.workload->weights));
   out += fmt::format("  accuracy: {}\n", accuracy_line(rec.pick->instance->accelerator_name, "inference", rec.pick->estimate.engine->name, ctx.model->is_moe()));
+  if (rec.pick->simulated)
+    if (const std::string at_load = accuracy_at_load_line(rec.pick->instance->accelerator_name); !at_load.empty())
+      out += fmt::format("  accuracy at load: {}, never fitted (the simulated means against them: docs/validation.md §Under load)\n", at_load);
   if (!rec.sizing.empty()) out += fmt::format("  sizing: {}\n", rec.sizing);
   out += redundancy_text(*rec.pick, *ctx.workload);
   out += margin_text(*rec.pick, *ctx.workload, ctx.model->is_moe());
@@ -499,6 +502,7 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
     j["recommendation"]["why"] = rec.why;
     j["recommendation"]["sizing"] = rec.sizing.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(rec.sizing);
     j["recommendation"]["tpot_margin"] = margin_json(*rec.pick, *ctx.workload, ctx.model->is_moe());
+    j["recommendation"]["accuracy_at_load"] = rec.pick->simulated ? accuracy_at_load_json(rec.pick->instance->accelerator_name) : ordered_json(nullptr);
     const auto batch_hours = batch_hours_per_day(*rec.pick, *ctx.workload);
     j["recommendation"]["batch_hours_per_day"] = batch_hours ? ordered_json(sig6(*batch_hours)) : ordered_json(nullptr);
     const auto first_visible = first_visible_mean_s(*rec.pick, ctx.workload->reasoning_tokens);

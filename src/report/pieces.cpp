@@ -100,6 +100,16 @@ ordered_json accuracy_json(std::string_view accelerator, std::string_view task, 
           {"note", b->note}};
 }
 
+ordered_json accuracy_at_load_json(std::string_view accelerator) {
+  ordered_json j = ordered_json::object();
+  for (const char* metric : {"ttft_s", "tpot_s", "e2e_s"})
+    if (const auto b = accuracy_at_load_band(accelerator, metric))
+      j[metric] = {{"group", b->group}, {"cases", b->cases}, {"median_abs_error", sig6(b->median_abs_error)},
+                   {"p90_abs_error", sig6(b->p90_abs_error)}, {"median_signed_error", sig6(b->median_signed_error)}, {"out_of_sample", true},
+                   {"note", b->note}};
+  return j.empty() ? ordered_json(nullptr) : j;
+}
+
 ordered_json layout_json(const Layout& l) {
   return {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"etp", l.expert_tp()}, {"vp", l.vp}, {"cp", l.cp}, {"recompute_layers", l.recompute_layers}, {"zero_stage", l.zero_stage}, {"micro_batch", l.micro_batch},
           {"recompute", std::string(to_string(l.recompute))}};

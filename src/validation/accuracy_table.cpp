@@ -21,14 +21,39 @@ struct GroupErrors {
   std::vector<double> abs, speed;
 };
 
-ordered_json group_json(const std::string& accelerator, const std::string& task, const GroupErrors& e) {
+// `kind`: what the group is of ("task", or "metric" for the bands at a load).
+ordered_json group_json(const std::string& accelerator, const std::string& group, const GroupErrors& e, const char* kind = "task") {
   auto r6 = [](double v) { return std::round(v * 1e6) / 1e6; };
-  return {{"accelerator", accelerator}, {"task", task}, {"cases", e.abs.size()},
+  return {{"accelerator", accelerator}, {kind, group}, {"cases", e.abs.size()},
           {"median_abs_error", r6(percentile(e.abs, 0.5))}, {"p90_abs_error", r6(percentile(e.abs, 0.9))},
           {"median_signed_error", r6(percentile(e.speed, 0.5))}};
 }
 
+// A time predicted short of the measurement is a prediction faster than it.
+double speed_error_of_time(double error) { return 1 / (1 + error) - 1; }
+
 }  // namespace
+
+std::string accuracy_at_load_json(const std::vector<CaseResult>& results, const std::string& cases_file) {
+  std::map<std::pair<std::string, std::string>, GroupErrors> groups;  // (accelerator or "*", metric)
+  for (const CaseResult& r : results) {
+    const ValidationCase& c = *r.c;
+    const bool under_load = c.clients || c.inference.requests_per_second;
+    if (!c.usable || !r.predicted || !c.is_inference() || !under_load || c.metric == Metric::output_tokens_per_second) continue;
+    for (const std::string& acc : {r.accelerator, std::string("*")}) {
+      GroupErrors& g = groups[{acc, std::string(to_string(c.metric))}];
+      g.abs.push_back(std::fabs(r.error));
+      g.speed.push_back(speed_error_of_time(r.error));
+    }
+  }
+  ordered_json j;
+  j["generated_by"] = fmt::format("gpuadvisor validate --cases {} --write-accuracy-at-load (scripts/validation_report.sh)", cases_file);
+  j["note"] = "|error| of the simulated serving figures against measurements taken under a load, per metric, by accelerator and over all; "
+              "out of sample where the cases were never fitted (data/validation/under_load.json); docs/validation.md, Under load";
+  j["groups"] = ordered_json::array();
+  for (const auto& [key, errors] : groups) j["groups"].push_back(group_json(key.first, key.second, errors, "metric"));
+  return json_text(j, 1) + "\n";
+}
 
 std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<CaseResult>& rl_results) {
   std::map<std::pair<std::string, std::string>, GroupErrors> groups;
@@ -38,7 +63,7 @@ std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<Ca
     // Signed as speed: positive when the prediction is faster than measured
     // (throughput over, or a time under, the measurement).
     const bool time_metric = (is_serving_metric(r.c->metric) && r.c->metric != Metric::output_tokens_per_second) || r.c->metric == Metric::rl_step_time_s;
-    const double speed_error = time_metric ? 1 / (1 + r.error) - 1 : r.error;
+    const double speed_error = time_metric ? speed_error_of_time(r.error) : r.error;
     // Dense models' cases by task, and serving cases also by engine, training
     // cases by stack: "inference/trtllm", "pretrain/fsdp". MoE models' cases
     // only in "<task>/moe" (every engine and stack): a dense prediction's band

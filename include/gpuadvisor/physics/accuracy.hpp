@@ -48,4 +48,16 @@ std::string_view embedded_accuracy_text();
 // One line for reports: "+-25% (p90 |error|, out of sample, 12 H100-SXM pretrain cases)".
 std::string accuracy_text(const AccuracyBand& b);
 
+// The bands of the simulated serving figures under a load (docs/validation.md
+// §Under load): the |error| of published measurements taken under a load
+// that the fit has never seen, by metric ("ttft_s", "tpot_s", "e2e_s"), on
+// the accelerator when it has kMinAccuracyCases of them, else over every
+// accelerator (said in the note); nullopt when the metric has none. Written
+// into data/validation/accuracy_at_load.json by `gpuadvisor validate --cases
+// data/validation/under_load.json --write-accuracy-at-load`.
+std::optional<AccuracyBand> accuracy_at_load_band(std::string_view accelerator, std::string_view metric);
+// "TTFT +-X% (p90 |error|, median Y%, lean, N published measurements under load on ...); TPOT ...", or empty without bands.
+std::string accuracy_at_load_line(std::string_view accelerator);
+std::string_view embedded_accuracy_at_load_text();
+
 }  // namespace gpuadvisor

@@ -13,4 +13,11 @@ namespace gpuadvisor {
 // (RL cases, never fitted, as they are).
 std::string accuracy_table_json(const LeaveOneSourceOut& l, const std::vector<CaseResult>& rl_results);
 
+// The bands of the simulated serving figures (data/validation/accuracy_at_load.json):
+// the |error| of the cases measured under a load (clients or requests per
+// second), per metric, per accelerator and over all. Out of sample only for
+// cases the fit has never seen (data/validation/under_load.json): `validate
+// --cases FILE --write-accuracy-at-load`.
+std::string accuracy_at_load_json(const std::vector<CaseResult>& results, const std::string& cases_file);
+
 }  // namespace gpuadvisor
