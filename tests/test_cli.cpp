@@ -2260,3 +2260,54 @@ TEST_CASE("cli: a simulated serving pick shows its accuracy at load, by metric")
   const auto idle_doc = nlohmann::json::parse(run("--format json recommend --model deepseek-v3 --task inference").out);
   CHECK(idle_doc["recommendation"]["accuracy_at_load"].is_null());
 }
+
+// From a hostile-input review and a blind trial (2026-12-06): what the
+// answer said disagreed with what it did, or hid what a user must know.
+TEST_CASE("cli: offline targets bind at the analytic means, as the assumption now says") {
+  Run offline = run("recommend --task inference --model llama-3-70b --requests-per-second 4 --mode offline --max-tpot 20ms");
+  CHECK(offline.code == 0);
+  CHECK(offline.err.find("simulated requests, queueing included") == std::string::npos);
+  CHECK(offline.err.find("offline: the latency targets apply to the analytic means at the load, and replicas are sized by utilisation") !=
+        std::string::npos);
+  const auto doc = nlohmann::json::parse(run("--format json recommend --task inference --model llama-3-70b --requests-per-second 4 --mode offline "
+                                             "--max-tpot 20ms").out);
+  CHECK(doc["recommendation"]["sized_by"] == "utilisation");
+}
+
+TEST_CASE("cli: a reasoning model's headline carries its first visible token") {
+  Run r = run("recommend --model deepseek-r1 --task inference --requests-per-second 2 --reasoning-tokens 4k");
+  CHECK(r.code == 0);
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  INFO(first);
+  const auto at = first.find("p90 first visible token ");
+  REQUIRE(at != std::string::npos);
+  CHECK(first.find("p90 TTFT") < at);
+  // The headline's figure is the detail line's p90.
+  const std::string seconds = first.substr(at + 24, first.find(',', at) - at - 24);
+  CHECK(r.out.find("  first visible token: p90 " + seconds + ", mean") != std::string::npos);
+  CHECK(run("recommend --model deepseek-r1 --task inference --requests-per-second 2").out.find("first visible token") == std::string::npos);
+}
+
+TEST_CASE("cli: a word where a duration, latency or amount goes says which forms are taken") {
+  CHECK(run("recommend --model llama-3-8b --task lora --deadline today").err.find(
+            "--deadline: 'today' is not a number (a duration: a number and a unit, e.g. 8h, 90min, 14d or 2w)") != std::string::npos);
+  CHECK(run("recommend --model llama-3-8b --task inference --max-ttft fast").err.find("(a latency: a number and a unit, e.g. 200ms or 2s)") !=
+        std::string::npos);
+  CHECK(run("recommend --model llama-3-8b --task lora --budget lots").err.find("(an amount in USD, e.g. 5000, 12.5k or $1M)") != std::string::npos);
+}
+
+TEST_CASE("cli: a precision the accelerator lacks is said where the estimate substitutes one") {
+  Run t4 = run("estimate --instance g4dn.xlarge --params 1B --task lora --precision bf16");
+  CHECK(t4.code == 0);
+  CHECK(t4.out.find("bf16 asked: T4 has no bf16 matrix path, so fp16 (with loss scaling)") != std::string::npos);
+  CHECK(run("estimate --instance p5.48xlarge --params 1B --task lora --precision bf16").out.find("asked:") == std::string::npos);
+}
+
+TEST_CASE("cli: fine-tuning past the checkpoint's context says it is context extension") {
+  Run past = run("recommend --model llama-3-8b --task finetune --seq-len 32k");
+  CHECK(past.code == 0);
+  CHECK(past.err.find("sequence length 32768 is beyond llama-3-8b's context of 8192 tokens: training at it extends the context (rotary positions "
+                      "past the context need RoPE scaling, e.g. YaRN), priced here as plain finetune at that length") != std::string::npos);
+  CHECK(run("recommend --model llama-3-8b --task lora --seq-len 8192").err.find("beyond") == std::string::npos);
+  CHECK(run("recommend --model llama-3-8b --task pretrain --seq-len 32k --tokens 1B").err.find("is beyond") == std::string::npos);  // a new model's own context
+}

@@ -41,7 +41,8 @@ bool has_leading_zero(const std::string& s) {
   return s.size() > d + 1 && s[d] == '0' && std::isdigit(static_cast<unsigned char>(s[d + 1]));
 }
 
-NumberAndUnit split_number(std::string_view raw, std::string_view what) {
+// `forms`: what the flag takes, said when the text is no number at all.
+NumberAndUnit split_number(std::string_view raw, std::string_view what, std::string_view forms = {}) {
   std::string s = trim(raw);
   if (s.empty()) throw InputError(fmt::format("{}: empty value", what));
   refuse_commas(s, what);
@@ -54,7 +55,7 @@ NumberAndUnit split_number(std::string_view raw, std::string_view what) {
   if (ec == std::errc::result_out_of_range)
     throw InputError(fmt::format("{}: '{}' is out of range", what, s));
   if (ec != std::errc() || ptr == begin)
-    throw InputError(fmt::format("{}: '{}' is not a number", what, s));
+    throw InputError(fmt::format("{}: '{}' is not a number{}", what, s, forms.empty() ? "" : fmt::format(" ({})", forms)));
   if (!std::isfinite(value)) throw InputError(fmt::format("{}: '{}' is not a finite number", what, s));
   std::string unit = trim(std::string_view(ptr, static_cast<size_t>(end - ptr)));
   return {value, unit};
@@ -132,7 +133,7 @@ long long parse_positive_integer(std::string_view raw, std::string_view what) {
 }
 
 double parse_duration_hours(std::string_view text, std::string_view what) {
-  auto [value, unit] = split_number(text, what);
+  auto [value, unit] = split_number(text, what, "a duration: a number and a unit, e.g. 8h, 90min, 14d or 2w");
   std::string u = lower_case(unit);
   refuse_m_for_minutes(u, text, what);
   double hours_per_unit = 0;
@@ -155,7 +156,7 @@ double parse_duration_hours(std::string_view text, std::string_view what) {
 }
 
 double parse_latency_s(std::string_view text, std::string_view what) {
-  auto [value, unit] = split_number(text, what);
+  auto [value, unit] = split_number(text, what, "a latency: a number and a unit, e.g. 200ms or 2s");
   std::string u = lower_case(unit);
   refuse_m_for_minutes(u, text, what);
   double seconds_per_unit = 0;
@@ -177,7 +178,7 @@ double parse_usd(std::string_view text, std::string_view what) {
   std::string s = trim(text);
   refuse_commas(s, what);
   if (!s.empty() && s.front() == '$') s.erase(0, 1);
-  auto [value, unit] = split_number(s, what);
+  auto [value, unit] = split_number(s, what, "an amount in USD, e.g. 5000, 12.5k or $1M");
   const double scale = lower_case(unit) == "usd" ? 1 : suffix_scale(unit);
   if (scale == 0)
     throw InputError(fmt::format("{}: unknown suffix '{}' in '{}' (amounts are USD: 5000, 12.5k, 1M)", what, unit, trim(text)));

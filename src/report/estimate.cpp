@@ -124,7 +124,11 @@ void add_config_and_memory(const EstimateContext& ctx, const ItemAdder& add) {
   add("config", "instance", text(fmt::format("{} x {}", c.count, c.instance->name)), "");
   add("config", "accelerators", integer(c.accelerators()), c.accelerator->name);
   add("config", "layout", text(layout_text(e.layout)), "");
-  add("config", "precision", text(std::string(to_string(e.precision))), "");
+  const Precision asked = ctx.workload->precision;
+  add("config", "precision", text(std::string(to_string(e.precision))),
+      e.precision == asked ? std::string()
+                           : fmt::format("{} asked: {} has no {} matrix path, so {} (with loss scaling)", to_string(asked), c.accelerator->name,
+                                         to_string(asked), to_string(e.precision)));
   if (e.framework)
     add("config", "framework", text(e.framework->name),
         fmt::format("{}; matrices at {:.2f} of Megatron-Core's", e.framework->title, e.framework->compute_factor(e.precision)));

@@ -141,7 +141,9 @@ ordered_json service_json(const ServingRow& r, const ModelSpec& m) {
           {"accuracy", accuracy_json(r.instance->accelerator_name, "inference", e.engine->name, m.is_moe())}};
 }
 
-std::string service_line(const ServingRow& r) {
+// `after_ttft`: a figure the headline shows after the TTFT (the first visible
+// token of a reasoning model), with its ", ".
+std::string service_line(const ServingRow& r, std::string_view after_ttft = {}) {
   const auto& e = r.estimate;
   // Utilisation is the load over the analytic capacity at the targets; a
   // replica sized by simulation can serve more than that (chunked prefill
@@ -155,8 +157,8 @@ std::string service_line(const ServingRow& r) {
   // One-token outputs (a TPOT of 0) have no time per token to show: their request's latency instead.
   const std::string tpot = r.tpot_seen_s() > 0 ? fmt::format("{}{:.0f} ms per token, ", at, r.tpot_seen_s() * 1e3)
                                                : fmt::format("{}request latency {:.0f} ms, ", at, r.e2e_seen_s() * 1e3);
-  return fmt::format("{} x {} ({}, {} replica{}), {}TTFT {:.0f} ms, {}{}/month{}", r.instances, r.instance->name, layout_text(e.layout), r.replicas,
-                     r.replicas > 1 ? "s" : "", at, r.ttft_seen_s() * 1e3, tpot,
+  return fmt::format("{} x {} ({}, {} replica{}), {}TTFT {:.0f} ms, {}{}{}/month{}", r.instances, r.instance->name, layout_text(e.layout), r.replicas,
+                     r.replicas > 1 ? "s" : "", at, r.ttft_seen_s() * 1e3, after_ttft, tpot,
                      r.ranked_usd_per_hour ? money_text(*r.ranked_usd_per_hour * kHoursPerMonth) : "cost unknown", per_token);
 }
 
@@ -284,6 +286,17 @@ std::string first_visible_text(const ServingRow& pick, double hidden_tokens) {
                      hidden_tokens, pick.at_load.tpot_s * 1e3);
 }
 
+// The headline's figure for a reasoning model: a user waits for the hidden
+// tokens before the first visible one, so the TTFT alone would read as the wait.
+std::string first_visible_headline(const ServingRow& pick, double hidden_tokens) {
+  const auto mean_s = first_visible_mean_s(pick, hidden_tokens);
+  if (!mean_s) return "";
+  auto text = [](double t) { return t < 1 ? fmt::format("{:.0f} ms", t * 1e3) : fmt::format("{:.1f} s", t); };
+  if (pick.simulated && pick.simulated->first_visible_s && pick.slo_percentile)
+    return fmt::format("p{} first visible token {}, ", pick.slo_percentile, text(pick.simulated->first_visible_s->at(pick.slo_percentile)));
+  return fmt::format("first visible token {}, ", text(*mean_s));
+}
+
 // The bill per generated token (hidden reasoning and every sample included),
 // what an API bills as output; nullopt where every generated token is visible.
 std::optional<double> usd_per_million_generated_tokens(const ServingRow& pick, const InferenceWorkload& w) {
@@ -323,7 +336,8 @@ std::string fastest_service_text(const ServingRecommendation& rec, const Alterna
 
 std::string render_serving_pick_text(const ServingRecommendation& rec, const InferenceContext& ctx) {
   if (!rec.pick) return "No option has a known price, so there is no pick; the options below are by time per token.\n\n";
-  std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick), rec.why);
+  std::string out = fmt::format("Recommended: {}\n  why: {}\n", service_line(*rec.pick, first_visible_headline(*rec.pick, ctx.workload->reasoning_tokens)),
+                                rec.why);
   out += first_visible_text(*rec.pick, ctx.workload->reasoning_tokens);
   out += generated_price_text(*rec.pick, *ctx.workload);
   if (const auto& p = rec.pick->estimate.precision; p.weight_only)

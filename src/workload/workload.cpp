@@ -94,6 +94,15 @@ TrainingWorkload make_workload(const WorkloadRequest& r, const ModelSpec& model)
   w.epochs = r.epochs.value_or(1);
   if (w.seq_len < 16 || w.seq_len > 10'000'000)
     throw InputError(fmt::format("--seq-len: {} is outside [16, 10000000]", w.seq_len));
+  // Fine-tuning past the checkpoint's context is context extension: priced
+  // here as plain training at that length, which the user should know.
+  if (!pretraining && model.context_length > 0 && w.seq_len > model.context_length)
+    w.assumptions.push_back(fmt::format("sequence length {} is beyond {}'s context of {} tokens: training at it extends the context ({}), "
+                                        "priced here as plain {} at that length",
+                                        w.seq_len, model.name, model.context_length,
+                                        model.learned_positions ? "its learned positions stop at the context: new ones must be added and trained"
+                                                                : "rotary positions past the context need RoPE scaling, e.g. YaRN",
+                                        to_string(r.task)));
   if (w.global_batch < 1 || w.global_batch > 100'000'000)
     throw InputError(fmt::format("--global-batch: {} is outside [1, 100000000]", w.global_batch));
   if (!(w.epochs > 0) || w.epochs > 1e6) throw InputError("--epochs: must be in (0, 1000000]");
@@ -170,7 +179,13 @@ void apply_default_targets(InferenceWorkload& w, const InferenceRequest& r) {
 // simulated) at the no-queue mean.
 void target_assumptions(InferenceWorkload& w, const InferenceRequest& r) {
   if (!w.max_tpot_s && !w.max_ttft_s) return;
-  if ((w.requests_per_second || w.clients) && w.samples == 1 && !w.verifier) {
+  const bool simulated = (w.requests_per_second || w.clients) && w.samples == 1 && !w.verifier;
+  if (simulated && w.mode == ServingMode::offline) {
+    w.assumptions.push_back("offline: the latency targets apply to the analytic means at the load, and replicas are sized by utilisation "
+                            "(--target-utilisation), not by simulated percentiles; estimate's simulated rows at the load are shown beside them");
+    return;
+  }
+  if (simulated) {
     const std::string at = w.slo_percentile ? fmt::format("the p{} of", w.slo_percentile) : std::string("the mean of");
     w.assumptions.push_back(fmt::format("the latency targets bind at {} the simulated requests, queueing included (--slo-percentile; "
                                         "MLPerf binds at p99); the prediction's error band is shown beside it, not added",
