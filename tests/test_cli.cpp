@@ -2311,3 +2311,26 @@ TEST_CASE("cli: fine-tuning past the checkpoint's context says it is context ext
   CHECK(run("recommend --model llama-3-8b --task lora --seq-len 8192").err.find("beyond") == std::string::npos);
   CHECK(run("recommend --model llama-3-8b --task pretrain --seq-len 32k --tokens 1B").err.find("is beyond") == std::string::npos);  // a new model's own context
 }
+
+// Hostile review: estimate priced 8 x p5.48xlarge at the on-demand rate
+// without a word, where cost ranks the same count at a Capacity Block
+// ($15,947 for 2 days) because 8 is beyond the usual on-demand count.
+TEST_CASE("cli: estimate says what buys a count beyond the usual on-demand limit, as cost prices it") {
+  const std::string job = " --instance p5.48xlarge --count 8 --model llama-3-70b --task pretrain --precision fp8 --tokens 10B";
+  Run est = run("estimate" + job);
+  CHECK(est.code == 0);
+  const auto at = est.out.find("\ncost        capacity");
+  REQUIRE(at != std::string::npos);
+  const std::string row = est.out.substr(at + 1, est.out.find('\n', at + 1) - at - 1);
+  CHECK(row.find("8 x p5.48xlarge is more than one can usually start on demand (about 2): buy 1 Capacity Block of 2 days (about $15,947") !=
+        std::string::npos);
+  Run cost = run("cost" + job);
+  CHECK(cost.out.find("$15,947 in Capacity Blocks") != std::string::npos);  // the same block
+  const auto doc = nlohmann::json::parse(run("--format json estimate" + job).out);
+  CHECK(doc["cost"]["capacity"]["channel"] == "capacity block/reservation");
+  const auto two = nlohmann::json::parse(run("--format json estimate --instance p5.48xlarge --count 2 --model llama-3-70b --task pretrain "
+                                             "--precision fp8 --tokens 10B").out);
+  CHECK(two["cost"]["capacity"].is_null());
+  CHECK(run("estimate --instance p5.48xlarge --count 2 --model llama-3-70b --task pretrain --precision fp8 --tokens 10B").out.find("cost        capacity") ==
+        std::string::npos);
+}

@@ -20,6 +20,7 @@
 #include "gpuadvisor/workload/model.hpp"
 #include "gpuadvisor/physics/overheads.hpp"
 #include "gpuadvisor/base/quantity.hpp"
+#include "gpuadvisor/search/capacity.hpp"
 #include "report/detail.hpp"
 
 
@@ -81,15 +82,27 @@ ordered_json throughput_json(const TrainingEstimate& e) {
           {"compute_efficiency", sig6(e.compute_efficiency)}};
 }
 
+// Where the count is beyond what one usually starts on demand, what buys it
+// (recommend and cost rank such a count at a Capacity Block): a block sized to
+// the prediction plus its p90 error, as recommend sizes it. Empty otherwise.
+std::optional<CapacityAdvice> estimate_capacity(const EstimateContext& ctx) {
+  const Cluster& c = *ctx.cluster;
+  if (!beyond_usual_on_demand(*c.instance, c.count)) return std::nullopt;
+  const auto band = accuracy_band(c.accelerator->name, accuracy_task(to_string(ctx.workload->task)), training_framework_name(ctx), ctx.model->is_moe());
+  return capacity_advice(*c.instance, c.count, ctx.estimate->total_hours, ctx.region, Pricing::on_demand, band ? band->p90_abs_error : 0);
+}
+
 ordered_json estimate_cost_json(const EstimateContext& ctx, const EstimateCost& cost) {
   auto rate_or_null = [](std::optional<double> v) { return v ? ordered_json(rate_json_value(*v)) : ordered_json(nullptr); };
   auto per_million = [&](std::optional<double> v) { return v ? ordered_json(sig6(*v / cost.million_tokens)) : ordered_json(nullptr); };
+  const auto capacity = estimate_capacity(ctx);
   return {{"on_demand_usd_per_hour_per_instance", rate_or_null(ctx.on_demand_usd_per_hour)},
           {"spot_usd_per_hour_per_instance", rate_or_null(ctx.spot_usd_per_hour)},
           {"on_demand_usd", money_json(cost.on_demand_usd)}, {"spot_usd", money_json(cost.spot_usd)},
           {"on_demand_usd_per_million_tokens", per_million(cost.on_demand_usd)},
           {"spot_usd_per_million_tokens", per_million(cost.spot_usd)},
-          {"spot_note", "spot_usd assumes no interruptions; `gpuadvisor cost` gives the expected cost with reclaims and failures"}};
+          {"spot_note", "spot_usd assumes no interruptions; `gpuadvisor cost` gives the expected cost with reclaims and failures"},
+          {"capacity", capacity ? ordered_json{{"channel", capacity->column()}, {"note", capacity->note}} : ordered_json(nullptr)}};
 }
 
 std::string estimate_json(const Catalog& catalog, const EstimateContext& ctx, const EstimateCost& cost) {
@@ -177,6 +190,8 @@ void add_throughput_and_cost(const EstimateContext& ctx, const EstimateCost& cos
   add("cost", "on-demand", money(cost.on_demand_usd), std::string(ctx.region) + ", billed per second, 60 s minimum");
   add("cost", "spot (no interruptions)", money(cost.spot_usd), std::string(ctx.region));
   add("cost", "on-demand per million tokens", cost.on_demand_usd ? num(*cost.on_demand_usd / cost.million_tokens, 2) : Cell{"unknown", std::monostate{}}, "USD");
+  // The on-demand figure assumes the instances can be started at will.
+  if (const auto a = estimate_capacity(ctx)) add("cost", "capacity", text(a->column()), a->note);
 }
 
 }  // namespace
