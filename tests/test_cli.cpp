@@ -2334,3 +2334,15 @@ TEST_CASE("cli: estimate says what buys a count beyond the usual on-demand limit
   CHECK(run("estimate --instance p5.48xlarge --count 2 --model llama-3-70b --task pretrain --precision fp8 --tokens 10B").out.find("cost        capacity") ==
         std::string::npos);
 }
+
+// Blind trial: --pricing spot picked 128 x g5.48xlarge for a 7B pre-training
+// with no word on whether 128 of them can be had at once on spot (g5 has no
+// known usual count, so spot is offered at any count).
+TEST_CASE("cli: a spot pick of many instances with no usual count says nothing vouches for that many at once") {
+  Run spot = run("recommend --params 7B --task pretrain --tokens 2T --pricing spot");
+  CHECK(spot.code == 0);
+  CHECK(spot.out.find("Recommended: 128 x g5.48xlarge") == 0);
+  CHECK(spot.out.find("  capacity: no usual count is known for g5.48xlarge: 128 instances on spot at once may not be there to be had, and a "
+                      "synchronous job runs only with every node (EC2's Spot placement score for 128 x g5.48xlarge") != std::string::npos);
+  CHECK(run("recommend --model llama-3-8b --task lora --pricing spot").out.find("capacity:") == std::string::npos);  // one instance
+}

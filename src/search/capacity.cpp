@@ -78,6 +78,15 @@ std::string unknown_limit_note(const Instance& inst, int count) {
                      inst.name, count, inst.capacity_blocks ? "a Capacity Block or a reservation" : "an On-Demand Capacity Reservation");
 }
 
+// Spot without a known usual count: a synchronous job runs only with every
+// node, and nothing here says that many are there to be had at once.
+std::string unknown_spot_count_note(const Instance& inst, int count) {
+  return fmt::format("no usual count is known for {}: {} instances on spot at once may not be there to be had, and a synchronous job runs "
+                     "only with every node (EC2's Spot placement score for {} x {} says how likely the request is to be filled; expect "
+                     "partial fleets and waits)",
+                     inst.name, count, count, inst.name);
+}
+
 // On-demand and best are the prices that assume instances can be started at will.
 bool at_will(Pricing pricing) { return pricing == Pricing::on_demand || pricing == Pricing::best; }
 
@@ -114,6 +123,8 @@ CapacityAdvice capacity_advice(const Instance& inst, int count, double hours, st
   else if (a.spot_scarce)
     a.note = fmt::format("{} x {} on spot: spot capacity of this family is scarce too (about {} at once is usual); expect partial "
                          "fleets and waits, or buy {}", count, inst.name, *inst.on_demand_max_instances, block_text(inst, count, a, region));
+  else if (a.limit_unknown && a.on_spot)
+    a.note = unknown_spot_count_note(inst, count);
   return a;
 }
 
