@@ -2346,3 +2346,14 @@ TEST_CASE("cli: a spot pick of many instances with no usual count says nothing v
                       "synchronous job runs only with every node (EC2's Spot placement score for 128 x g5.48xlarge") != std::string::npos);
   CHECK(run("recommend --model llama-3-8b --task lora --pricing spot").out.find("capacity:") == std::string::npos);  // one instance
 }
+
+// Hostile review: --params 1M priced a 17M-parameter model with only an
+// info line; a count the shape cannot reach now warns.
+TEST_CASE("cli: --params below the smallest shape warns that the larger shape is what is priced") {
+  Run tiny = run("recommend --params 1M --task lora");
+  CHECK(tiny.code == 0);
+  CHECK(tiny.err.find("warning: --params 1M: the smallest shape built has 17.2M parameters (16.4M of them the 32000-token vocabulary's "
+                      "embeddings), and is what is priced") != std::string::npos);
+  CHECK(run("recommend --params 7B --task lora").err.find("smallest shape") == std::string::npos);
+  CHECK(run("recommend --params 1M --vocab 1000 --task lora").err.find("smallest shape") == std::string::npos);  // the user's own shape
+}

@@ -423,6 +423,13 @@ ModelSpec build_model(const ModelOptions& o) {
     if (params < 1e6) throw InputError(fmt::format("--params: {:.3g} is too small for a transformer (at least 1M)", params));
     if (params > kMaxParams) throw InputError(fmt::format("--params: {:.3g} exceeds the supported {:.0e}", params, kMaxParams));
     m = model_from_param_count(params);
+    // One layer over the nearest preset's vocabulary is the smallest shape: a
+    // count far below it is priced at it, which the user should not miss.
+    const bool overridden = o.layers || o.hidden || o.heads || o.kv_heads || o.vocab;
+    if (!overridden && m.total_params() > 1.25 * params)
+      warn(fmt::format("--params {}: the smallest shape built has {:.3g}M parameters ({:.3g}M of them the {}-token vocabulary's embeddings), "
+                       "and is what is priced; --vocab and --hidden build a smaller one",
+                       o.params, m.total_params() / 1e6, m.embedding_params() / 1e6, m.vocab));
   }
   ShapeOverrides ov{o.layers, o.hidden, o.heads, o.kv_heads, o.vocab};
   for (int v : {o.layers, o.hidden, o.heads, o.kv_heads, o.vocab})
