@@ -734,3 +734,23 @@ TEST_CASE("SGLang's eager prefill: a short prompt takes at least layers x kernel
   CHECK(find_engine("vllm")->prefill_launch_s_per_kernel == 0);
   CHECK(find_engine("trtllm")->prefill_launch_s_per_kernel == 0);
 }
+
+// Hostile review: --engine trtllm was accepted on V100 and T4, which
+// TensorRT-LLM's supported hardware (Blackwell, Hopper, Ada, Ampere) leaves out.
+TEST_CASE("engines: TensorRT-LLM runs on Ampere and newer only, told by bf16 tensor cores") {
+  const EngineProfile& trt = *find_engine("trtllm");
+  CHECK(trt.ampere_or_newer);
+  CHECK_FALSE(find_engine("vllm")->ampere_or_newer);
+  for (const char* old : {"T4", "V100-16GB", "V100-32GB"}) {
+    const auto p = engine_problem(trt, *cat().find_accelerator(old), WeightFormat::bf16);
+    REQUIRE(p);
+    CHECK(p->find("engine trtllm runs on Ampere and newer GPUs only") != std::string::npos);
+  }
+  for (const char* ok : {"A10G", "A100-40GB", "L4", "L40S", "H100-SXM", "B200"}) {
+    INFO(ok);
+    CHECK_FALSE(engine_problem(trt, *cat().find_accelerator(ok), WeightFormat::bf16));
+  }
+  const auto est = cli_test::run("estimate --engine trtllm --model llama-3-8b --task inference --instance g4dn.12xlarge");
+  CHECK(est.code == 2);
+  CHECK(est.err.find("T4 predates them: --engine vllm") != std::string::npos);
+}

@@ -90,6 +90,7 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   else if (prefill == "separate") e.prefill = PrefillScheduling::separate;
   else r.fail("prefill", "expected chunked or separate");
   e.prefill_pauses_decode = optional_flag(r, j, "prefill_pauses_decode");
+  e.ampere_or_newer = optional_flag(r, j, "ampere_or_newer");
   if (e.prefill_pauses_decode && e.prefill != PrefillScheduling::chunked)
     r.fail("prefill_pauses_decode", "only with chunked prefill: a separate prefill pauses the decode batch already");
   read_prefill_chunk(r, j, e);
@@ -231,6 +232,12 @@ std::optional<std::string> engine_problem(const EngineProfile& e, const Accelera
                              e.name, acc.name)
                : fmt::format("engine {} runs on Inferentia and Trainium only; {} is a GPU: --engine {}", e.name, acc.name,
                              engine_names_where([](const EngineProfile& x) { return x.software == "cuda"; }));
+  // Every GPU from Ampere on has bf16 tensor cores and none before it does
+  // (V100, T4): the architecture the catalog does not name, read from that.
+  if (e.ampere_or_newer && !acc.tflops(Precision::bf16))
+    return fmt::format("engine {} runs on Ampere and newer GPUs only (its supported hardware: Blackwell, Hopper, Ada Lovelace, Ampere); {} "
+                       "predates them: --engine vllm",
+                       e.name, acc.name);
   if (std::find(e.weights.begin(), e.weights.end(), weights) == e.weights.end())
     return fmt::format("engine {} does not serve {} weights (--weights bf16, or an engine that does)", e.name, to_string(weights));
   return std::nullopt;

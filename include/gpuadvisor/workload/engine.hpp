@@ -42,6 +42,9 @@ struct EngineProfile {
   // chunks or all decodes, prompts first, so the running sequences wait out
   // each prefill step (SGLang: --enable-mixed-chunk is off by default).
   bool prefill_pauses_decode = false;
+  // Runs on Ampere and newer GPUs only (TensorRT-LLM's supported hardware):
+  // refused on an accelerator without bf16 tensor cores (V100, T4).
+  bool ampere_or_newer = false;
   // Token budget of one chunked step (vLLM's max_num_batched_tokens, SGLang's
   // chunked_prefill_size, TensorRT-LLM's max_num_tokens), or a separate
   // prefill's: `prefill_chunk_tokens`, or the last of `prefill_chunk_tiers`
