@@ -270,19 +270,21 @@ std::optional<double> first_visible_mean_s(const ServingRow& pick, double hidden
   return pick.at_load.ttft_s + hidden_tokens * pick.at_load.tpot_s;
 }
 
-// The same in words: simulated at the targets' percentile, with the mean.
+// A wait in words: "340 ms", "126.7 s".
+std::string wait_text(double s) { return s < 1 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:.1f} s", s); }
+
+// The first visible token in words: simulated at the targets' percentile, with the mean.
 std::string first_visible_text(const ServingRow& pick, double hidden_tokens) {
   const auto mean_s = first_visible_mean_s(pick, hidden_tokens);
   if (!mean_s) return "";
-  auto text = [](double t) { return t < 1 ? fmt::format("{:.0f} ms", t * 1e3) : fmt::format("{:.1f} s", t); };
   if (pick.simulated && pick.simulated->first_visible_s) {
     const Percentiles& p = *pick.simulated->first_visible_s;
-    const std::string at = pick.slo_percentile ? fmt::format("p{} {}, mean {}", pick.slo_percentile, text(p.at(pick.slo_percentile)), text(p.mean))
-                                               : fmt::format("mean {}", text(p.mean));
+    const std::string at = pick.slo_percentile ? fmt::format("p{} {}, mean {}", pick.slo_percentile, wait_text(p.at(pick.slo_percentile)), wait_text(p.mean))
+                                               : fmt::format("mean {}", wait_text(p.mean));
     return fmt::format("  first visible token: {} (simulated: TTFT, then {:.0f} hidden reasoning tokens at each request's own pace)\n", at,
                        hidden_tokens);
   }
-  return fmt::format("  first visible token: after about {} (TTFT, then {:.0f} hidden reasoning tokens at {:.0f} ms each)\n", text(*mean_s),
+  return fmt::format("  first visible token: after about {} (TTFT, then {:.0f} hidden reasoning tokens at {:.0f} ms each)\n", wait_text(*mean_s),
                      hidden_tokens, pick.at_load.tpot_s * 1e3);
 }
 
@@ -291,10 +293,9 @@ std::string first_visible_text(const ServingRow& pick, double hidden_tokens) {
 std::string first_visible_headline(const ServingRow& pick, double hidden_tokens) {
   const auto mean_s = first_visible_mean_s(pick, hidden_tokens);
   if (!mean_s) return "";
-  auto text = [](double t) { return t < 1 ? fmt::format("{:.0f} ms", t * 1e3) : fmt::format("{:.1f} s", t); };
   if (pick.simulated && pick.simulated->first_visible_s && pick.slo_percentile)
-    return fmt::format("p{} first visible token {}, ", pick.slo_percentile, text(pick.simulated->first_visible_s->at(pick.slo_percentile)));
-  return fmt::format("first visible token {}, ", text(*mean_s));
+    return fmt::format("p{} first visible token {}, ", pick.slo_percentile, wait_text(pick.simulated->first_visible_s->at(pick.slo_percentile)));
+  return fmt::format("first visible token {}, ", wait_text(*mean_s));
 }
 
 // The bill per generated token (hidden reasoning and every sample included),

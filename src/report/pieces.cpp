@@ -92,21 +92,26 @@ ordered_json workload_json(const TrainingWorkload& w) {
   return j;
 }
 
+namespace {
+
+// One band as JSON: accuracy_json's shape, the bands at a load's too.
+ordered_json band_json(const AccuracyBand& b) {
+  return {{"group", b.group}, {"cases", b.cases}, {"median_abs_error", sig6(b.median_abs_error)},
+          {"p90_abs_error", sig6(b.p90_abs_error)}, {"median_signed_error", sig6(b.median_signed_error)}, {"out_of_sample", true},
+          {"note", b.note}};
+}
+
+}  // namespace
+
 ordered_json accuracy_json(std::string_view accelerator, std::string_view task, std::string_view engine, bool moe) {
-  auto b = accuracy_band(accelerator, accuracy_task(task), engine, moe);
-  if (!b) return nullptr;
-  return {{"group", b->group}, {"cases", b->cases}, {"median_abs_error", sig6(b->median_abs_error)},
-          {"p90_abs_error", sig6(b->p90_abs_error)}, {"median_signed_error", sig6(b->median_signed_error)}, {"out_of_sample", true},
-          {"note", b->note}};
+  const auto b = accuracy_band(accelerator, accuracy_task(task), engine, moe);
+  return b ? band_json(*b) : ordered_json(nullptr);
 }
 
 ordered_json accuracy_at_load_json(std::string_view accelerator) {
   ordered_json j = ordered_json::object();
   for (const char* metric : {"ttft_s", "tpot_s", "e2e_s"})
-    if (const auto b = accuracy_at_load_band(accelerator, metric))
-      j[metric] = {{"group", b->group}, {"cases", b->cases}, {"median_abs_error", sig6(b->median_abs_error)},
-                   {"p90_abs_error", sig6(b->p90_abs_error)}, {"median_signed_error", sig6(b->median_signed_error)}, {"out_of_sample", true},
-                   {"note", b->note}};
+    if (const auto b = accuracy_at_load_band(accelerator, metric)) j[metric] = band_json(*b);
   return j.empty() ? ordered_json(nullptr) : j;
 }
 
