@@ -290,7 +290,7 @@ class EstimateCommand : public Command {
       warn(fmt::format("the trace gives one replica only {} requests, replayed as one period of a steady load to {}: a longer trace "
                        "gives steadier figures",
                        distinct, load->requests));
-    if (w.samples > 1 || w.verifier) {
+    if (!w.simulable()) {
       spdlog::warn("best-of-N samples and verifiers are not simulated: the figures at load are the analytic operating point (no queueing)");
       return std::nullopt;
     }

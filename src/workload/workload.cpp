@@ -179,7 +179,7 @@ void apply_default_targets(InferenceWorkload& w, const InferenceRequest& r) {
 // simulated) at the no-queue mean.
 void target_assumptions(InferenceWorkload& w, const InferenceRequest& r) {
   if (!w.max_tpot_s && !w.max_ttft_s) return;
-  const bool simulated = (w.requests_per_second || w.clients) && w.samples == 1 && !w.verifier;
+  const bool simulated = (w.requests_per_second || w.clients) && w.simulable();
   if (simulated && w.mode == ServingMode::offline) {
     w.assumptions.push_back("offline: the latency targets apply to the analytic means at the load, and replicas are sized by utilisation "
                             "(--target-utilisation), not by simulated percentiles; estimate's simulated rows at the load are shown beside them");
@@ -481,7 +481,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                        "--tokens-per-day; estimate also --clients)");
     if (!w.max_ttft_s && !w.max_tpot_s)
       throw InputError("--slo-percentile binds the latency targets, and --mode offline has none: give --max-ttft or --max-tpot with it");
-    if (w.samples > 1 || w.verifier)
+    if (!w.simulable())
       throw InputError(fmt::format("--slo-percentile binds the targets at a percentile of the simulated latencies, and {} not simulated "
                                    "(the targets apply to the analytic means): leave --slo-percentile out",
                                    w.verifier ? "a verifier is" : "best-of-N samples are"));
@@ -513,7 +513,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                 ? std::string("offline: replicas run fully busy (a batch queue has no bursts to absorb; --target-utilisation sets headroom)")
                                 : fmt::format("replicas run at most {:.0f}% busy (--target-utilisation): headroom for bursts and queueing",
                                               w.target_utilisation * 100));
-  if (w.clients && (w.samples > 1 || w.verifier))
+  if (w.clients && !w.simulable())
     throw InputError(fmt::format("--clients {}: best-of-N samples (--samples) and verifiers are not simulated, and a closed loop has no rate "
                                  "for the analytic operating point; give --requests-per-second instead, or leave out --samples/--verifier",
                                  *w.clients));

@@ -212,11 +212,13 @@ struct InferenceWorkload {
   int prefix_tokens() const { return static_cast<int>(std::lround(prefix_share * prompt_tokens)); }
   // Prompt tokens a prefill computes for a prompt of `prompt` tokens: all but the shared prefix, at least one.
   double computed_prompt_tokens(double prompt) const { return std::max(1.0, prompt - std::min<double>(prefix_tokens(), prompt - 1)); }
+  // The serving simulator runs one sequence per request: best-of-N samples
+  // and a verifier are not simulated (their figures at a load are analytic).
+  bool simulable() const { return samples == 1 && !verifier; }
   // Replicas sized by simulation (docs/methodology.md §Replicas sized by
-  // simulation): online, with a load and a latency target, one sample per
-  // request (best-of-N and verifiers are not simulated).
+  // simulation): online, with a load and a latency target, and simulable.
   bool sizes_replicas_by_simulation() const {
-    return mode == ServingMode::online && requests_per_second && (max_ttft_s || max_tpot_s) && samples == 1 && !verifier;
+    return mode == ServingMode::online && requests_per_second && (max_ttft_s || max_tpot_s) && simulable();
   }
   // Tokens each decoding sequence emits per step (1 without speculation), and
   // the positions it computes per step (the target's token and the proposals).
