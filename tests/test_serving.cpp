@@ -418,6 +418,14 @@ TEST_CASE("When the KV cache runs short the engine preempts and recomputes, and 
   const SimulatedService r = simulate_service(x.m, reserving, x.c, t2, closed(64, 256, 2048, 2048));
   CHECK(r.metrics.preemptions == 0);
   CHECK(r.metrics.completed == 256);
+  // A reservation is held to the end, through the decode-only runs too: room
+  // for about 29 whole requests of 4,096 tokens (120,000 / 4,096) keeps at
+  // most that many in flight, and the blocks in use never fall to the
+  // tokens cached (about half of each reservation on the mean); 256
+  // requests through 64 clients leave every reservation-sized slot full.
+  CHECK(r.metrics.mean_sequences <= 120000.0 / 4096);
+  CHECK(r.metrics.mean_sequences > 25);
+  CHECK(r.metrics.kv_utilisation > 0.85);
 }
 
 TEST_CASE("estimate simulates the load it is given: percentiles in JSON, default targets reported rather than refused") {

@@ -491,7 +491,9 @@ SchedulerTotals Engine::run() {
       for (Sequence& s : running_) {
         attended.add_twice(2 * int64_t{s.cached});
         to_first_finish = std::min(to_first_finish, steps_to_first_finish(s));
-        // The first step's blocks, taken by grow_decodes, go back: run_decodes takes the run's.
+        // The first step's blocks, taken by grow_decodes, go back: run_decodes
+        // takes the run's (a full reservation is held to the end).
+        if (limits_.reserves_full_kv) continue;
         const int64_t had = own_blocks(s, s.cached);
         pool_.give(s.blocks - had);
         s.blocks = had;
