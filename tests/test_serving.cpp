@@ -860,7 +860,14 @@ TEST_CASE("A trace is the load: its rate and lengths, replicas taking its reques
       "{\"arrival_s\": 2, \"prompt_tokens\": 200, \"output_tokens\": 20}\n{\"arrival_s\": 4, \"prompt_tokens\": 400, \"output_tokens\": 40}\n",
       "four.jsonl"));
   const InferenceWorkload w = make_inference_workload(q);
-  CHECK(*w.requests_per_second == Approx(1.0));  // 4 requests over 4 s
+  // 4 arrivals over 4 s: 3 gaps of 4/3 s on the mean, 0.75 requests/s (a
+  // trace repeated end to end keeps that rate: the next period starts one
+  // mean gap after its last arrival).
+  CHECK(*w.requests_per_second == Approx(0.75));
+  RequestTrace twice{"twice", replica_trace(*w.trace, 1.0, 8)};
+  REQUIRE(twice.requests.size() == 8);
+  CHECK(twice.requests[4].arrival_s == Approx(4 + 4.0 / 3));
+  CHECK(twice.requests_per_second() == Approx(0.75));
   CHECK(w.prompt_tokens == Approx(250));
   CHECK(w.output_tokens == Approx(25));
   // Round robin: 2 replicas take requests 1 and 3 (from 0) ... every second one.
@@ -870,7 +877,7 @@ TEST_CASE("A trace is the load: its rate and lengths, replicas taking its reques
   CHECK(half[1].prompt_tokens == 400);
   CHECK(trace_share_of(*w.trace, 1.0, 100).size() == 4);
   CHECK(trace_share_of(*w.trace, 1.0, 3).size() == 3);  // --simulated-requests caps it
-  const ServingLoad load = *serving_load(w, 0.5);
+  const ServingLoad load = *serving_load(w, 0.375);
   CHECK(load.trace);
   CHECK(load.trace_share == Approx(0.5));
   // Its two requests are replayed as one period of a steady load, to kLeastReplayedTraceRequests:

@@ -223,9 +223,9 @@ RequestTrace parse_request_trace(std::string_view text, const std::string& name)
   const double start = t.requests.front().arrival_s;
   for (TraceRequest& r : t.requests) r.arrival_s -= start;
   if (t.span_s() <= 0) throw InputError(fmt::format("--trace {}: every request arrives at the same instant, so the trace has no rate", name));
-  const double rate = t.requests.size() / t.span_s();
+  const double rate = t.requests_per_second();
   if (!std::isfinite(rate) || rate < 1e-6 || rate > 1e9)
-    throw InputError(fmt::format("--trace {}: {} requests over {:.4g} s is {:.3g} requests/s, outside [1e-6, 1e9] (are the arrivals in the unit "
+    throw InputError(fmt::format("--trace {}: {} arrivals over {:.4g} s is {:.3g} requests/s, outside [1e-6, 1e9] (are the arrivals in the unit "
                                  "the format says: JSON timestamp in ms, arrival_s and CSV timestamp in s?)",
                                  name, t.requests.size(), t.span_s(), rate));
   return t;

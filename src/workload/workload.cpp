@@ -255,7 +255,7 @@ InferenceRequest from_trace(const InferenceRequest& given) {
   r.output_tokens = std::round(mean(outputs));
   r.prompt_tokens_p95 = std::max(*r.prompt_tokens, std::round(percentile(prompts, 0.95)));
   r.output_tokens_p95 = std::max(*r.output_tokens, std::round(percentile(outputs, 0.95)));
-  r.requests_per_second = t.requests.size() / t.span_s();
+  r.requests_per_second = t.requests_per_second();
   return r;
 }
 
@@ -301,7 +301,7 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
   InferenceWorkload w;
   if (r.trace) {
     w.trace = r.trace;
-    w.assumptions.push_back(fmt::format("the load is the trace {}: {} requests over {:.4g} s ({:.4g} requests/s), prompts {:.0f} tokens mean and {:.0f} "
+    w.assumptions.push_back(fmt::format("the load is the trace {}: {} requests arriving over {:.4g} s ({:.4g} requests/s at their mean gap), prompts {:.0f} tokens mean and {:.0f} "
                                         "p95, outputs {:.0f} and {:.0f}; replicas take its requests in turn",
                                         r.trace->name, r.trace->requests.size(), r.trace->span_s(), *r.requests_per_second, *r.prompt_tokens,
                                         *r.prompt_tokens_p95, *r.output_tokens, *r.output_tokens_p95));

@@ -18,6 +18,9 @@ struct RequestTrace {
   std::string name;                    // the file, for messages and JSON
   std::vector<TraceRequest> requests;  // in arrival order
   double span_s() const { return requests.empty() ? 0 : requests.back().arrival_s; }
+  // Its arrival rate: n - 1 gaps over its span (the mean gap, at which a
+  // short trace's replay also starts its next period: replica_trace).
+  double requests_per_second() const { return (static_cast<double>(requests.size()) - 1) / span_s(); }
 };
 
 // At most this many requests a trace holds.
