@@ -84,7 +84,11 @@ bool added_independent_sources(const ValidationCase& c) {
 // TensorRT-LLM's DEP columns (DEP01-DEP31) and the two attention-DP rows of
 // its v1.0 page kept unusable until then (I16, I16b).
 bool added_moe_layouts(const ValidationCase& c) { return c.source_key == "TRTLLM-DEP" || c.id == "I16" || c.id == "I16b"; }
-bool added_from_2026_12_01(const ValidationCase& c) { return added_2026_12_01(c) || added_independent_sources(c) || added_moe_layouts(c); }
+// AccelMark's single-request decode rows (I46-I61), taken 2026-12-07.
+bool added_accelmark(const ValidationCase& c) { return c.source_key == "ACCELMARK"; }
+// What came with or after the MoE serving layouts: guarded by their own tests.
+bool added_since_moe_layouts(const ValidationCase& c) { return added_moe_layouts(c) || added_accelmark(c); }
+bool added_from_2026_12_01(const ValidationCase& c) { return added_2026_12_01(c) || added_independent_sources(c) || added_since_moe_layouts(c); }
 std::vector<ValidationCase> bundled_without(bool (*leave_out)(const ValidationCase&)) {
   std::vector<ValidationCase> kept;
   for (const auto& c : bundled())
@@ -109,8 +113,8 @@ void check_held_out(const std::vector<ErrorSummary>& held_out, const Targets& t)
 }  // namespace
 
 TEST_CASE("accuracy on the bundled cases, in sample: median <= 8%, p90 <= 35%, every task group's median <= 15%") {
-  // The cases before the MoE serving layouts (their own test below).
-  const auto cases = bundled_without(added_moe_layouts);
+  // The cases before the MoE serving layouts (they and later sources have their own tests below).
+  const auto cases = bundled_without(added_since_moe_layouts);
   const auto results = run_cases(cases, validation_catalog());
   const auto summary = summarise(results);
   REQUIRE(!summary.empty());
@@ -142,7 +146,7 @@ TEST_CASE("the cases bundled before the fine-grained MoE serving sources meet th
   // with GPT-OSS's expert clamp and bias passes in training 9.4%, 29.1%, 10.0%.
   const auto earlier = bundled_without(
       [](const ValidationCase& c) { return c.source_key == "TRTLLM-1X" || c.source_key == "SGLCB" || added_from_2026_12_01(c); });
-  REQUIRE(earlier.size() == bundled().size() - 26 - 27 - 74 - 63 - 33);
+  REQUIRE(earlier.size() == bundled().size() - 26 - 27 - 74 - 63 - 33 - 16);
   check_held_out(summarise(leave_one_source_out(earlier, validation_catalog()).held_out), {177, 0.10, 0.35, 1, 0.12});
 }
 
@@ -157,8 +161,8 @@ TEST_CASE("the 217 cases bundled before 2026-12-01 out of sample: median <= 11%,
 }
 
 TEST_CASE("accuracy out of sample (leave one source out, pooled): median <= 10%, p90 <= 35%, pretraining median <= 10%, inference <= 12%") {
-  // The cases before the MoE serving layouts (their own test below).
-  const std::vector<ValidationCase> cases = bundled_without(added_moe_layouts);  // the results point into it
+  // The cases before the MoE serving layouts (they and later sources have their own tests below).
+  const std::vector<ValidationCase> cases = bundled_without(added_since_moe_layouts);  // the results point into it
   const LeaveOneSourceOut loso = leave_one_source_out(cases, validation_catalog());
   const auto held_out = summarise(loso.held_out);
   // Achieved over 328 cases: median 9.7%, p90 34.99%, pretraining 8.8%,
@@ -192,6 +196,29 @@ TEST_CASE("MoE serving layouts: the attention-DP and expert-parallel cases out o
   CHECK(held_out.front().p90_abs <= 0.50);
   // Every one predicted with the layout measured (none refused).
   for (const auto& r : dep) CHECK(r.predicted.has_value());
+}
+
+TEST_CASE("AccelMark's single-request decode, scored after its rule was fixed: every row predicted, its own source out, median <= 20%") {
+  const LeaveOneSourceOut loso = leave_one_source_out(bundled(), validation_catalog());
+  std::vector<CaseResult> rows;
+  std::set<std::string> accelerators;
+  for (const auto& r : loso.held_out)
+    if (added_accelmark(*r.c)) {
+      rows.push_back(r);
+      accelerators.insert(r.accelerator);
+    }
+  const auto held_out = summarise(rows);
+  REQUIRE(!held_out.empty());
+  // 16 rows: TPOT at one request in flight, Llama-3 8B and 70B and
+  // Mixtral-8x7B under vLLM 0.7.3, 0.20.1 and SGLang 0.5.6. Achieved when
+  // first scored: median 14.3% with the source out of the fit (11.3% under
+  // the catalog's figures); vLLM 0.7.3 on A100-80GB at 28,650 tokens of
+  // context measured at half the speed of its siblings (-51%).
+  CHECK(held_out.front().cases == 16);
+  CHECK(held_out.front().median_abs <= 0.20);
+  for (const auto& r : rows) CHECK(r.predicted.has_value());
+  // The first L4 serving rows, beside A100 (40 and 80 GB), H100 and H200.
+  for (const char* a : {"A100-40GB", "A100-80GB", "H100-SXM", "H200", "L4"}) CHECK(accelerators.count(a));
 }
 
 TEST_CASE("RL cases: at least 5 published steps with stages, errors reported by stage, step median <= 30%, generation median <= 20%") {
