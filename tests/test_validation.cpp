@@ -257,6 +257,29 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK(fails_with(loaded + R"(, "length_spread": 0.5}]})", "case X2: field 'length_spread'"));
   CHECK(fails_with(loaded + R"(, "requests": 80}]})", "case X2: field 'requests'"));
   CHECK_NOTHROW(read_cases("cases.json", loaded + R"(, "clients": 16, "requests": 80, "length_spread": 0.5}]})"));
+  // Lognormal lengths from a p95 (a dataset's skewed prompts): under a load,
+  // never below the mean, never beside a uniform spread, one a mean can have.
+  CHECK(fails_with(loaded + R"(, "prompt_tokens_p95": 1500}]})", "case X2: field 'prompt_tokens_p95'"));
+  CHECK(fails_with(loaded + R"(, "clients": 16, "output_tokens_p95": 90}]})", "case X2: field 'output_tokens_p95': 90 is below the mean, 100"));
+  CHECK(fails_with(loaded + R"(, "clients": 16, "length_spread": 0.5, "prompt_tokens_p95": 1500}]})", "case X2: field 'prompt_tokens_p95': lengths are uniform"));
+  CHECK(fails_with(loaded + R"(, "clients": 16, "output_tokens_p95": 5000}]})", "case X2: field 'inference'"));
+  CHECK(fails_with(one_case(R"(, "measured": 100, "prompt_tokens_p95": 3000)"), "case X1: field 'prompt_tokens_p95'"));
+  const auto skewed = read_cases("cases.json", loaded + R"(, "clients": 16, "prompt_tokens_p95": 1500, "output_tokens_p95": 250}]})");
+  REQUIRE(skewed.size() == 1);
+  CHECK(skewed[0].inference.prompt_tokens_p95 == 1500);
+  CHECK(skewed[0].inference.output_tokens_p95 == 250);
+  // ... and the simulation draws them: at 5 requests/s on one A100 the p90
+  // prompt (about 2.6x the mean of 236 at a p95 of 700) takes longer to
+  // prefill than a fixed 236-token prompt, so the p90 TTFT rises.
+  const std::string light = R"({"cases": [{"id": "X4", "task": "inference", "model": "llama-3-8b", "system": "dgx-a100", "precision": "bf16",
+    "prompt_tokens": 236, "output_tokens": 347, "requests_per_second": 5, "requests": 300, "tp": 1, "metric": "ttft_p90_s", "measured": 0.06,
+    "source": "test", "source_key": "TEST")";
+  const auto fixed_lengths = read_cases("cases.json", light + "}]}");
+  const auto drawn_lengths = read_cases("cases.json", light + R"(, "prompt_tokens_p95": 700, "output_tokens_p95": 512}]})");
+  const auto fixed_p90 = run_cases(fixed_lengths, validation_catalog()).front().predicted;
+  const auto drawn_p90 = run_cases(drawn_lengths, validation_catalog()).front().predicted;
+  REQUIRE((fixed_p90 && drawn_p90));
+  CHECK(*drawn_p90 > 1.2 * *fixed_p90);
   // A time per output token needs two tokens to have a gap (1.01 once predicted 0, -100%).
   std::string one_token = loaded;
   const std::string hundred = "\"output_tokens\": 100";

@@ -184,7 +184,7 @@ void check_case_layout(const Reader& r, const ValidationCase& c) {
 const std::vector<std::string> kCaseKeys{
     "id", "task", "usable", "reason", "source", "source_key", "counts", "metric", "measured", "system", "instances", "precision",
     "model", "model_name", "rl", "stages", "prompt_tokens", "output_tokens", "kv_cache", "concurrency", "compiled_batch", "scheduler_recv_interval",
-    "max_batched_tokens", "attention_dp_balance_iters", "requests_per_second", "clients", "requests", "length_spread", "speculative", "batch", "engine", "engine_version", "tp", "pp", "ep", "attention_dp", "layout", "seq_len", "global_batch", "lora_rank",
+    "max_batched_tokens", "attention_dp_balance_iters", "requests_per_second", "clients", "requests", "length_spread", "prompt_tokens_p95", "output_tokens_p95", "speculative", "batch", "engine", "engine_version", "tp", "pp", "ep", "attention_dp", "layout", "seq_len", "global_batch", "lora_rank",
     "lora_targets", "flash_attention", "framework"};
 
 const std::vector<std::string> kLayoutKeys{"tp", "pp", "ep", "etp", "vp", "cp", "recompute_layers", "micro_batch", "zero_stage", "recompute"};
@@ -221,6 +221,23 @@ void read_case_common(const Reader& r, const json& j, ValidationCase& c) {
 }
 
 // A serving case: the request shape, the engine, the layout it ran.
+
+// A load's lengths drawn lognormal from their mean and p95, as a benchmark's
+// dataset gives them (ShareGPT-like prompts): `prompt_tokens_p95`,
+// `output_tokens_p95`. Only under a simulated load, not with length_spread.
+void read_length_p95s(const Reader& r, const json& j, InferenceRequest& q) {
+  for (const char* k : {"prompt_tokens_p95", "output_tokens_p95"}) {
+    if (!j.contains(k)) continue;
+    if (!j.contains("clients") && !j.contains("requests_per_second"))
+      r.fail(k, "the p95 of a simulated load's lengths: give clients or requests_per_second with it");
+    if (j.contains("length_spread")) r.fail(k, "lengths are uniform (length_spread) or lognormal (a p95), not both");
+    const bool prompt = std::string_view(k) == "prompt_tokens_p95";
+    const double mean = prompt ? q.prompt_tokens.value_or(0) : q.output_tokens.value_or(0);
+    const double p95 = r.number(j, k, 1, 1e7);
+    if (p95 < mean) r.fail(k, fmt::format("{:g} is below the mean, {:g}", p95, mean));
+    (prompt ? q.prompt_tokens_p95 : q.output_tokens_p95) = p95;
+  }
+}
 void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   if (!is_serving_metric(c.metric))
     r.fail("metric", "an inference case measures output_tokens_per_second, tpot_s, ttft_s, e2e_s or a percentile (ttft_p90_s ... e2e_p99_s)");
@@ -267,7 +284,12 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
     r.fail("attention_dp_balance_iters", "is TensorRT-LLM's attention_dp_config: the case's engine must be trtllm");
   if (q.max_batched_tokens && q.engine && !q.engine->continuous_batching)
     r.fail("max_batched_tokens", fmt::format("{} runs one batch at a time: it has no token budget per step", q.engine->name));
-  c.inference = make_inference_workload(q);
+  read_length_p95s(r, j, q);
+  try {
+    c.inference = make_inference_workload(q);
+  } catch (const InputError& e) {
+    r.fail("inference", e.what());
+  }
   c.tp = r.integer(j, "tp", 1, 4096).value_or(0);
   c.pp = r.integer(j, "pp", 1, 4096).value_or(1);
   // The layout as measured: plain tensor parallel unless the case says otherwise.
@@ -442,7 +464,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     else if (c.usable && c.is_inference()) read_inference_case(r, j, c);
     else if (c.usable) read_training_case(r, j, c);
     if (!c.is_inference())  // a serving field on a training or RL case would be read as measured and never used
-      for (const char* k : {"speculative", "clients", "requests", "length_spread", "requests_per_second", "compiled_batch", "ep", "attention_dp",
+      for (const char* k : {"speculative", "clients", "requests", "length_spread", "prompt_tokens_p95", "output_tokens_p95", "requests_per_second", "compiled_batch", "ep", "attention_dp",
                             "scheduler_recv_interval", "max_batched_tokens", "attention_dp_balance_iters"})
         if (j.contains(k)) r.fail(k, "describes a serving load or engine: only an inference case takes it");
     out.push_back(std::move(c));
