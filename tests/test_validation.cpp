@@ -264,6 +264,10 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK(fails_with(loaded + R"(, "clients": 16, "length_spread": 0.5, "prompt_tokens_p95": 1500}]})", "case X2: field 'prompt_tokens_p95': lengths are uniform"));
   CHECK(fails_with(loaded + R"(, "clients": 16, "output_tokens_p95": 5000}]})", "case X2: field 'inference'"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "prompt_tokens_p95": 3000)"), "case X1: field 'prompt_tokens_p95'"));
+  // At an offered load a mean TPOT is read at the analytic operating point, of
+  // mean lengths: a spread there would be taken and never used.
+  CHECK(fails_with(loaded + R"(, "requests_per_second": 2, "prompt_tokens_p95": 1500}]})", "case X2: field 'prompt_tokens_p95': tpot_s at an offered load"));
+  CHECK(fails_with(loaded + R"(, "requests_per_second": 2, "length_spread": 0.5}]})", "case X2: field 'length_spread': tpot_s at an offered load"));
   const auto skewed = read_cases("cases.json", loaded + R"(, "clients": 16, "prompt_tokens_p95": 1500, "output_tokens_p95": 250}]})");
   REQUIRE(skewed.size() == 1);
   CHECK(skewed[0].inference.prompt_tokens_p95 == 1500);

@@ -222,14 +222,25 @@ void read_case_common(const Reader& r, const json& j, ValidationCase& c) {
 
 // A serving case: the request shape, the engine, the layout it ran.
 
+// The lengths' spread is drawn only where the case is simulated: a closed
+// loop, or a load's e2e_s and percentiles (its tpot_s, ttft_s and throughput
+// are read at the analytic operating point, of mean lengths).
+void check_simulated_lengths(const Reader& r, const json& j, Metric metric, const char* key) {
+  if (!j.contains("clients") && !j.contains("requests_per_second"))
+    r.fail(key, "the spread of a simulated load's lengths: give clients or requests_per_second with it");
+  if (!j.contains("clients") && !is_load_metric(metric))
+    r.fail(key, fmt::format("{} at an offered load is read at the analytic operating point, of mean lengths: the lengths' spread is "
+                            "drawn only where the case is simulated (clients, or e2e_s and the percentiles)",
+                            to_string(metric)));
+}
+
 // A load's lengths drawn lognormal from their mean and p95, as a benchmark's
 // dataset gives them (ShareGPT-like prompts): `prompt_tokens_p95`,
 // `output_tokens_p95`. Only under a simulated load, not with length_spread.
-void read_length_p95s(const Reader& r, const json& j, InferenceRequest& q) {
+void read_length_p95s(const Reader& r, const json& j, Metric metric, InferenceRequest& q) {
   for (const char* k : {"prompt_tokens_p95", "output_tokens_p95"}) {
     if (!j.contains(k)) continue;
-    if (!j.contains("clients") && !j.contains("requests_per_second"))
-      r.fail(k, "the p95 of a simulated load's lengths: give clients or requests_per_second with it");
+    check_simulated_lengths(r, j, metric, k);
     if (j.contains("length_spread")) r.fail(k, "lengths are uniform (length_spread) or lognormal (a p95), not both");
     const bool prompt = std::string_view(k) == "prompt_tokens_p95";
     const double mean = prompt ? q.prompt_tokens.value_or(0) : q.output_tokens.value_or(0);
@@ -284,7 +295,7 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
     r.fail("attention_dp_balance_iters", "is TensorRT-LLM's attention_dp_config: the case's engine must be trtllm");
   if (q.max_batched_tokens && q.engine && !q.engine->continuous_batching)
     r.fail("max_batched_tokens", fmt::format("{} runs one batch at a time: it has no token budget per step", q.engine->name));
-  read_length_p95s(r, j, q);
+  read_length_p95s(r, j, c.metric, q);
   try {
     c.inference = make_inference_workload(q);
   } catch (const InputError& e) {
@@ -305,8 +316,7 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   if (c.clients && (c.batch || c.inference.requests_per_second))
     r.fail("clients", "a closed loop of clients sets the batch and the rate itself: no batch or requests_per_second with it");
   if (j.contains("length_spread")) {
-    if (!c.clients && !c.inference.requests_per_second)
-      r.fail("length_spread", "the spread of a simulated load's lengths: give clients or requests_per_second with it");
+    check_simulated_lengths(r, j, c.metric, "length_spread");
     c.inference.length_spread = r.number(j, "length_spread", 0, 0.99);
   }
   // The requests the benchmark sent (bench_serving's --num-prompts): a short
