@@ -1216,3 +1216,23 @@ TEST_CASE("a trace that gives each replica a short window is replayed as one per
   // No replica carries more than it serves.
   CHECK(short_pick["utilisation"].get<double>() <= 1.0);
 }
+
+TEST_CASE("a trace shorter than the replicas deployed: every row's figures are a busy replica's, never an idle one's zeros") {
+  using cli_test::run;
+  test_files::TempDir dir("gpuadvisor_trace_short");
+  // Two requests a second apart: whole instances of 4 or 8 slots deploy more
+  // replicas than there are requests, and those without one serve nothing.
+  test_files::write(dir.file("two.jsonl"), "{\"arrival_s\": 0, \"prompt_tokens\": 1000, \"output_tokens\": 200}\n"
+                                           "{\"arrival_s\": 1, \"prompt_tokens\": 1000, \"output_tokens\": 200}\n");
+  const auto r = run("recommend --model llama-3-8b --task inference -q --format json --trace " + dir.file("two.jsonl"));
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(!j["options"].empty());
+  for (const auto& o : j["options"]) {
+    INFO(o["instance"].get<std::string>() << " " << o["layout"].get<std::string>());
+    CHECK(o["ttft_s"].get<double>() > 0);
+    CHECK(o["ttft_at_slo_s"].get<double>() > 0);
+  }
+  CHECK(j["alternatives"]["fastest"]["ttft_s"].get<double>() > 0);
+}
+

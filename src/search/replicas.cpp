@@ -126,6 +126,12 @@ ServerHold server_hold(const InferenceWorkload& w, const ServingLayout& l, const
   return {};
 }
 
+// Replicas that take a request: a trace of n requests keeps at most n busy.
+int busy_replicas(const InferenceWorkload& w, int replicas) {
+  if (!w.trace) return replicas;
+  return std::max(1, std::min(replicas, static_cast<int>(w.trace->requests.size())));
+}
+
 }  // namespace
 
 // The analytic count at the default utilisation is the first guess; from
@@ -228,7 +234,10 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   }
   // A whole run: the deployed count (whole instances) may be above the count
   // found, and at a high percentile one more replica can still miss by noise.
-  row.simulated = sims.whole(m, w, row, row.replicas);
+  // A trace shorter than the deployed replicas leaves some without a
+  // request: the figures are a busy replica's (one request each), never an
+  // idle one's zeros.
+  row.simulated = sims.whole(m, w, row, busy_replicas(w, row.replicas));
   row.slo_percentile = w.slo_percentile;
   return "";
 }
