@@ -1401,6 +1401,11 @@ TEST_CASE("cli: with --format json every exit 2 and 3 is one JSON document") {
   CHECK(nlohmann::json::parse(none.out)["error"]["message"].get<std::string>().find(
             fmt::format("the cheapest option --budget left out costs ${:.2f}", cheapest["costs"]["ranked_usd"].get<double>())) != std::string::npos);
   CHECK(nlohmann::json::parse(none.out)["error"]["cannot_run"].size() > 10);
+  // A service under a budget nothing meets names the budget, not the load (no --max-instances would help).
+  const Run broke = run("recommend --model llama-3-8b --task inference --requests-per-second 5 --budget 1 -q");
+  CHECK(broke.code == 3);
+  CHECK(broke.err.find("the budget of $1 per month (--budget) is the limit") != std::string::npos);
+  CHECK(broke.err.find("--max-instances allows more") == std::string::npos);
   // Likewise the shortest run a --deadline left out, so the next --deadline is not a guess.
   const Run hurried = run("recommend --params 13B --task lora --deadline 1min --format json");
   CHECK(hurried.code == 3);

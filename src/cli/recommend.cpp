@@ -288,7 +288,13 @@ class RecommendCommand : public Command {
       if (format == Format::csv) print_table(inference_table(result, ctx), catalog, "recommend", "options", g);  // the header
       if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
       std::string best;
-      if (result.best_batch1_ttft_s && w.max_ttft_s && *result.best_batch1_ttft_s > *w.max_ttft_s)
+      const bool over_budget = r.budget_usd && std::any_of(result.rejections.begin(), result.rejections.end(), [](const Rejection& x) {
+                                 return x.reason.find("budget") != std::string::npos;
+                               });
+      if (over_budget)
+        best = fmt::format("; the budget of ${:.0f} per month (--budget) is the limit: each type's line gives what its service costs",
+                           *r.budget_usd);
+      else if (result.best_batch1_ttft_s && w.max_ttft_s && *result.best_batch1_ttft_s > *w.max_ttft_s)
         best = fmt::format("; the time to first token is the limit: the lowest, {}'s, is {:.0f} ms at batch 1 against the {:.0f} ms target "
                            "(--max-ttft, or shorter --prompt-tokens)",
                            result.best_batch1_ttft_option, *result.best_batch1_ttft_s * 1e3, *w.max_ttft_s * 1e3);
