@@ -18,6 +18,7 @@
 #include "gpuadvisor/serving/lengths.hpp"
 #include "gpuadvisor/serving/simulate.hpp"
 #include "gpuadvisor/serving/step_time.hpp"
+#include "gpuadvisor/validation/validation.hpp"
 #include "gpuadvisor/workload/engine.hpp"
 #include "gpuadvisor/workload/trace.hpp"
 #include "gpuadvisor/base/errors.hpp"
@@ -1234,5 +1235,37 @@ TEST_CASE("a trace shorter than the replicas deployed: every row's figures are a
     CHECK(o["ttft_at_slo_s"].get<double>() > 0);
   }
   CHECK(j["alternatives"]["fastest"]["ttft_s"].get<double>() > 0);
+}
+
+TEST_CASE("estimate refuses a load beyond the largest service it sizes rather than pricing it overloaded") {
+  using cli_test::run;
+  // 1e9 requests/s on one A10G needs about 1.2e10 replicas; the service is
+  // sized to a billion at most, which would run each at about 970%.
+  const auto r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --requests-per-second 1e9 -q --format json");
+  CHECK(r.code == 3);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["error"]["message"].get<std::string>().find("more than the billion a service is sized to") != std::string::npos);
+  // A tenth of it fits within that many, below capacity: estimated (exit 0).
+  CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --requests-per-second 1e8 -q").code == 0);
+}
+
+TEST_CASE("A closed loop cut short at the simulator's step limit says so: finished of sent, never a queue that grows") {
+  using cli_test::run;
+  // 100,000 clients on one A10G (about a dozen sequences fit): the run stops
+  // at kMaxSchedulerRounds with most requests unfinished.
+  const auto r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --prompt-tokens 2000 --output-tokens 200 --clients 100000 -q");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find(" of 800000 requests") != std::string::npos);
+  CHECK(r.out.find("the simulation stopped at its limit of") != std::string::npos);
+  CHECK(r.out.find("the queue still grows") == std::string::npos);
+  // validate names the clients and the limit, not a rate nobody offered.
+  const std::string cases = R"({"cases": [{"id": "C1", "task": "inference", "model": "llama-3-8b", "system": "g5.xlarge", "precision": "bf16",
+    "prompt_tokens": 2000, "output_tokens": 200, "clients": 100000, "metric": "tpot_s", "measured": 0.05, "source": "test", "source_key": "TEST"}]})";
+  const auto results = run_cases(read_cases("cases.json", cases), cat());
+  REQUIRE(results.size() == 1);
+  CHECK(!results[0].predicted);
+  CHECK(results[0].problem.find("engine rounds") != std::string::npos);
+  CHECK(results[0].problem.find("100000 clients") != std::string::npos);
+  CHECK(results[0].problem.find("offered") == std::string::npos);
 }
 

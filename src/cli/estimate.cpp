@@ -368,6 +368,15 @@ class EstimateCommand : public Command {
       nlohmann::ordered_json details{{"memory_need_gb", row.estimate.memory.total_gb()}, {"capacity_gb", row.estimate.memory.capacity_gb}};
       throw NothingFitsError(fmt::format("{} x {} with tp {}: {}", pp, inst.name, row.estimate.layout.tp, choice.problem), json_text(details));
     }
+    // A load beyond the largest service sized (size_service caps it at a
+    // billion replicas) would be priced overloaded: nothing carries it.
+    if (w.requests_per_second && row.utilisation > 1 + 1e-9 &&
+        *w.requests_per_second / (row.estimate.requests_per_second * w.target_utilisation) > kMostServiceReplicas)
+      throw NothingFitsError(fmt::format("{} x {} with tp {}: the load of {:.3g} requests/s needs about {:.3g} replicas at {:.0f}% "
+                                         "utilisation, more than the billion a service is sized to",
+                                         pp, inst.name, row.estimate.layout.tp, *w.requests_per_second,
+                                         *w.requests_per_second / (row.estimate.requests_per_second * w.target_utilisation),
+                                         w.target_utilisation * 100));
     // A --batch the memory (or a compiled Neuron graph) cannot hold is not run
     // at a smaller one under its name: nothing fits what was asked (exit 3).
     if (eo.batch > 0 && row.estimate.batch < eo.batch) {

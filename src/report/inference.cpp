@@ -771,7 +771,9 @@ void add_simulated_load(const SimulatedService& sim, const InferenceWorkload& w,
                                              : sim.load.arrivals.gap_cv == 1 ? std::string("Poisson")
                                                                              : fmt::format("gamma gaps, CV {:g}", sim.load.arrivals.gap_cv));
   const std::string g = "at load (simulated)";
-  add(g, "load", Cell{fmt::format("{} requests", m.completed), std::monostate{}}, load);
+  const std::string finished =
+      m.unfinished > 0 ? fmt::format("{} of {} requests", m.completed, m.completed + m.unfinished) : fmt::format("{} requests", m.completed);
+  add(g, "load", Cell{finished, std::monostate{}}, load);
   add(g, "sequences in flight", num(m.mean_sequences, 1),
       fmt::format("mean; engine limit {}, {}-token steps{}, {} KV blocks of {} tokens", sim.limits.max_sequences, sim.limits.token_budget,
                   sim.limits.prefill_pauses_decode ? " (prefill steps pause the decodes)" : "", sim.limits.kv_blocks, kKvBlockTokens));
@@ -788,7 +790,13 @@ void add_simulated_load(const SimulatedService& sim, const InferenceWorkload& w,
   add(g, "requests/s", num(m.requests_per_second, 3), fmt::format("served; goodput {:.3g} within the targets", m.goodput_requests_per_second));
   add(g, "output tokens/s", num(m.output_tokens_per_second, 0), "generated, per replica");
   add(g, "KV cache in use", num(m.kv_utilisation * 100, 0), fmt::format("% of blocks, mean; {} preemptions", m.preemptions));
-  if (m.saturated) add(g, "SATURATED", Cell{"yes", std::monostate{}}, "the queue still grows: the load is above what one replica serves");
+  if (m.saturated && m.unfinished > 0)
+    add(g, "SATURATED", Cell{"yes", std::monostate{}},
+        fmt::format("the simulation stopped at its limit of {} engine rounds with {} requests unfinished: the figures are over those that "
+                    "finished, and the load is more than one replica serves in that many",
+                    kMaxSchedulerRounds, m.unfinished));
+  else if (m.saturated)
+    add(g, "SATURATED", Cell{"yes", std::monostate{}}, "the queue still grows: the load is above what one replica serves");
   if (m.rejected > 0) add(g, "rejected", integer(m.rejected), "requests longer than the whole KV cache");
   (void)row;
 }

@@ -29,8 +29,8 @@ void size_service(ServingRow& row, const InferenceWorkload& w) {
   if (w.requests_per_second) {
     // At least one replica, however light the load (1e-7 requests/s still needs a server to answer it).
     const double needed = std::max(1.0, std::ceil(*w.requests_per_second / (e.requests_per_second * w.target_utilisation) - 1e-9));
-    const double capped = std::min(needed, 1e9);
-    row.instances = static_cast<int>(std::min(1e9, std::ceil(capped / replicas_per_instance) * instances_per_replica));
+    const double capped = std::min(needed, kMostServiceReplicas);
+    row.instances = static_cast<int>(std::min(kMostServiceReplicas, std::ceil(capped / replicas_per_instance) * instances_per_replica));
     row.replicas = row.instances / instances_per_replica * replicas_per_instance;
     row.utilisation = *w.requests_per_second / (row.replicas * e.requests_per_second);
   } else {

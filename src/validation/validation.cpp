@@ -515,8 +515,12 @@ static void predict_under_load(const ValidationCase& c, const Cluster& cluster, 
   const std::optional<ServingLoad> load = serving_load(c.inference, c.inference.requests_per_second);
   const ServiceMetrics m = simulate_service(c.model, c.inference, cluster, e, *load).metrics;
   if (m.saturated) {
-    r.problem = fmt::format("saturated under the model: {:.3g} requests/s offered, {:.3g} served in the simulation", *c.inference.requests_per_second,
-                            m.requests_per_second);
+    // A closed loop saturates only by running out of steps (its clients bound the queue).
+    r.problem = c.clients ? fmt::format("saturated under the model: the simulation stopped at its limit of {} engine rounds with {} of {} "
+                                        "requests unfinished ({} clients)",
+                                        kMaxSchedulerRounds, m.unfinished, m.requests, *c.clients)
+                          : fmt::format("saturated under the model: {:.3g} requests/s offered, {:.3g} served in the simulation",
+                                        *c.inference.requests_per_second, m.requests_per_second);
     return;
   }
   switch (c.metric) {

@@ -99,6 +99,9 @@ bool priced_per_token(const InferenceWorkload& w);
 
 // Replicas and instances for the load at the workload's target utilisation,
 // or one replica without a load (docs/methodology.md §Replicas).
+// The most replicas (and instances) a service is sized to: a load beyond
+// what that many carry is refused by estimate, never priced overloaded.
+inline constexpr double kMostServiceReplicas = 1e9;
 void size_service(ServingRow& row, const InferenceWorkload& w);
 // Fills row.at_load: in-flight sequences per replica b = λ_replica · samples ·
 // latency(b), found by fixed-point iteration from the capacity batch down
