@@ -818,6 +818,11 @@ TEST_CASE("A request trace reads as load generators and published traces write i
   const RequestTrace a = parse_request_trace("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 23:59:59.5000000,10,2\n2023-11-17 00:00:01.0000000,20,4\n", "a.csv");
   CHECK(a.span_s() == Approx(1.5));  // across midnight
   CHECK(parse_request_trace("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-02-29 00:00:00,10,2\n2024-03-01 00:00:00,20,4\n", "leap.csv").span_s() == Approx(86400));  // a leap day
+  // A zone is applied (UTC): 18:15:46 at +05:00 is 13:15:46 UTC, five hours before 18:15:47 UTC.
+  CHECK(parse_request_trace("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46+05:00,10,2\n2023-11-16T18:15:47Z,20,4\n", "tz.csv").span_s() ==
+        Approx(5 * 3600 + 1));
+  CHECK(parse_request_trace("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46-0030,10,2\n2023-11-16 18:46:46+00:00,20,4\n", "tz2.csv").span_s() ==
+        Approx(60));  // 18:15:46 at -00:30 is 18:45:46 UTC
   // Refused, naming the file and the line.
   const std::pair<const char*, const char*> bad[] = {
       {"{\"timestamp\": 1, \"input_length\": 10}\n{\"timestamp\": 2, \"input_length\": 10, \"output_length\": 5}", "line 1"},
@@ -840,6 +845,9 @@ TEST_CASE("A request trace reads as load generators and published traces write i
       {"{\"arrival_s\": 0, \"prompt_tokens\": 10, \"output_tokens\": 5}\n{\"timestamp\": 1000, \"prompt_tokens\": 3, \"output_tokens\": 5}", "line 2: the arrival is 'timestamp' where the first line gave 'arrival_s'"},
       // A date that is no date does not roll into the next month.
       {"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-02-28 10:00:00,10,2\n2023-02-30 10:00:00,20,4\n", "line 3: arrival '2023-02-30 10:00:00' is neither"},
+      // Text after the time is no zone: never dropped without a word.
+      {"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46 garbage,10,2\n2023-11-16 18:15:47,20,4\n", "line 2: arrival '2023-11-16 18:15:46 garbage' is neither"},
+      {"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,10,2\n2023-11-16 18:15:47+25:00,20,4\n", "line 3: arrival"},
       {"[{\"arrival_s\": 0, \"prompt_tokens\": 10, \"output_tokens\": 5}]", "a JSON array; a trace is JSON Lines"},
   };
   for (const auto& [text, says] : bad) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -53,13 +54,34 @@ std::optional<double> number_of(std::string_view s) {
   return v;
 }
 
-// "2023-11-16 18:15:46.6805900" (Azure's traces): seconds since 1970-01-01.
+// A date-time's zone: nothing or "Z" (UTC), or an offset "+05:00" / "-0800";
+// the seconds to subtract for UTC. Anything else is no zone.
+std::optional<double> zone_offset_s(std::string_view z) {
+  if (z.empty() || z == "Z") return 0.0;
+  if (z.size() != 6 && z.size() != 5) return std::nullopt;
+  if (z[0] != '+' && z[0] != '-') return std::nullopt;
+  const std::string_view mm = z.size() == 6 ? z.substr(4, 2) : z.substr(3, 2);
+  if (z.size() == 6 && z[3] != ':') return std::nullopt;
+  const std::string_view hh = z.substr(1, 2);
+  auto digits = [](std::string_view t) { return t.size() == 2 && std::isdigit(static_cast<unsigned char>(t[0])) && std::isdigit(static_cast<unsigned char>(t[1])); };
+  if (!digits(hh) || !digits(mm)) return std::nullopt;
+  const int hours = (hh[0] - '0') * 10 + (hh[1] - '0'), minutes = (mm[0] - '0') * 10 + (mm[1] - '0');
+  if (hours > 14 || minutes > 59) return std::nullopt;
+  return (z[0] == '+' ? 1 : -1) * (hours * 3600.0 + minutes * 60.0);
+}
+
+// "2023-11-16 18:15:46.6805900" (Azure's traces), optionally with a zone
+// ("Z", "+05:00"): seconds since 1970-01-01 UTC. Trailing text is no date.
 std::optional<double> date_time_of(std::string_view s) {
   s = trim(s);
   int y, mo, d, h, mi;
   double sec;
   char sep;
-  if (s.size() < 19 || std::sscanf(std::string(s).c_str(), "%4d-%2d-%2d%c%2d:%2d:%lf", &y, &mo, &d, &sep, &h, &mi, &sec) != 7) return std::nullopt;
+  int used = 0;
+  const std::string text(s);
+  if (s.size() < 19 || std::sscanf(text.c_str(), "%4d-%2d-%2d%c%2d:%2d:%lf%n", &y, &mo, &d, &sep, &h, &mi, &sec, &used) != 7) return std::nullopt;
+  const std::optional<double> zone = zone_offset_s(std::string_view(text).substr(static_cast<size_t>(used)));
+  if (!zone) return std::nullopt;
   const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
   constexpr std::array<int, 12> kDaysInMonth{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   if ((sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec >= 61) return std::nullopt;
@@ -71,7 +93,7 @@ std::optional<double> date_time_of(std::string_view s) {
   const int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
   const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   const double days = era * 146097.0 + doe - 719468;
-  return days * 86400 + h * 3600 + mi * 60 + sec;
+  return days * 86400 + h * 3600 + mi * 60 + sec - *zone;
 }
 
 // The key one of `names` names (case aside); two such keys leave the field
