@@ -370,12 +370,10 @@ class EstimateCommand : public Command {
     }
     // A load beyond the largest service sized (size_service caps it at a
     // billion replicas) would be priced overloaded: nothing carries it.
-    if (w.requests_per_second && row.utilisation > 1 + 1e-9 &&
-        *w.requests_per_second / (row.estimate.requests_per_second * w.target_utilisation) > kMostServiceReplicas)
+    if (w.requests_per_second && row.utilisation > 1 + 1e-9 && replicas_needed(row, w) > kMostServiceReplicas)
       throw NothingFitsError(fmt::format("{} x {} with tp {}: the load of {:.3g} requests/s needs about {:.3g} replicas at {:.0f}% "
                                          "utilisation, more than the billion a service is sized to",
-                                         pp, inst.name, row.estimate.layout.tp, *w.requests_per_second,
-                                         *w.requests_per_second / (row.estimate.requests_per_second * w.target_utilisation),
+                                         pp, inst.name, row.estimate.layout.tp, *w.requests_per_second, replicas_needed(row, w),
                                          w.target_utilisation * 100));
     // A --batch the memory (or a compiled Neuron graph) cannot hold is not run
     // at a smaller one under its name: nothing fits what was asked (exit 3).

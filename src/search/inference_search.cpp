@@ -21,15 +21,18 @@ namespace gpuadvisor {
 
 bool priced_per_token(const InferenceWorkload& w) { return w.mode == ServingMode::offline && !w.requests_per_second; }
 
+double replicas_needed(const ServingRow& row, const InferenceWorkload& w) {
+  // At least one replica, however light the load (1e-7 requests/s still needs a server to answer it).
+  return std::max(1.0, std::ceil(*w.requests_per_second / (row.estimate.requests_per_second * w.target_utilisation) - 1e-9));
+}
+
 void size_service(ServingRow& row, const InferenceWorkload& w) {
   const InferenceEstimate& e = row.estimate;
   const int per_node = row.instance->accelerator_count;
   const int replicas_per_instance = e.layout.pp == 1 ? per_node / e.layout.tp : 1;
   const int instances_per_replica = e.layout.pp;
   if (w.requests_per_second) {
-    // At least one replica, however light the load (1e-7 requests/s still needs a server to answer it).
-    const double needed = std::max(1.0, std::ceil(*w.requests_per_second / (e.requests_per_second * w.target_utilisation) - 1e-9));
-    const double capped = std::min(needed, kMostServiceReplicas);
+    const double capped = std::min(replicas_needed(row, w), kMostServiceReplicas);
     row.instances = static_cast<int>(std::min(kMostServiceReplicas, std::ceil(capped / replicas_per_instance) * instances_per_replica));
     row.replicas = row.instances / instances_per_replica * replicas_per_instance;
     row.utilisation = *w.requests_per_second / (row.replicas * e.requests_per_second);

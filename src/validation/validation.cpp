@@ -220,8 +220,6 @@ void read_case_common(const Reader& r, const json& j, ValidationCase& c) {
   c.model_name = j.contains("model_name") && j["model_name"].is_string() ? j["model_name"].get<std::string>() : c.model.name;
 }
 
-// A serving case: the request shape, the engine, the layout it ran.
-
 // The lengths' spread is drawn only where the case is simulated: a closed
 // loop, or a load's e2e_s and percentiles (its tpot_s, ttft_s and throughput
 // are read at the analytic operating point, of mean lengths).
@@ -249,6 +247,8 @@ void read_length_p95s(const Reader& r, const json& j, Metric metric, InferenceRe
     (prompt ? q.prompt_tokens_p95 : q.output_tokens_p95) = p95;
   }
 }
+
+// A serving case: the request shape, the engine, the layout it ran.
 void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   if (!is_serving_metric(c.metric))
     r.fail("metric", "an inference case measures output_tokens_per_second, tpot_s, ttft_s, e2e_s or a percentile (ttft_p90_s ... e2e_p99_s)");

@@ -102,6 +102,8 @@ bool priced_per_token(const InferenceWorkload& w);
 // The most replicas (and instances) a service is sized to: a load beyond
 // what that many carry is refused by estimate, never priced overloaded.
 inline constexpr double kMostServiceReplicas = 1e9;
+// Replicas the load needs at the target utilisation, uncapped (at least one).
+double replicas_needed(const ServingRow& row, const InferenceWorkload& w);
 void size_service(ServingRow& row, const InferenceWorkload& w);
 // Fills row.at_load: in-flight sequences per replica b = λ_replica · samples ·
 // latency(b), found by fixed-point iteration from the capacity batch down
