@@ -108,6 +108,12 @@ TEST_CASE("an engines file with a bad field is refused with the engine and field
   // TGI's ratio holds prompts only up to a number of decode steps: without one it would hold them for ever.
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "waiting_served_ratio": 1.2)", "waiting_served_ratio");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "prefill_pauses_decode": "yes")", "prefill_pauses_decode");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "releases": [])", "releases");
+  refused(R"("continuous_batching": true)", R"("continuous_batching": true, "releases": [{"before": "soon", "title": "t", "step_overhead_ms": 1}])",
+          "releases");
+  refused(R"("continuous_batching": true)",
+          R"("continuous_batching": true, "releases": [{"before": "0.14", "title": "a", "step_overhead_ms": 1}, {"before": "0.9", "title": "b", "step_overhead_ms": 2}])",
+          "releases");
   // A separate prefill pauses the decode batch already: the flag belongs to chunked prefill.
   refused(R"("prefill": "chunked")", R"("prefill": "separate", "prefill_pauses_decode": true)", "prefill_pauses_decode");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "dequant_per_sequence": "yes")", "dequant_per_sequence");
@@ -151,8 +157,8 @@ TEST_CASE("engine host time adds in series, kernel launches overlap the accelera
   // The accelerator's work is the engine's to share: the same in all three.
   CHECK(v.step.accelerator_s() == Approx(s.step.accelerator_s()));
   CHECK(v.step.accelerator_s() == Approx(h.step.accelerator_s()));
-  // vLLM: 1.5 ms per step + 3 us per sequence; SGLang's overlap scheduler leaves 0.2 ms.
-  CHECK(v.step.total_s() == Approx(v.step.accelerator_s() + 1.5e-3 + 3e-6));
+  // vLLM (async scheduling, 0.14 on): 0.3 ms per step + 3 us per sequence; SGLang's overlap scheduler leaves 0.2 ms.
+  CHECK(v.step.total_s() == Approx(v.step.accelerator_s() + 0.3e-3 + 3e-6));
   CHECK(s.step.total_s() == Approx(s.step.accelerator_s() + 0.2e-3));
   // transformers: 32 layers x 1.2 ms of launches (longer than the 32 ms weight read) + 2 ms per step.
   CHECK(h.step.launch_s == Approx(32 * 1.2e-3));
@@ -753,4 +759,61 @@ TEST_CASE("engines: TensorRT-LLM runs on Ampere and newer only, told by bf16 ten
   const auto est = cli_test::run("estimate --engine trtllm --model llama-3-8b --task inference --instance g4dn.12xlarge");
   CHECK(est.code == 2);
   CHECK(est.err.find("T4 predates them: --engine vllm") != std::string::npos);
+}
+
+TEST_CASE("vLLM's release: async scheduling hides its host time from 0.14, earlier releases keep 1.5 ms in series") {
+  const EngineProfile& vllm = *find_engine("vllm");
+  CHECK(vllm.step_overhead_s == Approx(0.3e-3));
+  for (const char* earlier : {"0.13", "v0.13.2", "0.7.3", "0.11.2rc1", "0.6"}) CHECK(engine_release(vllm, earlier, "t").step_overhead_s == Approx(1.5e-3));
+  for (const char* current : {"0.14", "0.14.0", "0.20.1+cu128", "1.0"}) CHECK(&engine_release(vllm, current, "t") == &vllm);
+  // The same release twice is the same profile; it keeps vLLM's name and everything but the host time.
+  const EngineProfile& old = engine_release(vllm, "0.13", "t");
+  CHECK(&engine_release(vllm, "0.10.1", "t") == &old);
+  CHECK(old.name == "vllm");
+  CHECK(old.title.find("before 0.14") != std::string::npos);
+  CHECK(old.max_sequences == vllm.max_sequences);
+  CHECK_THROWS_WITH(engine_release(vllm, "latest", "--engine vllm@latest"),
+                    Catch::Contains("--engine vllm@latest: 'latest' is not a release number such as 0.13 or 0.20.1"));
+  CHECK_THROWS_WITH(engine_release(*find_engine("sglang"), "0.5.6", "--engine sglang@0.5.6"),
+                    Catch::Contains("the sglang profile's figures do not change with its release"));
+  // A case's engine_version is free text: its first release number.
+  CHECK(release_number_in("vLLM 0.20.1+transformers-5.8.1") == "0.20.1");
+  CHECK(release_number_in("vLLM v0.6.0 (--num-scheduler-steps 10)") == "0.6.0");
+  CHECK(release_number_in("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14") == "1.3.0");
+  CHECK(!release_number_in("not recorded (image null)"));
+}
+
+TEST_CASE("cli: --engine vllm@RELEASE times the host per step as that release runs it") {
+  auto host_s = [](const char* engine) {
+    Run r = run(std::string("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --mode offline --format json --engine ") + engine);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    return std::pair{j["inference"]["decode_step"]["engine_host_s"].get<double>(), j["engine"]["title"].get<std::string>()};
+  };
+  const auto [now_s, now_title] = host_s("vllm");
+  const auto [old_s, old_title] = host_s("vllm@0.13");
+  CHECK(old_s - now_s == Approx(1.2e-3));
+  CHECK(old_title.find("before 0.14") != std::string::npos);
+  CHECK(host_s("vllm@0.20").first == Approx(now_s));
+  Run r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine vllm@nightly");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("'nightly' is not a release number") != std::string::npos);
+  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine trtllm@1.2");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("do not change with its release") != std::string::npos);
+}
+
+TEST_CASE("validate: a vLLM case's engine_version picks the release it was measured on") {
+  auto predicted = [](const char* version) {
+    const std::string text = std::string(R"({"cases": [{"id": "V1", "task": "inference", "model": "llama-3-8b", "system": "g5.xlarge",
+      "precision": "bf16", "engine": "vllm", "engine_version": ")") + version + R"(", "prompt_tokens": 128, "output_tokens": 128, "batch": 1,
+      "metric": "tpot_s", "measured": 0.03, "source": "test", "source_key": "TEST"}]})";
+    const auto cases = read_cases("cases.json", text);
+    REQUIRE(cases.size() == 1);
+    const CaseResult r = predict_case(cases[0], cat());
+    REQUIRE(r.predicted);
+    return *r.predicted;
+  };
+  CHECK(predicted("vLLM 0.7.3") - predicted("vLLM 0.20.1") == Approx(1.2e-3).epsilon(0.05));
+  CHECK(predicted("not recorded") == Approx(predicted("vLLM 0.20.1")));
 }

@@ -308,7 +308,9 @@ void add_inference_options(CLI::App* cmd, InferenceOptions& o) {
   cmd->add_option("--kv-cache", o.kv_cache, "KV-cache precision: auto | bf16 | fp8 (default auto: fp8 under TensorRT-LLM with fp8 or fp4 weights on an accelerator with fp8 math, as NVIDIA's Model Optimizer checkpoints hold it; else bf16)")->group(g);
   cmd->add_option("--mode", o.mode, "online (latency targets) | offline (throughput, no targets unless given)")->group(g);
   cmd->add_option("--engine", o.engine,
-                  fmt::format("Serving engine: {} (default: vllm on GPUs, neuron on Inferentia/Trainium; profiles in data/engines.json)", engine_names()))
+                  fmt::format("Serving engine: {} (default: vllm on GPUs, neuron on Inferentia/Trainium; profiles in data/engines.json); "
+                              "vllm@RELEASE for an earlier vLLM, e.g. vllm@0.13 (before 0.14 its scheduling runs in series with the model)",
+                              engine_names()))
       ->group(g);
 }
 
@@ -642,8 +644,12 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     r.verifier = named_model(o.verifier_model, "--verifier-model");
   }
   if (!o.engine.empty()) {
-    r.engine = find_engine(lower_case(o.engine));
-    if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}{}", o.engine, engine_names(), did_you_mean(o.engine, names_of(engine_profiles()))));
+    const std::string text = lower_case(o.engine);
+    const std::size_t at = text.find('@');
+    const std::string name = text.substr(0, at);
+    r.engine = find_engine(name);
+    if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}{}", o.engine, engine_names(), did_you_mean(name, names_of(engine_profiles()))));
+    if (at != std::string::npos) r.engine = &engine_release(*r.engine, text.substr(at + 1), fmt::format("--engine {}", o.engine));
   }
   InferenceWorkload w = make_inference_workload(r);
   // Attention data parallelism is an MoE serving layout (docs/methodology.md §MoE serving layouts): a dense model has no ranks to balance.

@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <deque>
+#include <mutex>
 #include <set>
 
 #include "gpuadvisor/base/errors.hpp"
@@ -75,6 +78,53 @@ bool optional_flag(const EngineReader& r, const json& j, const char* key) {
   return j[key].get<bool>();
 }
 
+// "0.14", "v0.20.1", "1.3.0rc14", "0.20.1+cu128": the numbers before any
+// suffix; nullopt where the text does not start with one (a leading v aside).
+std::optional<std::vector<int>> parse_release(std::string_view text) {
+  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.remove_prefix(1);
+  std::vector<int> parts;
+  std::size_t i = 0;
+  while (i < text.size() && parts.size() < 4) {
+    std::size_t digits = 0;
+    int value = 0;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && digits < 6; ++i, ++digits) value = value * 10 + (text[i] - '0');
+    if (digits == 0) return std::nullopt;
+    parts.push_back(value);
+    if (i + 1 < text.size() && text[i] == '.' && std::isdigit(static_cast<unsigned char>(text[i + 1]))) ++i;
+    else break;
+  }
+  if (i < text.size() && !std::isalpha(static_cast<unsigned char>(text[i])) && text[i] != '+' && text[i] != '-') return std::nullopt;
+  return parts;
+}
+
+// a < b with missing parts as 0 (0.13.2 < 0.14 = 0.14.0).
+bool release_before(const std::vector<int>& a, const std::vector<int>& b) {
+  for (std::size_t k = 0; k < std::max(a.size(), b.size()); ++k) {
+    const int x = k < a.size() ? a[k] : 0, y = k < b.size() ? b[k] : 0;
+    if (x != y) return x < y;
+  }
+  return false;
+}
+
+// "releases": [{"before": "0.14", "title": "...", "step_overhead_ms": 1.5}, ...], ascending.
+void read_releases(const EngineReader& r, const json& j, EngineProfile& e) {
+  if (!j.contains("releases")) return;
+  const char* shape = "expected a list of {\"before\": \"0.14\", \"title\": text, \"step_overhead_ms\": ms}";
+  if (!j["releases"].is_array() || j["releases"].empty()) r.fail("releases", shape);
+  for (const auto& x : j["releases"]) {
+    if (!x.is_object()) r.fail("releases", shape);
+    EngineProfile::Release rel;
+    rel.before_text = r.text(x, "before");
+    auto before = parse_release(rel.before_text);
+    if (!before || before->size() < 2) r.fail("releases", fmt::format("before: '{}' is not a release number such as 0.14", rel.before_text));
+    rel.before = *before;
+    if (!e.releases.empty() && !release_before(e.releases.back().before, rel.before)) r.fail("releases", "before must ascend");
+    rel.title = r.text(x, "title");
+    rel.step_overhead_s = r.number(x, "step_overhead_ms", 0, 1000) / 1e3;
+    e.releases.push_back(std::move(rel));
+  }
+}
+
 EngineProfile read_engine(const EngineReader& r, const json& j, const json& sources) {
   EngineProfile e;
   e.name = r.name;
@@ -84,6 +134,7 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
   e.step_overhead_s = r.number(j, "step_overhead_ms", 0, 1000) / 1e3;
   e.sequence_overhead_s = r.number(j, "sequence_overhead_us", 0, 1e5) / 1e6;
   e.launch_s_per_layer = r.number(j, "launch_ms_per_layer", 0, 100) / 1e3;
+  read_releases(r, j, e);
   e.prefill_launch_s_per_kernel = j.contains("prefill_launch_us_per_kernel") ? r.number(j, "prefill_launch_us_per_kernel", 0, 10000) / 1e6 : 0;
   const std::string prefill = r.text(j, "prefill");
   if (prefill == "chunked") e.prefill = PrefillScheduling::chunked;
@@ -173,6 +224,39 @@ const std::vector<EngineProfile>& engine_profiles() {
 const EngineProfile* find_engine(std::string_view name) { return find_named(engine_profiles(), name); }
 
 std::string engine_names() { return joined_names(engine_profiles()); }
+
+const EngineProfile& engine_release(const EngineProfile& e, std::string_view version, std::string_view what) {
+  if (e.releases.empty())
+    throw InputError(fmt::format("{}: the {} profile's figures do not change with its release; give {} alone{}", what, e.name, e.name,
+                                 e.name == "vllm" ? "" : " (vllm@RELEASE takes vLLM's release)"));
+  const auto wanted = parse_release(version);
+  if (!wanted) throw InputError(fmt::format("{}: '{}' is not a release number such as 0.13 or 0.20.1", what, version));
+  const auto earlier = std::find_if(e.releases.begin(), e.releases.end(), [&](const auto& rel) { return release_before(*wanted, rel.before); });
+  if (earlier == e.releases.end()) return e;
+  // The release's profile, made once and kept (a deque keeps every one where it is).
+  static std::mutex guard;
+  static std::deque<EngineProfile> made;
+  const std::lock_guard lock(guard);
+  for (const EngineProfile& p : made)
+    if (p.name == e.name && p.title == earlier->title) return p;
+  EngineProfile p = e;
+  p.title = earlier->title;
+  p.step_overhead_s = earlier->step_overhead_s;
+  p.releases.clear();
+  return made.emplace_back(std::move(p));
+}
+
+std::optional<std::string> release_number_in(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i])) || (i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1])))) continue;
+    std::size_t end = i;
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+    std::string_view run = text.substr(i, end - i);
+    while (!run.empty() && run.back() == '.') run.remove_suffix(1);
+    if (run.find('.') != std::string_view::npos) return std::string(run);
+  }
+  return std::nullopt;
+}
 
 std::string engine_names_where(bool (*has)(const EngineProfile&), std::string_view software) {
   std::string out;

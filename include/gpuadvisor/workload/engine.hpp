@@ -22,7 +22,7 @@ enum class PrefillScheduling {
 
 struct EngineProfile {
   std::string name;      // vllm, sglang, trtllm, tgi, tgi-1, hf, neuron, gpt-fast
-  std::string title;     // "vLLM V1 (0.8 and later), default server settings"
+  std::string title;     // "vLLM V1 (0.14 and later: async scheduling), default server settings"
   std::string software;  // accelerators it runs on: "cuda" or "neuron"
   // Host time per decode step in series with the accelerator (scheduling,
   // sampling, detokenising that no overlap scheduler hides), s.
@@ -125,6 +125,16 @@ struct EngineProfile {
   std::vector<WeightFormat> weights;      // formats it serves
   std::vector<WeightFormat> weight_only;  // of those, the ones it also runs dequantised where the accelerator lacks their math
   std::vector<std::string> notes;     // each field's source, as "field: source"
+  // Earlier releases whose figures differ (engines.json "releases", ascending):
+  // a release before `before` runs with this title and host time per step
+  // (vLLM before 0.14 schedules in series with the model).
+  struct Release {
+    std::vector<int> before;  // 0.14 as {0, 14}
+    std::string before_text;  // "0.14"
+    std::string title;
+    double step_overhead_s = 0;
+  };
+  std::vector<Release> releases;
 };
 
 // The bundled profiles (data/engines.json), in file order.
@@ -134,6 +144,15 @@ std::string_view embedded_engines_text();
 std::vector<EngineProfile> read_engines(const std::string& origin, const std::string& text);
 
 const EngineProfile* find_engine(std::string_view name);
+// The profile of one release of an engine (docs/methodology.md §Serving
+// engines): `version` ("0.13", "v0.20.1") before one of the profile's
+// `releases` takes that release's figures, a later one the profile's own.
+// InputError, starting with `what`, for text that is not a release number or
+// an engine whose figures do not change with its release.
+const EngineProfile& engine_release(const EngineProfile& e, std::string_view version, std::string_view what);
+// The first release number ("0.20.1", "1.3.0") in free text such as a case's
+// engine_version ("vLLM 0.20.1+transformers-5.8.1"), if it holds one.
+std::optional<std::string> release_number_in(std::string_view text);
 // "vllm, sglang, trtllm, ..." for messages and --help.
 std::string engine_names();
 // The bundled engines that have a property, "vllm, sglang, trtllm, tgi", for
