@@ -558,3 +558,30 @@ TEST_CASE("The analytic time per token counts the other requests' prefills betwe
   CHECK(one.latency_s == Approx(one.ttft_s + 3 * one.prefill_gpu_s_per_request).epsilon(1e-12));
   CHECK(one.tokens_per_second_per_user == Approx(1 / one.latency_s).epsilon(1e-12));
 }
+
+TEST_CASE("a shared prompt prefix is held once: the max batch counts each sequence's own tokens (Llama-3-8B, one L40S, hand-computed)") {
+  const ModelSpec& m = model("llama-3-8b");
+  const Cluster c = cluster("g6e.xlarge");
+  InferenceRequest r;
+  r.mode = ServingMode::offline;
+  r.prompt_tokens = 4000;
+  r.output_tokens = 200;
+  const InferenceWorkload plain = make_inference_workload(r);
+  r.prefix_share = 0.75;  // 3,000 of the 4,000 prompt tokens shared
+  const InferenceWorkload shared = make_inference_workload(r);
+  std::string problem;
+  const InferenceEstimate a = estimate_inference(m, plain, c, ServingLayout{1, 1}, std::nullopt, &problem);
+  const InferenceEstimate b = estimate_inference(m, shared, c, ServingLayout{1, 1}, std::nullopt, &problem);
+  REQUIRE(problem.empty());
+  // 2 x 32 layers x 8 KV heads x 128 x 2 bytes = 131,072 bytes a token; a sequence holds 4,000 + 200/2 = 4,100 tokens, 1,100 its own.
+  const double gb = 131072 / 1e9;
+  auto free_gb_of = [](const InferenceEstimate& e) { return e.memory.capacity_gb - e.memory.weights_gb - e.memory.workspace_gb - e.memory.reserve_gb; };
+  CHECK(a.max_batch == static_cast<int>(std::floor(free_gb_of(a) / (4100 * gb))));
+  const double free_gb = free_gb_of(b);
+  CHECK(b.max_batch == std::min(256, static_cast<int>(std::floor((free_gb - 3000 * gb) / (1100 * gb)))));
+  CHECK(b.max_batch > 3 * a.max_batch);
+  CHECK(b.memory.kv_cache_gb == Approx(b.batch * 1100 * gb + 3000 * gb));
+  // An engine without a prefix cache holds every prompt whole.
+  CHECK(kv_shared_prefix_tokens(*find_engine("tgi-1"), shared) == 0);
+  CHECK(kv_shared_prefix_tokens(*find_engine("vllm"), shared) == 3000);
+}

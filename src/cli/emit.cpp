@@ -205,9 +205,11 @@ RequestLimit request_limit(const EmitOptions& o, const ModelSpec& m, const Infer
   const std::string from = o.max_request_tokens > 0 ? "--max-request-tokens"
                            : fit < context         ? fmt::format("the most one request's KV cache can hold here; {}'s context length is {}", m.name, context)
                                                    : fmt::format("{}'s context length", m.name);
+  const double shared = kv_shared_prefix_tokens(*e.engine, w);
   return {fit, fmt::format("accepts requests up to {} tokens, prompt + output ({}); the KV cache was sized for {} sequences in flight of about "
-                           "{:.0f} tokens each, and longer requests take more of it (the engine queues what does not fit)",
-                           fit, from, e.batch, kv_tokens_held(*e.engine, w))};
+                           "{:.0f} tokens each{}, and longer requests take more of it (the engine queues what does not fit)",
+                           fit, from, e.batch, kv_tokens_held(*e.engine, w),
+                           shared > 0 ? fmt::format(" ({:.0f} of them the shared prefix, cached once)", shared) : std::string())};
 }
 
 }  // namespace

@@ -72,6 +72,11 @@ double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w) {
   return w.prompt_tokens + (engine.reserves_full_kv ? generated : generated / 2);
 }
 
+double kv_shared_prefix_tokens(const EngineProfile& engine, const InferenceWorkload& w) {
+  if (!engine.prefix_cache || w.prefix_tokens() <= 0) return 0;
+  return std::min<double>(w.prefix_tokens(), w.prompt_tokens - 1);
+}
+
 double kv_cached_tokens(const ModelSpec& m, const EngineProfile& engine, double tokens) {
   return engine.full_length_local_kv ? tokens : m.attended_tokens(tokens);
 }
@@ -527,13 +532,40 @@ double prefill_s_per_request(const ModelSpec& m, const InferenceWorkload& w, con
 
 }  // namespace
 
+namespace {
+
+// The KV cache one sequence holds: per token on one accelerator, the cached
+// tokens of a mean request beyond the shared prefix, the prefix held once per
+// accelerator, and the cached tokens of the longest (p95) request.
+struct KvNeed {
+  double gb_per_token = 0;       // averaged over the attention ranks (a sequence lives on one)
+  double rank_gb_per_token = 0;  // on each accelerator of the rank that holds it
+  double context_tokens = 0;     // a sequence's own: cached (or reserved) less the shared prefix
+  double shared_gb = 0;          // the shared prefix (kv_shared_prefix_tokens), once per accelerator
+  double longest_request_tokens = 0, longest_tokens = 0;
+};
+
+KvNeed kv_need(const ModelSpec& m, const InferenceWorkload& w, const EngineProfile& engine, const ServingLayout& l, Precision kv_cache) {
+  KvNeed k;
+  k.gb_per_token = kv_gb_per_token_averaged(m, kv_cache, l);
+  k.rank_gb_per_token = kv_gb_per_token_on_rank(m, kv_cache, l);
+  const double shared = kv_cached_tokens(m, engine, kv_shared_prefix_tokens(engine, w));
+  k.context_tokens = std::max(1.0, kv_cached_tokens(m, engine, kv_tokens_held(engine, w)) - shared);
+  k.shared_gb = k.rank_gb_per_token * shared;
+  k.longest_request_tokens = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
+  k.longest_tokens = kv_cached_tokens(m, engine, k.longest_request_tokens);
+  return k;
+}
+
+}  // namespace
+
 void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluster& c, InferenceEstimate& e, int batch) {
   e.batch = batch;
   e.prefill_gpu_s_per_request = prefill_s_per_request(m, w, c, e, batch);
   e.step = decode_step(m, w, c, e.layout, e.precision, batch);
   const double t = e.step.total_s();
-  const double context = kv_tokens_held(*e.engine, w);
-  e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * kv_cached_tokens(m, *e.engine, context) * kv_gb_per_token_averaged(m, e.precision.kv_cache, e.layout);
+  const KvNeed kv = kv_need(m, w, *e.engine, e.layout, e.precision.kv_cache);
+  e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * kv.context_tokens * kv.gb_per_token + kv.shared_gb;
   // Replica time per request: its batched prefill plus its share of decode
   // steps (every step advances `batch` sequences by one token).
   // Speculative decoding: each step emits tokens_per_decode_step tokens per sequence.
@@ -611,24 +643,6 @@ void fill_serving_memory(InferenceEstimate& e, const ModelSpec& m, const Inferen
                       double(batch_cap) / l.attention_dp * m.vocab / l.attention_tp() * 4) / kGb;
 }
 
-// The KV cache one sequence holds: per token on one accelerator, the cached
-// tokens of a mean request, and those of the longest (p95) one.
-struct KvNeed {
-  double gb_per_token = 0;       // averaged over the attention ranks (a sequence lives on one)
-  double rank_gb_per_token = 0;  // on each accelerator of the rank that holds it
-  double context_tokens = 0, longest_request_tokens = 0, longest_tokens = 0;
-};
-
-KvNeed kv_need(const ModelSpec& m, const InferenceWorkload& w, const EngineProfile& engine, const ServingLayout& l, Precision kv_cache) {
-  KvNeed k;
-  k.gb_per_token = kv_gb_per_token_averaged(m, kv_cache, l);
-  k.rank_gb_per_token = kv_gb_per_token_on_rank(m, kv_cache, l);
-  k.context_tokens = kv_cached_tokens(m, engine, kv_tokens_held(engine, w));  // cached (or reserved) per sequence
-  k.longest_request_tokens = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
-  k.longest_tokens = kv_cached_tokens(m, engine, k.longest_request_tokens);
-  return k;
-}
-
 void say(std::string* problem, std::string s) {
   if (problem) *problem = std::move(s);
 }
@@ -650,14 +664,14 @@ bool size_max_batch(InferenceEstimate& e, const Accelerator& acc, const Inferenc
                              kv.longest_request_tokens, kv.rank_gb_per_token * kv.longest_tokens, free_gb));
     return false;
   }
-  e.max_batch = static_cast<int>(std::min<double>(batch_cap, std::floor(free_gb / (kv.gb_per_token * kv.context_tokens))));
+  e.max_batch = static_cast<int>(std::min<double>(batch_cap, std::floor(std::max(0.0, free_gb - kv.shared_gb) / (kv.gb_per_token * kv.context_tokens))));
   e.max_batch = std::max(e.max_batch, 1);
   // Neuron with a compiled batch: its slots hold KV whether filled or not, and no more sequences run.
   if (const std::optional<int> compiled = compiled_batch_on(acc, w)) {
     const int slots = *compiled;
     if (slots > e.max_batch) {
       say(problem, fmt::format("the decode graph compiled for batch {} needs {:.1f} GB of KV cache per accelerator; {} sequences fit", slots,
-                               slots * kv.context_tokens * kv.gb_per_token, e.max_batch));
+                               slots * kv.context_tokens * kv.gb_per_token + kv.shared_gb, e.max_batch));
       e.max_batch = 0;
       return false;
     }
@@ -682,7 +696,7 @@ void evaluate_fixed_batch(const ModelSpec& m, const InferenceWorkload& w, const 
     say(problem, fmt::format("batch {} exceeds the engine's sequence limit of {} (--concurrency)", batch, *w.concurrency));
   else if (batch > e.max_batch)
     say(problem, fmt::format("batch {} needs {:.1f} GB of KV cache per accelerator; {} sequences fit", batch,
-                             batch * kv.context_tokens * kv.gb_per_token, e.max_batch));
+                             batch * kv.context_tokens * kv.gb_per_token + kv.shared_gb, e.max_batch));
   else if (!meets_targets(m, w, c, e, batch))
     say(problem, fmt::format("at batch {} {}", batch, missed_targets(w, e)));
   evaluate_batch(m, w, c, e, std::min(batch, e.max_batch));

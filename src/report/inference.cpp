@@ -935,8 +935,15 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                          ? fmt::format(", the {} local layers held at full length by the engine", m.sliding_layers)
                          : fmt::format(", {:.0f} averaged over the layers ({} local layers hold at most {} tokens)",
                                        kv_cached_tokens(m, *e.engine, held), m.sliding_layers, m.sliding_window));
-  out += fmt::format("  max batch = (capacity {:.1f} - weights - workspace {:.2f} - reserve {:.2f}) / KV per sequence = {}\n",
-                     e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb, e.max_batch);
+  const double shared = kv_shared_prefix_tokens(*e.engine, w);
+  const double shared_gb = kv_cached_tokens(m, *e.engine, shared) * kv_gb_per_token_on_rank(m, e.precision.kv_cache, l);
+  if (shared > 0)
+    out += fmt::format("  shared prefix = {:.0f} prompt tokens (--prefix-share) cached once per rank by the engine's prefix cache = {:.2f} GB; "
+                       "each sequence holds only its own {:.0f}\n",
+                       shared, shared_gb, held - shared);
+  out += fmt::format("  max batch = (capacity {:.1f} - weights - workspace {:.2f} - reserve {:.2f}{}) / KV per sequence = {}\n",
+                     e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb,
+                     shared > 0 ? fmt::format(" - shared prefix {:.2f}", shared_gb) : std::string(), e.max_batch);
   const EngineProfile& engine = *e.engine;
   out += fmt::format("  engine: {} ({})\n", engine.name, engine.title);
   out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms{} at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "

@@ -61,6 +61,11 @@ double decode_sequence_layer_s(const Accelerator& acc);
 // tokens on average over its life, or prompt + all of them where the engine
 // reserves a request's whole KV at admission (EngineProfile::reserves_full_kv).
 double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w);
+// Of those, the shared prompt prefix (--prefix-share) an engine with a prefix
+// cache holds once for every sequence of an attention rank, as the simulator
+// does (src/serving/scheduler.cpp): at most the prompt less one token; 0 where
+// no prefix is shared or the engine has no prefix cache.
+double kv_shared_prefix_tokens(const EngineProfile& engine, const InferenceWorkload& w);
 // Tokens of KV a sequence of `tokens` keeps, averaged over the layers: the
 // local (sliding-window, chunked) layers' window alone, or their full length
 // where the engine keeps every layer at full context (full_length_local_kv).
