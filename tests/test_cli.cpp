@@ -1406,6 +1406,10 @@ TEST_CASE("cli: with --format json every exit 2 and 3 is one JSON document") {
   CHECK(broke.code == 3);
   CHECK(broke.err.find("the budget of $1 per month (--budget) is the limit") != std::string::npos);
   CHECK(broke.err.find("--max-instances allows more") == std::string::npos);
+  // A budget every service is under is not the limit, whatever else is: here the instance count.
+  const Run crowded = run("recommend --model llama-3-8b --task inference --requests-per-second 2000 --max-instances 1 --budget 10000000 -q");
+  CHECK(crowded.code == 3);
+  CHECK(crowded.err.find("(--budget) is the limit") == std::string::npos);
   // Likewise the shortest run a --deadline left out, so the next --deadline is not a guess.
   const Run hurried = run("recommend --params 13B --task lora --deadline 1min --format json");
   CHECK(hurried.code == 3);

@@ -288,9 +288,8 @@ class RecommendCommand : public Command {
       if (format == Format::csv) print_table(inference_table(result, ctx), catalog, "recommend", "options", g);  // the header
       if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
       std::string best;
-      const bool over_budget = r.budget_usd && std::any_of(result.rejections.begin(), result.rejections.end(), [](const Rejection& x) {
-                                 return x.reason.find("budget") != std::string::npos;
-                               });
+      const bool over_budget =
+          std::any_of(result.rejections.begin(), result.rejections.end(), [](const Rejection& x) { return x.over_budget; });
       if (over_budget)
         best = fmt::format("; the budget of ${:.0f} per month (--budget) is the limit: each type's line gives what its service costs",
                            *r.budget_usd);

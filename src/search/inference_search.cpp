@@ -342,6 +342,7 @@ std::string lighter_fit(const ModelSpec& m, const InferenceWorkload& w, const In
 // constraint (instance count, budget) refuses it.
 struct InstanceProblems {
   std::string memory, target, constraint;
+  bool constraint_is_budget = false;
   double target_tpot_s = std::numeric_limits<double>::infinity();
 };
 
@@ -426,12 +427,14 @@ Tried try_serving_layout(const ServingProbe& p, const ServingLayout& l, Instance
   }
   if (row.instances > r.max_instances) {
     why.constraint = fmt::format("{}: the load needs {} instances (--max-instances {})", layout_name(l, " pp "), row.instances, r.max_instances);
+    why.constraint_is_budget = false;
     return Tried::stop;
   }
   const ServingCost ranked = price_row(row, p);
   if (r.budget_usd && (!ranked.usd_per_month || *ranked.usd_per_month > *r.budget_usd)) {
     why.constraint = ranked.usd_per_month ? fmt::format("{}: ${:.0f} per month is over the ${:.0f} budget", layout_name(l, " pp "), *ranked.usd_per_month, *r.budget_usd)
                                           : "price unknown, so the budget cannot be checked";
+    why.constraint_is_budget = true;
     return Tried::stop;
   }
   if (pp > 1)
@@ -476,7 +479,7 @@ void consider_serving_instance(const ServingProbe& p, ServingRecommendation& out
     for (const ServingLayout& l : expert_parallel_layouts(p.m, engine_for(p.acc, p.w.engine), p.acc, tp))
       any = try_serving_layout(p, l, why, out) == Tried::added || any;
   }
-  if (!any) out.rejections.push_back({p.inst.name, rejection_reason(p, why)});
+  if (!any) out.rejections.push_back({p.inst.name, rejection_reason(p, why), !why.constraint.empty() && why.constraint_is_budget});
 }
 
 }  // namespace

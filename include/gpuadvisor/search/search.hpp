@@ -171,6 +171,7 @@ std::optional<DeadlineMargin> deadline_margin(const RecommendRow& pick, const Re
 struct Rejection {
   std::string instance;
   std::string reason;
+  bool over_budget = false;  // refused by --budget: its service costs more (or its price is unknown)
 };
 
 // A training pick at or above this share of its accelerators' memory gets a
