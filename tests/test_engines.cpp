@@ -770,17 +770,27 @@ TEST_CASE("vLLM's release: async scheduling hides its host time from 0.14, earli
   const EngineProfile& old = engine_release(vllm, "0.13", "t");
   CHECK(&engine_release(vllm, "0.10.1", "t") == &old);
   CHECK(old.name == "vllm");
-  CHECK(old.title.find("before 0.14") != std::string::npos);
+  CHECK(old.title.find("0.8 to 0.13") != std::string::npos);
   CHECK(old.max_sequences == vllm.max_sequences);
   CHECK_THROWS_WITH(engine_release(vllm, "latest", "--engine vllm@latest"),
                     Catch::Contains("--engine vllm@latest: 'latest' is not a release number such as 0.13 or 0.20.1"));
+  for (const char* nonsense : {"", "v", "0x10", "1e3", "0.13e5", "0.13.2.4.5", "0.13..1", "99999999999.1", "-1", "0.13+"})
+    CHECK_THROWS_AS(engine_release(vllm, nonsense, "t"), InputError);
+  for (const char* tagged : {"0.13.0.dev1", "0.13rc1", "0.13.1.post1", "v0.13+cu128"}) CHECK(&engine_release(vllm, tagged, "t") == &old);
+  // V0, before 0.8: automatic prefix caching was off by default (on in V1), so --prefix-share has no cache to use.
+  CHECK(!engine_release(vllm, "0.7.3", "t").prefix_cache);
+  CHECK(old.prefix_cache);
+  CHECK(engine_release(vllm, "0.7.3", "t").title.find("V0") != std::string::npos);
   CHECK_THROWS_WITH(engine_release(*find_engine("sglang"), "0.5.6", "--engine sglang@0.5.6"),
                     Catch::Contains("the sglang profile's figures do not change with its release"));
   // A case's engine_version is free text: its first release number.
-  CHECK(release_number_in("vLLM 0.20.1+transformers-5.8.1") == "0.20.1");
-  CHECK(release_number_in("vLLM v0.6.0 (--num-scheduler-steps 10)") == "0.6.0");
-  CHECK(release_number_in("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14") == "1.3.0");
-  CHECK(!release_number_in("not recorded (image null)"));
+  CHECK(release_number_in("vLLM 0.20.1+transformers-5.8.1", "vllm") == "0.20.1");
+  CHECK(release_number_in("vLLM v0.6.0 (--num-scheduler-steps 10)", "vllm") == "0.6.0");
+  CHECK(release_number_in("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14", "trtllm") == "1.3.0");
+  CHECK(!release_number_in("not recorded (image null)", "vllm"));
+  // The number after the engine's name where the text names it, not a CUDA version or a date before it.
+  CHECK(release_number_in("CUDA 12.1, vLLM 0.8.5", "vllm") == "0.8.5");
+  CHECK(release_number_in("run 2025.10.16 with vllm 0.8.5", "vllm") == "0.8.5");
 }
 
 TEST_CASE("cli: --engine vllm@RELEASE times the host per step as that release runs it") {
@@ -793,11 +803,20 @@ TEST_CASE("cli: --engine vllm@RELEASE times the host per step as that release ru
   const auto [now_s, now_title] = host_s("vllm");
   const auto [old_s, old_title] = host_s("vllm@0.13");
   CHECK(old_s - now_s == Approx(1.2e-3));
-  CHECK(old_title.find("before 0.14") != std::string::npos);
+  CHECK(old_title.find("0.8 to 0.13") != std::string::npos);
   CHECK(host_s("vllm@0.20").first == Approx(now_s));
+  // recommend names the release among its assumptions, in text and JSON.
+  Run rec = run("recommend --model llama-3-8b --task inference --requests-per-second 2 --engine vllm@0.12 --format json");
+  REQUIRE(rec.code == 0);
+  CHECK(nlohmann::json::parse(rec.out)["assumptions"].dump().find("vLLM V1 0.8 to 0.13") != std::string::npos);
   Run r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine vllm@nightly");
   CHECK(r.code == 2);
   CHECK(r.err.find("'nightly' is not a release number") != std::string::npos);
+  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine vllm@");
+  CHECK(r.code == 2);
+  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine vllm@0.7.3 --prefix-share 0.5");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("vllm (vLLM V0 (before 0.8") != std::string::npos);
   r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine trtllm@1.2");
   CHECK(r.code == 2);
   CHECK(r.err.find("do not change with its release") != std::string::npos);
@@ -816,4 +835,10 @@ TEST_CASE("validate: a vLLM case's engine_version picks the release it was measu
   };
   CHECK(predicted("vLLM 0.7.3") - predicted("vLLM 0.20.1") == Approx(1.2e-3).epsilon(0.05));
   CHECK(predicted("not recorded") == Approx(predicted("vLLM 0.20.1")));
+  CHECK(predicted("CUDA 12.1, vLLM 0.8.5") == Approx(predicted("vLLM 0.7.3")));
+  // A release number that is not one names the case and the field, cut short.
+  const std::string bad = R"({"cases": [{"id": "V2", "task": "inference", "model": "llama-3-8b", "system": "g5.xlarge", "precision": "bf16",
+    "engine": "vllm", "engine_version": "vLLM 99999999999.1", "prompt_tokens": 128, "output_tokens": 128, "batch": 1,
+    "metric": "tpot_s", "measured": 0.03, "source": "test", "source_key": "TEST"}]})";
+  CHECK_THROWS_WITH(read_cases("cases.json", bad), Catch::Contains("case V2: field 'engine_version'"));
 }

@@ -585,3 +585,24 @@ TEST_CASE("a shared prompt prefix is held once: the max batch counts each sequen
   CHECK(kv_shared_prefix_tokens(*find_engine("tgi-1"), shared) == 0);
   CHECK(kv_shared_prefix_tokens(*find_engine("vllm"), shared) == 3000);
 }
+
+TEST_CASE("a shared prefix on a sliding-window model: each sequence's own tokens fill its window (Gemma-3-27B, one L40S, hand-computed)") {
+  const ModelSpec& m = model("gemma-3-27b");
+  REQUIRE(m.sliding_layers == 52);
+  REQUIRE(m.sliding_window == 1024);
+  InferenceRequest r;
+  r.mode = ServingMode::offline;
+  r.prompt_tokens = 8192;
+  r.output_tokens = 1024;
+  r.weights = WeightFormat::fp8;
+  r.prefix_share = 0.9;  // 7,373 shared; each sequence holds 8,192 + 512 = 8,704, 1,331 its own
+  std::string problem;
+  const InferenceEstimate e = estimate_inference(m, make_inference_workload(r), cluster("g6e.xlarge"), ServingLayout{1, 1}, std::nullopt, &problem);
+  REQUIRE(problem.empty());
+  // Own tokens: 10 full layers hold 1,331, the 52 local ones their window of 1,024; the prefix: 7,373 and 1,024, once.
+  const double own = (10 * 1331 + 52 * 1024) / 62.0, prefix = (10 * 7373 + 52 * 1024) / 62.0;
+  const double gb = 2.0 * 62 * 16 * 128 * 2 / 1e9;  // bf16 KV a token, every layer
+  const double free_gb = e.memory.capacity_gb - e.memory.weights_gb - e.memory.workspace_gb - e.memory.reserve_gb;
+  CHECK(e.max_batch == static_cast<int>(std::floor((free_gb - prefix * gb) / (own * gb))));
+  CHECK(e.memory.kv_cache_gb <= free_gb);
+}

@@ -549,9 +549,11 @@ KvNeed kv_need(const ModelSpec& m, const InferenceWorkload& w, const EngineProfi
   KvNeed k;
   k.gb_per_token = kv_gb_per_token_averaged(m, kv_cache, l);
   k.rank_gb_per_token = kv_gb_per_token_on_rank(m, kv_cache, l);
-  const double shared = kv_cached_tokens(m, engine, kv_shared_prefix_tokens(engine, w));
-  k.context_tokens = std::max(1.0, kv_cached_tokens(m, engine, kv_tokens_held(engine, w)) - shared);
-  k.shared_gb = k.rank_gb_per_token * shared;
+  // A sliding-window layer keeps a sequence's last `window` tokens: its own
+  // tokens beyond the prefix up to the window, and the prefix's last ones, shared.
+  const double shared = kv_shared_prefix_tokens(engine, w);
+  k.context_tokens = std::max(1.0, kv_cached_tokens(m, engine, kv_tokens_held(engine, w) - shared));
+  k.shared_gb = k.rank_gb_per_token * kv_cached_tokens(m, engine, shared);
   k.longest_request_tokens = w.prompt_tokens_p95 + w.output_tokens_p95 + w.reasoning_tokens;
   k.longest_tokens = kv_cached_tokens(m, engine, k.longest_request_tokens);
   return k;

@@ -289,8 +289,14 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
     q.engine = find_engine(c.engine);
     if (!q.engine) r.fail("engine", fmt::format("'{}' is not one of {}", c.engine, engine_names()));
     // The release measured, where the engine's figures change with it (vLLM before 0.14); free text without a number: the current profile.
-    const auto release = release_number_in(c.engine_version);
-    if (!q.engine->releases.empty() && release) q.engine = &engine_release(*q.engine, *release, "engine_version");
+    const auto release = release_number_in(c.engine_version, q.engine->name);
+    if (!q.engine->releases.empty() && release) {
+      try {
+        q.engine = &engine_release(*q.engine, *release, "its release");
+      } catch (const InputError& e) {
+        r.fail("engine_version", e.what());
+      }
+    }
   }
   if (q.scheduler_recv_interval && (!q.engine || q.engine->name != "sglang"))
     r.fail("scheduler_recv_interval", "is SGLang's server setting: the case's engine must be sglang");

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <deque>
 #include <mutex>
+#include <regex>
 #include <set>
 
 #include "gpuadvisor/base/errors.hpp"
@@ -78,22 +79,21 @@ bool optional_flag(const EngineReader& r, const json& j, const char* key) {
   return j[key].get<bool>();
 }
 
-// "0.14", "v0.20.1", "1.3.0rc14", "0.20.1+cu128": the numbers before any
-// suffix; nullopt where the text does not start with one (a leading v aside).
+// "0.14", "v0.20.1", "1.3.0rc14", "0.13.0.dev1", "0.20.1+cu128": 1 to 4
+// numbers, then at most a pre-, post- or dev-release tag and a local label
+// (PEP 440's shapes); nullopt for anything else.
 std::optional<std::vector<int>> parse_release(std::string_view text) {
-  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.remove_prefix(1);
+  static const std::regex shape(R"(v?(\d{1,6}(?:\.\d{1,6}){0,3})(?:\.?(?:rc|a|b|post|dev)\d{0,6})*(?:\+[A-Za-z0-9.]{1,32})?)",
+                                std::regex::icase);
+  std::match_results<std::string_view::const_iterator> match;
+  if (text.size() > 64 || !std::regex_match(text.begin(), text.end(), match, shape)) return std::nullopt;
   std::vector<int> parts;
-  std::size_t i = 0;
-  while (i < text.size() && parts.size() < 4) {
-    std::size_t digits = 0;
-    int value = 0;
-    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && digits < 6; ++i, ++digits) value = value * 10 + (text[i] - '0');
-    if (digits == 0) return std::nullopt;
-    parts.push_back(value);
-    if (i + 1 < text.size() && text[i] == '.' && std::isdigit(static_cast<unsigned char>(text[i + 1]))) ++i;
-    else break;
+  const std::string numbers = match[1].str();
+  for (std::size_t i = 0; i < numbers.size();) {
+    const std::size_t dot = std::min(numbers.find('.', i), numbers.size());
+    parts.push_back(std::stoi(numbers.substr(i, dot - i)));
+    i = dot + 1;
   }
-  if (i < text.size() && !std::isalpha(static_cast<unsigned char>(text[i])) && text[i] != '+' && text[i] != '-') return std::nullopt;
   return parts;
 }
 
@@ -121,6 +121,7 @@ void read_releases(const EngineReader& r, const json& j, EngineProfile& e) {
     if (!e.releases.empty() && !release_before(e.releases.back().before, rel.before)) r.fail("releases", "before must ascend");
     rel.title = r.text(x, "title");
     rel.step_overhead_s = r.number(x, "step_overhead_ms", 0, 1000) / 1e3;
+    if (x.contains("prefix_cache")) rel.prefix_cache = optional_flag(r, x, "prefix_cache");
     e.releases.push_back(std::move(rel));
   }
 }
@@ -230,7 +231,9 @@ const EngineProfile& engine_release(const EngineProfile& e, std::string_view ver
     throw InputError(fmt::format("{}: the {} profile's figures do not change with its release; give {} alone{}", what, e.name, e.name,
                                  e.name == "vllm" ? "" : " (vllm@RELEASE takes vLLM's release)"));
   const auto wanted = parse_release(version);
-  if (!wanted) throw InputError(fmt::format("{}: '{}' is not a release number such as 0.13 or 0.20.1", what, version));
+  if (!wanted)
+    throw InputError(fmt::format("{}: '{}' is not a release number such as 0.13 or 0.20.1", what,
+                                 version.size() > 40 ? std::string(version.substr(0, 40)) + "..." : std::string(version)));
   const auto earlier = std::find_if(e.releases.begin(), e.releases.end(), [&](const auto& rel) { return release_before(*wanted, rel.before); });
   if (earlier == e.releases.end()) return e;
   // The release's profile, made once and kept (a deque keeps every one where it is).
@@ -242,12 +245,16 @@ const EngineProfile& engine_release(const EngineProfile& e, std::string_view ver
   EngineProfile p = e;
   p.title = earlier->title;
   p.step_overhead_s = earlier->step_overhead_s;
+  p.prefix_cache = earlier->prefix_cache.value_or(e.prefix_cache);
   p.releases.clear();
   return made.emplace_back(std::move(p));
 }
 
-std::optional<std::string> release_number_in(std::string_view text) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
+std::optional<std::string> release_number_in(std::string_view text, std::string_view name) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const std::size_t named = name.empty() ? std::string::npos : lower.find(name);
+  for (std::size_t i = named == std::string::npos ? 0 : named + name.size(); i < text.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(text[i])) || (i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1])))) continue;
     std::size_t end = i;
     while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
@@ -271,6 +278,10 @@ bool batches_continuously(const EngineProfile& e) { return e.continuous_batching
 
 std::optional<std::string> prefix_share_problem(const EngineProfile& e, std::string_view software) {
   if (e.prefix_cache) return std::nullopt;
+  // An earlier release (engine_release) is named by its title: the current profile of its name may have the cache.
+  if (find_engine(e.name) != &e)
+    return fmt::format("{} ({}) has no prefix cache, so every prompt is prefilled whole; give an engine that reuses a shared prefix ({})", e.name,
+                       e.title, engine_names_where(has_prefix_cache, software));
   const std::string others = engine_names_where(has_prefix_cache, software);
   if (others.empty())
     return fmt::format("{} has no prefix cache, so every prompt is prefilled whole, and no engine on {} has one here; leave --prefix-share out",

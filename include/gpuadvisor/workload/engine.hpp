@@ -133,6 +133,7 @@ struct EngineProfile {
     std::string before_text;  // "0.14"
     std::string title;
     double step_overhead_s = 0;
+    std::optional<bool> prefix_cache;  // where the release differs (vLLM V0: automatic prefix caching off by default)
   };
   std::vector<Release> releases;
 };
@@ -150,9 +151,11 @@ const EngineProfile* find_engine(std::string_view name);
 // InputError, starting with `what`, for text that is not a release number or
 // an engine whose figures do not change with its release.
 const EngineProfile& engine_release(const EngineProfile& e, std::string_view version, std::string_view what);
-// The first release number ("0.20.1", "1.3.0") in free text such as a case's
-// engine_version ("vLLM 0.20.1+transformers-5.8.1"), if it holds one.
-std::optional<std::string> release_number_in(std::string_view text);
+// The release number ("0.20.1", "1.3.0") in free text such as a case's
+// engine_version: the first after the engine's `name` where the text names it
+// ("CUDA 12.1, vLLM 0.8.5": 0.8.5; name lower case), else the first; nullopt
+// if it holds none.
+std::optional<std::string> release_number_in(std::string_view text, std::string_view name);
 // "vllm, sglang, trtllm, ..." for messages and --help.
 std::string engine_names();
 // The bundled engines that have a property, "vllm, sglang, trtllm, tgi", for
