@@ -685,7 +685,7 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
   if (!r.engine)
     w.assumptions.push_back(fmt::format("served with {} on GPUs and {} on Inferentia/Trainium (default; --engine to choose)", kDefaultCudaEngine,
                                         kDefaultNeuronEngine));
-  else if (find_engine(r.engine->name) != r.engine)  // an earlier release (engine_release): every output says which
+  else if (r.engine->earlier_release)  // every output says which
     w.assumptions.push_back(fmt::format("served with {} as an earlier release runs it: {} (--engine {})", r.engine->name, r.engine->title, o.engine));
   if (o.weights.empty() && !m.native_weights.empty())
     w.assumptions.push_back(fmt::format("weights in {}, the checkpoint's own format (--weights bf16 to serve it in 16-bit)", m.native_weights));

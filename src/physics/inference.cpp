@@ -568,6 +568,7 @@ void evaluate_batch(const ModelSpec& m, const InferenceWorkload& w, const Cluste
   const double t = e.step.total_s();
   const KvNeed kv = kv_need(m, w, *e.engine, e.layout, e.precision.kv_cache);
   e.memory.kv_cache_gb = decode_slots(*c.accelerator, w, batch) * kv.context_tokens * kv.gb_per_token + kv.shared_gb;
+  e.memory.kv_shared_prefix_gb = kv.shared_gb;
   // Replica time per request: its batched prefill plus its share of decode
   // steps (every step advances `batch` sequences by one token).
   // Speculative decoding: each step emits tokens_per_decode_step tokens per sequence.

@@ -936,7 +936,7 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                          : fmt::format(", {:.0f} averaged over the layers ({} local layers hold at most {} tokens)",
                                        kv_cached_tokens(m, *e.engine, held), m.sliding_layers, m.sliding_window));
   const double shared = kv_shared_prefix_tokens(*e.engine, w);
-  const double shared_gb = kv_cached_tokens(m, *e.engine, shared) * kv_gb_per_token_on_rank(m, e.precision.kv_cache, l);
+  const double shared_gb = e.memory.kv_shared_prefix_gb;
   if (shared > 0)
     out += fmt::format("  shared prefix = {:.0f} prompt tokens (--prefix-share) cached once per rank by the engine's prefix cache = {:.2f} GB; "
                        "each sequence holds only its own {:.0f}\n",

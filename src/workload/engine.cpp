@@ -5,13 +5,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <deque>
-#include <mutex>
 #include <regex>
 #include <set>
 
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/base/named.hpp"
+#include "gpuadvisor/base/quantity.hpp"
 #include "base/json_input.hpp"
 
 namespace gpuadvisor {
@@ -114,15 +113,29 @@ void read_releases(const EngineReader& r, const json& j, EngineProfile& e) {
   for (const auto& x : j["releases"]) {
     if (!x.is_object()) r.fail("releases", shape);
     EngineProfile::Release rel;
-    rel.before_text = r.text(x, "before");
-    auto before = parse_release(rel.before_text);
-    if (!before || before->size() < 2) r.fail("releases", fmt::format("before: '{}' is not a release number such as 0.14", rel.before_text));
+    const std::string before_text = r.text(x, "before");
+    auto before = parse_release(before_text);
+    if (!before || before->size() < 2) r.fail("releases", fmt::format("before: '{}' is not a release number such as 0.14", before_text));
     rel.before = *before;
     if (!e.releases.empty() && !release_before(e.releases.back().before, rel.before)) r.fail("releases", "before must ascend");
     rel.title = r.text(x, "title");
     rel.step_overhead_s = r.number(x, "step_overhead_ms", 0, 1000) / 1e3;
     if (x.contains("prefix_cache")) rel.prefix_cache = optional_flag(r, x, "prefix_cache");
     e.releases.push_back(std::move(rel));
+  }
+}
+
+// Each earlier release's profile: the engine's own with the release's title,
+// host time per step and prefix cache.
+void make_release_profiles(EngineProfile& e) {
+  for (const EngineProfile::Release& rel : e.releases) {
+    EngineProfile p = e;
+    p.title = rel.title;
+    p.step_overhead_s = rel.step_overhead_s;
+    p.prefix_cache = rel.prefix_cache.value_or(e.prefix_cache);
+    p.releases.clear();
+    p.earlier_release = true;
+    e.release_profiles.push_back(std::move(p));
   }
 }
 
@@ -195,6 +208,7 @@ EngineProfile read_engine(const EngineReader& r, const json& j, const json& sour
     if (!sources.contains(s.substr(0, s.find(' ')))) r.fail("sources", fmt::format("'{}' is not in the file's sources", s.substr(0, s.find(' '))));
     e.notes.push_back(fmt::format("{}: {}", it.key(), s));
   }
+  make_release_profiles(e);
   return e;
 }
 
@@ -236,23 +250,11 @@ const EngineProfile& engine_release(const EngineProfile& e, std::string_view ver
                                  version.size() > 40 ? std::string(version.substr(0, 40)) + "..." : std::string(version)));
   const auto earlier = std::find_if(e.releases.begin(), e.releases.end(), [&](const auto& rel) { return release_before(*wanted, rel.before); });
   if (earlier == e.releases.end()) return e;
-  // The release's profile, made once and kept (a deque keeps every one where it is).
-  static std::mutex guard;
-  static std::deque<EngineProfile> made;
-  const std::lock_guard lock(guard);
-  for (const EngineProfile& p : made)
-    if (p.name == e.name && p.title == earlier->title) return p;
-  EngineProfile p = e;
-  p.title = earlier->title;
-  p.step_overhead_s = earlier->step_overhead_s;
-  p.prefix_cache = earlier->prefix_cache.value_or(e.prefix_cache);
-  p.releases.clear();
-  return made.emplace_back(std::move(p));
+  return e.release_profiles.at(static_cast<std::size_t>(earlier - e.releases.begin()));
 }
 
 std::optional<std::string> release_number_in(std::string_view text, std::string_view name) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const std::string lower = lower_case(std::string(text));
   const std::size_t named = name.empty() ? std::string::npos : lower.find(name);
   for (std::size_t i = named == std::string::npos ? 0 : named + name.size(); i < text.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(text[i])) || (i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1])))) continue;
@@ -278,8 +280,8 @@ bool batches_continuously(const EngineProfile& e) { return e.continuous_batching
 
 std::optional<std::string> prefix_share_problem(const EngineProfile& e, std::string_view software) {
   if (e.prefix_cache) return std::nullopt;
-  // An earlier release (engine_release) is named by its title: the current profile of its name may have the cache.
-  if (find_engine(e.name) != &e)
+  // An earlier release is named by its title: the current profile of its name may have the cache.
+  if (e.earlier_release)
     return fmt::format("{} ({}) has no prefix cache, so every prompt is prefilled whole; give an engine that reuses a shared prefix ({})", e.name,
                        e.title, engine_names_where(has_prefix_cache, software));
   const std::string others = engine_names_where(has_prefix_cache, software);

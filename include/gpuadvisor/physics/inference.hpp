@@ -166,6 +166,7 @@ int replica_step_tokens(const EngineProfile& engine, const Accelerator& acc, con
 struct InferenceMemory {
   double weights_gb = 0;     // per accelerator
   double kv_cache_gb = 0;    // per accelerator at the chosen batch
+  double kv_shared_prefix_gb = 0;  // of it, the shared prefix (--prefix-share), held once
   double workspace_gb = 0;   // prefill chunk activations and fp32 logits
   double reserve_gb = 0;     // serving_reserve_gb: 1 GB + the engine's free share + its CUDA-graph pool
   double resident_gb = 0;    // other state kept beside the replica (InferenceWorkload::resident_state_gb)

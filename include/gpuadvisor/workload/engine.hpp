@@ -130,12 +130,16 @@ struct EngineProfile {
   // (vLLM before 0.14 schedules in series with the model).
   struct Release {
     std::vector<int> before;  // 0.14 as {0, 14}
-    std::string before_text;  // "0.14"
     std::string title;
     double step_overhead_s = 0;
     std::optional<bool> prefix_cache;  // where the release differs (vLLM V0: automatic prefix caching off by default)
   };
   std::vector<Release> releases;
+  // The profile each release runs with, releases[i]'s at [i], made when the
+  // profile is read (engine_release hands them out).
+  std::vector<EngineProfile> release_profiles;
+  // Set on those: an earlier release, which every output names.
+  bool earlier_release = false;
 };
 
 // The bundled profiles (data/engines.json), in file order.
