@@ -808,7 +808,12 @@ TEST_CASE("cli: --engine vllm@RELEASE times the host per step as that release ru
   // recommend names the release among its assumptions, in text and JSON.
   Run rec = run("recommend --model llama-3-8b --task inference --requests-per-second 2 --engine vllm@0.12 --format json");
   REQUIRE(rec.code == 0);
-  CHECK(nlohmann::json::parse(rec.out)["assumptions"].dump().find("vLLM V1 0.8 to 0.13") != std::string::npos);
+  const auto rec_json = nlohmann::json::parse(rec.out);
+  CHECK(rec_json["assumptions"].dump().find("vLLM V1 0.8 to 0.13") != std::string::npos);
+  // Each row names the release too, beside the engine's name.
+  CHECK(rec_json["recommendation"]["engine"] == "vllm");
+  CHECK(rec_json["recommendation"]["engine_title"].get<std::string>().find("0.8 to 0.13") != std::string::npos);
+  CHECK(rec_json["alternatives"]["cheapest"]["engine_title"] == rec_json["recommendation"]["engine_title"]);
   Run r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine vllm@nightly");
   CHECK(r.code == 2);
   CHECK(r.err.find("'nightly' is not a release number") != std::string::npos);

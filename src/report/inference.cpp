@@ -125,6 +125,7 @@ ordered_json service_json(const ServingRow& r, const ModelSpec& m) {
           {"accelerator", r.instance->accelerator_name},
           {"layout", layout_json(e.layout)},
           {"engine", e.engine->name},
+          {"engine_title", e.engine->title},
           {"replicas", r.replicas},
           {"utilisation", sig6(r.utilisation)},
           {"batch_at_load", static_cast<int>(std::lround(r.batch_seen()))},
