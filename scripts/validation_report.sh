@@ -905,7 +905,8 @@ task's band over all accelerators. The bands are
 physics. `estimate` prints the band as the `accuracy` line, `recommend` under
 the pick, and JSON as `accuracy` {`group`, `cases`, `median_abs_error`,
 `p90_abs_error`, `median_signed_error`, `out_of_sample`, `note`}; the text says
-which way the typical error runs (optimistic: faster than measured, or
+how its cases were kept out of the fit ("each predicted without its family of
+sources"; RL's "never fitted") and which way the typical error runs (optimistic: faster than measured, or
 pessimistic), from the median error signed as speed (a time metric's error
 (p − m)/m counts as m/p − 1). Serving predictions take the accelerator x
 engine group (`H100-SXM dense-model inference with trtllm`) and training

@@ -421,6 +421,10 @@ TEST_CASE("leave one source out, pooled: every case predicted without its source
   REQUIRE(h100);
   CHECK(h100->cases >= kMinAccuracyCases);
   CHECK(h100->note.empty());
+  // The printed band says how its cases were held out: a fitted task's without their family, RL's never fitted.
+  CHECK(accuracy_line("H100-SXM", "pretrain", "").find("cases, each predicted without its family of sources") != std::string::npos);
+  CHECK(accuracy_line("H100-SXM", "rl", "").find("cases, never fitted") != std::string::npos);
+  CHECK(accuracy_line("H100-SXM", "rl", "").find("family") == std::string::npos);
   auto l40s = accuracy_band("L40S", "fine-tuning");
   REQUIRE(l40s);
   CHECK(l40s->group == "dense-model fine-tuning (all accelerators)");

@@ -52,6 +52,7 @@ const Table& table() {
       b.median_abs_error = g.at("median_abs_error");
       b.p90_abs_error = g.at("p90_abs_error");
       b.median_signed_error = g.at("median_signed_error");
+      if (task == "rl") b.held_out = "never fitted";
       out.groups[{acc, task}] = b;
     }
     return out;
@@ -130,8 +131,8 @@ std::string lean_text(const AccuracyBand& b) {
 }  // namespace
 
 std::string accuracy_text(const AccuracyBand& b) {
-  return fmt::format("+-{:.0f}% (p90 |error|, median {:.0f}%, {}, out of sample over {} published {} cases{})", b.p90_abs_error * 100,
-                     b.median_abs_error * 100, lean_text(b), b.cases, b.group, b.note.empty() ? "" : "; " + b.note);
+  return fmt::format("+-{:.0f}% (p90 |error|, median {:.0f}%, {}, over {} published {} cases, {}{})", b.p90_abs_error * 100,
+                     b.median_abs_error * 100, lean_text(b), b.cases, b.group, b.held_out, b.note.empty() ? "" : "; " + b.note);
 }
 
 namespace {

@@ -26,6 +26,7 @@ struct AccuracyBand {
   double p90_abs_error = 0;
   double median_signed_error = 0;  // median speed error: > 0 when predictions run faster than measured (optimistic)
   std::string note;   // why the task's band stands in, when it does
+  std::string held_out = "each predicted without its family of sources";  // how the cases were kept out of the fit
 };
 
 // The task groups of validation: pretrain, fine-tuning (finetune, lora, qlora), inference, rl.

@@ -6,7 +6,7 @@
 # predicted: 14.2 GB of 47.2 GB per accelerator at the capacity batch
 # serves: meta-llama/Meta-Llama-3-8B-Instruct, the instruct/chat variant of llama-3-8b (meta-llama/Meta-Llama-3-8B) for a chat service (--hf-model serves another)
 # accepts requests up to 8192 tokens, prompt + output (llama-3-8b's context length); the KV cache was sized for 57 sequences in flight of about 1152 tokens each, and longer requests take more of it (the engine queues what does not fit)
-# error band: +-11% (p90 |error|, median 6%, typically pessimistic: slower than measured, out of sample over 8 published L40S dense-model inference cases; no published cases with vllm on L40S: pooled with other engines)
+# error band: +-11% (p90 |error|, median 6%, typically pessimistic: slower than measured, over 8 published L40S dense-model inference cases, each predicted without its family of sources; no published cases with vllm on L40S: pooled with other engines)
 # command: gpuadvisor recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e --emit slurm --emit-dir OUT
 # The serve command for the sized replica (vLLM V1 (0.14 and later: async scheduling), default server settings); the other engines are equivalents.
 vllm serve meta-llama/Meta-Llama-3-8B-Instruct --tensor-parallel-size 4 --pipeline-parallel-size 1 --max-num-seqs 57 --max-num-batched-tokens 2048 --gpu-memory-utilization 0.9 --max-model-len 8192 --port 8000
