@@ -781,16 +781,33 @@ TEST_CASE("vLLM's release: async scheduling hides its host time from 0.14, earli
   CHECK(!engine_release(vllm, "0.7.3", "t").prefix_cache);
   CHECK(old.prefix_cache);
   CHECK(engine_release(vllm, "0.7.3", "t").title.find("V0") != std::string::npos);
+  // V0 ran at most 256 sequences on every GPU (VLLM-SEQS); V1 takes 1024 on an H100.
+  const Accelerator& h100 = *cat().find_accelerator("H100-SXM");
+  CHECK(engine_max_sequences(engine_release(vllm, "0.7.3", "t"), h100, 0) == 256);
+  CHECK(engine_max_sequences(old, h100, 0) == 1024);
+  CHECK(engine_max_sequences(vllm, h100, 0) == 1024);
   CHECK_THROWS_WITH(engine_release(*find_engine("sglang"), "0.5.6", "--engine sglang@0.5.6"),
                     Catch::Contains("the sglang profile's figures do not change with its release"));
-  // A case's engine_version is free text: its first release number.
-  CHECK(release_number_in("vLLM 0.20.1+transformers-5.8.1", "vllm") == "0.20.1");
-  CHECK(release_number_in("vLLM v0.6.0 (--num-scheduler-steps 10)", "vllm") == "0.6.0");
-  CHECK(release_number_in("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14", "trtllm") == "1.3.0");
+  // A case's engine_version is free text: the release where it names the engine, as written, for engine_release to read.
+  CHECK(release_number_in("vLLM 0.20.1+transformers-5.8.1", "vllm") == "0.20.1+transformers-5.8.1");
+  CHECK(&engine_release(vllm, "0.20.1+transformers-5.8.1", "t") == &vllm);
+  CHECK(release_number_in("vLLM v0.6.0 (--num-scheduler-steps 10)", "vllm") == "v0.6.0");
+  CHECK(release_number_in("vllm/vllm-openai:v0.7.3", "vllm") == "v0.7.3");
+  CHECK(release_number_in("pip install vllm==0.6.0", "vllm") == "0.6.0");
   CHECK(!release_number_in("not recorded (image null)", "vllm"));
-  // The number after the engine's name where the text names it, not a CUDA version or a date before it.
+  // The word after the engine's name, not a CUDA version or a date before it, nor a number further on.
   CHECK(release_number_in("CUDA 12.1, vLLM 0.8.5", "vllm") == "0.8.5");
   CHECK(release_number_in("run 2025.10.16 with vllm 0.8.5", "vllm") == "0.8.5");
+  CHECK(!release_number_in("vLLM serving Mixtral-8x7B-Instruct-v0.1", "vllm"));
+  CHECK(!release_number_in("vLLM, CUDA 12.1", "vllm"));
+  CHECK(release_number_in("vLLM V0 engine, CUDA 12.1", "vllm") == "V0");
+  CHECK(engine_release(vllm, "V0", "t").title.find("V0") != std::string::npos);
+  // Not a release: engine_release refuses it, and the case names its field (validate's test).
+  CHECK(release_number_in("vLLM 1e3.1", "vllm") == "1e3.1");
+  CHECK_THROWS_AS(engine_release(vllm, "1e3.1", "t"), InputError);
+  // A text without the engine's name: its first word, where that is a number.
+  CHECK(release_number_in("0.7.3", "vllm") == "0.7.3");
+  CHECK(!release_number_in("image 0.7.3", "vllm"));
 }
 
 TEST_CASE("cli: --engine vllm@RELEASE times the host per step as that release runs it") {
@@ -822,6 +839,10 @@ TEST_CASE("cli: --engine vllm@RELEASE times the host per step as that release ru
   r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine vllm@0.7.3 --prefix-share 0.5");
   CHECK(r.code == 2);
   CHECK(r.err.find("vllm (vLLM V0 (before 0.8") != std::string::npos);
+  // Off by default, not absent: the way out is the current release, and the other engines listed are other engines.
+  CHECK(r.err.find("does not reuse a shared prefix as this release runs by default") != std::string::npos);
+  CHECK(r.err.find("give the current release (--engine vllm) or another engine that reuses one (sglang") != std::string::npos);
+  CHECK(r.err.find("(vllm,") == std::string::npos);
   r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --engine trtllm@1.2");
   CHECK(r.code == 2);
   CHECK(r.err.find("do not change with its release") != std::string::npos);
@@ -841,9 +862,22 @@ TEST_CASE("validate: a vLLM case's engine_version picks the release it was measu
   CHECK(predicted("vLLM 0.7.3") - predicted("vLLM 0.20.1") == Approx(1.2e-3).epsilon(0.05));
   CHECK(predicted("not recorded") == Approx(predicted("vLLM 0.20.1")));
   CHECK(predicted("CUDA 12.1, vLLM 0.8.5") == Approx(predicted("vLLM 0.7.3")));
+  // A model's version or CUDA's further on is not the engine's release: the current profile.
+  CHECK(predicted("vLLM serving Mixtral-8x7B-Instruct-v0.1") == Approx(predicted("vLLM 0.20.1")));
+  CHECK(predicted("vLLM, CUDA 12.1") == Approx(predicted("vLLM 0.20.1")));
+  CHECK(predicted("vllm/vllm-openai:v0.7.3") == Approx(predicted("vLLM 0.7.3")));
   // A release number that is not one names the case and the field, cut short.
-  const std::string bad = R"({"cases": [{"id": "V2", "task": "inference", "model": "llama-3-8b", "system": "g5.xlarge", "precision": "bf16",
-    "engine": "vllm", "engine_version": "vLLM 99999999999.1", "prompt_tokens": 128, "output_tokens": 128, "batch": 1,
+  for (const char* version : {"vLLM 99999999999.1", "vLLM 1e3.1"}) {
+    const std::string bad = std::string(R"({"cases": [{"id": "V2", "task": "inference", "model": "llama-3-8b", "system": "g5.xlarge", "precision": "bf16",
+    "engine": "vllm", "engine_version": ")") + version + R"(", "prompt_tokens": 128, "output_tokens": 128, "batch": 1,
     "metric": "tpot_s", "measured": 0.03, "source": "test", "source_key": "TEST"}]})";
-  CHECK_THROWS_WITH(read_cases("cases.json", bad), Catch::Contains("case V2: field 'engine_version'"));
+    CHECK_THROWS_WITH(read_cases("cases.json", bad), Catch::Contains("case V2: field 'engine_version'"));
+  }
+  // The engine's name ignores case, as --engine does.
+  const std::string upper = R"({"cases": [{"id": "V3", "task": "inference", "model": "llama-3-8b", "system": "g5.xlarge", "precision": "bf16",
+    "engine": "VLLM", "engine_version": "vLLM 0.7.3", "prompt_tokens": 128, "output_tokens": 128, "batch": 1,
+    "metric": "tpot_s", "measured": 0.03, "source": "test", "source_key": "TEST"}]})";
+  const auto cases = read_cases("cases.json", upper);
+  REQUIRE(cases.size() == 1);
+  CHECK(*predict_case(cases[0], cat()).predicted == Approx(predicted("vLLM 0.7.3")));
 }

@@ -2,6 +2,7 @@
 #include "gpuadvisor/validation/validation.hpp"
 #include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/base/names.hpp"
+#include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/serving/simulate.hpp"
 
 #include <fmt/format.h>
@@ -283,7 +284,7 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
       r.fail("speculative", e.what());
     }
   }
-  c.engine = r.name(j, "engine");
+  c.engine = lower_case(r.name(j, "engine"));  // as --engine: case is ignored
   c.engine_version = r.text(j, "engine_version", false);
   if (!c.engine.empty()) {
     q.engine = find_engine(c.engine);

@@ -82,7 +82,7 @@ bool optional_flag(const EngineReader& r, const json& j, const char* key) {
 // numbers, then at most a pre-, post- or dev-release tag and a local label
 // (PEP 440's shapes); nullopt for anything else.
 std::optional<std::vector<int>> parse_release(std::string_view text) {
-  static const std::regex shape(R"(v?(\d{1,6}(?:\.\d{1,6}){0,3})(?:\.?(?:rc|a|b|post|dev)\d{0,6})*(?:\+[A-Za-z0-9.]{1,32})?)",
+  static const std::regex shape(R"(v?(\d{1,6}(?:\.\d{1,6}){0,3})(?:\.?(?:rc|a|b|post|dev)\d{0,6})*(?:\+[A-Za-z0-9._-]{1,32})?)",
                                 std::regex::icase);
   std::match_results<std::string_view::const_iterator> match;
   if (text.size() > 64 || !std::regex_match(text.begin(), text.end(), match, shape)) return std::nullopt;
@@ -105,7 +105,8 @@ bool release_before(const std::vector<int>& a, const std::vector<int>& b) {
   return false;
 }
 
-// "releases": [{"before": "0.14", "title": "...", "step_overhead_ms": 1.5}, ...], ascending.
+// "releases": [{"before": "0.14", "title": "...", "step_overhead_ms": 1.5}, ...], ascending; an entry
+// may also set "prefix_cache" and "max_sequences" (one limit on every accelerator).
 void read_releases(const EngineReader& r, const json& j, EngineProfile& e) {
   if (!j.contains("releases")) return;
   const char* shape = "expected a list of {\"before\": \"0.14\", \"title\": text, \"step_overhead_ms\": ms}";
@@ -121,6 +122,7 @@ void read_releases(const EngineReader& r, const json& j, EngineProfile& e) {
     rel.title = r.text(x, "title");
     rel.step_overhead_s = r.number(x, "step_overhead_ms", 0, 1000) / 1e3;
     if (x.contains("prefix_cache")) rel.prefix_cache = optional_flag(r, x, "prefix_cache");
+    if (x.contains("max_sequences")) rel.max_sequences = static_cast<int>(r.number(x, "max_sequences", 1, 1 << 20));
     e.releases.push_back(std::move(rel));
   }
 }
@@ -133,6 +135,10 @@ void make_release_profiles(EngineProfile& e) {
     p.title = rel.title;
     p.step_overhead_s = rel.step_overhead_s;
     p.prefix_cache = rel.prefix_cache.value_or(e.prefix_cache);
+    if (rel.max_sequences) {
+      p.max_sequences = *rel.max_sequences;
+      p.max_sequences_large = 0;
+    }
     p.releases.clear();
     p.earlier_release = true;
     e.release_profiles.push_back(std::move(p));
@@ -253,17 +259,46 @@ const EngineProfile& engine_release(const EngineProfile& e, std::string_view ver
   return e.release_profiles.at(static_cast<std::size_t>(earlier - e.releases.begin()));
 }
 
+namespace {
+
+bool ends_word(char c) { return std::isspace(static_cast<unsigned char>(c)) || c == ',' || c == ';' || c == '(' || c == ')'; }
+
+// Where the word starting at `i` ends.
+std::size_t word_end(std::string_view text, std::size_t i) {
+  while (i < text.size() && !ends_word(text[i])) ++i;
+  return i;
+}
+
+// A release number starts at `i`: a digit, after an optional "v".
+bool release_at(std::string_view lower, std::size_t i) {
+  if (i < lower.size() && lower[i] == 'v') ++i;
+  return i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i]));
+}
+
+}  // namespace
+
 std::optional<std::string> release_number_in(std::string_view text, std::string_view name) {
   const std::string lower = lower_case(std::string(text));
-  const std::size_t named = name.empty() ? std::string::npos : lower.find(name);
-  for (std::size_t i = named == std::string::npos ? 0 : named + name.size(); i < text.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(text[i])) || (i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1])))) continue;
-    std::size_t end = i;
-    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
-    std::string_view run = text.substr(i, end - i);
-    while (!run.empty() && run.back() == '.') run.remove_suffix(1);
-    if (run.find('.') != std::string_view::npos) return std::string(run);
+  for (std::size_t at = name.empty() ? std::string::npos : lower.find(name); at != std::string::npos; at = lower.find(name, at + 1)) {
+    const std::size_t after = at + name.size(), end = word_end(text, after);
+    // In the name's own word, a tag or a pin: "vllm/vllm-openai:v0.7.3", "vllm==0.6.0".
+    for (std::size_t k = after; k < end; ++k)
+      if (lower[k] == ':' || lower[k] == '=' || lower[k] == '@') {
+        std::size_t from = k + 1;
+        while (from < end && lower[from] == '=') ++from;
+        if (release_at(lower, from)) return std::string(text.substr(from, end - from));
+      }
+    // Else the next word: "vLLM 0.7.3".
+    if (end == after) {
+      std::size_t next = after;
+      while (next < lower.size() && std::isspace(static_cast<unsigned char>(lower[next]))) ++next;
+      if (next > after && release_at(lower, next)) return std::string(text.substr(next, word_end(text, next) - next));
+    }
   }
+  // A text that does not name the engine: its first word, where that is a number ("0.7.3", "v0.6.0 (...)").
+  std::size_t first = 0;
+  while (first < lower.size() && std::isspace(static_cast<unsigned char>(lower[first]))) ++first;
+  if (lower.find(name) == std::string::npos && release_at(lower, first)) return std::string(text.substr(first, word_end(text, first) - first));
   return std::nullopt;
 }
 
@@ -281,9 +316,15 @@ bool batches_continuously(const EngineProfile& e) { return e.continuous_batching
 std::optional<std::string> prefix_share_problem(const EngineProfile& e, std::string_view software) {
   if (e.prefix_cache) return std::nullopt;
   // An earlier release is named by its title: the current profile of its name may have the cache.
-  if (e.earlier_release)
-    return fmt::format("{} ({}) has no prefix cache, so every prompt is prefilled whole; give an engine that reuses a shared prefix ({})", e.name,
-                       e.title, engine_names_where(has_prefix_cache, software));
+  if (e.earlier_release) {
+    std::string others;
+    for (const EngineProfile& p : engine_profiles())
+      if (p.prefix_cache && p.name != e.name && (software.empty() || p.software == software)) others += ", " + p.name;
+    return fmt::format("{} ({}) does not reuse a shared prefix as this release runs by default, so every prompt is prefilled whole (a server "
+                       "started with its prefix cache switched on is not modelled); give the current release (--engine {}) or another engine "
+                       "that reuses one{}",
+                       e.name, e.title, e.name, others.empty() ? "" : " (" + others.substr(2) + ")");
+  }
   const std::string others = engine_names_where(has_prefix_cache, software);
   if (others.empty())
     return fmt::format("{} has no prefix cache, so every prompt is prefilled whole, and no engine on {} has one here; leave --prefix-share out",

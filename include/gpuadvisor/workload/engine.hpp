@@ -133,6 +133,7 @@ struct EngineProfile {
     std::string title;
     double step_overhead_s = 0;
     std::optional<bool> prefix_cache;  // where the release differs (vLLM V0: automatic prefix caching off by default)
+    std::optional<int> max_sequences;  // where it differs: one limit on every accelerator (vLLM V0: 256)
   };
   std::vector<Release> releases;
   // The profile each release runs with, releases[i]'s at [i], made when the
@@ -155,10 +156,13 @@ const EngineProfile* find_engine(std::string_view name);
 // InputError, starting with `what`, for text that is not a release number or
 // an engine whose figures do not change with its release.
 const EngineProfile& engine_release(const EngineProfile& e, std::string_view version, std::string_view what);
-// The release number ("0.20.1", "1.3.0") in free text such as a case's
-// engine_version: the first after the engine's `name` where the text names it
-// ("CUDA 12.1, vLLM 0.8.5": 0.8.5; name lower case), else the first; nullopt
-// if it holds none.
+// The release in free text such as a case's engine_version, as written
+// ("0.20.1+cu128", for engine_release to read strictly): where the text names
+// the engine (`name`, lower case), the tag or pin in the name's own word
+// ("vllm/vllm-openai:v0.7.3", "vllm==0.6.0") or the word after it ("CUDA
+// 12.1, vLLM 0.8.5": 0.8.5); where it does not, its first word if that is a
+// number ("0.7.3"); nullopt otherwise ("vLLM serving Mixtral-8x7B-v0.1": no
+// release said).
 std::optional<std::string> release_number_in(std::string_view text, std::string_view name);
 // "vllm, sglang, trtllm, ..." for messages and --help.
 std::string engine_names();
