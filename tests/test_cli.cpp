@@ -1704,8 +1704,17 @@ TEST_CASE("cli: an online service on one instance says it has no failover and wh
   const Run one = run("recommend --model deepseek-v3 --task inference --requests-per-second 10");
   REQUIRE(one.code == 0);
   CHECK(one.out.find("  redundancy: the whole service is one instance: ") != std::string::npos);
-  CHECK(one.out.find("a second copy for failover is 2 x p6-b200.48xlarge, $164,064/month") != std::string::npos);  // 2 x $82,032
+  CHECK(one.out.find("a second copy for failover is 2 x p6-b200.48xlarge, $164,063/month") != std::string::npos);  // 2 x $82,031.6
   CHECK(run("recommend --params 7B --task inference --requests-per-second 2").out.find("redundancy:") == std::string::npos);  // two instances
+  // The second copy's price is twice the monthly bill, rounded once: $4,953.6 a month is $9,907 for two, not 2 x $4,954.
+  const std::string eight = "recommend --model llama-3-8b --task inference --requests-per-second 20 --prefix-share 70%";
+  const Run text = run(eight), json = run(eight + " --format json");
+  REQUIRE(text.code == 0);
+  REQUIRE(json.code == 0);
+  const double monthly = nlohmann::json::parse(json.out)["recommendation"]["costs"]["ranked_usd_per_month"].get<double>();
+  REQUIRE(std::fmod(monthly, 1.0) > 0.5);  // where the two roundings differ
+  CHECK(text.out.find(fmt::format("a second copy for failover is 2 x p5.4xlarge, ${}/month", gpuadvisor::format_thousands(std::round(2 * monthly)))) !=
+        std::string::npos);
   CHECK(run("recommend --model llama-3-8b --task inference --mode offline --tokens-per-day 1B").out.find("redundancy:") == std::string::npos);
 }
 
@@ -1999,7 +2008,19 @@ TEST_CASE("cli: --prefix-share holds only where the engine caches prefixes") {
     const auto with = nlohmann::json::parse(run(base + " --prefix-share 0.5").out)["inference"];
     const auto without = nlohmann::json::parse(run(base).out)["inference"];
     CHECK(with["ttft_s"].get<double>() < without["ttft_s"].get<double>());
+    // The assumption credits the engine asked for, not vLLM's feature.
+    const Run said = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --prefix-share 0.5 --engine " + engine);
+    CHECK(said.err.find("(--prefix-share; " + engine + "'s prefix cache)") != std::string::npos);
   }
+  // A prefill computes one token at least: the prefix the assumption states is the one the estimate holds.
+  const std::string tiny = "estimate --task inference --instance g6e.xlarge --model llama-3-8b --prefix-share 0.99 --explain --prompt-tokens ";
+  const Run two = run(tiny + "2");
+  CHECK(two.err.find("a 1-token prefix (99% of the mean prompt, all but the token a prefill must compute)") != std::string::npos);
+  CHECK(two.out.find("shared prefix = 1 prompt tokens") != std::string::npos);
+  const Run one = run(tiny + "1");
+  CHECK(one.code == 0);
+  CHECK(one.err.find("leaves no token to share: every prefill computes its whole prompt") != std::string::npos);
+  CHECK(one.out.find("shared prefix =") == std::string::npos);
   // recommend over a family whose engine has none sizes it on whole prompts, and says so.
   const std::string rec = "recommend --task inference --model llama-3-8b --requests-per-second 5 --family inf2 -q --format json";
   const auto shared = nlohmann::json::parse(run(rec + " --prefix-share 0.5").out);

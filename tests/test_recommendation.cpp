@@ -1,5 +1,6 @@
 // The answer on top (issue: recommendations a practitioner would act on): the
 // objective, job overheads, capacity, serving sizes, and the practical picks.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <set>
 
@@ -614,6 +615,10 @@ TEST_CASE("QLoRA is picked where bf16 LoRA does not fit: a 70B on one or two acc
   const auto why = layout_problem(m, workload(m, Task::qlora), Cluster{cat().find_instance("p5.48xlarge"), &h100, 1}, tp2);
   REQUIRE(why);
   CHECK(why->find("QLoRA runs data parallel only") != std::string::npos);
+  // An instance too small says the base is 4-bit, not "in bf16".
+  const auto t4 = std::find_if(rec.rejections.begin(), rec.rejections.end(), [](const Rejection& x) { return x.instance == "g4dn.2xlarge"; });
+  REQUIRE(t4 != rec.rejections.end());
+  CHECK(t4->reason.find("qlora on 70.55B (4-bit NF4 base, bf16 compute) needs ") != std::string::npos);
 }
 
 TEST_CASE("QLoRA of a small model stays on one GPU, which bf16 LoRA may fit too, rather than an old card only QLoRA fits") {

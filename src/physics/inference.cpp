@@ -667,8 +667,9 @@ bool size_max_batch(InferenceEstimate& e, const Accelerator& acc, const Inferenc
                              kv.longest_request_tokens, kv.rank_gb_per_token * kv.longest_tokens, free_gb));
     return false;
   }
-  e.max_batch = static_cast<int>(std::min<double>(batch_cap, std::floor(std::max(0.0, free_gb - kv.shared_gb) / (kv.gb_per_token * kv.context_tokens))));
-  e.max_batch = std::max(e.max_batch, 1);
+  const double by_memory = std::floor(std::max(0.0, free_gb - kv.shared_gb) / (kv.gb_per_token * kv.context_tokens));
+  e.max_batch_by_memory = static_cast<int>(std::min<double>(by_memory, std::numeric_limits<int>::max()));
+  e.max_batch = std::max(std::min(batch_cap, e.max_batch_by_memory), 1);
   // Neuron with a compiled batch: its slots hold KV whether filled or not, and no more sequences run.
   if (const std::optional<int> compiled = compiled_batch_on(acc, w)) {
     const int slots = *compiled;

@@ -257,7 +257,7 @@ std::string redundancy_text(const ServingRow& p, const InferenceWorkload& w) {
   if (w.mode != ServingMode::online || p.instances > p.estimate.layout.pp) return "";
   const std::string fleet = p.instances == 1 ? "one instance" : fmt::format("one replica over {} instances", p.instances);
   const std::string doubled =
-      p.ranked_usd_per_hour ? fmt::format(", ${}/month", format_thousands(2 * std::round(*p.ranked_usd_per_hour * kHoursPerMonth))) : "";
+      p.ranked_usd_per_hour ? fmt::format(", ${}/month", format_thousands(std::round(2 * *p.ranked_usd_per_hour * kHoursPerMonth))) : "";
   return fmt::format("  redundancy: the whole service is {}: a hardware failure or an engine restart stops it until a replacement has started "
                      "and loaded the weights; a second copy for failover is {} x {}{}\n",
                      fleet, 2 * p.instances, p.instance->name, doubled);
@@ -942,9 +942,14 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
     out += fmt::format("  shared prefix = {:.0f} prompt tokens (--prefix-share) cached once per rank by the engine's prefix cache = {:.2f} GB; "
                        "each sequence holds only its own {:.0f}\n",
                        shared, shared_gb, held - shared);
+  const std::string capped = e.max_batch < e.max_batch_by_memory
+                                 ? fmt::format("{}, above the {} sequences the replica runs at most (the engine's sequence limit, a compiled batch, --concurrency or "
+                                               "--max-batched-tokens): {}",
+                                               e.max_batch_by_memory, e.max_batch, e.max_batch)
+                                 : fmt::format("{}", e.max_batch);
   out += fmt::format("  max batch = (capacity {:.1f} - weights - workspace {:.2f} - reserve {:.2f}{}) / KV per sequence = {}\n",
                      e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb,
-                     shared > 0 ? fmt::format(" - shared prefix {:.2f}", shared_gb) : std::string(), e.max_batch);
+                     shared > 0 ? fmt::format(" - shared prefix {:.2f}", shared_gb) : std::string(), capped);
   const EngineProfile& engine = *e.engine;
   out += fmt::format("  engine: {} ({})\n", engine.name, engine.title);
   out += fmt::format("  decode step at batch {} = max(weights {:.2f} ms + KV {:.2f} ms{} at {:.0f} GB/s x {:.2f}, compute {:.2f} ms at {} TFLOPS {}) "

@@ -693,8 +693,11 @@ std::string rejection_reason(const ModelSpec& m, const TrainingWorkload& w, cons
   if (smallest_need >= 1e299) return problem.empty() ? "no feasible layout" : problem;
   const std::string span = inst.efa_supported ? fmt::format("with up to {} instance(s)", r.max_instances)
                                               : "on one instance (no EFA, so no multi-instance training)";
-  std::string reason = fmt::format("{} on {} in {} needs {:.1f} GB per accelerator {}, has {:.1f} GB ({:.0f} GiB)", to_string(w.task),
-                                   human_params(m.total_params()), to_string(w.precision), smallest_need, span, acc.memory_usable_gb(),
+  // QLoRA's base weights are 4-bit NF4 whatever the compute precision.
+  const std::string precision = w.task == Task::qlora ? fmt::format("(4-bit NF4 base, {} compute)", to_string(w.precision))
+                                                      : fmt::format("in {}", to_string(w.precision));
+  std::string reason = fmt::format("{} on {} {} needs {:.1f} GB per accelerator {}, has {:.1f} GB ({:.0f} GiB)", to_string(w.task),
+                                   human_params(m.total_params()), precision, smallest_need, span, acc.memory_usable_gb(),
                                    acc.memory_usable_gib);
   // Suggest the lighter task that would fit on one instance.
   std::optional<Task> lighter;

@@ -447,9 +447,16 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     if (*r.prefix_share > 0 && w.engine)
       if (auto problem = prefix_share_problem(*w.engine)) throw InputError("--prefix-share: " + *problem);
     w.prefix_share = *r.prefix_share;
-    w.assumptions.push_back(fmt::format("a {}-token prefix ({:.0f}% of the mean prompt) is common to every request, cached once and reused: "
-                                        "each prefill computes only the rest of its prompt (--prefix-share; vLLM's automatic prefix caching)",
-                                        w.prefix_tokens(), w.prefix_share * 100));
+    const bool capped = w.prefix_tokens() < std::lround(w.prefix_share * w.prompt_tokens);  // a prefill computes one token at least
+    if (w.prefix_tokens() == 0 && w.prefix_share > 0)
+      w.assumptions.push_back(fmt::format("--prefix-share {:.0f}% of a {:.0f}-token mean prompt leaves no token to share: every prefill computes "
+                                          "its whole prompt",
+                                          w.prefix_share * 100, w.prompt_tokens));
+    else if (w.prefix_share > 0)
+      w.assumptions.push_back(fmt::format("a {}-token prefix ({:.0f}% of the mean prompt{}) is common to every request, cached once and reused: "
+                                          "each prefill computes only the rest of its prompt (--prefix-share; {}'s prefix cache)",
+                                          w.prefix_tokens(), w.prefix_share * 100, capped ? ", all but the token a prefill must compute" : "",
+                                          w.engine ? w.engine->name : std::string("the engine")));
   }
   if (r.speculative) {
     w.speculative = r.speculative;

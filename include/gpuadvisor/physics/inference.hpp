@@ -201,6 +201,7 @@ struct InferenceEstimate {
   ServingPrecision precision;
   InferenceMemory memory;
   int max_batch = 0;                // sequences that fit in memory (0: not even one)
+  int max_batch_by_memory = 0;      // of those, what the KV cache alone holds; above max_batch where the sequence limit binds
   int batch = 0;                    // sequences in flight chosen
   DecodeStep step;                  // at `batch`
   double prefill_s = 0;             // mean prompt, alone

@@ -208,8 +208,11 @@ struct InferenceWorkload {
   const EngineProfile* engine = nullptr;
   std::vector<std::string> assumptions;
 
-  // The shared prefix, tokens.
-  int prefix_tokens() const { return static_cast<int>(std::lround(prefix_share * prompt_tokens)); }
+  // The shared prefix, tokens: at most the mean prompt less one, the token a
+  // prefill must compute to give the first output token.
+  int prefix_tokens() const {
+    return static_cast<int>(std::clamp<double>(std::lround(prefix_share * prompt_tokens), 0, std::max(0.0, std::floor(prompt_tokens) - 1)));
+  }
   // Prompt tokens a prefill computes for a prompt of `prompt` tokens: all but the shared prefix, at least one.
   double computed_prompt_tokens(double prompt) const { return std::max(1.0, prompt - std::min<double>(prefix_tokens(), prompt - 1)); }
   // The serving simulator runs one sequence per request: best-of-N samples
