@@ -1715,6 +1715,14 @@ TEST_CASE("cli: an online service on one instance says it has no failover and wh
   REQUIRE(std::fmod(monthly, 1.0) > 0.5);  // where the two roundings differ
   CHECK(text.out.find(fmt::format("a second copy for failover is 2 x p5.4xlarge, ${}/month", gpuadvisor::format_thousands(std::round(2 * monthly)))) !=
         std::string::npos);
+  // The JSON says it too: the fleet, the doubled count and its price; null where the fleet has two instances or more.
+  const auto redundancy = nlohmann::json::parse(json.out)["recommendation"]["redundancy"];
+  CHECK(redundancy["fleet"] == "one instance");
+  CHECK(redundancy["failover_instances"] == 2);
+  CHECK(redundancy["failover_usd_per_month"].get<double>() == Approx(std::round(2 * monthly)));
+  const Run two = run("recommend --params 7B --task inference --requests-per-second 2 --format json");
+  REQUIRE(two.code == 0);
+  CHECK(nlohmann::json::parse(two.out)["recommendation"]["redundancy"].is_null());
   CHECK(run("recommend --model llama-3-8b --task inference --mode offline --tokens-per-day 1B").out.find("redundancy:") == std::string::npos);
 }
 

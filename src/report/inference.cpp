@@ -253,14 +253,34 @@ ordered_json disaggregated_json(const std::optional<DisaggregatedService>& d) {
 // An online service whose whole fleet is one replica's instances: nothing
 // answers while one of them fails or its engine restarts (methodology
 // §Redundancy). Said, with what a second copy costs; never added to the pick.
+struct Redundancy {
+  std::string fleet;                           // "one instance", "one replica over 2 instances"
+  int failover_instances = 0;                  // the service doubled
+  std::optional<double> failover_usd_per_month;  // at the pick's ranked rate, rounded once
+};
+
+std::optional<Redundancy> redundancy_of(const ServingRow& p, const InferenceWorkload& w) {
+  if (w.mode != ServingMode::online || p.instances > p.estimate.layout.pp) return std::nullopt;
+  Redundancy r;
+  r.fleet = p.instances == 1 ? "one instance" : fmt::format("one replica over {} instances", p.instances);
+  r.failover_instances = 2 * p.instances;
+  if (p.ranked_usd_per_hour) r.failover_usd_per_month = std::round(2 * *p.ranked_usd_per_hour * kHoursPerMonth);
+  return r;
+}
+
 std::string redundancy_text(const ServingRow& p, const InferenceWorkload& w) {
-  if (w.mode != ServingMode::online || p.instances > p.estimate.layout.pp) return "";
-  const std::string fleet = p.instances == 1 ? "one instance" : fmt::format("one replica over {} instances", p.instances);
-  const std::string doubled =
-      p.ranked_usd_per_hour ? fmt::format(", ${}/month", format_thousands(std::round(2 * *p.ranked_usd_per_hour * kHoursPerMonth))) : "";
+  const auto r = redundancy_of(p, w);
+  if (!r) return "";
+  const std::string doubled = r->failover_usd_per_month ? fmt::format(", ${}/month", format_thousands(*r->failover_usd_per_month)) : "";
   return fmt::format("  redundancy: the whole service is {}: a hardware failure or an engine restart stops it until a replacement has started "
                      "and loaded the weights; a second copy for failover is {} x {}{}\n",
-                     fleet, 2 * p.instances, p.instance->name, doubled);
+                     r->fleet, r->failover_instances, p.instance->name, doubled);
+}
+
+ordered_json redundancy_json(const ServingRow& p, const InferenceWorkload& w) {
+  const auto r = redundancy_of(p, w);
+  if (!r) return nullptr;
+  return {{"fleet", r->fleet}, {"failover_instances", r->failover_instances}, {"failover_usd_per_month", money_json(r->failover_usd_per_month)}};
 }
 
 // A reasoning service's first visible token, the mean: simulated where the
@@ -518,6 +538,7 @@ std::string inference_json_extra(const ServingRecommendation& rec, const Inferen
     j["recommendation"]["why"] = rec.why;
     j["recommendation"]["sizing"] = rec.sizing.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(rec.sizing);
     j["recommendation"]["tpot_margin"] = margin_json(*rec.pick, *ctx.workload, ctx.model->is_moe());
+    j["recommendation"]["redundancy"] = redundancy_json(*rec.pick, *ctx.workload);
     j["recommendation"]["accuracy_at_load"] = rec.pick->simulated ? accuracy_at_load_json(rec.pick->instance->accelerator_name) : ordered_json(nullptr);
     const auto batch_hours = batch_hours_per_day(*rec.pick, *ctx.workload);
     j["recommendation"]["batch_hours_per_day"] = batch_hours ? ordered_json(sig6(*batch_hours)) : ordered_json(nullptr);
