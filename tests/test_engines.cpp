@@ -772,6 +772,10 @@ TEST_CASE("vLLM's release: async scheduling hides its host time from 0.14, earli
   CHECK(old.name == "vllm");
   CHECK(old.title.find("0.8 to 0.13") != std::string::npos);
   CHECK(old.max_sequences == vllm.max_sequences);
+  CHECK(old.earlier_release);
+  CHECK(old.releases.empty());
+  CHECK(old.release_profiles.empty());  // a release's profile holds no copies of the others
+  CHECK_FALSE(vllm.earlier_release);
   CHECK_THROWS_WITH(engine_release(vllm, "latest", "--engine vllm@latest"),
                     Catch::Contains("--engine vllm@latest: 'latest' is not a release number such as 0.13 or 0.20.1"));
   for (const char* nonsense : {"", "v", "0x10", "1e3", "0.13e5", "0.13.2.4.5", "0.13..1", "99999999999.1", "-1", "0.13+"})

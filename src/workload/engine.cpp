@@ -128,10 +128,12 @@ void read_releases(const EngineReader& r, const json& j, EngineProfile& e) {
 }
 
 // Each earlier release's profile: the engine's own with the release's title,
-// host time per step and prefix cache.
+// host time per step, prefix cache and sequence limit.
 void make_release_profiles(EngineProfile& e) {
+  e.release_profiles.clear();
   for (const EngineProfile::Release& rel : e.releases) {
     EngineProfile p = e;
+    p.release_profiles.clear();  // a release has no releases of its own
     p.title = rel.title;
     p.step_overhead_s = rel.step_overhead_s;
     p.prefix_cache = rel.prefix_cache.value_or(e.prefix_cache);
