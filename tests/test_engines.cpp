@@ -114,6 +114,23 @@ TEST_CASE("an engines file with a bad field is refused with the engine and field
   refused(R"("continuous_batching": true)",
           R"("continuous_batching": true, "releases": [{"before": "0.14", "title": "a", "step_overhead_ms": 1}, {"before": "0.9", "title": "b", "step_overhead_ms": 2}])",
           "releases");
+  // A release's own sequence limit is a count of sequences, and the release's profile takes it on every accelerator.
+  for (const char* limit : {"0", "\"many\"", "2e6"})
+    refused(R"("continuous_batching": true)",
+            std::string(R"("continuous_batching": true, "releases": [{"before": "0.8", "title": "v0", "step_overhead_ms": 1, "max_sequences": )") + limit +
+                "}]",
+            "max_sequences");
+  {
+    std::string text = good;
+    const std::string from = R"("continuous_batching": true)";
+    text.replace(text.find(from), from.size(),
+                 R"("continuous_batching": true, "max_sequences": {"default": 512}, "releases": [{"before": "0.8", "title": "v0", "step_overhead_ms": 1, "max_sequences": 64}])");
+    const auto read = read_engines("f", bad(text));
+    REQUIRE(read.size() == 1);
+    REQUIRE(read[0].release_profiles.size() == 1);
+    CHECK(read[0].release_profiles[0].max_sequences == 64);
+    CHECK(read[0].max_sequences == 512);
+  }
   // A separate prefill pauses the decode batch already: the flag belongs to chunked prefill.
   refused(R"("prefill": "chunked")", R"("prefill": "separate", "prefill_pauses_decode": true)", "prefill_pauses_decode");
   refused(R"("continuous_batching": true)", R"("continuous_batching": true, "dequant_per_sequence": "yes")", "dequant_per_sequence");

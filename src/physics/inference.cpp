@@ -73,8 +73,7 @@ double kv_tokens_held(const EngineProfile& engine, const InferenceWorkload& w) {
 }
 
 double kv_shared_prefix_tokens(const EngineProfile& engine, const InferenceWorkload& w) {
-  if (!engine.prefix_cache || w.prefix_tokens() <= 0) return 0;
-  return std::min<double>(w.prefix_tokens(), w.prompt_tokens - 1);
+  return engine.prefix_cache ? w.prefix_tokens() : 0;  // prefix_tokens() leaves a prompt's last token to compute
 }
 
 double kv_cached_tokens(const ModelSpec& m, const EngineProfile& engine, double tokens) {
