@@ -1019,7 +1019,7 @@ TEST_CASE("cli: calibrate --leave-one-family-out: families held out, exclusive w
   }
   Run none = run("calibrate --measurements " + empty + " --leave-one-family-out --write-accuracy " + bands);
   CHECK(none.code == 2);
-  CHECK(none.err.find("nothing to hold out") != std::string::npos);
+  CHECK(none.err.find("the 'cases' list is empty") != std::string::npos);
   CHECK_FALSE(std::ifstream(bands).good());
   std::remove(empty.c_str());
 }
@@ -1997,6 +1997,39 @@ TEST_CASE("cli: estimate's CSV is one table: its accuracy band and notes are row
   }
 }
 
+TEST_CASE("cli: --explain and the JSON say which limit sets the max batch") {
+  const std::string base = "estimate --model llama-3.1-8b --task inference --instance p5.48xlarge";
+  struct Limit {
+    std::string flags, text, token;
+  };
+  // Llama-3.1-8B on 8 H100s: the KV cache holds about 3,800 sequences, so each limit below it binds.
+  for (const Limit& l : {Limit{"", "runs at most (vllm's sequence limit): 1024", "engine_sequence_limit"},
+                         Limit{" --concurrency 64", "runs at most (--concurrency): 64", "concurrency"},
+                         Limit{" --max-batched-tokens 128", "runs at most (--max-batched-tokens 128 / 1 token a sequence per step): 128", "max_batched_tokens"},
+                         Limit{" --speculative ngram:3:0.5 --max-batched-tokens 128",
+                               "runs at most (--max-batched-tokens 128 / 4 tokens a sequence per step): 32", "max_batched_tokens"}}) {
+    CAPTURE(l.flags);
+    const Run text = run(base + l.flags + " --explain"), json = run(base + l.flags + " --format json");
+    REQUIRE(text.code == 0);
+    CHECK(text.out.find(l.text) != std::string::npos);
+    const auto inference = nlohmann::json::parse(json.out)["inference"];
+    CHECK(inference["max_batch_limit"] == l.token);
+    CHECK(inference["max_batch_by_memory"].get<int>() > inference["max_batch"].get<int>());
+  }
+  // Neuron's compiled decode graph runs its batch, whatever memory holds.
+  const std::string neuron = "estimate --model llama-3.1-8b --task inference --instance inf2.48xlarge --compiled-batch 8";
+  CHECK(run(neuron + " --explain").out.find("runs at most (the batch the decode graph was compiled for): 8") != std::string::npos);
+  CHECK(nlohmann::json::parse(run(neuron + " --format json").out)["inference"]["max_batch_limit"] == "compiled_batch");
+  // Llama-3.1-70B at 100k-token prompts on 8 A100 40GB: 4 sequences fit, memory binds, and the line names no limit.
+  const std::string tight = "estimate --model llama-3.1-70b --task inference --instance p4d.24xlarge --prompt-tokens 100000";
+  const Run text = run(tight + " --explain"), json = run(tight + " --format json");
+  REQUIRE(text.code == 0);
+  const auto inference = nlohmann::json::parse(json.out)["inference"];
+  CHECK(inference["max_batch_limit"] == "memory");
+  CHECK(inference["max_batch_by_memory"] == inference["max_batch"]);
+  CHECK(text.out.find("runs at most") == std::string::npos);
+}
+
 TEST_CASE("cli: --prefix-share holds only where the engine caches prefixes") {
   // An engine without a prefix cache is refused, not credited with one.
   for (const std::string engine : {"hf", "gpt-fast", "tgi-1"}) {
@@ -2395,3 +2428,34 @@ TEST_CASE("cli: --params below the smallest shape warns that the larger shape is
   CHECK(run("recommend --params 7B --task lora").err.find("smallest shape") == std::string::npos);
   CHECK(run("recommend --params 1M --vocab 1000 --task lora").err.find("smallest shape") == std::string::npos);  // the user's own shape
 }
+
+TEST_CASE("cli: a release at or after the current profile says which figures it runs") {
+  // vllm@9.9 ran the current profile with no word of it, where an earlier release is named in an assumption.
+  for (const char* release : {"9.9", "0.14rc1", "0.20.1"}) {
+    CAPTURE(release);
+    const Run r = run(std::string("estimate --instance g5.12xlarge --params 7B --task inference --engine vllm@") + release);
+    REQUIRE(r.code == 0);
+    CHECK(r.err.find(std::string("served with vllm at the current profile's figures: vLLM V1 (0.14 and later")) != std::string::npos);
+    CHECK(r.err.find(std::string("(--engine vllm@") + release + "; every release from the newest profiled on") != std::string::npos);
+  }
+  CHECK(run("estimate --instance g5.12xlarge --params 7B --task inference --engine vllm").err.find("current profile's figures") == std::string::npos);
+  // A 5,000-character --engine is echoed shortened.
+  const Run long_engine = run("estimate --instance g5.12xlarge --params 7B --task inference --engine vllm@0." + std::string(5000, '1') + "x");
+  CHECK(long_engine.code == 2);
+  CHECK(long_engine.err.size() < 300);
+}
+
+TEST_CASE("cli: --prefix-share is in the JSON workload") {
+  const std::string base = "estimate --instance p5.48xlarge --model llama-3-8b --task inference --prompt-tokens 1000 --format json";
+  const auto with = nlohmann::json::parse(run(base + " --prefix-share 0.5").out)["workload"];
+  CHECK(with["prefix_share"].get<double>() == Approx(0.5));
+  CHECK(with["prefix_tokens"] == 500);
+  const auto without = nlohmann::json::parse(run(base).out)["workload"];
+  CHECK(without["prefix_share"].get<double>() == 0);
+  CHECK(without["prefix_tokens"] == 0);
+  // The share of the mean prompt, at most all but the token a prefill computes.
+  CHECK(nlohmann::json::parse(run(base + " --prefix-share 0.99").out)["workload"]["prefix_tokens"] == 990);
+  const std::string one = "estimate --instance p5.48xlarge --model llama-3-8b --task inference --prompt-tokens 2 --format json --prefix-share 0.99";
+  CHECK(nlohmann::json::parse(run(one).out)["workload"]["prefix_tokens"] == 1);
+}
+

@@ -797,7 +797,20 @@ TEST_CASE("vLLM's release: async scheduling hides its host time from 0.14, earli
                     Catch::Contains("--engine vllm@latest: 'latest' is not a release number such as 0.13 or 0.20.1"));
   for (const char* nonsense : {"", "v", "0x10", "1e3", "0.13e5", "0.13.2.4.5", "0.13..1", "99999999999.1", "-1", "0.13+"})
     CHECK_THROWS_AS(engine_release(vllm, nonsense, "t"), InputError);
-  for (const char* tagged : {"0.13.0.dev1", "0.13rc1", "0.13.1.post1", "v0.13+cu128"}) CHECK(&engine_release(vllm, tagged, "t") == &old);
+  for (const char* tagged : {"0.13.0.dev1", "0.13rc1", "0.13.1.post1", "v0.13+cu128", "0.13.1rc1.post2.dev3", "v0.13.1-cu121"})
+    CHECK(&engine_release(vllm, tagged, "t") == &old);
+  // One tag of each kind, in PEP 440's order; a container tag's build suffix after "-" starts with a letter.
+  for (const char* nonsense : {"0.8.5rcrcrc", "0.13rc1rc2", "0.13dev1rc1", "0.13-1", "0.13-"}) {
+    CAPTURE(nonsense);
+    CHECK_THROWS_AS(engine_release(vllm, nonsense, "t"), InputError);
+  }
+  // What a user typed is echoed cut at a character, never inside one.
+  try {
+    engine_release(vllm, std::string(39, '0') + "\xc3\xa9\xc3\xa9", "t");
+    FAIL("accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find(std::string(39, '0') + "\xc3\xa9...'") != std::string::npos);
+  }
   // V0, before 0.8: automatic prefix caching was off by default (on in V1), so --prefix-share has no cache to use.
   CHECK(!engine_release(vllm, "0.7.3", "t").prefix_cache);
   CHECK(old.prefix_cache);

@@ -291,7 +291,11 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK(fails_with(one_token + R"(, "clients": 8}]})", "case X2: field 'output_tokens'"));
   // A file of another case format is refused, not read as this one.
   CHECK(fails_with(R"({"schema_version": 99, "cases": []})", "schema_version 99"));
-  CHECK_NOTHROW(read_cases("cases.json", R"({"schema_version": 1, "cases": []})"));
+  // A file with no cases has nothing to check: an error, not a run that passes with nothing scored.
+  CHECK(fails_with(R"({"schema_version": 1, "cases": []})", "the 'cases' list is empty"));
+  // A release named in engine_version picks figures only with `engine`: without it, refused rather than ignored.
+  CHECK(fails_with(loaded + R"(, "clients": 8, "engine_version": "vLLM 0.7.3"}]})", "give \"engine\": \"vllm\""));
+  CHECK_NOTHROW(read_cases("cases.json", loaded + R"(, "clients": 8, "engine_version": "CUDA 12.1"}]})"));
   // An expert-parallel layout names the replica's accelerators too; a training case takes its ep in `layout`.
   CHECK(fails_with(loaded + R"(, "ep": 8, "attention_dp": 8}]})", "case X2: field 'ep'"));
   CHECK(fails_with(loaded + R"(, "tp": 8, "ep": 8, "attention_dp": 8}]})", "case X2: field 'ep': expert and attention data parallelism"));

@@ -42,4 +42,14 @@ std::vector<std::string> nearest_names(std::string_view name, const std::vector<
   return out;
 }
 
+std::string shortened(std::string_view text, size_t max_chars) {
+  size_t chars = 0, i = 0;
+  for (; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;  // a continuation byte
+    if (chars == max_chars) return std::string(text.substr(0, i)) + "...";
+    ++chars;
+  }
+  return std::string(text);
+}
+
 }  // namespace gpuadvisor

@@ -21,6 +21,7 @@
 #include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/workload/framework.hpp"
 #include "gpuadvisor/base/named.hpp"
+#include "gpuadvisor/base/names.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/base/files.hpp"
 #include "gpuadvisor/catalog/pricing.hpp"
@@ -649,7 +650,7 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     const std::string name = text.substr(0, at);
     r.engine = find_engine(name);
     if (!r.engine) throw InputError(fmt::format("--engine: '{}' is not one of {}{}", o.engine, engine_names(), did_you_mean(name, names_of(engine_profiles()))));
-    if (at != std::string::npos) r.engine = &engine_release(*r.engine, text.substr(at + 1), fmt::format("--engine {}", o.engine));
+    if (at != std::string::npos) r.engine = &engine_release(*r.engine, text.substr(at + 1), fmt::format("--engine {}", shortened(o.engine, 60)));
   }
   InferenceWorkload w = make_inference_workload(r);
   // Attention data parallelism is an MoE serving layout (docs/methodology.md §MoE serving layouts): a dense model has no ranks to balance.
@@ -687,6 +688,10 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
                                         kDefaultNeuronEngine));
   else if (r.engine->earlier_release)  // every output says which
     w.assumptions.push_back(fmt::format("served with {} as an earlier release runs it: {} (--engine {})", r.engine->name, r.engine->title, o.engine));
+  else if (o.engine.find('@') != std::string::npos)  // a release at or after the current profile's: said, as the earlier ones are
+    w.assumptions.push_back(fmt::format("served with {} at the current profile's figures: {} (--engine {}; every release from the "
+                                        "newest profiled on, later ones included, runs these)",
+                                        r.engine->name, r.engine->title, shortened(o.engine, 60)));
   if (o.weights.empty() && !m.native_weights.empty())
     w.assumptions.push_back(fmt::format("weights in {}, the checkpoint's own format (--weights bf16 to serve it in 16-bit)", m.native_weights));
   return w;

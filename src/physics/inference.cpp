@@ -152,13 +152,31 @@ double kv_gb_per_token_averaged(const ModelSpec& m, Precision kv, const ServingL
   return kv_gb_per_token_on_rank(m, kv, l) / l.attention_dp;
 }
 
-int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l) {
-  const int cap = w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch) * l.attention_dp);
+std::string to_string(BatchLimit limit) {
+  switch (limit) {
+    case BatchLimit::memory: return "memory";
+    case BatchLimit::engine_sequence_limit: return "engine_sequence_limit";
+    case BatchLimit::concurrency: return "concurrency";
+    case BatchLimit::max_batched_tokens: return "max_batched_tokens";
+    case BatchLimit::compiled_batch: return "compiled_batch";
+  }
+  return "memory";
+}
+
+SequenceCap replica_sequence_limit(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l) {
+  SequenceCap cap{w.concurrency.value_or(engine_max_sequences(engine, acc, kMaxServingBatch) * l.attention_dp),
+                  w.concurrency ? BatchLimit::concurrency : BatchLimit::engine_sequence_limit};
   if (!w.max_batched_tokens) return cap;
   // Every decoding sequence takes its token (and its proposals) from the step's
   // budget: a budget set below the sequence limit caps it (vLLM refuses
   // max_num_seqs above max_num_batched_tokens).
-  return std::max(1, std::min(cap, *w.max_batched_tokens / w.decode_queries_per_sequence() * l.attention_dp));
+  const int by_budget = std::max(1, *w.max_batched_tokens / w.decode_queries_per_sequence() * l.attention_dp);
+  if (by_budget < cap.sequences) cap = {by_budget, BatchLimit::max_batched_tokens};
+  return cap;
+}
+
+int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l) {
+  return replica_sequence_limit(engine, acc, w, l).sequences;
 }
 
 int sample_waves(const InferenceWorkload& w, int batch) { return std::max(1, (w.samples + std::max(1, batch) - 1) / std::max(1, batch)); }
@@ -651,7 +669,7 @@ void say(std::string* problem, std::string s) {
 
 // The most sequences the KV cache holds (or a compiled Neuron graph runs);
 // false, with the problem said, when not one request fits.
-bool size_max_batch(InferenceEstimate& e, const Accelerator& acc, const InferenceWorkload& w, const KvNeed& kv, int batch_cap, std::string* problem) {
+bool size_max_batch(InferenceEstimate& e, const Accelerator& acc, const InferenceWorkload& w, const KvNeed& kv, SequenceCap cap, std::string* problem) {
   const auto& mem = e.memory;
   const double free_gb = mem.capacity_gb - mem.weights_gb - mem.workspace_gb - mem.reserve_gb - mem.resident_gb;
   if (free_gb <= 0) {
@@ -668,7 +686,8 @@ bool size_max_batch(InferenceEstimate& e, const Accelerator& acc, const Inferenc
   }
   const double by_memory = std::floor(std::max(0.0, free_gb - kv.shared_gb) / (kv.gb_per_token * kv.context_tokens));
   e.max_batch_by_memory = static_cast<int>(std::min<double>(by_memory, std::numeric_limits<int>::max()));
-  e.max_batch = std::max(std::min(batch_cap, e.max_batch_by_memory), 1);
+  e.max_batch = std::max(std::min(cap.sequences, e.max_batch_by_memory), 1);
+  e.max_batch_limit = cap.sequences < e.max_batch_by_memory ? cap.limit : BatchLimit::memory;
   // Neuron with a compiled batch: its slots hold KV whether filled or not, and no more sequences run.
   if (const std::optional<int> compiled = compiled_batch_on(acc, w)) {
     const int slots = *compiled;
@@ -679,6 +698,7 @@ bool size_max_batch(InferenceEstimate& e, const Accelerator& acc, const Inferenc
       return false;
     }
     e.max_batch = slots;
+    e.max_batch_limit = BatchLimit::compiled_batch;
   }
   return true;
 }
@@ -732,8 +752,8 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const InferenceWorkload
   e.layout = l;
   e.precision = serving_precision(acc, w.weights).value_or(ServingPrecision{});
   e.precision.kv_cache = serving_kv_cache(acc, engine, w);
-  const int batch_cap = replica_sequence_cap(engine, acc, w, l);
-  fill_serving_memory(e, m, w, acc, batch_cap);
+  const SequenceCap batch_cap = replica_sequence_limit(engine, acc, w, l);
+  fill_serving_memory(e, m, w, acc, batch_cap.sequences);
   const KvNeed kv = kv_need(m, w, engine, l, e.precision.kv_cache);
   if (problem) problem->clear();
   if (!size_max_batch(e, acc, w, kv, batch_cap, problem)) return e;

@@ -87,6 +87,8 @@ ordered_json workload_json(const InferenceWorkload& w) {
   j["requests_per_second"] = w.requests_per_second ? ordered_json(sig6(*w.requests_per_second)) : ordered_json(nullptr);
   j["concurrency"] = w.concurrency ? ordered_json(*w.concurrency) : ordered_json(nullptr);
   j["compiled_batch"] = w.compiled_batch ? ordered_json(*w.compiled_batch) : ordered_json(nullptr);
+  j["prefix_share"] = sig6(w.prefix_share);
+  j["prefix_tokens"] = w.prefix_tokens();
   j["scheduler_recv_interval"] = w.scheduler_recv_interval;
   const int hold_steps = w.engine ? router_hold_steps(*w.engine, w) : 0;
   j["max_waiting_tokens"] = hold_steps > 0 ? ordered_json(hold_steps) : ordered_json(nullptr);
@@ -670,6 +672,8 @@ ordered_json serving_figures_json(const ServingRow& row, const InferenceWorkload
           {"visible_output_tokens_per_second", sig6(e.visible_tokens_per_second)},
           {"requests_per_second", sig6(e.requests_per_second)},
           {"max_batch", e.max_batch},
+          {"max_batch_by_memory", e.max_batch_by_memory},
+          {"max_batch_limit", to_string(e.max_batch_limit)},
           {"batch", e.batch},
           {"replicas", row.replicas},
           {"instances", row.instances},
@@ -891,6 +895,23 @@ std::string load_targets_missed(const InferenceWorkload& w, const ServiceMetrics
                      fmt::join(misses, " and "));
 }
 
+// What sets the replica's sequence limit below what its KV cache holds (--explain).
+std::string batch_limit_text(const InferenceEstimate& e, const InferenceWorkload& w) {
+  switch (e.max_batch_limit) {
+    case BatchLimit::concurrency: return "--concurrency";
+    case BatchLimit::max_batched_tokens:
+      return fmt::format("--max-batched-tokens {} / {} token{} a sequence per step{}", w.max_batched_tokens.value_or(0),
+                         w.decode_queries_per_sequence(), w.decode_queries_per_sequence() == 1 ? "" : "s",
+                         e.layout.attention_dp > 1 ? fmt::format(" x {} attention ranks", e.layout.attention_dp) : std::string());
+    case BatchLimit::compiled_batch: return "the batch the decode graph was compiled for";
+    case BatchLimit::engine_sequence_limit:
+      return e.layout.attention_dp > 1 ? fmt::format("{}'s sequence limit x {} attention ranks", e.engine->name, e.layout.attention_dp)
+                                       : fmt::format("{}'s sequence limit", e.engine->name);
+    case BatchLimit::memory: break;
+  }
+  return "the KV cache";
+}
+
 }  // namespace
 
 // Text only: what the simulated load saw, first, so the capacity rows above
@@ -964,9 +985,8 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                        "each sequence holds only its own {:.0f}\n",
                        shared, shared_gb, held - shared);
   const std::string capped = e.max_batch < e.max_batch_by_memory
-                                 ? fmt::format("{}, above the {} sequences the replica runs at most (the engine's sequence limit, a compiled batch, --concurrency or "
-                                               "--max-batched-tokens): {}",
-                                               e.max_batch_by_memory, e.max_batch, e.max_batch)
+                                 ? fmt::format("{}, above the {} sequences the replica runs at most ({}): {}", e.max_batch_by_memory, e.max_batch,
+                                               batch_limit_text(e, w), e.max_batch)
                                  : fmt::format("{}", e.max_batch);
   out += fmt::format("  max batch = (capacity {:.1f} - weights - workspace {:.2f} - reserve {:.2f}{}) / KV per sequence = {}\n",
                      e.memory.capacity_gb, e.memory.workspace_gb, e.memory.reserve_gb,

@@ -286,6 +286,14 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   }
   c.engine = lower_case(r.name(j, "engine"));  // as --engine: case is ignored
   c.engine_version = r.text(j, "engine_version", false);
+  // A release read from engine_version picks an engine's figures only where `engine` names it: a text that
+  // names one with releases while `engine` is absent would be silently run at the accelerator's default.
+  if (c.engine.empty())
+    for (const EngineProfile& e : engine_profiles())
+      if (!e.releases.empty() && release_number_in(c.engine_version, e.name) && lower_case(c.engine_version).find(e.name) != std::string::npos)
+        r.fail("engine", fmt::format("engine_version names {} and a release; give \"engine\": \"{}\" so the release's figures are used "
+                                     "(without it the accelerator's default engine runs at its current profile)",
+                                     e.name, e.name));
   if (!c.engine.empty()) {
     q.engine = find_engine(c.engine);
     if (!q.engine) r.fail("engine", fmt::format("'{}' is not one of {}", c.engine, engine_names()));
@@ -464,6 +472,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
   if (doc.contains("schema_version") && doc["schema_version"] != 1)
     throw InputError(fmt::format("{}: schema_version {}: this gpuadvisor reads case files of schema_version 1 (docs/validation.md)", origin,
                                  json_text(doc["schema_version"])));
+  if (doc["cases"].empty()) throw InputError(fmt::format("{}: the 'cases' list is empty: there is nothing to validate", origin));
   const std::map<std::string, std::string> family_of_source = read_source_families(origin, doc);
   std::vector<ValidationCase> out;
   std::set<std::string> ids;

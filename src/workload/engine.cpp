@@ -10,6 +10,7 @@
 
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/base/named.hpp"
+#include "gpuadvisor/base/names.hpp"
 #include "gpuadvisor/base/quantity.hpp"
 #include "base/json_input.hpp"
 
@@ -78,12 +79,14 @@ bool optional_flag(const EngineReader& r, const json& j, const char* key) {
   return j[key].get<bool>();
 }
 
-// "0.14", "v0.20.1", "1.3.0rc14", "0.13.0.dev1", "0.20.1+cu128": 1 to 4
-// numbers, then at most a pre-, post- or dev-release tag and a local label
-// (PEP 440's shapes); nullopt for anything else.
+// "0.14", "v0.20.1", "1.3.0rc14", "0.13.0.dev1", "0.20.1+cu128", "v0.7.3-cu121":
+// 1 to 4 numbers, then at most one pre-release, one post- and one dev-release
+// tag (PEP 440's order), and a local label, or a container tag's build suffix
+// after "-"; nullopt for anything else.
 std::optional<std::vector<int>> parse_release(std::string_view text) {
-  static const std::regex shape(R"(v?(\d{1,6}(?:\.\d{1,6}){0,3})(?:\.?(?:rc|a|b|post|dev)\d{0,6})*(?:\+[A-Za-z0-9._-]{1,32})?)",
-                                std::regex::icase);
+  static const std::regex shape(
+      R"(v?(\d{1,6}(?:\.\d{1,6}){0,3})(?:\.?(?:rc|a|b)\d{0,6})?(?:\.?post\d{0,6})?(?:\.?dev\d{0,6})?(?:\+[A-Za-z0-9._-]{1,32}|-[A-Za-z][A-Za-z0-9._-]{0,31})?)",
+      std::regex::icase);
   std::match_results<std::string_view::const_iterator> match;
   if (text.size() > 64 || !std::regex_match(text.begin(), text.end(), match, shape)) return std::nullopt;
   std::vector<int> parts;
@@ -254,8 +257,7 @@ const EngineProfile& engine_release(const EngineProfile& e, std::string_view ver
                                  e.name == "vllm" ? "" : " (vllm@RELEASE takes vLLM's release)"));
   const auto wanted = parse_release(version);
   if (!wanted)
-    throw InputError(fmt::format("{}: '{}' is not a release number such as 0.13 or 0.20.1", what,
-                                 version.size() > 40 ? std::string(version.substr(0, 40)) + "..." : std::string(version)));
+    throw InputError(fmt::format("{}: '{}' is not a release number such as 0.13 or 0.20.1", what, shortened(version, 40)));
   const auto earlier = std::find_if(e.releases.begin(), e.releases.end(), [&](const auto& rel) { return release_before(*wanted, rel.before); });
   if (earlier == e.releases.end()) return e;
   return e.release_profiles.at(static_cast<std::size_t>(earlier - e.releases.begin()));

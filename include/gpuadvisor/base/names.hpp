@@ -13,5 +13,8 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // Up to `limit` of `candidates` closest to `name`: those that begin with it
 // first, then by edit distance.
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates, size_t limit = 3);
+// `text` cut to at most `max_chars` UTF-8 characters with "..." after, never
+// inside a character (an error message echoes what a user typed).
+std::string shortened(std::string_view text, size_t max_chars);
 
 }  // namespace gpuadvisor

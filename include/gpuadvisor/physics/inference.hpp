@@ -152,9 +152,19 @@ double serving_weight_bytes_per_accelerator(const ModelSpec& m, WeightFormat f, 
 // accelerators (a sequence lives on one of attention_dp ranks).
 double kv_gb_per_token_on_rank(const ModelSpec& m, Precision kv, const ServingLayout& l);
 double kv_gb_per_token_averaged(const ModelSpec& m, Precision kv, const ServingLayout& l);
+// What sets the most sequences a replica runs at once (InferenceEstimate::max_batch):
+// the KV cache's memory, the engine's sequence limit, --concurrency,
+// --max-batched-tokens' budget, or Neuron's compiled decode batch.
+enum class BatchLimit { memory, engine_sequence_limit, concurrency, max_batched_tokens, compiled_batch };
+std::string to_string(BatchLimit limit);  // the JSON token: "memory", "engine_sequence_limit", ...
+struct SequenceCap {
+  int sequences = 1;
+  BatchLimit limit = BatchLimit::engine_sequence_limit;  // concurrency or max_batched_tokens where those set it
+};
 // Sequences a replica runs at once: --concurrency, else the engine's limit
 // per scheduler (one scheduler per attention data-parallel rank) x attention_dp;
 // with --max-batched-tokens at most budget / (1 + draft tokens) per scheduler.
+SequenceCap replica_sequence_limit(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
 int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
 // The waves a request's samples run in at a batch of `batch` sequences: more
 // samples than the batch holds run one batch after another (docs/methodology.md
@@ -202,6 +212,7 @@ struct InferenceEstimate {
   InferenceMemory memory;
   int max_batch = 0;                // sequences that fit in memory (0: not even one)
   int max_batch_by_memory = 0;      // of those, what the KV cache alone holds; above max_batch where the sequence limit binds
+  BatchLimit max_batch_limit = BatchLimit::memory;  // what sets max_batch
   int batch = 0;                    // sequences in flight chosen
   DecodeStep step;                  // at `batch`
   double prefill_s = 0;             // mean prompt, alone
