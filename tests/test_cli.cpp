@@ -2459,3 +2459,19 @@ TEST_CASE("cli: --prefix-share is in the JSON workload") {
   CHECK(nlohmann::json::parse(run(one).out)["workload"]["prefix_tokens"] == 1);
 }
 
+TEST_CASE("cli: a shape from --params has head counts that divide, and a rejection says what does not") {
+  // --params 1B was scaled to 17 heads, which no tensor-parallel degree divides: trn1 refused it as "needs 5.4 GB, has 34.4 GB".
+  const Run one = run("estimate --params 1B --task lora --instance trn1.2xlarge");
+  REQUIRE(one.code == 0);
+  CHECK(one.err.find("hidden 2048, 16 heads (16 KV)") != std::string::npos);
+  // Grouped-query presets keep their 8 KV heads across sizes, as Llama 3 does at 8B, 70B and 405B.
+  CHECK(run("estimate --params 175B --task pretrain --instance p5.48xlarge --count 64").err.find("96 heads (8 KV)") != std::string::npos);
+  CHECK(run("estimate --params 1T --task pretrain --instance p5.48xlarge --count 512").err.find("176 heads (8 KV)") != std::string::npos);
+  // A shape that fits in memory but divides over nothing is refused for that, not for memory.
+  const Run odd = run("cost --params 1B --heads 17 --kv-heads 17 --hidden 2176 --task lora --tokens 100M --family trn1");
+  CHECK(odd.code == 3);
+  const std::string said = odd.out + odd.err;
+  CHECK(said.find("fits in memory (") != std::string::npos);
+  CHECK(said.find("but no parallel layout divides its 17 heads (17 KV)") != std::string::npos);
+  CHECK(said.find("GB per accelerator with up to") == std::string::npos);
+}

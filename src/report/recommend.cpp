@@ -71,7 +71,12 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
     });
     if (*x && !shown) rows.push_back(**x);
   }
-  // Spot without an interruption estimate is the same series as a service's spot: no interruptions.
+  // A job's spot point is its expected time and cost with interruptions; where
+  // the catalog has no interruption rate for the family, the table says
+  // "unknown" and no point is drawn (a weeks-long job on many instances never
+  // runs uninterrupted, so its no-interruption price is no total a buyer can
+  // have). A reservation (hours given, no model) has no interruption figures:
+  // its spot is the snapshot price, as its table ranks it.
   // A row ranked at another channel (a Capacity Block, a savings plan) is drawn at
   // that price too, and carries its role there, as the table does.
   for (const auto& r : rows) {
@@ -86,7 +91,7 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
     if (r.spot_expected_cost_usd)
       c.points.push_back({label, r.spot_interruptions->expected_hours, *r.spot_expected_cost_usd, "spot, expected with interruptions",
                           spot_ranked ? role : ""});
-    else if (r.spot_cost_usd)
+    else if (r.spot_cost_usd && (spot_ranked || !ctx.model))  // a reservation's hours have no interruption figures at all
       c.points.push_back({label, r.estimate.total_hours, *r.spot_cost_usd, "spot, no interruptions", spot_ranked ? role : ""});
   }
   return c;

@@ -691,6 +691,12 @@ std::string rejection_reason(const ModelSpec& m, const TrainingWorkload& w, cons
                              const RecommendRequest& r, double smallest_need, const std::string& problem, const std::string& constraint_reason) {
   if (!constraint_reason.empty()) return constraint_reason;
   if (smallest_need >= 1e299) return problem.empty() ? "no feasible layout" : problem;
+  // Memory held, but no layout's parallel degrees divide the model and the batch.
+  if (smallest_need <= acc.memory_usable_gb())
+    return fmt::format("{} fits in memory ({:.1f} GB of {:.1f} GB per accelerator) but no parallel layout divides its {} heads ({} KV), "
+                       "{} layers and global batch of {} over the {}s (set --heads, --layers or --global-batch)",
+                       human_params(m.total_params()), smallest_need, acc.memory_usable_gb(), m.heads, m.kv_heads, m.layers, w.global_batch,
+                       acc.name);
   const std::string span = inst.efa_supported ? fmt::format("with up to {} instance(s)", r.max_instances)
                                               : "on one instance (no EFA, so no multi-instance training)";
   // QLoRA's base weights are 4-bit NF4 whatever the compute precision.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -449,14 +450,19 @@ ModelSpec model_from_param_count(double params) {
   ModelSpec m = *nearest;
   const double ratio = params / nearest->total_params();
   // Scale width and depth together (ratio^(1/3) each, so per-layer params grow
-  // as ratio^(2/3)); keep head_dim, the FFN ratio and the GQA group size.
+  // as ratio^(2/3)); keep head_dim and the FFN ratio.
   if (std::fabs(std::log(ratio)) > std::log(1.15)) {
     const double s = std::cbrt(ratio);
-    int heads = std::max(1, static_cast<int>(std::lround(nearest->heads * s)));
+    const double scaled_heads = nearest->heads * s;
     const int group = nearest->heads / nearest->kv_heads;
-    heads = std::max(group, (heads / group) * group);
+    // Published models have head counts in multiples of 8 (a count like 17
+    // divides over no tensor-parallel degree), and grouped-query models keep
+    // their KV heads across sizes (Llama 3: 8 at 8B, 70B and 405B).
+    const bool keep_kv = group > 1 && scaled_heads >= std::lcm(nearest->kv_heads, 8);
+    const int step = keep_kv ? std::lcm(nearest->kv_heads, 8) : scaled_heads >= 8 ? std::lcm(group, 8) : group;
+    const int heads = std::max(step, static_cast<int>(std::lround(scaled_heads / step)) * step);
     m.heads = heads;
-    m.kv_heads = heads / group;
+    m.kv_heads = keep_kv ? nearest->kv_heads : heads / group;
     m.hidden = heads * m.head_dim;
     m.ffn = static_cast<int>(std::lround(double(nearest->ffn) / nearest->hidden * m.hidden / 256.0)) * 256;
     if (m.ffn <= 0) m.ffn = 256;
