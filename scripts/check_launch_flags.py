@@ -34,6 +34,7 @@ PICKS = [
     "recommend --params 70B --task rl --family p5 --placement split",
     "recommend --model llama-3-8b --task inference --requests-per-second 20",
     "recommend --model llama-3-8b --task inference --requests-per-second 20 --engine sglang --weights fp8 --kv-cache fp8",
+    "recommend --model llama-3-8b --task inference --requests-per-second 2 --engine vllm@0.7.3",
     "recommend --model llama-3-8b --task inference --requests-per-second 20 --engine trtllm --weights int4",
     "recommend --model llama-3-8b --task inference --requests-per-second 20 --engine tgi --weights int8",
     "recommend --model llama-3-8b --task inference --requests-per-second 20 --engine tgi --kv-cache fp8",

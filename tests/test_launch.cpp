@@ -990,3 +990,23 @@ TEST_CASE("cli: int4 weights name the pre-quantised checkpoint they need, a veri
   CHECK(read_text(quoted + "/serve.sbatch").find("--emit-dir '" + dir + "_it'\\''s'\n") != std::string::npos);
   std::filesystem::remove_all(quoted);
 }
+
+TEST_CASE("cli: vLLM V0's command asks for the chunked prefill its token budget needs, V1's does not") {
+  // V0 (before 0.8) chunks a prefill only when asked at 32K of context and below, and refuses at start a
+  // --max-num-batched-tokens below --max-model-len without it (VLLM-V0-CHUNKED): the file would not have run.
+  for (const char* release : {"0.7.3", "0.13", ""}) {
+    CAPTURE(release);
+    const std::string dir = "gpuadvisor_test_v0_" + std::to_string(getpid());
+    const std::string engine = *release ? std::string(" --engine vllm@") + release : std::string();
+    const auto r = run("recommend --model llama-3-8b --task inference --requests-per-second 2 --emit k8s --emit-dir " + dir + engine);
+    REQUIRE(r.code == 0);
+    std::ifstream in(dir + "/deployment.yaml");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string command =
+        documents(text.str()).at("Deployment")["spec"]["template"]["spec"]["containers"][0]["command"][2].as<std::string>();
+    CHECK(command.find("--max-num-batched-tokens ") != std::string::npos);
+    CHECK((command.find(" --enable-chunked-prefill ") != std::string::npos) == (std::string(release) == "0.7.3"));
+    std::filesystem::remove_all(dir);
+  }
+}

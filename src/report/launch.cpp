@@ -702,10 +702,12 @@ std::string vllm_command(const ServingLaunch& s, const LaunchContext& c, const S
   const int data_parallel = l.attention_dp > 1 ? l.attention_dp : at.replica_ranks;
   const std::string parallel = (data_parallel > 1 ? fmt::format(" --data-parallel-size {}", data_parallel) : std::string()) +
                                (l.ep > 1 ? " --enable-expert-parallel" : "");
-  return fmt::format("vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {}{}{} --max-num-seqs {} --max-num-batched-tokens {}{} "
+  const EngineProfile& vllm = profile_for(s, "vllm");
+  const std::string chunked = vllm.chunked_prefill_by_default ? "" : " --enable-chunked-prefill";
+  return fmt::format("vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {}{}{} --max-num-seqs {}{} --max-num-batched-tokens {}{} "
                      "--max-model-len {}{} --port {}",
                      c.model_id, tp_ranks, l.pp, parallel, l.pp > 1 ? " --distributed-executor-backend ray" : "",
-                     (s.max_batch + l.attention_dp - 1) / l.attention_dp, step_tokens(s, "vllm"), memory, s.max_model_len,
+                     (s.max_batch + l.attention_dp - 1) / l.attention_dp, chunked, step_tokens(s, "vllm"), memory, s.max_model_len,
                      quantisation_flags(s, "--quantization", "--kv-cache-dtype", "fp8"), at.port);
 }
 

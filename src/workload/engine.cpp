@@ -109,7 +109,8 @@ bool release_before(const std::vector<int>& a, const std::vector<int>& b) {
 }
 
 // "releases": [{"before": "0.14", "title": "...", "step_overhead_ms": 1.5}, ...], ascending; an entry
-// may also set "prefix_cache" and "max_sequences" (one limit on every accelerator).
+// may also set "prefix_cache", "max_sequences" (one limit on every accelerator) and
+// "chunked_prefill_by_default" (false: the server chunks only when asked).
 void read_releases(const EngineReader& r, const json& j, EngineProfile& e) {
   if (!j.contains("releases")) return;
   const char* shape = "expected a list of {\"before\": \"0.14\", \"title\": text, \"step_overhead_ms\": ms}";
@@ -126,6 +127,7 @@ void read_releases(const EngineReader& r, const json& j, EngineProfile& e) {
     rel.step_overhead_s = r.number(x, "step_overhead_ms", 0, 1000) / 1e3;
     if (x.contains("prefix_cache")) rel.prefix_cache = optional_flag(r, x, "prefix_cache");
     if (x.contains("max_sequences")) rel.max_sequences = static_cast<int>(r.number(x, "max_sequences", 1, 1 << 20));
+    if (x.contains("chunked_prefill_by_default")) rel.chunked_prefill_by_default = optional_flag(r, x, "chunked_prefill_by_default");
     e.releases.push_back(std::move(rel));
   }
 }
@@ -140,6 +142,7 @@ void make_release_profiles(EngineProfile& e) {
     p.title = rel.title;
     p.step_overhead_s = rel.step_overhead_s;
     p.prefix_cache = rel.prefix_cache.value_or(e.prefix_cache);
+    p.chunked_prefill_by_default = rel.chunked_prefill_by_default.value_or(e.chunked_prefill_by_default);
     if (rel.max_sequences) {
       p.max_sequences = *rel.max_sequences;
       p.max_sequences_large = 0;

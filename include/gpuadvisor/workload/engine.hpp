@@ -109,6 +109,11 @@ struct EngineProfile {
   // automatic prefix caching, SGLang's radix cache, TensorRT-LLM's block reuse,
   // TGI 3's prefix cache): --prefix-share applies only where it is set.
   bool prefix_cache = false;
+  // Whether the server chunks its prefills without being asked; a launch file
+  // of a chunked profile whose server does not passes the engine's flag (vLLM
+  // V0's --enable-chunked-prefill: without it a token budget below the model
+  // length is refused at start).
+  bool chunked_prefill_by_default = true;
   // Attention data parallel over fewer ranks than the replica's, each rank's
   // attention tensor parallel (vLLM: "Data Parallel attention can be combined
   // with Tensor Parallel attention"); SGLang's dp size equals its tp size and
@@ -134,6 +139,7 @@ struct EngineProfile {
     double step_overhead_s = 0;
     std::optional<bool> prefix_cache;  // where the release differs (vLLM V0: automatic prefix caching off by default)
     std::optional<int> max_sequences;  // where it differs: one limit on every accelerator (vLLM V0: 256)
+    std::optional<bool> chunked_prefill_by_default;  // where it differs (vLLM V0: only when asked, at 32K of context and below)
   };
   std::vector<Release> releases;
   // The profile each release runs with, releases[i]'s at [i], made when the
