@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -2474,4 +2475,25 @@ TEST_CASE("cli: a shape from --params has head counts that divide, and a rejecti
   CHECK(said.find("fits in memory (") != std::string::npos);
   CHECK(said.find("but no parallel layout divides its 17 heads (17 KV)") != std::string::npos);
   CHECK(said.find("GB per accelerator with up to") == std::string::npos);
+}
+
+TEST_CASE("cli: --explain says how the replicas were counted") {
+  // Sized by simulation, the line gave the utilisation formula's name to the simulation's count: ceil(1 / 16.2) is 1, not 3.
+  const Run bursty = run("recommend --params 7B --task inference --requests-per-second 1 --arrival gamma:10 --explain");
+  REQUIRE(bursty.code == 0);
+  const std::regex simulated("replicas = the fewest whose simulated p90 latencies meet the targets at 1 requests/s \\(the sizing: line; "
+                             "methodology §Serving under load\\), rounded up to whole instances = ([0-9]+) on [0-9]+ instance\\(s\\); at 80% "
+                             "utilisation the formula ceil\\(load / \\(requests/s per replica x utilisation\\)\\) would give ([0-9]+)");
+  std::smatch m;
+  REQUIRE(std::regex_search(bursty.out, m, simulated));
+  CHECK(std::stoi(m[1].str()) > std::stoi(m[2].str()));  // the burst needs more than the mean load does
+  CHECK(bursty.out.find("  sizing: " + m[1].str() + " replicas: the fewest whose simulated p90") != std::string::npos);
+  // Offline, the formula is the count, with its figures.
+  const Run offline = run("recommend --params 7B --task inference --requests-per-second 20 --mode offline --explain");
+  REQUIRE(offline.code == 0);
+  CHECK(std::regex_search(offline.out, std::regex("replicas = ceil\\(load 20 / \\(requests/s per replica [0-9.]+ x utilisation 1\\.00\\)\\), "
+                                                  "rounded up to whole instances = [0-9]+ on [0-9]+ instance\\(s\\)")));
+  // Without a load: one instance's slots.
+  CHECK(run("recommend --params 7B --task inference --explain").out.find("replicas = the replica slots of one instance (no load given)") !=
+        std::string::npos);
 }

@@ -895,6 +895,22 @@ std::string load_targets_missed(const InferenceWorkload& w, const ServiceMetrics
                      fmt::join(misses, " and "));
 }
 
+// How the replica count was reached (--explain): by simulation, by the
+// utilisation formula, or one instance's slots without a load.
+std::string replicas_explained(const ServingRow& row, const InferenceWorkload& w) {
+  const std::string whole = fmt::format("{} on {} instance(s)", row.replicas, row.instances);
+  if (!w.requests_per_second) return fmt::format("  replicas = the replica slots of one instance (no load given) = {}\n", whole);
+  const double load = *w.requests_per_second, per_replica = row.estimate.requests_per_second;
+  if (row.simulated)
+    return fmt::format("  replicas = the fewest whose simulated {}latencies meet the targets at {:.4g} requests/s (the sizing: line; "
+                       "methodology §Serving under load), rounded up to whole instances = {}; at {:.0f}% utilisation the formula "
+                       "ceil(load / (requests/s per replica x utilisation)) would give {:.0f}\n",
+                       row.slo_percentile ? fmt::format("p{} ", row.slo_percentile) : "mean ", load, whole, w.target_utilisation * 100,
+                       std::ceil(load / (per_replica * w.target_utilisation) - 1e-9));
+  return fmt::format("  replicas = ceil(load {:.4g} / (requests/s per replica {:.4g} x utilisation {:.2f})), rounded up to whole instances = {}\n",
+                     load, per_replica, w.target_utilisation, whole);
+}
+
 // What sets the replica's sequence limit below what its KV cache holds (--explain).
 std::string batch_limit_text(const InferenceEstimate& e, const InferenceWorkload& w) {
   switch (e.max_batch_limit) {
@@ -1063,8 +1079,7 @@ std::string explain_inference(const InferenceEstimateContext& ctx) {
                      e.prefill_gpu_s_per_request * 1e3, w.samples, w.generated_tokens_per_sequence(), per_step, e.requests_per_second);
   out += fmt::format("  TPOT = step{} / (1 - prefill share {:.2f}) = {:.2f} ms; TTFT = prefill + one step = {:.1f} ms\n", per_step, e.prefill_share,
                      e.tpot_s * 1e3, e.ttft_s * 1e3);
-  out += fmt::format("  replicas = ceil(load / requests/s per replica), rounded up to whole instances = {} on {} instance(s)\n",
-                     ctx.row->replicas, ctx.row->instances);
+  out += replicas_explained(*ctx.row, w);
   out += "  $/M output tokens = service $/h / (served requests/h x output tokens) x 1e6\n";
   return out;
 }
