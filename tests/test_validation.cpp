@@ -293,6 +293,10 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK(fails_with(R"({"schema_version": 99, "cases": []})", "schema_version 99"));
   // A file with no cases has nothing to check: an error, not a run that passes with nothing scored.
   CHECK(fails_with(R"({"schema_version": 1, "cases": []})", "the 'cases' list is empty"));
+  // An id names a case's errors and results: an empty one is refused.
+  std::string blank = loaded;
+  blank.replace(blank.find("\"id\": \"X2\""), 10, "\"id\": \" \"");
+  CHECK(fails_with(blank + R"(, "clients": 8}]})", "field 'id': is empty"));
   // A release named in engine_version picks figures only with `engine`: without it, refused rather than ignored.
   CHECK(fails_with(loaded + R"(, "clients": 8, "engine_version": "vLLM 0.7.3"}]})", "give \"engine\": \"vllm\""));
   CHECK_NOTHROW(read_cases("cases.json", loaded + R"(, "clients": 8, "engine_version": "CUDA 12.1"}]})"));

@@ -481,6 +481,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     if (!j.is_object()) r.fail("id", "expected an object");
     ValidationCase c;
     c.id = r.text(j, "id");
+    if (c.id.find_first_not_of(" \t") == std::string::npos) r.fail("id", "is empty: each case needs an id its errors and results are named by");
     r.id = c.id;
     r.known_keys(j, kCaseKeys);
     if (j.contains("layout")) r.known_keys(j["layout"], kLayoutKeys, "layout.");
