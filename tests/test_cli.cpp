@@ -1749,7 +1749,8 @@ TEST_CASE("cli: --kv-cache auto is the default, the estimate says the KV precisi
 TEST_CASE("cli: the fastest alternative is the fastest priced one, and an unpriced option that finishes sooner is named beside it") {
   Run t = run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d");
   REQUIRE(t.code == 0);
-  CHECK(t.out.find("reserved at the on-demand rate; sooner at a price the catalog lacks: 512 x p6-b300.48xlarge, ") != std::string::npos);
+  CHECK(t.out.find("reserved at the on-demand rate (not the count of the table's p6-b200.48xlarge row; --all-counts lists every count); "
+                   "sooner at a price the catalog lacks: 512 x p6-b300.48xlarge, ") != std::string::npos);
   Run j = run("recommend --params 70B --task pretrain --tokens 1T --deadline 30d --format json");
   REQUIRE(j.code == 0);
   const auto alt = nlohmann::json::parse(j.out)["alternatives"];
@@ -2496,4 +2497,19 @@ TEST_CASE("cli: --explain says how the replicas were counted") {
   // Without a load: one instance's slots.
   CHECK(run("recommend --params 7B --task inference --explain").out.find("replicas = the replica slots of one instance (no load given)") !=
         std::string::npos);
+}
+
+TEST_CASE("cli: a cheapest or fastest option at a count its type's row does not show says so") {
+  // `cheapest: 64 x trn1.32xlarge ... $1,332,345` stood above a table whose trn1.32xlarge row was 128 at $1,434,833:
+  // a table pasted into a spreadsheet lost the cheapest option.
+  const std::string job = "cost --params 70B --task pretrain --tokens 1T";
+  const Run r = run(job);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("  cheapest: 64 x trn1.32xlarge") != std::string::npos);
+  CHECK(r.out.find("(not the count of the table's trn1.32xlarge row; --all-counts lists every count)") != std::string::npos);
+  CHECK(r.out.find("\ntrn1.32xlarge     128 ") != std::string::npos);  // the row it is not
+  // Every count listed: nothing to say.
+  CHECK(run(job + " --all-counts").out.find("not the count of the table's") == std::string::npos);
+  // The pick is always its type's row.
+  CHECK(run("recommend --params 13B --task lora").out.find("not the count of the table's") == std::string::npos);
 }

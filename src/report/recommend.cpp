@@ -397,8 +397,17 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
                        o->estimate.total_hours < rec.pick->estimate.total_hours
                            ? fmt::format(" and {:.1f}x sooner than this spot pick", rec.pick->estimate.total_hours / o->estimate.total_hours)
                            : " than this spot pick");
+  // An alternative at a count its type's row does not show (each type's row is its own pick): said, so a
+  // table pasted without this line still lets a reader find it.
+  auto off_table = [&](const RecommendRow& x) {
+    const int shown = std::min<int>(ctx.request->top, static_cast<int>(rec.rows.size()));
+    const auto row = std::find_if(rec.rows.begin(), rec.rows.begin() + shown, [&](const RecommendRow& y) { return y.instance == x.instance; });
+    return !ctx.request->all_counts && row != rec.rows.begin() + shown && row->count != x.count
+               ? fmt::format(" (not the count of the table's {} row; --all-counts lists every count)", x.instance->name)
+               : std::string();
+  };
   auto alternative = [&](const RecommendRow& x) {
-    return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x);
+    return x.instance == rec.pick->instance && x.count == rec.pick->count ? std::string("the pick") : option_line(x) + off_table(x);
   };
   // QLoRA: the references are among the options that need it, as the pick is.
   const std::string among =
