@@ -2476,6 +2476,12 @@ TEST_CASE("cli: a shape from --params has head counts that divide, and a rejecti
   CHECK(said.find("fits in memory (") != std::string::npos);
   CHECK(said.find("but no parallel layout divides its 17 heads (17 KV)") != std::string::npos);
   CHECK(said.find("GB per accelerator with up to") == std::string::npos);
+  // And the error's advice starts with the shape, not with a lighter task or more instances.
+  CHECK(odd.err.find("(some types hold it in memory, but no layout divides its heads, layers and global batch: set --heads, --layers or "
+                     "--global-batch; else try --task qlora") != std::string::npos);
+  const Run big = run("recommend --params 405B --task lora --family g5 --max-instances 1");
+  CHECK(big.code == 3);
+  CHECK(big.err.find("no layout divides") == std::string::npos);  // memory, not the shape, stops a 405B on g5
 }
 
 TEST_CASE("cli: --explain says how the replicas were counted") {

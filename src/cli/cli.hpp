@@ -241,7 +241,9 @@ std::vector<std::string> row_instances(const Rows& rows) {
   return out;
 }
 // What to try when no instance type can run a training job.
-std::string nothing_fits_hint(Task task);
+// What to try when nothing fits; where a type fits in memory but no layout
+// divides the model, the shape flags first.
+std::string nothing_fits_hint(Task task, const std::vector<Rejection>& rejections);
 // The instance type named by `flag`, or InputError with the nearest names.
 // Refuses a --family value that names no instance family of the catalog,
 // listing the families it has.

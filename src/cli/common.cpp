@@ -967,10 +967,14 @@ void throw_no_pick(const Recommendation& result, const RecommendRequest& r, cons
   throw_no_price(r, row_instances(result.rows), fastest);
 }
 
-std::string nothing_fits_hint(Task task) {
+std::string nothing_fits_hint(Task task, const std::vector<Rejection>& rejections) {
+  const std::string shape = std::any_of(rejections.begin(), rejections.end(), [](const Rejection& x) { return x.shape_does_not_divide; })
+                                ? "some types hold it in memory, but no layout divides its heads, layers and global batch: set --heads, "
+                                  "--layers or --global-batch; else "
+                                : "";
   if (task == Task::lora || task == Task::finetune)
-    return fmt::format("try --task {}, a larger --max-instances, a later --deadline or a bigger --budget", task == Task::lora ? "qlora" : "lora");
-  return "try a later --deadline, a bigger --budget, a larger --max-instances or fewer --tokens";
+    return fmt::format("{}try --task {}, a larger --max-instances, a later --deadline or a bigger --budget", shape, task == Task::lora ? "qlora" : "lora");
+  return shape + "try a later --deadline, a bigger --budget, a larger --max-instances or fewer --tokens";
 }
 
 void refuse_neuron_flags_off_neuron(const CLI::App* cmd, const Accelerator& acc, const std::string& instance) {

@@ -69,7 +69,7 @@ class CostCommand : public Command {
       if (parse_format(g) == Format::csv) print_table(cost_table(result, RecommendContext{&m, &w, &r}), catalog, "cost", "options", g);
       if (parse_format(g) != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
       throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints ({})", to_string(w.task), m.name,
-                                         nothing_fits_hint(w.task)),
+                                         nothing_fits_hint(w.task, result.rejections)),
                              rejections_json(result.rejections));
     }
     if (!result.pick) throw_no_pick(result, r);

@@ -209,7 +209,7 @@ class RecommendCommand : public Command {
                                          "listed{}",
                                          rl ? "RL post-training" : to_string(w.task), m.name,
                                          rl ? "try --policy-update lora, fewer --samples-per-prompt, a larger --max-instances or a later --deadline"
-                                            : nothing_fits_hint(w.task),
+                                            : nothing_fits_hint(w.task, result.rejections),
                                          least, format == Format::json ? " under error.cannot_run" : " above"),
                              rejections_json(result.rejections));
     }

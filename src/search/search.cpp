@@ -745,7 +745,9 @@ void options_for_instance(const ModelSpec& m, const TrainingWorkload& w, const I
     price_row(row, m, w, r);
     any_row |= admit_row(std::move(row), r, filter, out);
   }
-  if (!any_row) out.rejections.push_back({inst.name, rejection_reason(m, w, inst, acc, r, smallest_need, problem, filter.reason)});
+  if (!any_row)
+    out.rejections.push_back({inst.name, rejection_reason(m, w, inst, acc, r, smallest_need, problem, filter.reason), false,
+                              filter.reason.empty() && smallest_need <= acc.memory_usable_gb()});
 }
 
 void mark_pareto(std::vector<RecommendRow>& rows) {

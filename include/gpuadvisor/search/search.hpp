@@ -172,6 +172,7 @@ struct Rejection {
   std::string instance;
   std::string reason;
   bool over_budget = false;  // refused by --budget: its service costs more (or its price is unknown)
+  bool shape_does_not_divide = false;  // fits in memory, but no layout divides the model's heads, layers and batch
 };
 
 // A training pick at or above this share of its accelerators' memory gets a
