@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuadvisor/catalog/catalog.hpp"
+#include "gpuadvisor/search/inference_search.hpp"
 #include "gpuadvisor/search/search.hpp"
 
 using namespace gpuadvisor;
@@ -194,4 +195,14 @@ TEST_CASE("recommend is deterministic") {
     CHECK(a.rows[i].count == b.rows[i].count);
     CHECK(a.rows[i].estimate.step.total_s() == b.rows[i].estimate.step.total_s());
   }
+}
+
+TEST_CASE("replicas_for_load: ceil(load / (requests/s per replica x utilisation)), at least one") {
+  // 10 requests/s over replicas serving 4 each at 50%: 10 / 2 = 5 replicas.
+  CHECK(replicas_for_load(10, 4, 0.5) == 5);
+  // 8 / (4 x 1) is exactly 2: no third replica from rounding.
+  CHECK(replicas_for_load(8, 4, 1.0) == 2);
+  CHECK(replicas_for_load(8.01, 4, 1.0) == 3);
+  // However light the load, one replica answers it.
+  CHECK(replicas_for_load(1e-7, 16, 0.7) == 1);
 }

@@ -906,7 +906,7 @@ std::string replicas_explained(const ServingRow& row, const InferenceWorkload& w
                        "methodology §Serving under load), rounded up to whole instances = {}; at {:.0f}% utilisation the formula "
                        "ceil(load / (requests/s per replica x utilisation)) would give {:.0f}\n",
                        row.slo_percentile ? fmt::format("p{} ", row.slo_percentile) : "mean ", load, whole, w.target_utilisation * 100,
-                       std::ceil(load / (per_replica * w.target_utilisation) - 1e-9));
+                       replicas_for_load(load, per_replica, w.target_utilisation));
   return fmt::format("  replicas = ceil(load {:.4g} / (requests/s per replica {:.4g} x utilisation {:.2f})), rounded up to whole instances = {}\n",
                      load, per_replica, w.target_utilisation, whole);
 }

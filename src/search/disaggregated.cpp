@@ -71,7 +71,7 @@ DisaggregatedPool size_pool(const ServingLayout& l, double load, double per_repl
   DisaggregatedPool p;
   p.layout = l;
   p.requests_per_second_per_replica = per_replica;
-  const int needed = std::max(1, static_cast<int>(std::ceil(load / (per_replica * utilisation) - 1e-9)));
+  const int needed = static_cast<int>(replicas_for_load(load, per_replica, utilisation));
   p.instances = (needed + replicas_per_instance - 1) / replicas_per_instance;
   p.replicas = p.instances * replicas_per_instance;
   return p;

@@ -21,9 +21,12 @@ namespace gpuadvisor {
 
 bool priced_per_token(const InferenceWorkload& w) { return w.mode == ServingMode::offline && !w.requests_per_second; }
 
+double replicas_for_load(double load_requests_per_second, double requests_per_second_per_replica, double utilisation) {
+  return std::max(1.0, std::ceil(load_requests_per_second / (requests_per_second_per_replica * utilisation) - 1e-9));
+}
+
 double replicas_needed(const ServingRow& row, const InferenceWorkload& w) {
-  // At least one replica, however light the load (1e-7 requests/s still needs a server to answer it).
-  return std::max(1.0, std::ceil(*w.requests_per_second / (row.estimate.requests_per_second * w.target_utilisation) - 1e-9));
+  return replicas_for_load(*w.requests_per_second, row.estimate.requests_per_second, w.target_utilisation);
 }
 
 void size_service(ServingRow& row, const InferenceWorkload& w) {

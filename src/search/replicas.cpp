@@ -146,7 +146,7 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
   const double lambda = *w.requests_per_second, capacity = row.estimate.requests_per_second;
   const int most = std::max(1, std::min(kMaxSimulatedReplicas, max_instances / span * slots));
   auto replicas_at = [&](double utilisation) {
-    return static_cast<int>(std::clamp(std::ceil(lambda / (capacity * utilisation) - 1e-9), 1.0, static_cast<double>(most)));
+    return static_cast<int>(std::min(replicas_for_load(lambda, capacity, utilisation), static_cast<double>(most)));
   };
   // No more load on a replica than it can serve at all, nor than a
   // --target-utilisation cap allows, where one is given.
@@ -159,7 +159,7 @@ std::string size_by_simulation(ServingRow& row, const ModelSpec& m, const Infere
                                                      : fmt::format("the {} replica{} that {} instances hold (--max-instances)", most,
                                                                    most > 1 ? "s" : "", max_instances));
   // Beyond the simulation's own cap (not an instance limit): the analytic count, unsimulated, is all there is.
-  if (const double analytic = std::ceil(lambda / (capacity * kDefaultTargetUtilisation) - 1e-9); most == kMaxSimulatedReplicas && analytic > most)
+  if (const double analytic = replicas_for_load(lambda, capacity, kDefaultTargetUtilisation); most == kMaxSimulatedReplicas && analytic > most)
     return fmt::format("the load needs about {:.0f} replicas at {:.0f}% utilisation (analytic), more than the {} replicas the search "
                        "simulates at most",
                        analytic, kDefaultTargetUtilisation * 100, most);

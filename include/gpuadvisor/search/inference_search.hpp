@@ -102,6 +102,10 @@ bool priced_per_token(const InferenceWorkload& w);
 // The most replicas (and instances) a service is sized to: a load beyond
 // what that many carry is refused by estimate, never priced overloaded.
 inline constexpr double kMostServiceReplicas = 1e9;
+// The utilisation formula, the one place it is written: replicas =
+// ceil(load / (requests/s per replica x utilisation)), at least one however
+// light the load (1e-7 requests/s still needs a server to answer it), uncapped.
+double replicas_for_load(double load_requests_per_second, double requests_per_second_per_replica, double utilisation);
 // Replicas the load needs at the target utilisation, uncapped (at least one).
 double replicas_needed(const ServingRow& row, const InferenceWorkload& w);
 void size_service(ServingRow& row, const InferenceWorkload& w);
