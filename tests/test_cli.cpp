@@ -955,6 +955,12 @@ TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and ne
   CHECK(run("prices import --spot-history " + data("prices/spot_history.json") + " --output /nonexistent-dir/x.json").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --pricing savings-5y").code == 2);
   CHECK(run("--discount 150% catalog").code == 2);
+  // A bare number is a fraction: "10" meant as ten percent is told how to write it.
+  Run bare = run("--discount p5=10 catalog");
+  CHECK(bare.code == 2);
+  CHECK(bare.err.find("for 10 percent write 'p5=10%'") != std::string::npos);
+  CHECK(run("--discount 150 catalog").err.find("'150' is outside [0, 1] (a fraction: 0.15 is 15% off)") != std::string::npos);
+  CHECK(run("--discount 0.1 catalog").code == 0);
   Run twice = run("--discount p5=20% --discount p5=10% catalog");  // one would silently override the other
   CHECK(twice.code == 2);
   CHECK(twice.err.find("'p5=10%' gives family 'p5' a second discount") != std::string::npos);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 #include "gpuadvisor/base/errors.hpp"
@@ -102,7 +103,13 @@ void add_discount(Discounts& d, std::string_view text) {
   std::string a(amount);
   const bool percent = !a.empty() && a.back() == '%';
   if (percent) a.pop_back();
-  double v = parse_number(a, "--discount", 0, percent ? 100 : 1);
+  // A bare number is a fraction (0.15 is 15% off): "10" meant as ten percent is said so, not just "outside [0, 1]".
+  double v = parse_number(a, "--discount", 0, percent ? 100 : std::numeric_limits<double>::max());
+  if (!percent && v > 1 && v <= 100)
+    throw InputError(fmt::format("--discount: '{}' is read as a fraction of the price (0.15 is 15% off), and {} would be more than the "
+                                 "whole price; for {} percent write '{}%'",
+                                 text, a, a, text));
+  if (!percent && v > 1) throw InputError(fmt::format("--discount: '{}' is outside [0, 1] (a fraction: 0.15 is 15% off)", text));
   if (percent) v /= 100;
   if (v >= 1) throw InputError(fmt::format("--discount: '{}' would make prices zero or negative", text));
   // No negotiated rate takes 95% off list: a larger figure is a typo, and would price below any real rate.
