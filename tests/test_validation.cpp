@@ -505,6 +505,10 @@ TEST_CASE("a serving case measured at an offered load is predicted at the operat
   // A fixed batch and an offered load contradict each other.
   CHECK(fails_with(serving(R"(, "requests_per_second": 4, "batch": 8)"), "requests_per_second"));
   CHECK(fails_with(serving(R"(, "requests_per_second": 0)"), "requests_per_second"));
+  // The same range as --requests-per-second: a billion a second at most, one in about 30 years at least.
+  CHECK(fails_with(serving(R"(, "requests_per_second": 2e9)"), "requests_per_second"));
+  CHECK(read_cases("cases.json", serving(R"(, "requests_per_second": 5e6)")).size() == 1);
+  CHECK(read_cases("cases.json", serving(R"(, "requests_per_second": 1e-8)")).size() == 1);
   CHECK(fails_with(serving(R"(, "compiled_batch": 0)"), "compiled_batch"));
   CHECK(fails_with(serving(R"(, "compiled_batch": 5000)"), "compiled_batch"));
 }

@@ -591,7 +591,7 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
     check_range(r.reasoning_tokens, "--reasoning-tokens", 0, 1e7);
   }
   if (!o.samples.empty()) r.samples = positive_int(o.samples, "--samples");
-  if (!o.requests_per_second.empty()) r.requests_per_second = parse_number(o.requests_per_second, "--requests-per-second", 1e-9, 1e9);
+  if (!o.requests_per_second.empty()) r.requests_per_second = parse_number(o.requests_per_second, "--requests-per-second", kLeastRequestsPerSecond, kMostRequestsPerSecond);
   r.output_tokens_per_day = count(o.tokens_per_day, "--tokens-per-day");
   if (!o.clients.empty()) r.clients = positive_int(o.clients, "--clients");
   if (!o.arrival.empty()) {

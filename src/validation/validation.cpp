@@ -273,7 +273,7 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   q.max_batched_tokens = r.integer(j, "max_batched_tokens", kFewestBatchedTokens, kMostBatchedTokens);
   q.attention_dp_balance_iters = r.integer(j, "attention_dp_balance_iters", 1, 1000);
   if (j.contains("requests_per_second")) {
-    q.requests_per_second = r.number(j, "requests_per_second", 1e-6, 1e6);
+    q.requests_per_second = r.number(j, "requests_per_second", kLeastRequestsPerSecond, kMostRequestsPerSecond);
     if (j.contains("batch")) r.fail("requests_per_second", "a case measured at an offered load has no fixed batch (the load sets it)");
   }
   if (j.contains("speculative")) {

@@ -129,6 +129,12 @@ SpeculativeDecoding parse_speculative(std::string_view text, std::string_view fl
 // "mtp:3:0.7" again, from the parsed form.
 std::string speculative_text(const SpeculativeDecoding& s);
 
+// The loads a service may be asked for (--requests-per-second, a case's
+// requests_per_second): one request in about 30 years to a billion a second;
+// beyond either a figure is a typo, not a service.
+inline constexpr double kLeastRequestsPerSecond = 1e-9;
+inline constexpr double kMostRequestsPerSecond = 1e9;
+
 struct InferenceWorkload {
   double prompt_tokens = 0;         // mean per request
   double prompt_tokens_p95 = 0;     // equals the mean when no distribution was given
@@ -136,7 +142,7 @@ struct InferenceWorkload {
   double output_tokens_p95 = 0;
   double reasoning_tokens = 0;      // hidden "thinking" tokens per sample
   int samples = 1;                  // best-of-N / self-consistency sequences per request
-  std::optional<double> requests_per_second;  // the load; empty: size one replica
+  std::optional<double> requests_per_second;  // the load; empty: size one replica, within [kLeastRequestsPerSecond, kMostRequestsPerSecond]
   // The load as the serving simulator draws it (docs/methodology.md §Serving
   // under load): a closed loop of `clients` users, each sending its next
   // request when the last completes, or open-loop arrivals at
