@@ -1362,9 +1362,23 @@ TEST_CASE("cli: a pricing model without data says so, and there is no pick to ma
       "compute-savings-plan-1yr-no-upfront": {"usd_per_hour": 40.0, "as_of": "2026-11-01", "source": "TEAM"}}}}}],
       "sources": {"TEAM": {"title": "test", "url": "https://example.invalid"}}})";
   Run ok = run("--catalog-add " + overlay + " recommend --params 7B --task lora --pricing savings-1y --format json");
+  // A commitment discounts on-demand usage and delivers no capacity: beyond
+  // p5's usual on-demand count (2) it prices nothing, and says why.
+  Run big = run("--catalog-add " + overlay + " cost --model llama-3-8b --task pretrain --tokens 1T --family p5 --pricing savings-1y --all-counts --format json");
   std::remove(overlay.c_str());
   REQUIRE(ok.code == 0);
   CHECK(nlohmann::json::parse(ok.out)["recommendation"]["instance"] == "p5.48xlarge");
+  REQUIRE(big.code == 0);
+  const auto doc_big = nlohmann::json::parse(big.out);
+  CHECK(doc_big["recommendation"]["count"].get<int>() <= 2);
+  int beyond = 0;
+  for (const auto& o : doc_big["options"])
+    if (o["instance"] == "p5.48xlarge" && o["count"].get<int>() > 2) {
+      ++beyond;
+      CHECK(o["ranked_cost_usd"].is_null());
+      CHECK(o["channel_note"].get<std::string>().find("not under a commitment") == 0);
+    }
+  CHECK(beyond > 0);
 }
 
 TEST_CASE("cli: serving latency is at the load's operating point, not at the capacity batch") {

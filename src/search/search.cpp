@@ -484,6 +484,10 @@ ChannelOffer at_will_offer(const RecommendRow& row) {
   return {Channel::reservation, within_quota ? row.on_demand_cost_usd : std::nullopt};
 }
 
+// Whether a commitment's discount reaches the row: only where on demand
+// itself delivers it (sold on demand, within the usual count and the quota).
+bool commitment_delivers(const RecommendRow& row) { return at_will_offer(row).channel == Channel::on_demand; }
+
 // The offers each pricing may take: spot only within its usual count (above
 // it --pricing spot has no price: the row is listed, not ranked, as an unknown
 // spot price is), Capacity Blocks for --pricing best wherever their rate is known.
@@ -500,10 +504,12 @@ std::vector<ChannelOffer> channel_offers(const RecommendRow& row, Pricing pricin
   if (pricing == Pricing::on_demand || best) offers.push_back(at_will);
   if (pricing == Pricing::spot || (best && row.spot_offered))
     offers.push_back({Channel::spot, row.spot_offered ? spot : std::nullopt});
-  // A commitment discounts on-demand usage: it needs the on-demand quota too.
-  const bool quota = row.quota_exceeded.empty();
-  if (pricing == Pricing::savings_1y || best) offers.push_back({Channel::savings_1y, quota ? row.savings_1y_cost_usd : std::nullopt});
-  if (pricing == Pricing::savings_3y || best) offers.push_back({Channel::savings_3y, quota ? row.savings_3y_cost_usd : std::nullopt});
+  // A commitment discounts on-demand usage and delivers no capacity of its
+  // own: it takes what on demand delivers (the quota, the usual count, a type
+  // sold on demand), else it has no price here.
+  const bool delivers = commitment_delivers(row);
+  if (pricing == Pricing::savings_1y || best) offers.push_back({Channel::savings_1y, delivers ? row.savings_1y_cost_usd : std::nullopt});
+  if (pricing == Pricing::savings_3y || best) offers.push_back({Channel::savings_3y, delivers ? row.savings_3y_cost_usd : std::nullopt});
   // Where the usual on-demand count is unknown, on demand may not deliver at
   // all: a Capacity Block that does is offered beside it, and taken where cheaper.
   const bool on_demand_uncertain = pricing == Pricing::on_demand && at_will.channel == Channel::on_demand &&
@@ -546,6 +552,20 @@ std::string commitment_note(const Instance& inst, std::string_view region, int t
                      q->effective_usd_per_hour());
 }
 
+// Why a commitment prices no row on demand cannot deliver.
+std::string commitment_undelivered_text(const RecommendRow& row) {
+  const Instance& inst = *row.instance;
+  const std::string instead = "--pricing on-demand or best ranks it at the channel that delivers it";
+  if (inst.purchase != "on_demand_and_spot")
+    return fmt::format("not under a commitment: {} is sold through Capacity Blocks only, and a Savings Plan or Reserved Instance discounts "
+                       "on-demand usage ({})",
+                       inst.name, instead);
+  if (!row.quota_exceeded.empty()) return fmt::format("not under a commitment: it {}", row.quota_exceeded);
+  return fmt::format("not under a commitment: a Savings Plan or Reserved Instance discounts on-demand usage and delivers no capacity of "
+                     "its own, and about {} is the most one usually starts on demand ({})",
+                     *inst.on_demand_max_instances, instead);
+}
+
 std::string channel_note_text(const RecommendRow& row, Pricing pricing, std::string_view region) {
   const Instance& inst = *row.instance;
   if (pricing == Pricing::spot && !row.spot_offered)
@@ -563,8 +583,10 @@ std::string channel_note_text(const RecommendRow& row, Pricing pricing, std::str
                            "at the on-demand rate where AWS can fill it (an upper bound: private pricing is negotiated)",
                            kCapacityBlocksMaxInstances);
       return "longer than a Capacity Block lasts (182 days): a reservation, at the on-demand rate where AWS can fill it";
-    case Channel::savings_1y: return commitment_note(inst, region, 1, row.count);
-    case Channel::savings_3y: return commitment_note(inst, region, 3, row.count);
+    case Channel::savings_1y:
+    case Channel::savings_3y:
+      if (!commitment_delivers(row)) return commitment_undelivered_text(row);
+      return commitment_note(inst, region, row.channel == Channel::savings_1y ? 1 : 3, row.count);
     case Channel::on_demand:
       return row.capacity.limit_unknown
                  ? fmt::format("no usual on-demand count is known for {}: check the account's quota for {} instances", inst.name, row.count)
