@@ -63,6 +63,10 @@ CORPUS = {
         ("recommend --model llama-3-8b --task inference --family inf2 --compiled-batch 8", 0),
         ("recommend --model llama-3-70b --task inference --family g6e --requests-per-second 2", 0),
         ("recommend --model llama-3-8b --task inference --requests-per-second 4 --speculative ngram:4:0.5 --family g6e", 0),
+        # A hostile review's documents the corpus lacked: offline (no TPOT target), one-token outputs, mean targets, no family filter.
+        ("recommend --model llama-3-8b --task inference --mode offline", 0),
+        ("recommend --model llama-3-8b --task inference --output-tokens 1 --requests-per-second 2", 0),
+        ("recommend --model llama-3-8b --task inference --requests-per-second 2 --slo-percentile mean", 0),
     ],
     "cost": [
         ("cost --params 70B --task qlora --data-region us-west-2", 0),
@@ -78,6 +82,12 @@ CORPUS = {
         ("cost --model llama-3-8b --task inference --mode offline --reasoning-tokens 300 --family g6e", 0),  # first_visible_s on the analytic path
         ("cost --model llama-3-8b --task inference --requests-per-second 2 --speculative mtp:2:0.6 --family g6e", 0),
         ("cost --params 7B --task rl --algorithm ppo --reward model --reward-model 7B --family p5", 0),
+        ("cost --model llama-3-8b --task inference", 0),
+        ("cost --model llama-3-8b --task inference --mode offline --tokens-per-day 1B", 0),
+        ("cost --model llama-3-8b --task inference --output-tokens 1", 0),
+        ("cost --model llama-3-8b --task inference --reasoning-tokens 500 --requests-per-second 2", 0),
+        ("cost --model llama-3-8b --task inference --samples 3 --requests-per-second 2", 0),
+        ("cost --model llama-3-8b --task inference --requests-per-second 2 --slo-percentile mean", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --instance p5.48xlarge --count 4", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --compare-to {baseline}", 0),
         ("cost --model llama-3-70b --task pretrain --tokens 20B --family p5 --pricing spot", 0),
@@ -101,6 +111,8 @@ CORPUS = {
         ("estimate --instance p5.48xlarge --params 7B --task lora", 0),
         ("estimate --task inference --instance g6e.xlarge --model llama-3-8b", 0),
         ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 16", 0),
+        ("estimate --task inference --instance inf2.48xlarge --model mixtral-8x7b --requests-per-second 5", 0),  # targets_missed
+        ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --requests-per-second 5 --engine hf", 0),
         ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 16 --speculative mtp:3:0.7", 0),
         ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --clients 16 --reasoning-tokens 300", 0),
         ("estimate --task inference --instance g6e.xlarge --model llama-3-8b --trace {trace}", 0),
@@ -154,6 +166,8 @@ TYPES = {
                   "leave_one_family_out_cases[].error_in_sample": ["number", "null"],
                   "leave_one_family_out_cases[].error_out_of_sample": ["number", "null"]},
     "error": {"error.ttft_s": ["number"], "error.tpot_s": ["number"]},
+    # A replica whose share of a trace arrives at one instant has no rate or spread of gaps.
+    "estimate": {"inference.at_load.load.requests_per_second": ["number", "null"], "inference.at_load.load.gap_cv": ["number", "null"]},
     # The on-demand alternative has every field of a row: a run past 182 days has no block length, a non-RL job no rl.
     "recommend": {"workload.attention_dp_balance_iters": ["integer", "null"], "workload.max_waiting_tokens": ["integer", "null"], "alternatives.on_demand.capacity.note": ["string"], "alternatives.on_demand.capacity.capacity_block_days": ["integer", "null"],
                   "alternatives.on_demand.rl": ["object", "null"], "alternatives.on_demand.channel_note": ["string", "null"],

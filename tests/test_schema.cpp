@@ -85,6 +85,15 @@ TEST_CASE("JSON outputs validate against docs/schema") {
   std::remove(overlay.c_str());
 }
 
+TEST_CASE("the schemas take the serving documents a hostile review found them refusing") {
+  CHECK(output_valid("recommend", "recommend --model llama-3-8b --task inference --mode offline"));  // no TPOT target: nulls
+  CHECK(output_valid("recommend", "recommend --model llama-3-8b --task inference --output-tokens 1 --requests-per-second 2"));
+  CHECK(output_valid("cost", "cost --model llama-3-8b --task inference"));  // the fastest unpriced row, unsimulated
+  CHECK(output_valid("cost", "cost --model llama-3-8b --task inference --requests-per-second 2 --slo-percentile mean"));
+  CHECK(output_valid("cost", "cost --model llama-3-8b --task inference --reasoning-tokens 500 --requests-per-second 2"));
+  CHECK(output_valid("estimate", "estimate --task inference --instance inf2.48xlarge --model mixtral-8x7b --requests-per-second 5"));
+}
+
 TEST_CASE("every command's schema refuses its document corrupted one field at a time") {
   CHECK(output_strict("recommend", "recommend --params 13B --task lora"));
   CHECK(output_strict("recommend", "recommend --params 7B --task inference"));
