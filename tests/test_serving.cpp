@@ -794,7 +794,17 @@ TEST_CASE("recommend sizes a 7B chat service at 2 requests/s on one GPU per inst
   const auto no_load = run("recommend --params 7B --task inference --slo-percentile 99");
   CHECK(no_load.code == 2);
   CHECK(no_load.err.find("give a load") != std::string::npos);
+  CHECK(no_load.err.find("--trace") != std::string::npos);
   CHECK(run("recommend --params 7B --task lora --slo-percentile 99").code == 2);
+  // An offline service is sized by its analytic means: a percentile would be taken and ignored.
+  for (const char* command : {"recommend", "cost"}) {
+    const auto offline = run(std::string(command) + " --model llama-3-8b --task inference --mode offline --requests-per-second 5 --max-tpot 100ms --slo-percentile 99");
+    INFO(command);
+    CHECK(offline.code == 2);
+    CHECK(offline.err.find("--mode offline is not simulated") != std::string::npos);
+  }
+  // estimate flags a miss at the percentile, offline too: it is used there.
+  CHECK(run("estimate --instance g6e.xlarge --model llama-3-8b --task inference --mode offline --requests-per-second 5 --max-tpot 25ms --slo-percentile 99").code == 0);
 }
 
 TEST_CASE("A request trace reads as load generators and published traces write it, and refuses what it cannot mean") {

@@ -213,6 +213,9 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
 // recommend and cost size a service from its offered load; --clients (a
 // benchmark's closed loop on one replica) is estimate's alone: InputError.
 void refuse_clients_for_sizing(const InferenceOptions& o, const std::string& command);
+// --slo-percentile where recommend or cost would not use it: a service not
+// sized by simulation (offline) has only analytic means to bind.
+void refuse_unused_slo_percentile(const InferenceOptions& o, const InferenceWorkload& w, const std::string& command);
 // recommend and cost simulate every candidate at several replica counts:
 // --simulated-requests above this would run for minutes (exit 2).
 inline constexpr int kMostSizingSimulatedRequests = 20000;

@@ -569,6 +569,14 @@ void refuse_clients_for_sizing(const InferenceOptions& o, const std::string& com
                                command));
 }
 
+void refuse_unused_slo_percentile(const InferenceOptions& o, const InferenceWorkload& w, const std::string& command) {
+  if (o.slo_percentile.empty() || w.sizes_replicas_by_simulation()) return;
+  throw InputError(fmt::format("--slo-percentile binds the targets at a percentile of the simulated latencies, and {} sizes an offline "
+                               "service by its analytic means (--mode offline is not simulated): leave --slo-percentile out, or serve "
+                               "online",
+                               command));
+}
+
 void limit_sizing_simulations(const InferenceOptions& o, const std::string& command) {
   if (o.simulated_requests.empty()) return;
   const int n = positive_int(o.simulated_requests, "--simulated-requests");

@@ -282,6 +282,7 @@ class CostCommand : public Command {
     refuse_clients_for_sizing(io, "cost");
     limit_sizing_simulations(io, "cost");
     InferenceWorkload w = build_inference_workload(io, m);
+    refuse_unused_slo_percentile(io, w, "cost");
     RecommendRequest r = build_request(co, oo, catalog);
     refuse_region_list(r, "cost");
     if (co.sort_by.empty()) r.sort_by = SortBy::cost;

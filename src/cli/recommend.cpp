@@ -147,6 +147,7 @@ class RecommendCommand : public Command {
       refuse_clients_for_sizing(io, "recommend");
       limit_sizing_simulations(io, "recommend");
       const InferenceWorkload w = build_inference_workload(io, m);
+      refuse_unused_slo_percentile(io, w, "recommend");
       // Offline work has no latency to buy: the pick is the cheapest unless --cost-slack says otherwise.
       if (w.mode == ServingMode::offline && ro.cost_slack.empty()) {
         r.cost_slack = 0;

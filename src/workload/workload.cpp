@@ -484,8 +484,8 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     if (*r.slo_percentile != 50 && *r.slo_percentile != 90 && *r.slo_percentile != 99 && *r.slo_percentile != 0)
       throw InputError(fmt::format("--slo-percentile: {} is not one of 50, 90, 99, mean", *r.slo_percentile));
     if (!w.requests_per_second && !w.clients)
-      throw InputError("--slo-percentile binds the targets at a percentile of the simulated latencies: give a load (--requests-per-second or "
-                       "--tokens-per-day; estimate also --clients)");
+      throw InputError("--slo-percentile binds the targets at a percentile of the simulated latencies: give a load (--requests-per-second, "
+                       "--tokens-per-day or --trace; estimate also --clients)");
     if (!w.max_ttft_s && !w.max_tpot_s)
       throw InputError("--slo-percentile binds the latency targets, and --mode offline has none: give --max-ttft or --max-tpot with it");
     if (!w.simulable())
