@@ -399,6 +399,13 @@ TEST_CASE("The simulation is deterministic, bursty arrivals wait longer, and len
   CHECK(arrival_cv_from_string("poisson") == 1.0);
   CHECK_FALSE(arrival_cv_from_string("gamma:x"));
   CHECK_FALSE(arrival_cv_from_string("gamma:-1"));
+  // The number grammar of every flag: no hex, sign, leading zero or spaces.
+  for (const char* odd : {"gamma:0x14", "gamma:0x1p1", "gamma:+2", "gamma:02", "gamma: 2", "gamma:2 ", "gamma:", "gamma:2x"}) {
+    INFO(odd);
+    CHECK_FALSE(arrival_cv_from_string(odd));
+  }
+  CHECK(arrival_cv_from_string("gamma:0.5") == 0.5);
+  CHECK(arrival_cv_from_string("gamma:1e1") == 10.0);
 }
 
 TEST_CASE("When the KV cache runs short the engine preempts and recomputes, and a reserving engine never does") {

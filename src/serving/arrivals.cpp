@@ -3,8 +3,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
+#include <limits>
 #include <string>
+
+#include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/quantity.hpp"
 
 namespace gpuadvisor {
 
@@ -12,13 +17,14 @@ std::optional<double> arrival_cv_from_string(std::string_view text) {
   if (text == "poisson") return 1.0;
   constexpr std::string_view kGamma = "gamma:";
   if (text.substr(0, kGamma.size()) != kGamma) return std::nullopt;
-  const std::string number(text.substr(kGamma.size()));
+  // The number grammar of every flag (docs/cli.md §Quantities): no hex, sign or leading zero.
+  const std::string_view number = text.substr(kGamma.size());
+  if (std::any_of(number.begin(), number.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); })) return std::nullopt;
   try {
-    size_t used = 0;
-    const double cv = std::stod(number, &used);
-    if (used != number.size() || !(cv > 0)) return std::nullopt;
+    const double cv = parse_number(number, "--arrival", 0, std::numeric_limits<double>::max());
+    if (!(cv > 0)) return std::nullopt;
     return cv;
-  } catch (const std::exception&) {
+  } catch (const InputError&) {
     return std::nullopt;
   }
 }
