@@ -1348,6 +1348,21 @@ TEST_CASE("cli: cost prices a reservation without a model and works the hours ou
   CHECK(run("cost --model llama-3-8b --task lora --deadline 2min --family g5").code == 3);
 }
 
+TEST_CASE("cli: CSV without a pick still gives the table, its money columns empty") {
+  for (const char* command : {"cost --params 70B --task lora", "recommend --params 70B --task lora",
+                              "cost --model llama-3-8b --task inference", "recommend --model llama-3-8b --task inference"}) {
+    INFO(command);
+    Run r = run(std::string(command) + " --pricing savings-1y --format csv");
+    CHECK(r.code == 3);
+    std::istringstream lines(r.out);
+    std::string header, first;
+    std::getline(lines, header);
+    std::getline(lines, first);
+    CHECK(header.find("instance,") != std::string::npos);
+    CHECK(first.find("xlarge") != std::string::npos);  // a row, not only the header
+  }
+}
+
 TEST_CASE("cli: a pricing model without data says so, and there is no pick to make") {
   Run r = run("recommend --params 7B --task lora --pricing savings-1y --format json");
   CHECK(r.code == 3);

@@ -72,7 +72,11 @@ class CostCommand : public Command {
                                          nothing_fits_hint(w.task, result.rejections)),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_pick(result, r);
+    if (!result.pick) {
+      // CSV: the rows, unpriced, as a table without a pick (a sheet keeps its columns).
+      if (parse_format(g) == Format::csv) print_table(cost_table(result, RecommendContext{&m, &w, &r}), catalog, "cost", "options", g);
+      throw_no_pick(result, r);
+    }
     return print(result, RecommendContext{&m, &w, &r}, catalog, g);
   }
 
@@ -172,7 +176,10 @@ class CostCommand : public Command {
       throw NothingFitsError(fmt::format("no instance type can run RL post-training of {} under these constraints", m.name),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_pick(result, r);
+    if (!result.pick) {
+      if (parse_format(g) == Format::csv) print_table(cost_table(result, ctx), catalog, "cost", "options", g);
+      throw_no_pick(result, r);
+    }
     return print(result, ctx, catalog, g);
   }
 
@@ -296,7 +303,10 @@ class CostCommand : public Command {
       throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints", m.name),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_price(r, row_instances(result.rows));
+    if (!result.pick) {
+      if (parse_format(g) == Format::csv) print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g);
+      throw_no_price(r, row_instances(result.rows));
+    }
     // The gates, as on every costed document: a service's month against --fail-if-over and the baseline.
     const PickSummary now = serving_summary(*result.pick, m.name);
     const auto cmp = comparison(go, now, r);

@@ -219,6 +219,8 @@ class RecommendCommand : public Command {
       const auto f = std::min_element(result.rows.begin(), result.rows.end(),
                                       [](const RecommendRow& a, const RecommendRow& b) { return a.estimate.total_hours < b.estimate.total_hours; });
       if (f != result.rows.end()) fastest = fmt::format("{} x {}, {}", f->count, f->instance->name, format_duration(f->estimate.total_hours));
+      // CSV: the rows, unpriced, as a table without a pick (a sheet keeps its columns).
+      if (format == Format::csv) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g);
       throw_no_pick(result, r, fastest);
     }
     const RecommendRow& pick = *result.pick;
@@ -317,7 +319,10 @@ class RecommendCommand : public Command {
       throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints{}", m.name, best),
                              rejections_json(result.rejections));
     }
-    if (!result.pick) throw_no_price(r, row_instances(result.rows));
+    if (!result.pick) {
+      if (format == Format::csv) print_table(inference_table(result, ctx), catalog, "recommend", "options", g);
+      throw_no_price(r, row_instances(result.rows));
+    }
     const ServingRow& pick = *result.pick;
     const PickSummary now = serving_summary(pick, m.name);
     const auto cmp = comparison(go, now, r);
