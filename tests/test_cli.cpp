@@ -1124,6 +1124,28 @@ TEST_CASE("cli: an offline pick busy part of the day gets the hours a batch job 
   CHECK(nlohmann::json::parse(run("recommend --model llama-3-8b --task inference --requests-per-second 5 --format json").out)["recommendation"]["batch_hours_per_day"].is_null());
 }
 
+TEST_CASE("cli: --pricing best serves a standing service on demand or under a commitment, never spot, and names which") {
+  const std::string serve = "cost --model llama-3-70b --task inference --requests-per-second 20 ";
+  const auto best = nlohmann::json::parse(run(serve + "--pricing best --format json").out);
+  const auto on_demand = nlohmann::json::parse(run(serve + "--format json").out);
+  REQUIRE(best["options"].size() > 0);
+  for (const auto& o : best["options"]) CHECK(o["channel"] == "on-demand");  // no commitment rate is bundled
+  // The same pick and month as on demand: spot (about a fifth of it for p6-b200) is not taken.
+  CHECK(best["recommendation"]["instance"] == on_demand["recommendation"]["instance"]);
+  CHECK(best["recommendation"]["costs"]["ranked_usd_per_month"] == on_demand["recommendation"]["costs"]["ranked_usd_per_month"]);
+  // A commitment rate imported is taken where cheaper, and the headline names it.
+  const std::string overlay = "gpuadvisor_test_serve_commit_" + std::to_string(getpid()) + ".json";
+  std::ofstream(overlay) << R"({"instances": [{"name": "p6-b200.48xlarge", "prices": {"us-east-1": {"commitments": {
+      "compute-savings-plan-3yr-no-upfront": {"usd_per_hour": 60.0, "as_of": "2026-11-01", "source": "TEAM"}}}}}],
+      "sources": {"TEAM": {"title": "test", "url": "https://example.invalid"}}})";
+  const Run committed = run("--catalog-add " + overlay + " " + serve + "--pricing best");
+  const Run committed_csv = run("--catalog-add " + overlay + " " + serve + "--pricing best --format csv");
+  std::remove(overlay.c_str());
+  CHECK(committed.out.rfind("Recommended: 1 x p6-b200.48xlarge", 0) == 0);
+  CHECK(committed.out.find("$43,200/month savings-3y") != std::string::npos);  // 60 x 720 h
+  CHECK(committed_csv.out.find(",savings-3y,true") != std::string::npos);
+}
+
 TEST_CASE("cli: --pricing best takes spot only within the usual spot count, and a larger job the channel that delivers it") {
   const auto small = nlohmann::json::parse(run("recommend --params 13B --task lora --pricing best --format json").out);
   REQUIRE(small["recommendation"]["channel"] == "spot");

@@ -160,9 +160,11 @@ std::string service_line(const ServingRow& r, std::string_view after_ttft = {}) 
   // One-token outputs (a TPOT of 0) have no time per token to show: their request's latency instead.
   const std::string tpot = r.tpot_seen_s() > 0 ? fmt::format("{}{:.0f} ms per token, ", at, r.tpot_seen_s() * 1e3)
                                                : fmt::format("{}request latency {:.0f} ms, ", at, r.e2e_seen_s() * 1e3);
-  return fmt::format("{} x {} ({}, {} replica{}), {}TTFT {:.0f} ms, {}{}{}/month{}", r.instances, r.instance->name, layout_text(e.layout), r.replicas,
+  // The pricing, where it is not on demand (spot, a commitment, or the one --pricing best took).
+  const std::string channel = r.ranked_usd_per_hour && r.ranked_pricing != Pricing::on_demand ? fmt::format(" {}", to_string(r.ranked_pricing)) : "";
+  return fmt::format("{} x {} ({}, {} replica{}), {}TTFT {:.0f} ms, {}{}{}/month{}{}", r.instances, r.instance->name, layout_text(e.layout), r.replicas,
                      r.replicas > 1 ? "s" : "", at, r.ttft_seen_s() * 1e3, after_ttft, tpot,
-                     r.ranked_usd_per_hour ? money_text(*r.ranked_usd_per_hour * kHoursPerMonth) : "cost unknown", per_token);
+                     r.ranked_usd_per_hour ? money_text(*r.ranked_usd_per_hour * kHoursPerMonth) : "cost unknown", channel, per_token);
 }
 
 }  // namespace
@@ -454,7 +456,7 @@ Table inference_table(const ServingRecommendation& rec, const InferenceContext& 
                       per_million(r.usd_per_million_input_tokens), text(software_text(*r.accelerator)),
                       {r.pareto ? "yes" : "", r.pareto},
                       pick_cell(serving_pick(r, rec))});
-    append_provenance(t.rows.back(), *r.instance, ctx.request->region, to_string(ctx.request->pricing));
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, to_string(r.ranked_pricing));
   }
   return t;
 }
@@ -493,7 +495,7 @@ Table inference_cost_table(const ServingRecommendation& rec, const InferenceCont
                       money(month(r.savings_1y_usd_per_hour)), ratio(r.savings_1y_usd_per_hour, r.on_demand_usd_per_hour),
                       money(month(r.savings_3y_usd_per_hour)), ratio(r.savings_3y_usd_per_hour, r.on_demand_usd_per_hour),
                       per_million(r.usd_per_million_output_tokens)});
-    append_provenance(t.rows.back(), *r.instance, ctx.request->region, to_string(ctx.request->pricing), serving_pick(r, rec));
+    append_provenance(t.rows.back(), *r.instance, ctx.request->region, to_string(r.ranked_pricing), serving_pick(r, rec));
   }
   return t;
 }

@@ -385,7 +385,18 @@ ServingCost price_row(ServingRow& row, const ServingProbe& p) {
   row.spot_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::spot)).usd_per_hour;
   row.savings_1y_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::savings_1y)).usd_per_hour;
   row.savings_3y_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::savings_3y)).usd_per_hour;
-  const ServingCost ranked = serving_cost(row, w, hourly_rate(inst, r.region, r.pricing));
+  row.ranked_pricing = r.pricing;
+  std::optional<double> rate = hourly_rate(inst, r.region, r.pricing);
+  if (r.pricing == Pricing::best) {
+    rate.reset();
+    row.ranked_pricing = Pricing::on_demand;  // named where no rate is known
+    for (Pricing channel : {Pricing::on_demand, Pricing::savings_1y, Pricing::savings_3y})
+      if (const auto x = hourly_rate(inst, r.region, channel); x && (!rate || *x < *rate)) {
+        rate = x;
+        row.ranked_pricing = channel;
+      }
+  }
+  const ServingCost ranked = serving_cost(row, w, rate);
   row.ranked_usd_per_hour = ranked.usd_per_hour;
   row.usd_per_million_output_tokens = ranked.usd_per_million_output_tokens;
   row.usd_per_million_input_tokens = ranked.usd_per_million_input_tokens;

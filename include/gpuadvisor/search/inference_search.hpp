@@ -30,6 +30,10 @@ struct ServingRow {
   std::optional<double> savings_1y_usd_per_hour;  // whole service, cheapest 1-year commitment (effective)
   std::optional<double> savings_3y_usd_per_hour;
   std::optional<double> ranked_usd_per_hour;     // under the requested pricing
+  // The pricing that gave ranked_usd_per_hour: the requested one, or under
+  // --pricing best the cheapest known of on demand and the commitments (a
+  // standing service is not ranked on spot: a reclaim drops its requests).
+  Pricing ranked_pricing = Pricing::on_demand;
   std::optional<double> usd_per_million_output_tokens;  // ranked pricing, per visible output token
   std::optional<double> usd_per_million_input_tokens;   // ranked pricing, the same bill per prompt token
   bool pareto = false;
