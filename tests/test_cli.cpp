@@ -1462,8 +1462,19 @@ TEST_CASE("cli: with --format json every exit 2 and 3 is one JSON document") {
   // A service under a budget nothing meets names the budget, not the load (no --max-instances would help).
   const Run broke = run("recommend --model llama-3-8b --task inference --requests-per-second 5 --budget 1 -q");
   CHECK(broke.code == 3);
-  CHECK(broke.err.find("the budget of $1 per month (--budget) is the limit") != std::string::npos);
+  CHECK(broke.err.find("the budget of $1.00 per month (--budget) is the limit") != std::string::npos);
   CHECK(broke.err.find("--max-instances allows more") == std::string::npos);
+  // Each type is named by its cheapest layout over the budget (not the last one tried), in the money format of every output.
+  const Run over = run("recommend --model llama-3-70b --task inference --requests-per-second 20 --budget 50k -q --format json");
+  const auto over_doc = nlohmann::json::parse(over.out);
+  int p5en = 0;
+  for (const auto& reject : over_doc["error"]["cannot_run"])
+    if (reject["instance"] == "p5en.48xlarge") {
+      ++p5en;
+      CHECK(reject["reason"] == "2 instances at tp 4 (its cheapest layout): $91,146 per month is over the $50,000 budget");
+    }
+  CHECK(p5en == 1);
+  CHECK(over_doc["error"]["message"].get<std::string>().find("the budget of $50,000 per month") != std::string::npos);
   // A budget every service is under is not the limit, whatever else is: here the instance count.
   const Run crowded = run("recommend --model llama-3-8b --task inference --requests-per-second 2000 --max-instances 1 --budget 10000000 -q");
   CHECK(crowded.code == 3);

@@ -294,8 +294,8 @@ class RecommendCommand : public Command {
       const bool over_budget =
           std::any_of(result.rejections.begin(), result.rejections.end(), [](const Rejection& x) { return x.over_budget; });
       if (over_budget)
-        best = fmt::format("; the budget of ${:.0f} per month (--budget) is the limit: each type's line gives what its service costs",
-                           *r.budget_usd);
+        best = fmt::format("; the budget of {} per month (--budget) is the limit: each type's line gives what its service costs",
+                           format_usd(*r.budget_usd));
       else if (result.best_batch1_ttft_s && w.max_ttft_s && *result.best_batch1_ttft_s > *w.max_ttft_s)
         best = fmt::format("; the time to first token is the limit: the lowest, {}'s, is {:.0f} ms at batch 1 against the {:.0f} ms target "
                            "(--max-ttft, or shorter --prompt-tokens)",

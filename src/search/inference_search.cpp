@@ -347,6 +347,8 @@ struct InstanceProblems {
   std::string memory, target, constraint;
   bool constraint_is_budget = false;
   double target_tpot_s = std::numeric_limits<double>::infinity();
+  // The cheapest layout over the budget: the one its rejection names.
+  double cheapest_over_budget_usd_per_month = std::numeric_limits<double>::infinity();
 };
 
 // The request and the instance one serving search step looks at.
@@ -446,8 +448,15 @@ Tried try_serving_layout(const ServingProbe& p, const ServingLayout& l, Instance
   }
   const ServingCost ranked = price_row(row, p);
   if (r.budget_usd && (!ranked.usd_per_month || *ranked.usd_per_month > *r.budget_usd)) {
-    why.constraint = ranked.usd_per_month ? fmt::format("{}: ${:.0f} per month is over the ${:.0f} budget", layout_name(l, " pp "), *ranked.usd_per_month, *r.budget_usd)
-                                          : "price unknown, so the budget cannot be checked";
+    // Named by its cheapest layout (the last one tried may cost far more), in the money format of every output.
+    if (!ranked.usd_per_month) {
+      if (!why.constraint_is_budget) why.constraint = "price unknown, so the budget cannot be checked";
+    } else if (*ranked.usd_per_month < why.cheapest_over_budget_usd_per_month) {
+      why.cheapest_over_budget_usd_per_month = *ranked.usd_per_month;
+      why.constraint = fmt::format("{} instance{} at {} (its cheapest layout): {} per month is over the {} budget", row.instances,
+                                   row.instances > 1 ? "s" : "", layout_name(l, " pp "), format_usd(*ranked.usd_per_month),
+                                   format_usd(*r.budget_usd));
+    }
     why.constraint_is_budget = true;
     return Tried::stop;
   }
