@@ -968,7 +968,10 @@ TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and ne
   CHECK(run("--discount 10% --discount p5=20% catalog").code == 0);  // a family's own beside the catch-all
   // A discount is said wherever the prices' origin is: the footer and JSON catalog.prices_origin.
   Run discounted = run("--discount p5=20% cost --instance p5.48xlarge --count 4 --hours 100");
-  CHECK(discounted.out.find("with --discount p5=20% off on-demand and commitment rates") != std::string::npos);
+  CHECK(discounted.out.find("with --discount p5=20% off on-demand and commitment rates (spot and Capacity Block rates at list)") != std::string::npos);
+  const Run too_much = run("--discount 95.5% catalog");
+  CHECK(too_much.code == 2);
+  CHECK(too_much.err.find("'95.5%' is more than 95% off: no negotiated rate is") != std::string::npos);
   CHECK(nlohmann::json::parse(run("--discount 15% cost --instance p5.48xlarge --count 4 --hours 100 --format json").out)["catalog"]["prices_origin"]
             .get<std::string>()
             .find("--discount 15%") != std::string::npos);

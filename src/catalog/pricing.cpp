@@ -114,7 +114,8 @@ void add_discount(Discounts& d, std::string_view text) {
   if (v >= 1) throw InputError(fmt::format("--discount: '{}' would make prices zero or negative", text));
   // No negotiated rate takes 95% off list: a larger figure is a typo, and would price below any real rate.
   if (v > kMaxDiscountFraction)
-    throw InputError(fmt::format("--discount: '{}' is more than {:.0f}% off; write it as a percentage, e.g. 15%", text, kMaxDiscountFraction * 100));
+    throw InputError(fmt::format("--discount: '{}' is more than {:.0f}% off: no negotiated rate is, and it would price below any real rate",
+                                 text, kMaxDiscountFraction * 100));
   // Given twice, one would silently override the other.
   if (family.empty() ? d.all.has_value() : d.by_family.count(std::string(family)) > 0)
     throw InputError(fmt::format("--discount: '{}' gives {} a second discount; give each family (and the catch-all) once",

@@ -136,7 +136,8 @@ Catalog load(const GlobalOptions& g) {
   for (const auto& x : g.discounts) add_discount(d, x);
   apply_discounts(c, d);
   if (!d.empty())  // said wherever the prices' origin is (footers, JSON catalog.prices_origin)
-    c.prices_origin += fmt::format(", with --discount {} off on-demand and commitment rates", fmt::join(g.discounts, ", "));
+    c.prices_origin += fmt::format(", with --discount {} off on-demand and commitment rates (spot and Capacity Block rates at list)",
+                                   fmt::join(g.discounts, ", "));
   if (auto age = days_between(c.prices_as_of, today()); age && *age > kStalePriceDays)
     warn(fmt::format("prices are {} days old (as of {}); refresh them or pass --catalog-add with current prices", *age, c.prices_as_of));
   return c;
