@@ -443,3 +443,27 @@ TEST_CASE("a job's chart draws spot only as its expected cost with interruptions
   const std::string reservation = cli_chart("cost --instance trn1.32xlarge --count 4 --hours 100 --pricing spot");
   CHECK(reservation.find("data-series=\"spot, no interruptions\"") != std::string::npos);
 }
+
+TEST_CASE("a job's chart draws no option past the horizon, nor an on-demand price above the usual on-demand count", "[chart]") {
+  // A finance user's trial: 1 x p3.16xlarge for 36,664 h (4.2 years) was drawn like any option, and 64 to 128
+  // P instances had on-demand points though the table says that count is not had on demand.
+  const std::string args = "cost --params 7B --task pretrain --tokens 1T --all-counts";
+  const std::string svg = cli_chart(args);
+  const auto j = nlohmann::json::parse(cli_test::run(args + " --format json").out);
+  int past_horizon = 0, beyond_usual = 0;
+  for (const auto& o : j["options"]) {
+    const std::string label = ": " + o["instance"].get<std::string>() + " x " + std::to_string(o["count"].get<int>()) + " (";
+    if (o["beyond_horizon"].get<bool>()) {
+      ++past_horizon;
+      CHECK(svg.find(label) == std::string::npos);
+    }
+    // p5.48xlarge is usually started 2 at a time on demand (data/catalog.json): its larger counts have no on-demand point.
+    if (o["instance"] == "p5.48xlarge" && o["count"].get<int>() > 2) {
+      ++beyond_usual;
+      CHECK(svg.find(label + "on-demand)") == std::string::npos);
+    }
+  }
+  CHECK(past_horizon > 0);
+  CHECK(beyond_usual > 0);
+  CHECK(svg.find(": p5.48xlarge x 2 (on-demand)") != std::string::npos);  // within the usual count it is drawn
+}

@@ -2590,3 +2590,15 @@ TEST_CASE("cli: a cheapest or fastest option at a count its type's row does not 
   // The pick is always its type's row.
   CHECK(run("recommend --params 13B --task lora").out.find("not the count of the table's") == std::string::npos);
 }
+
+TEST_CASE("cli: markdown keeps the pick's lines apart: the headline a paragraph, the indented lines list items") {
+  const Run md = run("recommend --params 13B --task lora --format markdown");
+  REQUIRE(md.code == 0);
+  // The headline, then a blank line, then the why line as a list item (not "  why:", which a renderer joins to the headline).
+  CHECK(md.out.rfind("Recommended: ", 0) == 0);
+  CHECK(md.out.find("on-demand\n\n- why: ") != std::string::npos);
+  CHECK(md.out.find("\n  why: ") == std::string::npos);
+  CHECK(md.out.find("\n- cheapest: ") != std::string::npos);
+  CHECK(md.out.find("\n| # | INSTANCE ") != std::string::npos);  // the table stays a table
+  CHECK(gpuadvisor::markdown_text("Head\n  a: 1\n  b: 2\n\nNote\n") == "Head\n\n- a: 1\n- b: 2\n\nNote\n\n");
+}

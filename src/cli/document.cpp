@@ -8,8 +8,8 @@ namespace gpuadvisor::cli {
 void print_costed(CostedDocument d, const Catalog& catalog, const GlobalOptions& g, const nlohmann::ordered_json& cmp,
                   const nlohmann::ordered_json& gates) {
   const Format format = parse_format(g);
-  const bool text = format == Format::table || format == Format::markdown;
-  if (text) std::cout << d.parts.pick_text;
+  if (format == Format::table) std::cout << d.parts.pick_text;
+  if (format == Format::markdown) std::cout << markdown_text(d.parts.pick_text);
   if (format != Format::html) {
     print_comparison(cmp, gates, format);
     print_table(d.parts.table, catalog, d.parts.command, "options", g,
@@ -17,7 +17,8 @@ void print_costed(CostedDocument d, const Catalog& catalog, const GlobalOptions&
   }
   if (d.parts.chart) write_chart(d.chart_file, *d.parts.chart, catalog);
   if (format == Format::html) print_html(std::move(d.parts), catalog, g, cmp, gates);
-  if (text) std::cout << "\n" << d.text_notes << d.text_after;
+  if (format == Format::table) std::cout << "\n" << d.text_notes << d.text_after;
+  if (format == Format::markdown) std::cout << "\n" << markdown_text(d.text_notes + d.text_after);
 }
 
 }  // namespace gpuadvisor::cli

@@ -31,10 +31,12 @@ using namespace report_detail;
 namespace {
 
 // "pick", "cheapest", "fastest" (joined) for the option a row is, or "".
+// "fastest" is the text's: the fastest within the cost ceiling where there is one.
 std::string chart_role(const RecommendRow& r, const Recommendation& rec) {
   auto same = [&](const std::optional<RecommendRow>& x) { return x && x->instance == r.instance && x->count == r.count; };
+  const std::optional<RecommendRow>& fastest = rec.fastest_within_cost_ceiling ? rec.fastest_within_cost_ceiling : rec.fastest;
   std::string role;
-  for (auto [name, x] : {std::pair{"pick", &rec.pick}, std::pair{"cheapest", &rec.cheapest}, std::pair{"fastest", &rec.fastest}})
+  for (auto [name, x] : {std::pair{"pick", &rec.pick}, std::pair{"cheapest", &rec.cheapest}, std::pair{"fastest", &fastest}})
     if (same(*x)) role += (role.empty() ? "" : ", ") + std::string(name);
   return role;
 }
@@ -65,7 +67,7 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
   c.region = ctx.request->region;
   // The rows shown, plus the alternatives where another count is cheapest or fastest.
   std::vector<RecommendRow> rows = rec.rows;
-  for (const auto* x : {&rec.cheapest, &rec.fastest}) {
+  for (const auto* x : {&rec.cheapest, &rec.fastest, &rec.fastest_within_cost_ceiling}) {
     const bool shown = std::any_of(rows.begin(), rows.end(), [&](const RecommendRow& r) {
       return *x && r.instance == (*x)->instance && r.count == (*x)->count;
     });
@@ -79,12 +81,16 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
   // its spot is the snapshot price, as its table ranks it.
   // A row ranked at another channel (a Capacity Block, a savings plan) is drawn at
   // that price too, and carries its role there, as the table does.
+  // A job longer than the horizon is never the pick and is listed last: not
+  // drawn (a 4-year run would set the chart's scale). Nor is an on-demand
+  // price above the count one usually starts on demand: no rate one can have.
   for (const auto& r : rows) {
+    if (ctx.model && r.estimate.total_hours > ctx.request->horizon_hours) continue;
     const std::string label = fmt::format("{} x {}", r.instance->name, r.count);
     const std::string role = chart_role(r, rec);
     const bool spot_ranked = r.ranked_pricing == "spot";
     const std::optional<std::string> other = r.ranked_cost_usd ? chart_series_of_channel(r.ranked_pricing) : std::nullopt;
-    if (r.on_demand_cost_usd)
+    if (r.on_demand_cost_usd && !beyond_usual_on_demand(*r.instance, r.count))
       c.points.push_back({label, r.estimate.total_hours, *r.on_demand_cost_usd, "on-demand", spot_ranked || other ? "" : role});
     if (other) c.points.push_back({label, r.estimate.total_hours, *r.ranked_cost_usd, *other, role});
     if (!r.spot_offered) continue;  // above the usual spot count: the table says "no spot", so no spot point

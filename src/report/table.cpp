@@ -335,6 +335,32 @@ std::string text_table(const Table& t, const std::vector<size_t>& shown) {
 
 }  // namespace
 
+std::string markdown_text(std::string_view text) {
+  std::string out;
+  bool in_list = false;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    const size_t first = line.find_first_not_of(' ');
+    if (first == std::string_view::npos) {  // a blank line ends a list
+      if (!out.empty() && out.back() == '\n' && !(out.size() > 1 && out[out.size() - 2] == '\n')) out += "\n";
+      in_list = false;
+      continue;
+    }
+    if (first > 0) {
+      out += "- " + std::string(line.substr(first)) + "\n";
+      in_list = true;
+    } else {
+      if (in_list) out += "\n";
+      out += std::string(line) + "\n\n";
+      in_list = false;
+    }
+  }
+  return out;
+}
+
 std::string render_table(const Table& t, const Catalog& catalog, std::string_view command, std::string_view rows_key,
                          const RenderOptions& o, int* hidden_columns, std::string_view extra_json) {
   if (hidden_columns) *hidden_columns = 0;

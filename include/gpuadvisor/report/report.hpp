@@ -71,6 +71,11 @@ struct RenderOptions {
 std::string render_table(const Table& t, const Catalog& catalog, std::string_view command, std::string_view rows_key,
                          const RenderOptions& o, int* hidden_columns = nullptr, std::string_view extra_json = {});
 
+// The text around a table as markdown: a headline or note line is a
+// paragraph of its own, an indented "  why: ..." line a list item, so a
+// renderer does not run them together into one paragraph.
+std::string markdown_text(std::string_view text);
+
 Table catalog_table(const Catalog& catalog, const std::vector<const Instance*>& instances, std::string_view region);
 std::string render_instance_details(const Catalog& catalog, const Instance& instance, const RenderOptions& o);
 // `catalog validate FILE`: the file is valid, with its counts and price date (a line, or the JSON document).
