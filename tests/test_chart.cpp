@@ -467,3 +467,19 @@ TEST_CASE("a job's chart draws no option past the horizon, nor an on-demand pric
   CHECK(beyond_usual > 0);
   CHECK(svg.find(": p5.48xlarge x 2 (on-demand)") != std::string::npos);  // within the usual count it is drawn
 }
+
+TEST_CASE("a service ranked under a commitment is drawn at that price, with its ring there", "[chart]") {
+  // The serving chart drew on demand and spot only: under --pricing savings-1y the pick's $/month was on no point.
+  const std::string overlay = "gpuadvisor_test_chart_commit_" + std::to_string(getpid()) + ".json";
+  std::ofstream(overlay) << R"({"instances": [{"name": "p6-b200.48xlarge", "prices": {"us-east-1": {"commitments": {
+      "compute-savings-plan-1yr-no-upfront": {"usd_per_hour": 85.45, "as_of": "2026-11-01", "source": "TEAM"}}}}}],
+      "sources": {"TEAM": {"title": "test", "url": "https://example.invalid"}}})";
+  const std::string svg = cli_chart("--catalog-add " + overlay + " cost --model llama-3-70b --task inference --requests-per-second 20 --pricing savings-1y");
+  std::remove(overlay.c_str());
+  // 85.45 $/h x 720 h = $61,524 a month, on the 1-year series, with the pick's ring on it.
+  const std::regex point("<circle class=\"point\" data-series=\"1-year savings plan\" cx=\"([0-9.]+)\" cy=\"([0-9.]+)\"[^>]*><title>[0-9]+: "
+                         "p6-b200.48xlarge TP4 x 1 \\(1-year savings plan\\): [0-9.,]+ / 61,524</title>");
+  std::smatch m;
+  REQUIRE(std::regex_search(svg, m, point));
+  CHECK(svg.find("<circle class=\"pick\" cx=\"" + m[1].str() + "\" cy=\"" + m[2].str() + "\"") != std::string::npos);
+}

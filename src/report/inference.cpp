@@ -520,11 +520,18 @@ Chart inference_chart(const ServingRecommendation& rec, const InferenceContext& 
     std::string role;
     for (auto [name, x] : {std::pair{"pick", &rec.pick}, std::pair{"cheapest", &rec.cheapest}, std::pair{"fastest", &rec.fastest}})
       if (same(r, *x)) role += (role.empty() ? "" : ", ") + std::string(name);
-    const bool spot_ranked = ctx.request->pricing == Pricing::spot;
+    // The role sits on the point of the pricing the row is ranked at: on
+    // demand, spot, or a commitment (drawn as a series of its own, as the
+    // table prices it).
+    const Pricing ranked = r.ranked_usd_per_hour ? r.ranked_pricing : Pricing::on_demand;
+    const bool committed = ranked == Pricing::savings_1y || ranked == Pricing::savings_3y;
     if (r.on_demand_usd_per_hour)
-      c.points.push_back({label, r.pace_seen_s() * 1e3, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", spot_ranked ? "" : role});
+      c.points.push_back({label, r.pace_seen_s() * 1e3, *r.on_demand_usd_per_hour * kHoursPerMonth, "on-demand", ranked == Pricing::on_demand ? role : ""});
     if (r.spot_usd_per_hour)
-      c.points.push_back({label, r.pace_seen_s() * 1e3, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", spot_ranked ? role : ""});
+      c.points.push_back({label, r.pace_seen_s() * 1e3, *r.spot_usd_per_hour * kHoursPerMonth, "spot, no interruptions", ranked == Pricing::spot ? role : ""});
+    if (committed)
+      c.points.push_back({label, r.pace_seen_s() * 1e3, *r.ranked_usd_per_hour * kHoursPerMonth,
+                          ranked == Pricing::savings_1y ? "1-year savings plan" : "3-year savings plan", role});
   }
   return c;
 }
