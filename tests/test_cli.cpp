@@ -496,6 +496,10 @@ TEST_CASE("cli: estimate at a fixed batch that misses a latency target shows the
   CHECK(r.err.find("(target 300 ms)") != std::string::npos);
   CHECK(r.err.find("time per output token is") == std::string::npos);  // met, so not named
   CHECK(run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --max-ttft 2s").code == 0);
+  // A target below what the format's decimals show keeps its figures: not "target 0 ms".
+  r = run("estimate --task inference --instance g5.xlarge --model llama-3-8b --batch 1 --max-ttft 1us --max-tpot 500us");
+  CHECK(r.err.find("(target 0.001 ms)") != std::string::npos);
+  CHECK(r.err.find("(target 0.5 ms)") != std::string::npos);
   // With a load the table sizes a service that cannot meet the targets: it says so first.
   r = run("estimate --task inference --instance g6.xlarge --model llama-3-8b --requests-per-second 2 --max-tpot 40ms --max-ttft 450ms");
   CHECK(r.code == 3);
