@@ -489,6 +489,9 @@ TEST_CASE("The load flags refuse what they cannot mean") {
   using cli_test::run;
   const std::string base = "estimate --task inference --instance g6e.xlarge --model llama-3-8b ";
   CHECK(run(base + "--clients 8 --requests-per-second 2").code == 2);
+  // The flag that set the open-loop rate is the one named.
+  CHECK(run(base + "--clients 8 --tokens-per-day 1B").err.find("give only one of --clients (a closed loop: each user sends its next request "
+                                                               "when the last completes) and --tokens-per-day") != std::string::npos);
   CHECK(run(base + "--clients 8 --batch 4").code == 2);
   CHECK(run(base + "--requests-per-second 2 --arrival gamma:x").code == 2);
   CHECK(run(base + "--arrival gamma:2").code == 2);  // no open-loop rate

@@ -408,14 +408,15 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
     throw InputError("give only one of --requests-per-second and --tokens-per-day");
   if (r.requests_per_second) w.requests_per_second = *r.requests_per_second;
   if (r.output_tokens_per_day) w.requests_per_second = *r.output_tokens_per_day / 86400.0 / w.output_tokens;
-  // The rate's range, named by the flag that set it.
-  constexpr double kLeastRequestsPerSecond = 1e-9, kMostRequestsPerSecond = 1e9;
+  // The rate's range (workload.hpp), named by the flag that set it.
   if (r.output_tokens_per_day && !(*w.requests_per_second >= kLeastRequestsPerSecond && *w.requests_per_second <= kMostRequestsPerSecond))
     throw InputError(fmt::format("--tokens-per-day: {:g} tokens a day of {:g} output tokens each is {:.3g} requests/s, outside [{:g}, {:g}]",
                                  *r.output_tokens_per_day, w.output_tokens, *w.requests_per_second, kLeastRequestsPerSecond, kMostRequestsPerSecond));
   if (w.requests_per_second) check(*w.requests_per_second, kLeastRequestsPerSecond, kMostRequestsPerSecond, "--requests-per-second");
   if (r.clients && w.requests_per_second)
-    throw InputError("give only one of --clients (a closed loop: each user sends its next request when the last completes) and --requests-per-second (open-loop arrivals)");
+    throw InputError(fmt::format("give only one of --clients (a closed loop: each user sends its next request when the last completes) and {} "
+                                 "(open-loop arrivals)",
+                                 r.output_tokens_per_day ? "--tokens-per-day" : "--requests-per-second"));
   if (r.clients) check(*r.clients, 1, 100'000, "--clients");
   w.clients = r.clients;
   if (r.arrival_cv) {
