@@ -262,7 +262,12 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK(fails_with(loaded + R"(, "prompt_tokens_p95": 1500}]})", "case X2: field 'prompt_tokens_p95'"));
   CHECK(fails_with(loaded + R"(, "clients": 16, "output_tokens_p95": 90}]})", "case X2: field 'output_tokens_p95': 90 is below the mean, 100"));
   CHECK(fails_with(loaded + R"(, "clients": 16, "length_spread": 0.5, "prompt_tokens_p95": 1500}]})", "case X2: field 'prompt_tokens_p95': lengths are uniform"));
-  CHECK(fails_with(loaded + R"(, "clients": 16, "output_tokens_p95": 5000}]})", "case X2: field 'inference'"));
+  // The workload's refusal names the case's field and fields, not the CLI's flags.
+  CHECK(fails_with(loaded + R"(, "clients": 16, "output_tokens_p95": 5000}]})",
+                   "case X2: field 'output_tokens_p95': 5000 cannot be the 95th percentile of requests averaging 100 tokens"));
+  CHECK(fails_with(loaded + R"(, "clients": 16, "output_tokens_p95": 5000}]})", "or a larger output_tokens"));
+  // A case that is not an object is named by its place in the list.
+  CHECK(fails_with(R"({"cases": [null]})", "cases[0]: expected a case (an object), not null"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "prompt_tokens_p95": 3000)"), "case X1: field 'prompt_tokens_p95'"));
   // At an offered load a mean TPOT is read at the analytic operating point, of
   // mean lengths: a spread there would be taken and never used.

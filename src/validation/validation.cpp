@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <cmath>
 #include <map>
@@ -123,6 +124,24 @@ struct Reader {
     return static_cast<int>(v);
   }
 };
+
+// "--prompt-tokens-p95" as the case field "prompt_tokens_p95", wherever a
+// flag is named in a workload's message.
+std::string flags_as_fields(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const bool flag = text.compare(i, 2, "--") == 0 && i + 2 < text.size() && std::islower(static_cast<unsigned char>(text[i + 2])) &&
+                      (i == 0 || text[i - 1] == ' ' || text[i - 1] == '(');
+    if (!flag) {
+      out.push_back(text[i]);
+      continue;
+    }
+    for (i += 2; i < text.size() && (std::islower(static_cast<unsigned char>(text[i])) || std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '-'); ++i)
+      out.push_back(text[i] == '-' ? '_' : text[i]);
+    --i;
+  }
+  return out;
+}
 
 // An RL case's "rl" object (docs/validation.md §RL cases) and its "stages".
 void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
@@ -317,7 +336,13 @@ void read_inference_case(const Reader& r, const json& j, ValidationCase& c) {
   try {
     c.inference = make_inference_workload(q);
   } catch (const InputError& e) {
-    r.fail("inference", e.what());
+    // The workload speaks in flags ("--prompt-tokens-p95: ..."): named by the case's field of that name.
+    const std::string what = e.what();
+    const size_t colon = what.find(": ");
+    if (what.rfind("--", 0) == 0 && colon != std::string::npos && what.find(' ') > colon) {
+      r.fail(flags_as_fields(what.substr(0, colon)), flags_as_fields(what.substr(colon + 2)));
+    }
+    r.fail("inference", what);
   }
   c.tp = r.integer(j, "tp", 1, 4096).value_or(0);
   c.pp = r.integer(j, "pp", 1, 4096).value_or(1);
@@ -476,9 +501,11 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
   const std::map<std::string, std::string> family_of_source = read_source_families(origin, doc);
   std::vector<ValidationCase> out;
   std::set<std::string> ids;
-  for (const auto& j : doc["cases"]) {
+  for (size_t index = 0; index < doc["cases"].size(); ++index) {
+    const json& j = doc["cases"][index];
     Reader r{origin, ""};
-    if (!j.is_object()) r.fail("id", "expected an object");
+    if (!j.is_object())
+      throw InputError(fmt::format("{}: cases[{}]: expected a case (an object), not {}", origin, index, j.type_name()));
     ValidationCase c;
     c.id = r.text(j, "id");
     if (c.id.find_first_not_of(" \t") == std::string::npos) r.fail("id", "is empty: each case needs an id its errors and results are named by");
