@@ -365,7 +365,11 @@ fields of `data/models.json`'s presets, `sliding_window`, `sliding_layers`,
 `native_weights`, the MLA and MoE fields, `reasoning` and `reasoning_source`). Any other key is refused, exit 2,
 naming the case, the key and the nearest known one (`"promt_tokens"`: did
 you mean `prompt_tokens`?): a misspelt field would otherwise leave its default
-in force while the case reads as measured. The optional names `engine`,
+in force while the case reads as measured. So is a field of another task:
+a serving field (`clients`, `speculative`, ...) on a training or RL case, a
+training or RL field (`rl`, `stages`, `framework`, `seq_len`, `global_batch`,
+`layout`, `lora_rank`, `lora_targets`, `flash_attention`) on an inference
+case, and `rollout_instances` with `colocated` placement. The optional names `engine`,
 `kv_cache` and `framework` are left out for their default; an empty string
 is refused (exit 2), as a blank field reads as a mistake.
 

@@ -266,6 +266,11 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   CHECK(fails_with(loaded + R"(, "clients": 16, "output_tokens_p95": 5000}]})",
                    "case X2: field 'output_tokens_p95': 5000 cannot be the 95th percentile of requests averaging 100 tokens"));
   CHECK(fails_with(loaded + R"(, "clients": 16, "output_tokens_p95": 5000}]})", "or a larger output_tokens"));
+  // A training or RL field on a serving case would be taken and never used.
+  for (const char* extra : {R"("rl": {})", R"("stages": {})", R"("framework": "megatron")", R"("seq_len": 4096)", R"("layout": {"tp": 2})"}) {
+    INFO(extra);
+    CHECK(fails_with(loaded + ", " + extra + "}]}", "an inference case does not take it"));
+  }
   // A case that is not an object is named by its place in the list.
   CHECK(fails_with(R"({"cases": [null]})", "cases[0]: expected a case (an object), not null"));
   CHECK(fails_with(one_case(R"(, "measured": 100, "prompt_tokens_p95": 3000)"), "case X1: field 'prompt_tokens_p95'"));
@@ -365,6 +370,10 @@ TEST_CASE("case files: missing fields and impossible values name the case and th
   };
   CHECK_NOTHROW(read_cases("c.json", rl_case("colocated", R"(, "stages": {"generation_s": 50})")));
   CHECK(fails_with(rl_case("nearby", ""), "case RL1: field 'rl.placement'"));
+  // A rollout pool is split placement's: on a colocated case it would be taken and never used.
+  std::string pooled = rl_case("colocated", "");
+  pooled.replace(pooled.find("\"placement\""), 0, "\"rollout_instances\": 5, ");
+  CHECK(fails_with(pooled, "field 'rl.rollout_instances': a colocated case"));
   CHECK(fails_with(rl_case("split", ""), "field 'rl.rollout_instances': a split case names its rollout pool"));
   CHECK(fails_with(rl_case("colocated", R"(, "stages": {"thinking_s": 5})"), "unknown stage 'thinking_s'"));
   CHECK(fails_with(rl_case("colocated", R"(, "stages": {"generation_s": -5})"), "field 'generation_s'"));

@@ -168,6 +168,8 @@ void read_rl_case(const Reader& r, const json& j, ValidationCase& c) {
   q.placement = *p;
   c.rollout_instances = r.integer(x, "rollout_instances", 1, 1000000).value_or(0);
   if (*p == RlPlacement::split && c.rollout_instances == 0) r.fail("rl.rollout_instances", "a split case names its rollout pool");
+  if (*p == RlPlacement::colocated && c.rollout_instances > 0)
+    r.fail("rl.rollout_instances", "a colocated case generates on its training instances: a rollout pool is split placement's");
   auto prec = precision_from_string(c.precision);
   if (!prec) r.fail("precision", "expected bf16, fp16 or fp8");
   q.precision = *prec;
@@ -524,6 +526,9 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
       for (const char* k : {"speculative", "clients", "requests", "length_spread", "prompt_tokens_p95", "output_tokens_p95", "requests_per_second", "compiled_batch", "ep", "attention_dp",
                             "scheduler_recv_interval", "max_batched_tokens", "attention_dp_balance_iters"})
         if (j.contains(k)) r.fail(k, "describes a serving load or engine: only an inference case takes it");
+    if (c.is_inference())  // nor a training or RL field on a serving case
+      for (const char* k : {"rl", "stages", "framework", "seq_len", "global_batch", "layout", "lora_rank", "lora_targets", "flash_attention"})
+        if (j.contains(k)) r.fail(k, "describes a training or RL run: an inference case does not take it");
     out.push_back(std::move(c));
   }
   check_source_families(origin, family_of_source, out);
