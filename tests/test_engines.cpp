@@ -797,10 +797,14 @@ TEST_CASE("vLLM's release: async scheduling hides its host time from 0.14, earli
                     Catch::Contains("--engine vllm@latest: 'latest' is not a release number such as 0.13 or 0.20.1"));
   for (const char* nonsense : {"", "v", "0x10", "1e3", "0.13e5", "0.13.2.4.5", "0.13..1", "99999999999.1", "-1", "0.13+"})
     CHECK_THROWS_AS(engine_release(vllm, nonsense, "t"), InputError);
-  for (const char* tagged : {"0.13.0.dev1", "0.13rc1", "0.13.1.post1", "v0.13+cu128", "0.13.1rc1.post2.dev3", "v0.13.1-cu121"})
+  // PEP 440's spellings: c for rc, alpha, beta, pre and preview, rev and r for post, an implicit post-release "-1", separators.
+  for (const char* tagged : {"0.13.0.dev1", "0.13rc1", "0.13.1.post1", "v0.13+cu128", "0.13.1rc1.post2.dev3", "v0.13.1-cu121", "0.13c1",
+                             "0.13-1", "0.13.1-rc.1", "0.13alpha2", "0.13.beta", "0.13pre1", "0.13-rev2", "0.13_dev4"}) {
+    CAPTURE(tagged);
     CHECK(&engine_release(vllm, tagged, "t") == &old);
+  }
   // One tag of each kind, in PEP 440's order; a container tag's build suffix after "-" starts with a letter.
-  for (const char* nonsense : {"0.8.5rcrcrc", "0.13rc1rc2", "0.13dev1rc1", "0.13-1", "0.13-"}) {
+  for (const char* nonsense : {"0.8.5rcrcrc", "0.13rc1rc2", "0.13dev1rc1", "0.13-1-1", "0.13-", "0.13post1rc1"}) {
     CAPTURE(nonsense);
     CHECK_THROWS_AS(engine_release(vllm, nonsense, "t"), InputError);
   }

@@ -79,13 +79,16 @@ bool optional_flag(const EngineReader& r, const json& j, const char* key) {
   return j[key].get<bool>();
 }
 
-// "0.14", "v0.20.1", "1.3.0rc14", "0.13.0.dev1", "0.20.1+cu128", "v0.7.3-cu121":
-// 1 to 4 numbers, then at most one pre-release, one post- and one dev-release
-// tag (PEP 440's order), and a local label, or a container tag's build suffix
-// after "-"; nullopt for anything else.
+// "0.14", "v0.20.1", "1.3.0rc14", "0.13c1", "0.13.0.dev1", "0.13-1",
+// "0.20.1+cu128", "v0.7.3-cu121": 1 to 4 numbers, then at most one
+// pre-release, one post- and one dev-release tag in PEP 440's order and
+// spellings (rc, c, pre, preview, a, alpha, b, beta; post, rev, r, or an
+// implicit post-release "-1"; dev; each after an optional ".", "_" or "-"),
+// and a local label, or a container tag's build suffix after "-" (a letter
+// first); nullopt for anything else.
 std::optional<std::vector<int>> parse_release(std::string_view text) {
   static const std::regex shape(
-      R"(v?(\d{1,6}(?:\.\d{1,6}){0,3})(?:\.?(?:rc|a|b)\d{0,6})?(?:\.?post\d{0,6})?(?:\.?dev\d{0,6})?(?:\+[A-Za-z0-9._-]{1,32}|-[A-Za-z][A-Za-z0-9._-]{0,31})?)",
+      R"(v?(\d{1,6}(?:\.\d{1,6}){0,3})(?:[._-]?(?:rc|c|preview|pre|alpha|a|beta|b)\d{0,6})?(?:-\d{1,6}|[._-]?(?:post|rev|r)\d{0,6})?(?:[._-]?dev\d{0,6})?(?:\+[A-Za-z0-9._-]{1,32}|-[A-Za-z][A-Za-z0-9._-]{0,31})?)",
       std::regex::icase);
   std::match_results<std::string_view::const_iterator> match;
   if (text.size() > 64 || !std::regex_match(text.begin(), text.end(), match, shape)) return std::nullopt;
