@@ -1297,3 +1297,15 @@ TEST_CASE("A closed loop cut short at the simulator's step limit says so: finish
   CHECK(results[0].problem.find("offered") == std::string::npos);
 }
 
+
+TEST_CASE("A service no option serves names no fastest option where many tie at batch 1") {
+  // Hugging Face eager decoding runs every GPU at about the same 40 ms per token: g4dn.12xlarge was named "the fastest option".
+  const auto tied = cli_test::run("recommend --model llama-3-8b --task inference --engine hf");
+  CHECK(tied.code == 3);
+  CHECK(tied.err.find("the fastest options reach 40.4 ms per output token") != std::string::npos);
+  CHECK(tied.err.find("so no one of them is the fastest") != std::string::npos);
+  // One that is ahead keeps its name.
+  const auto ahead = cli_test::run("recommend --model llama-3-70b --task inference --max-tpot 5ms");
+  CHECK(ahead.code == 3);
+  CHECK(ahead.err.find("the fastest option, p6-b300.48xlarge with tp 8, reaches") != std::string::npos);
+}

@@ -306,8 +306,13 @@ class RecommendCommand : public Command {
                            result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, *w.requests_per_second, load_shape_text(w),
                            server_wait_text(w));
       else if (result.best_batch1_tpot_s)
-        best = fmt::format("; the fastest option, {}, reaches {:.1f} ms per output token ({:.0f} tokens/s per user) at batch 1",
-                           result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, 1 / *result.best_batch1_tpot_s);
+        best = result.best_batch1_ties > 1
+                   ? fmt::format("; the fastest options reach {:.1f} ms per output token ({:.0f} tokens/s per user) at batch 1, {} of them "
+                                 "within 0.5% of each other ({} among them), so no one of them is the fastest",
+                                 *result.best_batch1_tpot_s * 1e3, 1 / *result.best_batch1_tpot_s, result.best_batch1_ties,
+                                 result.best_batch1_option)
+                   : fmt::format("; the fastest option, {}, reaches {:.1f} ms per output token ({:.0f} tokens/s per user) at batch 1",
+                                 result.best_batch1_option, *result.best_batch1_tpot_s * 1e3, 1 / *result.best_batch1_tpot_s);
       // When the engine is what rules every type out, say that rather than the targets.
       const bool engine_only = w.engine && !result.rejections.empty() &&
                                std::all_of(result.rejections.begin(), result.rejections.end(),

@@ -362,15 +362,21 @@ struct ServingProbe {
 };
 
 
+// Batch-1 times per token within this fraction of each other tie.
+constexpr double kBatch1TieFraction = 0.005;
+
 // The fastest batch-1 time per token and to first token over every option
 // that fits, for the message when no option meets the targets.
 InferenceEstimate note_batch1(const ServingProbe& p, const Cluster& c, const InferenceEstimate& e, ServingRecommendation& out) {
   InferenceEstimate batch1 = e;
   evaluate_batch(p.m, p.w, c, batch1, 1);
   const std::string option = fmt::format("{} with {}", p.inst.name, layout_name(e.layout, " x pp "));
-  if (!out.best_batch1_tpot_s || batch1.tpot_s < *out.best_batch1_tpot_s) {
+  if (!out.best_batch1_tpot_s || batch1.tpot_s < *out.best_batch1_tpot_s * (1 - kBatch1TieFraction)) {
     out.best_batch1_tpot_s = batch1.tpot_s;
     out.best_batch1_option = option;
+    out.best_batch1_ties = 1;
+  } else if (batch1.tpot_s <= *out.best_batch1_tpot_s * (1 + kBatch1TieFraction)) {
+    ++out.best_batch1_ties;
   }
   if (!out.best_batch1_ttft_s || batch1.ttft_s < *out.best_batch1_ttft_s) {
     out.best_batch1_ttft_s = batch1.ttft_s;
@@ -613,9 +619,12 @@ void join_type(InstanceSearch& t, ServingRecommendation& out) {
   std::move(p.rows.begin(), p.rows.end(), std::back_inserter(out.rows));
   std::move(p.rejections.begin(), p.rejections.end(), std::back_inserter(out.rejections));
   std::move(p.notes.begin(), p.notes.end(), std::back_inserter(out.notes));
-  if (p.best_batch1_tpot_s && (!out.best_batch1_tpot_s || *p.best_batch1_tpot_s < *out.best_batch1_tpot_s)) {
+  if (p.best_batch1_tpot_s && (!out.best_batch1_tpot_s || *p.best_batch1_tpot_s < *out.best_batch1_tpot_s * (1 - kBatch1TieFraction))) {
     out.best_batch1_tpot_s = p.best_batch1_tpot_s;
     out.best_batch1_option = p.best_batch1_option;
+    out.best_batch1_ties = p.best_batch1_ties;
+  } else if (p.best_batch1_tpot_s && *p.best_batch1_tpot_s <= *out.best_batch1_tpot_s * (1 + kBatch1TieFraction)) {
+    out.best_batch1_ties += p.best_batch1_ties;
   }
   if (p.best_batch1_ttft_s && (!out.best_batch1_ttft_s || *p.best_batch1_ttft_s < *out.best_batch1_ttft_s)) {
     out.best_batch1_ttft_s = p.best_batch1_ttft_s;

@@ -86,6 +86,7 @@ struct ServingRecommendation {
   // message when no option meets the targets.
   std::optional<double> best_batch1_tpot_s;
   std::string best_batch1_option;
+  int best_batch1_ties = 0;  // options within 0.5% of it (itself included): a tie is not a "fastest"
   // The lowest time to first token at batch 1, for the same message when the
   // TTFT target is what no option meets.
   std::optional<double> best_batch1_ttft_s;
