@@ -1309,3 +1309,14 @@ TEST_CASE("A service no option serves names no fastest option where many tie at 
   CHECK(ahead.code == 3);
   CHECK(ahead.err.find("the fastest option, p6-b300.48xlarge with tp 8, reaches") != std::string::npos);
 }
+
+TEST_CASE("estimate's utilisation above 100% says the simulated replica serves the load") {
+  // A hostile review: "utilisation 116%" beside a simulation that serves 4.74 requests/s per replica within the targets.
+  const auto over = cli_test::run("estimate --instance g6e.48xlarge --model mixtral-8x7b --task inference --requests-per-second 20 --tp 8 --ep 8 --attention-dp 8");
+  REQUIRE(over.code == 0);
+  CHECK(over.out.find("utilisation 116% of the analytic capacity above: more than it, and the simulated replica serves the load") !=
+        std::string::npos);
+  // Below 100% the figure stands alone.
+  const auto under = cli_test::run("estimate --instance g6e.xlarge --model llama-3-8b --task inference --requests-per-second 2");
+  CHECK(under.out.find("of the analytic capacity above") == std::string::npos);
+}

@@ -883,8 +883,14 @@ void add_service_and_cost(const InferenceEstimateContext& ctx, const ServingCost
                                      : w.clients           ? fmt::format("every slot of one instance; the closed loop of {} clients is simulated on one replica", *w.clients)
                                                            : std::string("no load given: every slot of one instance");
   add("service", "replicas", integer(row.replicas), replicas_note);
+  // Above 100% the analytic capacity is below what the simulated replica
+  // serves (chunked prefill overlaps decode where the analytic step adds it
+  // in series): said, so the figure is not read as an overload.
+  const std::string beyond = row.utilisation > 1 && ctx.simulated && !ctx.simulated->metrics.saturated
+                                 ? " of the analytic capacity above: more than it, and the simulated replica serves the load (at load rows)"
+                                 : "";
   add("service", "instances", integer(row.instances),
-      w.requests_per_second ? fmt::format("utilisation {:.0f}%", row.utilisation * 100)
+      w.requests_per_second ? fmt::format("utilisation {:.0f}%{}", row.utilisation * 100, beyond)
                             : fmt::format("utilisation {:.0f}% assumed for the costs per token below (--target-utilisation)", row.utilisation * 100));
   add("cost", "on-demand per hour", money(od.usd_per_hour), ctx.region);
   add("cost", "on-demand per month", money(od.usd_per_month), "720 h");
