@@ -128,6 +128,22 @@ TEST_CASE("durations read as a person writes them") {
   CHECK(format_thousands(1234567.891, 2) == "1,234,567.89");
 }
 
+TEST_CASE("latencies read as a person writes them, beside their targets") {
+  CHECK(format_latency(0.45) == "450 ms");
+  CHECK(format_latency(0.0075) == "7.5 ms");
+  CHECK(format_latency(1e-6) == "0.001 ms");
+  CHECK(format_latency(0.04, 1) == "40.0 ms");
+  CHECK(format_latency(0.0004, 1) == "0.4 ms");
+  CHECK(format_latency(2.25) == "2.25 s");
+  CHECK(format_latency(4.5) == "4.5 s");
+  // A miss smaller than the rounding shows the digits that make it a miss.
+  CHECK(format_latency_against(0.03004, 0.030) == "30.04 ms");
+  CHECK(format_latency_against(0.04004, 0.040, 1) == "40.04 ms");
+  CHECK(format_latency_against(2.2504, 2.25) == "2.2504 s");
+  CHECK(format_latency_against(0.029, 0.030) == "29 ms");
+  CHECK(format_latency_against(0.5, 0.030) == "500 ms");
+}
+
 TEST_CASE("EC2 bills per second with a 60-second minimum") {
   CHECK(billed_hours(10.0 / 3600) == Approx(1.0 / 60));
   CHECK(billed_hours(2.5) == 2.5);

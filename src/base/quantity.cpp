@@ -229,6 +229,26 @@ std::string format_usd(double usd) { return "$" + format_thousands(round_cents(u
 
 std::string format_price(double v) { return std::fabs(v) < 1000 ? fmt::format("{:.3g}", v) : format_thousands(v, 0); }
 
+std::string format_latency(double seconds, int ms_decimals) {
+  if (seconds >= 1) return fmt::format("{:.3g} s", seconds);
+  const double ms = seconds * 1e3;
+  if (ms < std::pow(10.0, 1 - ms_decimals)) return fmt::format("{:.3g} ms", ms);
+  return fmt::format("{:.{}f} ms", ms, ms_decimals);
+}
+
+std::string format_latency_against(double seconds, double target_s, int ms_decimals) {
+  const std::string shown = format_latency(seconds, ms_decimals);
+  if (seconds <= target_s || shown != format_latency(target_s, ms_decimals)) return shown;
+  auto finer = [&](double v, int digits) {
+    return seconds < 1 ? fmt::format("{:.{}f} ms", v * 1e3, digits) : fmt::format("{:.{}f} s", v, digits);
+  };
+  // Seconds are shown to three significant figures: finer starts past them.
+  const int shown_decimals = seconds < 1 ? ms_decimals : std::max(0, 2 - static_cast<int>(std::floor(std::log10(seconds))));
+  for (int digits = shown_decimals + 1; digits <= shown_decimals + 3; ++digits)
+    if (finer(seconds, digits) != finer(target_s, digits)) return finer(seconds, digits);
+  return shown;
+}
+
 std::string format_thousands(double v, int decimals) {
   std::string s = fmt::format("{:.{}f}", std::fabs(v), decimals);
   const size_t dot = s.find('.');

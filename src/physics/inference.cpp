@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/physics/communication.hpp"
 #include "gpuadvisor/physics/compute.hpp"
 #include "gpuadvisor/physics/memory.hpp"
@@ -631,22 +632,15 @@ double ttft_checked_s(const InferenceWorkload& w, const InferenceEstimate& e) {
   return w.one_token_outputs() ? alone_s + (e.latency_s - e.ttft_s) : alone_s;
 }
 
-// A target in ms with `decimals`, or its significant figures below what
-// they show (--max-ttft 1us is "0.001 ms", not "0 ms").
-static std::string target_ms_text(double s, int decimals) {
-  const double ms = s * 1e3;
-  return ms < std::pow(10.0, -decimals) * 10 ? fmt::format("{:.3g} ms", ms) : fmt::format("{:.{}f} ms", ms, decimals);
-}
-
 // The latency targets an evaluated batch misses, each with its target
 // ("the time per output token is 52.0 ms (target 40.0 ms)").
 std::string missed_targets(const InferenceWorkload& w, const InferenceEstimate& e) {
   const double ttft_checked = ttft_checked_s(w, e);
   std::vector<std::string> misses;
   if (w.max_tpot_s && e.tpot_s > *w.max_tpot_s)
-    misses.push_back(fmt::format("the time per output token is {:.1f} ms (target {})", e.tpot_s * 1e3, target_ms_text(*w.max_tpot_s, 1)));
+    misses.push_back(fmt::format("the time per output token is {} (target {})", format_latency_against(e.tpot_s, *w.max_tpot_s, 1), format_latency(*w.max_tpot_s, 1)));
   if (w.max_ttft_s && ttft_checked > *w.max_ttft_s)
-    misses.push_back(fmt::format("the time to first token is {:.0f} ms (target {})", ttft_checked * 1e3, target_ms_text(*w.max_ttft_s, 0)));
+    misses.push_back(fmt::format("the time to first token is {} (target {})", format_latency_against(ttft_checked, *w.max_ttft_s), format_latency(*w.max_ttft_s)));
   return fmt::format("{}", fmt::join(misses, " and "));
 }
 

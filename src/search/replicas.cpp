@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpuadvisor/base/quantity.hpp"
 #include "gpuadvisor/search/inference_search.hpp"
 #include "gpuadvisor/serving/simulate.hpp"
 
@@ -44,27 +45,14 @@ void ReplicaSimulations::absorb(ReplicaSimulations&& other) {
 
 namespace {
 
-std::string latency_text(double s) { return s < 1 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:.2g} s", s); }
-
-// A latency beside its target: a figure that misses it by less than the
-// rounding is printed with the digits that show it (30.04 ms against 30 ms,
-// not 30 ms against 30 ms).
-std::string latency_text(double s, double target_s) {
-  if (s <= target_s || latency_text(s) != latency_text(target_s)) return latency_text(s);
-  auto finer = [&](double v, int digits) { return s < 1 ? fmt::format("{:.{}f} ms", v * 1e3, digits) : fmt::format("{:.{}f} s", v, digits + 1); };
-  for (int digits = 1; digits <= 3; ++digits)
-    if (finer(s, digits) != finer(target_s, digits)) return finer(s, digits);
-  return latency_text(s);
-}
-
 // Where the typical simulated request (p50) already takes
 // kUnloadedShareOfTarget of a target or more, what it takes of which: then
 // only idle replicas keep the percentile within it. Empty where it does not.
 std::string typical_request_near_target(const ServiceMetrics& s, const InferenceWorkload& w) {
   if (w.max_ttft_s && s.ttft_s.p50 >= kUnloadedShareOfTarget * *w.max_ttft_s)
-    return fmt::format("its typical request takes {} of the {} to the first token", latency_text(s.ttft_s.p50), latency_text(*w.max_ttft_s));
+    return fmt::format("its typical request takes {} of the {} to the first token", format_latency(s.ttft_s.p50), format_latency(*w.max_ttft_s));
   if (w.max_tpot_s && s.tpot_s.p50 >= kUnloadedShareOfTarget * *w.max_tpot_s)
-    return fmt::format("its typical request takes {} of the {} per output token", latency_text(s.tpot_s.p50), latency_text(*w.max_tpot_s));
+    return fmt::format("its typical request takes {} of the {} per output token", format_latency(s.tpot_s.p50), format_latency(*w.max_tpot_s));
   return "";
 }
 
@@ -74,9 +62,9 @@ std::vector<std::string> simulated_target_misses(const ServiceMetrics& s, const 
   const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
   std::vector<std::string> misses;
   if (w.max_ttft_s && s.ttft_s.at(w.slo_percentile) > *w.max_ttft_s)
-    misses.push_back(fmt::format("the simulated {} time to first token is {} (target {})", at, latency_text(s.ttft_s.at(w.slo_percentile), *w.max_ttft_s), latency_text(*w.max_ttft_s)));
+    misses.push_back(fmt::format("the simulated {} time to first token is {} (target {})", at, format_latency_against(s.ttft_s.at(w.slo_percentile), *w.max_ttft_s), format_latency(*w.max_ttft_s)));
   if (w.max_tpot_s && s.tpot_s.at(w.slo_percentile) > *w.max_tpot_s)
-    misses.push_back(fmt::format("the simulated {} time per output token is {} (target {})", at, latency_text(s.tpot_s.at(w.slo_percentile), *w.max_tpot_s), latency_text(*w.max_tpot_s)));
+    misses.push_back(fmt::format("the simulated {} time per output token is {} (target {})", at, format_latency_against(s.tpot_s.at(w.slo_percentile), *w.max_tpot_s), format_latency(*w.max_tpot_s)));
   return misses;
 }
 
@@ -248,8 +236,8 @@ std::string sizing_note(const ServingRow& row, const ModelSpec& m, const Inferen
   const int slots = l.pp == 1 ? row.instance->accelerator_count / l.tp : 1;
   const std::string at = w.slo_percentile ? fmt::format("p{}", w.slo_percentile) : "mean";
   std::vector<std::string> targets;
-  if (w.max_ttft_s) targets.push_back(fmt::format("{} TTFT", latency_text(*w.max_ttft_s)));
-  if (w.max_tpot_s) targets.push_back(fmt::format("{} TPOT", latency_text(*w.max_tpot_s)));
+  if (w.max_ttft_s) targets.push_back(fmt::format("{} TTFT", format_latency(*w.max_ttft_s)));
+  if (w.max_tpot_s) targets.push_back(fmt::format("{} TPOT", format_latency(*w.max_tpot_s)));
   std::string out = fmt::format("{} replica{}: the fewest whose simulated {} meets {} at {:.3g} requests/s (--slo-percentile)", row.replicas,
                                 row.replicas > 1 ? "s" : "", at, fmt::join(targets, " and "), *w.requests_per_second);
   if (w.trace) {
@@ -271,8 +259,8 @@ std::string sizing_note(const ServingRow& row, const ModelSpec& m, const Inferen
                              fewer, fewer > 1 ? "s" : "", w.target_utilisation * 100, capacity);
   const ServiceMetrics s = sims.whole(m, w, row, fewer);
   std::vector<std::string> seen;
-  if (w.max_ttft_s) seen.push_back(fmt::format("TTFT {}", latency_text(s.ttft_s.at(w.slo_percentile), *w.max_ttft_s)));
-  if (w.max_tpot_s) seen.push_back(fmt::format("TPOT {}", latency_text(s.tpot_s.at(w.slo_percentile), *w.max_tpot_s)));
+  if (w.max_ttft_s) seen.push_back(fmt::format("TTFT {}", format_latency_against(s.ttft_s.at(w.slo_percentile), *w.max_ttft_s)));
+  if (w.max_tpot_s) seen.push_back(fmt::format("TPOT {}", format_latency_against(s.tpot_s.at(w.slo_percentile), *w.max_tpot_s)));
   return out + fmt::format("; one instance fewer ({} replica{}): {} {}{}", fewer, fewer > 1 ? "s" : "", at, fmt::join(seen, ", "),
                            s.saturated ? ", the queue growing" : "");
 }

@@ -148,8 +148,6 @@ ServingTargets default_serving_targets(std::optional<double> active_params) {
 
 namespace {
 
-std::string latency_text(double s) { return s < 1 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:g} s", s); }
-
 // Online chat targets the user did not give: the model's size class (docs/methodology.md §Serving targets).
 void apply_default_targets(InferenceWorkload& w, const InferenceRequest& r) {
   const ServingTargets t = default_serving_targets(r.model_active_params);
@@ -159,7 +157,7 @@ void apply_default_targets(InferenceWorkload& w, const InferenceRequest& r) {
     w.ttft_target_default = true;
     w.assumptions.push_back(fmt::format("time to first token at most {} (default online target for chat{}, as {}; set --max-ttft, or --mode offline "
                                         "for a batch job without latency targets)",
-                                        latency_text(t.max_ttft_s), size, t.scenario));
+                                        format_latency(t.max_ttft_s), size, t.scenario));
   }
   if (w.one_token_outputs()) {
     w.assumptions.push_back("no time-per-output-token target: each request generates one token, so no gap between tokens follows the first");
@@ -170,7 +168,7 @@ void apply_default_targets(InferenceWorkload& w, const InferenceRequest& r) {
     w.tpot_target_default = true;
     w.assumptions.push_back(fmt::format("time per output token at most {}, {:.0f} tokens/s per user (default online target for chat{}, as {}; "
                                         "MLPerf's server scenarios allow 100-200 ms; set --max-tpot)",
-                                        latency_text(t.max_tpot_s), 1 / t.max_tpot_s, size, t.scenario));
+                                        format_latency(t.max_tpot_s), 1 / t.max_tpot_s, size, t.scenario));
   }
 }
 

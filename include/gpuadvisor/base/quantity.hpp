@@ -72,4 +72,13 @@ std::string format_price(double v);
 // A duration a person reads: "26 s", "4 min", "11.2 h", "3.5 d", "1.2 y".
 std::string format_duration(double hours);
 
+// A latency a person reads: below a second in ms with `ms_decimals` decimals
+// ("450 ms", "40.0 ms"), with three significant figures where those decimals
+// would hide it ("7.5 ms", "0.001 ms"); from a second on in s ("2.25 s").
+std::string format_latency(double seconds, int ms_decimals = 0);
+// A latency beside its target: a figure that misses it by less than the
+// rounding gets the digits that show it ("30.04 ms" against 30 ms, not
+// "30 ms" against "30 ms").
+std::string format_latency_against(double seconds, double target_s, int ms_decimals = 0);
+
 }  // namespace gpuadvisor
