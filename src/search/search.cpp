@@ -507,7 +507,7 @@ std::vector<ChannelOffer> channel_offers(const RecommendRow& row, Pricing pricin
   // A commitment discounts on-demand usage and delivers no capacity of its
   // own: it takes what on demand delivers (the quota, the usual count, a type
   // sold on demand), else it has no price here.
-  const bool delivers = commitment_delivers(row);
+  const bool delivers = at_will.channel == Channel::on_demand;  // commitment_delivers(row), computed above
   if (pricing == Pricing::savings_1y || best) offers.push_back({Channel::savings_1y, delivers ? row.savings_1y_cost_usd : std::nullopt});
   if (pricing == Pricing::savings_3y || best) offers.push_back({Channel::savings_3y, delivers ? row.savings_3y_cost_usd : std::nullopt});
   // Where the usual on-demand count is unknown, on demand may not deliver at
