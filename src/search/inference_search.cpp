@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <exception>
@@ -389,20 +390,24 @@ InferenceEstimate note_batch1(const ServingProbe& p, const Cluster& c, const Inf
 // (a service runs all month: a commitment's effective rate applies as is).
 ServingCost price_row(ServingRow& row, const ServingProbe& p) {
   const auto& [m, w, r, inst, acc, sims] = p;
-  row.on_demand_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::on_demand)).usd_per_hour;
-  row.spot_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::spot)).usd_per_hour;
-  row.savings_1y_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::savings_1y)).usd_per_hour;
-  row.savings_3y_usd_per_hour = serving_cost(row, w, hourly_rate(inst, r.region, Pricing::savings_3y)).usd_per_hour;
-  row.ranked_pricing = r.pricing;
-  std::optional<double> rate = hourly_rate(inst, r.region, r.pricing);
-  if (r.pricing == Pricing::best) {
-    rate.reset();
-    row.ranked_pricing = Pricing::on_demand;  // named where no rate is known
-    for (Pricing channel : {Pricing::on_demand, Pricing::savings_1y, Pricing::savings_3y})
-      if (const auto x = hourly_rate(inst, r.region, channel); x && (!rate || *x < *rate)) {
-        rate = x;
-        row.ranked_pricing = channel;
-      }
+  const std::array<std::pair<Pricing, std::optional<double>>, 4> rates{{{Pricing::on_demand, hourly_rate(inst, r.region, Pricing::on_demand)},
+                                                                         {Pricing::savings_1y, hourly_rate(inst, r.region, Pricing::savings_1y)},
+                                                                         {Pricing::savings_3y, hourly_rate(inst, r.region, Pricing::savings_3y)},
+                                                                         {Pricing::spot, hourly_rate(inst, r.region, Pricing::spot)}}};
+  row.on_demand_usd_per_hour = serving_cost(row, w, rates[0].second).usd_per_hour;
+  row.savings_1y_usd_per_hour = serving_cost(row, w, rates[1].second).usd_per_hour;
+  row.savings_3y_usd_per_hour = serving_cost(row, w, rates[2].second).usd_per_hour;
+  row.spot_usd_per_hour = serving_cost(row, w, rates[3].second).usd_per_hour;
+  // Under best, the cheapest of on demand and the commitments (never spot:
+  // see ServingRow::ranked_pricing); on demand is named where no rate is known.
+  row.ranked_pricing = r.pricing == Pricing::best ? Pricing::on_demand : r.pricing;
+  std::optional<double> rate;
+  for (const auto& [pricing, x] : rates) {
+    const bool taken = r.pricing == Pricing::best ? pricing != Pricing::spot && x && (!rate || *x < *rate) : pricing == r.pricing;
+    if (taken) {
+      rate = x;
+      row.ranked_pricing = pricing;
+    }
   }
   const ServingCost ranked = serving_cost(row, w, rate);
   row.ranked_usd_per_hour = ranked.usd_per_hour;
