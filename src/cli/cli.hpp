@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,6 +75,12 @@ Format parse_format(const GlobalOptions& g);
 // Prints a table in the chosen format; JSON gets `extra_json` and the warnings merged in.
 void print_table(const Table& t, const Catalog& c, std::string_view command, std::string_view rows_key, const GlobalOptions& g,
                  std::string_view extra_json = {});
+// Before a refusal (no option, or none priced): a CSV sheet still gets its
+// rows, or its header, on stdout (a sheet keeps its columns), and, where
+// `rejections` is given, a person reads why each type was left out on stderr
+// (JSON carries them in its error document). `table` is built only for CSV.
+void print_before_refusal(const std::function<Table()>& table, const Catalog& c, std::string_view command, const GlobalOptions& g,
+                          const std::vector<Rejection>* rejections = nullptr);
 // Writes the chart (nothing when `path` is empty), the catalog's price date and source on it.
 void write_chart(const std::string& path, Chart chart, const Catalog& catalog);
 // Prints a document a renderer made (estimate, catalog show); JSON gets the warnings.

@@ -941,6 +941,13 @@ CheckpointStorage parse_storage(const std::string& text) {
   return *s;
 }
 
+void print_before_refusal(const std::function<Table()>& table, const Catalog& c, std::string_view command, const GlobalOptions& g,
+                          const std::vector<Rejection>* rejections) {
+  const Format format = parse_format(g);
+  if (format == Format::csv) print_table(table(), c, command, "options", g);
+  if (rejections && format != Format::json) std::cerr << render_rejections_text(*rejections, 100);
+}
+
 void throw_no_price(const RecommendRequest& r, const std::vector<std::string>& options, const std::string& fastest) {
   const bool commitment = r.pricing == Pricing::savings_1y || r.pricing == Pricing::savings_3y;
   if (!options.empty() && r.pricing == Pricing::on_demand)

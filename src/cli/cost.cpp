@@ -66,15 +66,13 @@ class CostCommand : public Command {
     log_assumptions(w.assumptions);
     Recommendation result = given_run ? price_given_run(catalog, m, w, r) : recommend(m, w, catalog, r);
     if (result.rows.empty()) {
-      if (parse_format(g) == Format::csv) print_table(cost_table(result, RecommendContext{&m, &w, &r}), catalog, "cost", "options", g);
-      if (parse_format(g) != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
+      print_before_refusal([&] { return cost_table(result, RecommendContext{&m, &w, &r}); }, catalog, "cost", g, &result.rejections);
       throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints ({})", to_string(w.task), m.name,
                                          nothing_fits_hint(w.task, result.rejections)),
                              rejections_json(result.rejections));
     }
     if (!result.pick) {
-      // CSV: the rows, unpriced, as a table without a pick (a sheet keeps its columns).
-      if (parse_format(g) == Format::csv) print_table(cost_table(result, RecommendContext{&m, &w, &r}), catalog, "cost", "options", g);
+      print_before_refusal([&] { return cost_table(result, RecommendContext{&m, &w, &r}); }, catalog, "cost", g);
       throw_no_pick(result, r);
     }
     return print(result, RecommendContext{&m, &w, &r}, catalog, g);
@@ -171,13 +169,12 @@ class CostCommand : public Command {
       result = recommend_rl(m, rl, catalog, r);
     }
     if (result.rows.empty()) {
-      if (parse_format(g) == Format::csv) print_table(cost_table(result, ctx), catalog, "cost", "options", g);
-      if (parse_format(g) != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
+      print_before_refusal([&] { return cost_table(result, ctx); }, catalog, "cost", g, &result.rejections);
       throw NothingFitsError(fmt::format("no instance type can run RL post-training of {} under these constraints", m.name),
                              rejections_json(result.rejections));
     }
     if (!result.pick) {
-      if (parse_format(g) == Format::csv) print_table(cost_table(result, ctx), catalog, "cost", "options", g);
+      print_before_refusal([&] { return cost_table(result, ctx); }, catalog, "cost", g);
       throw_no_pick(result, r);
     }
     return print(result, ctx, catalog, g);
@@ -298,13 +295,12 @@ class CostCommand : public Command {
     ServingRecommendation result = recommend_inference(m, w, catalog, r);
     InferenceContext ctx{&m, &w, &r};
     if (result.rows.empty()) {
-      if (parse_format(g) == Format::csv) print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g);
-      if (parse_format(g) != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
+      print_before_refusal([&] { return inference_cost_table(result, ctx); }, catalog, "cost", g, &result.rejections);
       throw NothingFitsError(fmt::format("no instance type can serve {} under these targets and constraints", m.name),
                              rejections_json(result.rejections));
     }
     if (!result.pick) {
-      if (parse_format(g) == Format::csv) print_table(inference_cost_table(result, ctx), catalog, "cost", "options", g);
+      print_before_refusal([&] { return inference_cost_table(result, ctx); }, catalog, "cost", g);
       throw_no_price(r, row_instances(result.rows));
     }
     // The gates, as on every costed document: a service's month against --fail-if-over and the baseline.

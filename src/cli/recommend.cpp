@@ -195,8 +195,7 @@ class RecommendCommand : public Command {
     spdlog::debug("{} layouts evaluated, {} pruned by the step-time bound", result.layouts_evaluated, result.layouts_pruned);
     RecommendContext ctx{&m, &w, &r, rl};
     if (result.rows.empty()) {
-      if (format == Format::csv) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g);  // the header
-      if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
+      print_before_refusal([&] { return recommendation_table(result, ctx); }, catalog, "recommend", g, &result.rejections);
       std::string least = result.cheapest_over_budget_usd
                               ? fmt::format("; the cheapest option --budget left out costs {}", format_usd(*result.cheapest_over_budget_usd))
                               : "";
@@ -219,8 +218,7 @@ class RecommendCommand : public Command {
       const auto f = std::min_element(result.rows.begin(), result.rows.end(),
                                       [](const RecommendRow& a, const RecommendRow& b) { return a.estimate.total_hours < b.estimate.total_hours; });
       if (f != result.rows.end()) fastest = fmt::format("{} x {}, {}", f->count, f->instance->name, format_duration(f->estimate.total_hours));
-      // CSV: the rows, unpriced, as a table without a pick (a sheet keeps its columns).
-      if (format == Format::csv) print_table(recommendation_table(result, ctx), catalog, "recommend", "options", g);
+      print_before_refusal([&] { return recommendation_table(result, ctx); }, catalog, "recommend", g);
       throw_no_pick(result, r, fastest);
     }
     const RecommendRow& pick = *result.pick;
@@ -288,8 +286,7 @@ class RecommendCommand : public Command {
     ServingRecommendation result = recommend_inference(m, w, catalog, r);
     InferenceContext ctx{&m, &w, &r};
     if (result.rows.empty()) {
-      if (format == Format::csv) print_table(inference_table(result, ctx), catalog, "recommend", "options", g);  // the header
-      if (format != Format::json) std::cerr << render_rejections_text(result.rejections, 100);
+      print_before_refusal([&] { return inference_table(result, ctx); }, catalog, "recommend", g, &result.rejections);
       std::string best;
       const bool over_budget =
           std::any_of(result.rejections.begin(), result.rejections.end(), [](const Rejection& x) { return x.over_budget; });
@@ -297,9 +294,10 @@ class RecommendCommand : public Command {
         best = fmt::format("; the budget of {} per month (--budget) is the limit: each type's line gives what its service costs",
                            format_usd(*r.budget_usd));
       else if (result.best_batch1_ttft_s && w.max_ttft_s && *result.best_batch1_ttft_s > *w.max_ttft_s)
-        best = fmt::format("; the time to first token is the limit: the lowest, {}'s, is {:.0f} ms at batch 1 against the {:.0f} ms target "
+        best = fmt::format("; the time to first token is the limit: the lowest, {}'s, is {} at batch 1 against the {} target "
                            "(--max-ttft, or shorter --prompt-tokens)",
-                           result.best_batch1_ttft_option, *result.best_batch1_ttft_s * 1e3, *w.max_ttft_s * 1e3);
+                           result.best_batch1_ttft_option, format_latency_against(*result.best_batch1_ttft_s, *w.max_ttft_s),
+                           format_latency(*w.max_ttft_s));
       else if (result.best_batch1_tpot_s && w.max_tpot_s && *result.best_batch1_tpot_s <= *w.max_tpot_s && w.requests_per_second)
         best = fmt::format("; the targets are met at batch 1 ({} reaches {:.1f} ms per output token), so the load of {:.3g} requests/s{} is the "
                            "limit{}: each type's line says how many replicas it needs (--max-instances allows more)",
@@ -325,7 +323,7 @@ class RecommendCommand : public Command {
                              rejections_json(result.rejections));
     }
     if (!result.pick) {
-      if (format == Format::csv) print_table(inference_table(result, ctx), catalog, "recommend", "options", g);
+      print_before_refusal([&] { return inference_table(result, ctx); }, catalog, "recommend", g);
       throw_no_price(r, row_instances(result.rows));
     }
     const ServingRow& pick = *result.pick;
