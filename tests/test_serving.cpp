@@ -1320,3 +1320,31 @@ TEST_CASE("estimate's utilisation above 100% says the simulated replica serves t
   const auto under = cli_test::run("estimate --instance g6e.xlarge --model llama-3-8b --task inference --requests-per-second 2");
   CHECK(under.out.find("of the analytic capacity above") == std::string::npos);
 }
+
+TEST_CASE("A service's unpriced rows say once why their price is unknown") {
+  // A trial: p5e, trn2, p6e-gb200 and p6-b300 read "unknown" in the table with no reason anywhere.
+  const auto rec = cli_test::run("recommend --model llama-3-70b --task inference --requests-per-second 4 --format json");
+  REQUIRE(rec.code == 0);
+  const auto j = nlohmann::json::parse(rec.out);
+  std::string note;
+  for (const auto& n : j["notes"])
+    if (n.get<std::string>().rfind("unknown prices:", 0) == 0) note = n;
+  REQUIRE(!note.empty());
+  int unpriced = 0;
+  for (const auto& row : j["options"]) {
+    if (!row["usd_per_month"].is_null()) {
+      CHECK(note.find(row["instance"].get<std::string>() + " (") == std::string::npos);
+      continue;
+    }
+    ++unpriced;
+    CHECK(note.find(row["instance"].get<std::string>()) != std::string::npos);
+  }
+  CHECK(unpriced >= 2);
+  // The catalog's own reason, and a Capacity Block rate where one is listed.
+  CHECK(note.find("p5e.48xlarge (on-demand price unknown: no on-demand rate in the snapshot") != std::string::npos);
+  CHECK(note.find("Capacity Blocks: $112.32/h as of 2026-07-22") != std::string::npos);
+  // cost prints the search's notes as recommend does.
+  const auto cost = cli_test::run("cost --model llama-3-70b --task inference --requests-per-second 4");
+  REQUIRE(cost.code == 0);
+  CHECK(cost.out.find("Notes:\n  unknown prices: these types are listed, not ranked by cost:") != std::string::npos);
+}

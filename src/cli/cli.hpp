@@ -75,6 +75,8 @@ Format parse_format(const GlobalOptions& g);
 // Prints a table in the chosen format; JSON gets `extra_json` and the warnings merged in.
 void print_table(const Table& t, const Catalog& c, std::string_view command, std::string_view rows_key, const GlobalOptions& g,
                  std::string_view extra_json = {});
+// The search's notes as a text list, "Notes:" first; six unless --wide.
+std::string notes_list(const std::vector<std::string>& notes, bool wide);
 // Before a refusal (no option, or none priced): a CSV sheet still gets its
 // rows, or its header, on stdout (a sheet keeps its columns), and, where
 // `rejections` is given, a person reads why each type was left out on stderr

@@ -941,6 +941,14 @@ CheckpointStorage parse_storage(const std::string& text) {
   return *s;
 }
 
+std::string notes_list(const std::vector<std::string>& notes, bool wide) {
+  std::string out = notes.empty() ? "" : "\nNotes:\n";
+  const size_t limit = wide ? notes.size() : 6;
+  for (size_t i = 0; i < notes.size() && i < limit; ++i) out += "  " + notes[i] + "\n";
+  if (notes.size() > limit) out += fmt::format("  ... {} more (--wide or --format json for all)\n", notes.size() - limit);
+  return out;
+}
+
 void print_before_refusal(const std::function<Table()>& table, const Catalog& c, std::string_view command, const GlobalOptions& g,
                           const std::vector<Rejection>* rejections) {
   const Format format = parse_format(g);

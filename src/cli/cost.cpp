@@ -314,7 +314,7 @@ class CostCommand : public Command {
     print_costed({{"cost", job_of(m.name, "inference"), render_serving_pick_text(result, ctx), inference_cost_table(result, ctx),
                    inference_chart(result, ctx), joined(m.assumptions, w.assumptions), r.region, joined({notes}, result.notes),
                    render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
-                  [&] { return inference_json_extra(result, ctx); }, co.chart, notes, ""},
+                  [&] { return inference_json_extra(result, ctx); }, co.chart, notes, notes_list(result.notes, g.wide)},
                  catalog, g, cmp, gates);
     return gate_exit(gates);
   }

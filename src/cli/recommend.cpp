@@ -19,15 +19,6 @@ namespace gpuadvisor::cli {
 
 namespace {
 
-// The serving search's notes under the table: six, or all with --wide.
-std::string notes_list(const std::vector<std::string>& notes, bool wide) {
-  std::string out = notes.empty() ? "" : "\nNotes:\n";
-  const size_t limit = wide ? notes.size() : 6;
-  for (size_t i = 0; i < notes.size() && i < limit; ++i) out += "  " + notes[i] + "\n";
-  if (notes.size() > limit) out += fmt::format("  ... {} more (--wide or --format json for all)\n", notes.size() - limit);
-  return out;
-}
-
 // The shape of the load beyond its mean rate, for the exit-3 message: ", on average, as the
 // trace records it (its bursts included)", " on average, in bursts (--arrival gamma:3)", or "".
 std::string load_shape_text(const InferenceWorkload& w) {

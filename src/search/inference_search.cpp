@@ -2,6 +2,7 @@
 #include "gpuadvisor/search/inference_search.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -637,6 +638,31 @@ void join_type(InstanceSearch& t, ServingRecommendation& out) {
   }
 }
 
+// The shown types without a rate under the pricing asked, each with the
+// catalog's reason (and its Capacity Block rate, where one is listed), said
+// once: their rows read "unknown" and are listed, not ranked by cost.
+std::string unpriced_note(const std::vector<ServingRow>& rows, const RecommendRequest& r) {
+  const Pricing asked = r.pricing == Pricing::best ? Pricing::on_demand : r.pricing;
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;  // in the rows' order; types sharing a reason named together
+  for (size_t i = 0; i < rows.size() && static_cast<int>(i) < r.top; ++i) {
+    const Instance& inst = *rows[i].instance;
+    if (rows[i].ranked_usd_per_hour) continue;
+    std::string why;
+    hourly_rate(inst, r.region, asked, &why);
+    const RegionPrices* rp = inst.prices_in(r.region);
+    if (rp && rp->capacity_block.usd_per_hour)
+      why += fmt::format("; Capacity Blocks: ${:.2f}/h as of {}, blocks of at most 182 days", *rp->capacity_block.usd_per_hour,
+                         rp->capacity_block.as_of);
+    auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& x) { return x.first == why; });
+    if (it == by_reason.end()) it = by_reason.insert(by_reason.end(), {why, {}});
+    it->second.push_back(inst.name);
+  }
+  if (by_reason.empty()) return {};
+  std::vector<std::string> parts;
+  for (const auto& [why, names] : by_reason) parts.push_back(fmt::format("{} ({})", fmt::join(names, ", "), why));
+  return fmt::format("unknown prices: these types are listed, not ranked by cost: {}", fmt::join(parts, "; "));
+}
+
 }  // namespace
 
 ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWorkload& w, const Catalog& catalog,
@@ -651,6 +677,7 @@ ServingRecommendation recommend_inference(const ModelSpec& m, const InferenceWor
   out.options_found = out.rows.size();
   mark_pareto(out.rows);
   choose_rows(out, r, w);
+  if (std::string note = unpriced_note(out.rows, r); !note.empty()) out.notes.insert(out.notes.begin(), std::move(note));
   if (out.pick) out.sizing = sizing_note(*out.pick, m, served_workload(w, *out.pick->accelerator), sims);
   out.disaggregated = cheapest_disaggregated(m, w, out.rows, r);
   std::sort(out.rejections.begin(), out.rejections.end(), [](const Rejection& a, const Rejection& b) { return a.instance < b.instance; });
