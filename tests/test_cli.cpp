@@ -101,7 +101,8 @@ TEST_CASE("cli: catalog filters, sorting and errors") {
   CHECK(run("recommend --params 7B --family zz").code == 2);
   // An empty item in a list is refused by its own flag, not by the next flag taken as its value.
   for (const std::string args : {"catalog --family , --format json", "recommend --params 7B --family , --top 2", "catalog --family g5,,p5",
-                                 "recommend --params 7B --exclude=p5, --top 2"}) {
+                                 "recommend --params 7B --exclude=p5, --top 2", "recommend --params 7B --region us-east-1,",
+                                 "recommend --params 7B --region ,us-east-1", "recommend --params 7B --region us-east-1,,us-west-2"}) {
     Run empty_item = run(args);
     CHECK(empty_item.code == 2);
     CHECK(empty_item.err.find(": empty item in '") != std::string::npos);
@@ -956,6 +957,20 @@ TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and ne
   CHECK(run("catalog validate --overlay " + out).code == 0);
   std::remove(out.c_str());
   CHECK(run("prices import --output " + out).code == 2);  // no input files
+  // A price dated after today would make every later command refuse the overlay: the import is refused, nothing written.
+  Run ahead = run("prices import --spot-advisor " + data("prices/spot_advisor.json") + " --as-of 2026-12-09 --output " + out);
+  CHECK(ahead.code == 2);
+  CHECK(ahead.err.find("the imported prices would be refused by every command: ") != std::string::npos);
+  CHECK(ahead.err.find("is in the future (today is 2026-12-01)") != std::string::npos);
+  CHECK(!std::ifstream(out).good());
+  const std::string future_spot = "gpuadvisor_test_future_spot_" + std::to_string(getpid()) + ".json";
+  std::ofstream(future_spot) << R"({"SpotPriceHistory": [{"AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge", )"
+                                R"("ProductDescription": "Linux/UNIX", "SpotPrice": "10.0", "Timestamp": "2999-11-01T00:00:00Z"}]})";
+  CHECK(run("prices import --spot-history " + future_spot + " --output " + out).code == 2);
+  CHECK(!std::ifstream(out).good());
+  std::remove(future_spot.c_str());
+  CHECK(run("prices import --spot-advisor " + data("prices/spot_advisor.json") + " --as-of 2026-12-02 --output " + out).code == 0);  // a day's grace
+  std::remove(out.c_str());
   CHECK(run("prices import --spot-history " + data("prices/spot_history.json") + " --output /nonexistent-dir/x.json").code == 2);
   CHECK(run("cost --model llama-3-8b --task pretrain --pricing savings-5y").code == 2);
   CHECK(run("--discount 150% catalog").code == 2);
@@ -1521,6 +1536,11 @@ TEST_CASE("cli: inputs that cannot be what the user meant are warned about") {
   REQUIRE(tokens.code == 0);
   CHECK(tokens.err.find("did you mean 100M or 100B") != std::string::npos);
   CHECK(nlohmann::json::parse(tokens.out)["warnings"].size() == 1);
+  // The suggestion is one the tool takes: "1.5K" suggested "1.5KM", an unknown suffix.
+  Run suffixed = run("recommend --params 7B --task lora --tokens 1.5K --top 1");
+  REQUIRE(suffixed.code == 0);
+  CHECK(suffixed.err.find("did you mean 1500M or 1500B?") != std::string::npos);
+  CHECK(run("recommend --params 7B --task lora --tokens 1500M --top 1").code == 0);
   Run task = run("recommend --params 7B --tokens 10B");
   CHECK(task.err.find("no --task given: pre-training assumed") != std::string::npos);
   Run typo = run("recommend --model llama-3-7b --task lora");
@@ -2605,4 +2625,20 @@ TEST_CASE("cli: markdown keeps the pick's lines apart: the headline a paragraph,
   CHECK(md.out.find("\n- cheapest: ") != std::string::npos);
   CHECK(md.out.find("\n| # | INSTANCE ") != std::string::npos);  // the table stays a table
   CHECK(gpuadvisor::markdown_text("Head\n  a: 1\n  b: 2\n\nNote\n") == "Head\n\n- a: 1\n- b: 2\n\nNote\n\n");
+}
+
+TEST_CASE("cli: --explain keeps a CSV or markdown stdout one document") {
+  // A hostile review: the formulas landed in the CSV on stdout, rows of 0-4 fields after a 37-column table.
+  for (const std::string cmd : {"recommend --model llama-3-8b --task pretrain --tokens 10B --explain",
+                                "estimate --instance p5.48xlarge --count 8 --params 7B --task pretrain --explain"}) {
+    const Run csv = run(cmd + " --format csv");
+    REQUIRE(csv.code == 0);
+    CHECK(csv.out.find("MFU = ") == std::string::npos);
+    CHECK(csv.err.find("MFU = ") != std::string::npos);
+    const Run md = run(cmd + " --format markdown");
+    REQUIRE(md.code == 0);
+    CHECK(md.out.find("MFU = ") == std::string::npos);
+    // The text table keeps them on stdout.
+    CHECK(run(cmd).out.find("MFU = ") != std::string::npos);
+  }
 }

@@ -236,6 +236,13 @@ TEST_CASE("CLI: the issue's command gives a pick, estimate JSON has the rl stage
     INFO(bad << ": " << r.err);
     CHECK(r.code == 2);
   }
+  // Each refused flag gets its own reason: --data-region was told "the step's tokens follow from ...".
+  r = run("recommend --params 7B --task rl --data-region us-west-2");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--data-region applies to pretrain, finetune, lora and qlora") != std::string::npos);
+  r = run("recommend --params 7B --task rl --seq-len 4096");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--seq-len does not apply to --task rl: the step's tokens follow from") != std::string::npos);
   r = run("recommend --params 7B --task lora --response-tokens 1024");
   CHECK(r.code == 2);
   CHECK(r.err.find("--response-tokens applies to --task rl only") != std::string::npos);

@@ -75,6 +75,13 @@ Format parse_format(const GlobalOptions& g);
 // Prints a table in the chosen format; JSON gets `extra_json` and the warnings merged in.
 void print_table(const Table& t, const Catalog& c, std::string_view command, std::string_view rows_key, const GlobalOptions& g,
                  std::string_view extra_json = {});
+// Before `prices import` writes its overlay: a price dated after today (by
+// --as-of or a spot Timestamp) would make every later command refuse the
+// catalog, so the import is refused instead, saying which date did it.
+void refuse_future_import(const CatalogSource& base, std::vector<CatalogSource> overlays, const std::string& overlay_json);
+// Where --explain writes: stdout under the text table, else stderr, so that
+// stdout stays one JSON, CSV, markdown or HTML document.
+std::ostream& explain_stream(Format f);
 // The search's notes as a text list, "Notes:" first; six unless --wide.
 std::string notes_list(const std::vector<std::string>& notes, bool wide);
 // Before a refusal (no option, or none priced): a CSV sheet still gets its

@@ -104,6 +104,21 @@ void refuse_future_dates(const Catalog& c) {
     }
 }
 
+}  // namespace
+
+void refuse_future_import(const CatalogSource& base, std::vector<CatalogSource> overlays, const std::string& overlay_json) {
+  overlays.push_back({"<imported overlay>", overlay_json});
+  try {
+    refuse_future_dates(load_catalog(base, overlays));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("the imported prices would be refused by every command: {}; nothing written (--as-of, or a Timestamp "
+                                 "of --spot-history, dates them; give the day the files were read)",
+                                 e.what()));
+  }
+}
+
+namespace {
+
 // The catalog with its overlays; a damaged cache of fetched prices says how to go on without it.
 Catalog load_with_hint(const CatalogSource& base, const std::vector<CatalogSource>& overlays) {
   const std::string cached = cached_prices_path();
@@ -493,7 +508,7 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   if (!o.tokens.empty()) {
     r.tokens = parse_whole_count(o.tokens, "--tokens");
     if (*r.tokens < kSuspiciousTokens)
-      warn(fmt::format("--tokens {}: only {:g} tokens; did you mean {}M or {}B?", o.tokens, *r.tokens, o.tokens, o.tokens));
+      warn(fmt::format("--tokens {}: only {:g} tokens; did you mean {:g}M or {:g}B?", o.tokens, *r.tokens, *r.tokens, *r.tokens));
   }
   if (!o.epochs.empty()) r.epochs = parse_number(o.epochs, "--epochs", 1e-6, 1e6);
   if (!o.seq_len.empty()) r.seq_len = parse_length(o.seq_len, "--seq-len", true);
@@ -822,7 +837,7 @@ std::map<std::string, int> parse_quota_vcpus(const std::string& text) {
 }  // namespace
 
 namespace {
-// "a,b,,c" -> a, b, c (empty items dropped).
+// "a,b,c" -> a, b, c (empty items dropped: callers refuse them first).
 std::vector<std::string> comma_items(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -855,7 +870,8 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
     if (o.region == "any") {
       r.regions = known;
     } else {
-      if (comma_items(o.region).empty()) throw InputError(fmt::format("--region: '{}' names no region", o.region));
+      if (o.region.front() == ',' || o.region.back() == ',' || o.region.find(",,") != std::string::npos)
+        throw InputError(fmt::format("--region: empty item in '{}' (give names separated by single commas, e.g. --region a,b)", o.region));
       for (const auto& name : comma_items(o.region)) {
         if (std::find(known.begin(), known.end(), name) == known.end())
           throw InputError(fmt::format("--region: '{}' has no prices in this catalog (it prices {}; any for all)", name, fmt::join(known, ", ")));
@@ -940,6 +956,8 @@ CheckpointStorage parse_storage(const std::string& text) {
   if (!s) throw InputError(fmt::format("--checkpoint-storage: '{}' is not one of auto, s3, fsx-lustre, efs, local-nvme", text));
   return *s;
 }
+
+std::ostream& explain_stream(Format f) { return f == Format::table ? std::cout : std::cerr; }
 
 std::string notes_list(const std::vector<std::string>& notes, bool wide) {
   std::string out = notes.empty() ? "" : "\nNotes:\n";
@@ -1038,7 +1056,9 @@ void check_task_flags(const CLI::App* cmd, const WorkloadOptions& wo) {
     refuse(kRlOnly, rl_hint);
     refuse(kCheckpointFlags, "applies to training and RL jobs (their checkpoints and restarts); a service keeps no training state");
   } else if (wo.rl()) {
-    refuse(kTrainingOnly, "does not apply to --task rl: the step's tokens follow from --prompts-per-step, --samples-per-prompt, --prompt-tokens and --response-tokens");
+    static constexpr const char* kStepTokens[] = {"--tokens", "--seq-len", "--global-batch"};
+    refuse(kStepTokens, "does not apply to --task rl: the step's tokens follow from --prompts-per-step, --samples-per-prompt, --prompt-tokens and --response-tokens");
+    refuse(kTrainingOnly, "applies to pretrain, finetune, lora and qlora (an RL step's trainer and rollouts use the defaults)");
     refuse(kInferenceOnly, "applies to --task inference only (--task rl takes --prompt-tokens and --response-tokens)");
   } else {
     refuse(kInferenceOnly, "applies to --task inference only");

@@ -207,7 +207,7 @@ class EstimateCommand : public Command {
     EstimateContext ctx{&m, &w, &c, &e, hourly_rate(inst, eo.region, Pricing::on_demand), hourly_rate(inst, eo.region, Pricing::spot), eo.region};
     print_document(render_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
-    if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_estimate(ctx);
+    if (eo.explain) explain_stream(format) << "\n" << explain_estimate(ctx);
     if (e.fits()) {
       const auto od = hourly_rate(inst, eo.region, Pricing::on_demand);
       emit_training_files(emit, g, m, w, c, e, od ? std::optional<double>(*od * c.count * billed_hours(e.total_hours)) : std::nullopt,
@@ -249,7 +249,7 @@ class EstimateCommand : public Command {
     const Format format = parse_format(g);
     print_document(render_rl_estimate(catalog, RlEstimateContext{&m, &w, &c, &row, eo.region}, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
-    if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_rl(RlEstimateContext{&m, &w, &c, &row, eo.region});
+    if (eo.explain) explain_stream(format) << "\n" << explain_rl(RlEstimateContext{&m, &w, &c, &row, eo.region});
     emit_training_files(emit, g, m, w.update, c, row.estimate, row.ranked_cost_usd, row.ranked_pricing, eo.region, &row, &w);
     return 0;
   }
@@ -399,7 +399,7 @@ class EstimateCommand : public Command {
                          : ungated_problem_headline(w, row.estimate, choice.problem));
     print_document(render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
-    if (eo.explain) (format == Format::json ? std::cerr : std::cout) << "\n" << explain_inference(ctx);
+    if (eo.explain) explain_stream(format) << "\n" << explain_inference(ctx);
     if (!gate) {
       ServingRow priced = row;  // the launch files' header says what the replicas cost on demand, as recommend's do
       priced.ranked_usd_per_hour = serving_cost(row, w, hourly_rate(inst, eo.region, Pricing::on_demand)).usd_per_hour;

@@ -250,14 +250,14 @@ class RecommendCommand : public Command {
       const RecommendRow& top = *result.pick;
       const Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
       const RlEstimateContext ectx{&m, rl, &c, &top, r.region};
-      (format == Format::json || format == Format::html ? std::cerr : std::cout) << "\n"
+      explain_stream(format) << "\n"
                                                        << render_rl_estimate(catalog, ectx, RenderOptions{Format::table, g.wide}) << "\n"
                                                        << explain_rl(ectx);
     } else if (explain && result.pick) {
       const RecommendRow& top = *result.pick;
       Cluster c{top.instance, &catalog.accelerator_of(*top.instance), top.count};
       EstimateContext ectx{&m, &w, &c, &top.estimate, top.on_demand_usd_per_hour, top.spot_usd_per_hour, r.region};
-      (format == Format::json || format == Format::html ? std::cerr : std::cout) << "\n" << explain_estimate(ectx);
+      explain_stream(format) << "\n" << explain_estimate(ectx);
     }
     if (!eo.target.empty()) {
       const RecommendRow& row = emitted(result.pick, result.rows);
@@ -338,7 +338,7 @@ class RecommendCommand : public Command {
       Cluster c{top.instance, top.accelerator, top.estimate.layout.pp};
       InferenceEstimateContext ectx{&m, &w, &c, &top, hourly_rate(*top.instance, r.region, Pricing::on_demand),
                                     hourly_rate(*top.instance, r.region, Pricing::spot), r.region, false, nullptr, {}};
-      (format == Format::json || format == Format::html ? std::cerr : std::cout) << "\n" << explain_inference(ectx);
+      explain_stream(format) << "\n" << explain_inference(ectx);
     }
     if (!eo.target.empty())
       emit_serving_files(eo, g, m, w, emitted(result.pick, result.rows), std::string(to_string(r.pricing)), r.region);
