@@ -2642,3 +2642,24 @@ TEST_CASE("cli: --explain keeps a CSV or markdown stdout one document") {
     CHECK(run(cmd).out.find("MFU = ") != std::string::npos);
   }
 }
+
+TEST_CASE("cli: a spot pick is held to its deadline at the time its spot cost pays for") {
+  // A blind trial: 512 x g5.48xlarge "16.0 d" against a 21-day deadline, its spot cost billed for 408 h (17.0 d) with reclaims.
+  const std::string job = "recommend --params 7B --task pretrain --tokens 2T --deadline 21d --pricing spot";
+  const Run json = run(job + " --format json");
+  REQUIRE(json.code == 0);
+  const auto p = nlohmann::json::parse(json.out)["recommendation"];
+  REQUIRE(p["costs"]["ranked_pricing"] == "spot");
+  const double uninterrupted = p["total_hours"], expected = p["deadline_margin"]["predicted_hours"];
+  CHECK(expected > uninterrupted * 1.03);
+  // The spot cost is the rate for those expected hours.
+  CHECK(p["costs"]["spot_expected_usd"].get<double>() / p["costs"]["spot_usd"].get<double>() == Approx(expected / uninterrupted).epsilon(0.01));
+  CHECK(p["deadline_margin"]["hours_at_p90"].get<double>() == Approx(expected * (1 + p["deadline_margin"]["p90_abs_error"].get<double>())));
+  const Run text = run(job);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("d expected with reclaims (") != std::string::npos);
+  CHECK(text.out.find("d uninterrupted), $") != std::string::npos);
+  // On demand the headline keeps the one prediction.
+  const Run on_demand = run("recommend --params 7B --task pretrain --tokens 2T --deadline 21d");
+  CHECK(on_demand.out.find("expected with reclaims") == std::string::npos);
+}

@@ -214,9 +214,16 @@ ordered_json option_json(const RecommendRow& r, const TrainingWorkload& w, const
           {"bill", r.bill ? bill_json(*r.bill) : ordered_json(nullptr)}};
 }
 
+// A spot row's time is the expected one with reclaims (what its cost pays
+// for), the uninterrupted prediction beside it where they read differently.
+std::string hours_text(const RecommendRow& r) {
+  const std::string expected = format_duration(ranked_hours(r)), uninterrupted = format_duration(r.estimate.total_hours);
+  return expected == uninterrupted ? uninterrupted : fmt::format("{} expected with reclaims ({} uninterrupted)", expected, uninterrupted);
+}
+
 std::string option_line(const RecommendRow& r) {
   return fmt::format("{} x {} ({} {}{}), {}, {}{}", r.count, r.instance->name, r.count * r.instance->accelerator_count,
-                     r.instance->accelerator_name, r.rl ? ", " + rl_placement_text(*r.rl) : "", format_duration(r.estimate.total_hours),
+                     r.instance->accelerator_name, r.rl ? ", " + rl_placement_text(*r.rl) : "", hours_text(r),
                      r.ranked_cost_usd ? money_text(*r.ranked_cost_usd) : "cost unknown",
                      r.ranked_pricing.empty() ? "" : " " + channel_words(r));
 }
@@ -400,8 +407,8 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
   if (const auto& o = rec.other_channels_pick)
     out += fmt::format("  bought another way: {} ({:.1f}x less money{}; --pricing best weighs spot with on demand, Capacity Blocks and "
                        "reservations)\n", option_line(*o), *rec.pick->ranked_cost_usd / *o->ranked_cost_usd,
-                       o->estimate.total_hours < rec.pick->estimate.total_hours
-                           ? fmt::format(" and {:.1f}x sooner than this spot pick", rec.pick->estimate.total_hours / o->estimate.total_hours)
+                       ranked_hours(*o) < ranked_hours(*rec.pick)
+                           ? fmt::format(" and {:.1f}x sooner than this spot pick", ranked_hours(*rec.pick) / ranked_hours(*o))
                            : " than this spot pick");
   // An alternative at a count its type's row does not show (each type's row is its own pick): said, so a
   // table pasted without this line still lets a reader find it.

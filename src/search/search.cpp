@@ -664,11 +664,15 @@ void price_interruptions(RecommendRow& row, const ModelSpec& m, const TrainingWo
 
 }  // namespace
 
+double ranked_hours(const RecommendRow& r) {
+  return r.channel == Channel::spot && r.spot_interruptions ? r.spot_interruptions->expected_hours : r.estimate.total_hours;
+}
+
 std::optional<DeadlineMargin> deadline_margin(const RecommendRow& pick, const RecommendRequest& r) {
   if (!r.deadline_hours) return std::nullopt;
   DeadlineMargin d;
   d.deadline_hours = *r.deadline_hours;
-  d.predicted_hours = pick.estimate.total_hours;
+  d.predicted_hours = ranked_hours(pick);
   d.p90_abs_error = pick.capacity.margin;
   d.hours_at_p90 = d.predicted_hours * (1 + d.p90_abs_error);
   d.exceeds_deadline_at_p90 = d.hours_at_p90 > d.deadline_hours;
@@ -786,7 +790,7 @@ void mark_pareto(std::vector<RecommendRow>& rows) {
 }
 
 std::string option_text(const RecommendRow& r) {
-  return fmt::format("{} x {}, {}, ${}", r.count, r.instance->name, format_duration(r.estimate.total_hours),
+  return fmt::format("{} x {}, {}, ${}", r.count, r.instance->name, format_duration(ranked_hours(r)),
                      format_thousands(*r.ranked_cost_usd, *r.ranked_cost_usd < 1000 ? 2 : 0));
 }
 
@@ -903,7 +907,7 @@ int accelerators(const RecommendRow& x) { return x.count * x.instance->accelerat
 std::vector<Candidate> candidates(const Recommendation& rec, const RecommendRequest& r, const PickRule& rule) {
   std::vector<Candidate> c;
   for (const auto& x : rec.rows) {
-    const double hours = x.estimate.total_hours;
+    const double hours = ranked_hours(x);
     Candidate k{x.ranked_cost_usd, hours, x.count * x.instance->accelerator_count, x.instance->name};
     k.time_value_usd = rule.value_of_time_usd_per_hour * hours;
     k.eligible = hours <= r.horizon_hours && !set_aside_for_lora(x, rec);
@@ -1020,7 +1024,7 @@ void compare_with_other_channels(const ModelSpec& m, const TrainingWorkload& w, 
   const Recommendation other = recommend(m, w, catalog, best);
   if (!other.pick || !other.pick->ranked_cost_usd || other.pick->channel == Channel::spot) return;
   const double value = pick_rule(r).value_of_time_usd_per_hour;
-  auto weighed = [&](const RecommendRow& x) { return *x.ranked_cost_usd + value * x.estimate.total_hours; };
+  auto weighed = [&](const RecommendRow& x) { return *x.ranked_cost_usd + value * ranked_hours(x); };
   if (weighed(*other.pick) < weighed(*out.pick)) out.other_channels_pick = other.pick;
 }
 

@@ -160,6 +160,13 @@ void price_row(RecommendRow& row, const ModelSpec& m, const TrainingWorkload& w,
 // hours the user gave.
 void price_hours(RecommendRow& row, const RecommendRequest& r, double block_margin = 0);
 
+// The wall time a row's ranked cost pays for: on spot with a known
+// interruption range, the expected time with reclaims, failures and
+// checkpoints (the hours its spot cost is billed for); else the prediction
+// with job overheads (estimate.total_hours). The pick rule, the deadline and
+// the headline read it, so a spot pick is held to the time it will take.
+double ranked_hours(const RecommendRow& r);
+
 // A --deadline against the pick's error band: the hours at the prediction
 // plus its p90 error (the band the Capacity Block is sized to; 0 without one).
 struct DeadlineMargin {
