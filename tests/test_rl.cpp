@@ -285,3 +285,25 @@ TEST_CASE("serving defaults to the checkpoint's own weight format (gpt-oss: fp4)
   r = run("estimate --task inference --instance p5.48xlarge --model llama-3-8b --format json");
   CHECK(nlohmann::json::parse(r.out)["precision"]["weights"] == "bf16");
 }
+
+TEST_CASE("RL: the frozen models and an offloaded training state must fit where they are held") {
+  // A hostile review: a 70B reward model scored on one 24 GB A10G, and a 1000T one on 128 x p4d, were priced.
+  auto r = run("estimate --task rl --instance g5.xlarge --params 1B --reward model --reward-model 70B");
+  CHECK(r.code == 3);
+  CHECK(r.err.find("scoring: the frozen models (") != std::string::npos);
+  CHECK(r.err.find("the reward model, ") != std::string::npos);
+  r = run("recommend --params 7B --task rl --reward model --reward-model 1000T");
+  CHECK(r.code == 3);
+  // A 70B reward model needs about 141 GB of bf16 weights: the pick holds it across its accelerators.
+  r = run("recommend --params 1B --task rl --reward model --reward-model 70B --format json");
+  REQUIRE(r.code == 0);
+  const auto pick = nlohmann::json::parse(r.out)["recommendation"];
+  CHECK(pick["accelerators"].get<int>() >= 2);
+  // The policy's own state offloaded while generating must fit the host: 18.1 GB of it against g5.xlarge's 16 GiB.
+  r = run("estimate --task rl --instance g5.xlarge --params 1B");
+  CHECK(r.code == 3);
+  CHECK(r.err.find("of host memory per instance, more than the instance's 16 GiB") != std::string::npos);
+  // With host memory to spare it is offloaded, as before.
+  r = run("estimate --task rl --instance g5.2xlarge --params 1B");
+  CHECK(r.code == 0);
+}

@@ -2,6 +2,7 @@
 #include "gpuadvisor/search/rl_search.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -101,6 +102,21 @@ double frozen_models_gb(const ModelSpec& policy, const RlWorkload& w, int accele
   if (w.reference) bytes += inference_weight_bytes(policy, WeightFormat::bf16);
   if (w.reward_model) bytes += inference_weight_bytes(*w.reward_model, WeightFormat::bf16);
   return bytes / accelerators / kGb;
+}
+
+// The frozen models (reference, reward model) scored each step must fit the
+// accelerators that score them, sharded, beside the runtime's reserve (the
+// training state may be in host memory then, so nothing else is counted).
+std::optional<std::string> frozen_models_problem(const ModelSpec& policy, const RlWorkload& w, const Accelerator& acc, int accelerators) {
+  const double need_gb = frozen_models_gb(policy, w, accelerators);
+  const double room_gb = acc.memory_usable_gb() * (1 - kReserveFraction) - kReserveFixedGb;
+  if (need_gb <= room_gb) return std::nullopt;
+  std::vector<std::string> names;
+  if (w.reference) names.push_back(fmt::format("the reference, {}", policy.name));
+  if (w.reward_model) names.push_back(fmt::format("the reward model, {}", w.reward_model->name));
+  return fmt::format("scoring: the frozen models ({}) take {:.1f} GB per accelerator in bf16 over {} accelerator{}, more than the {:.1f} GB "
+                     "one holds beside its runtime reserve",
+                     fmt::join(names, "; "), need_gb, accelerators, accelerators > 1 ? "s" : "", room_gb);
 }
 
 // Forward passes over prompt + response of every sequence: the policy's
@@ -219,6 +235,10 @@ RlEvaluation colocated(const ModelSpec& policy, const RlWorkload& w, const Clust
     out.problem = *p;
     return out;
   }
+  if (auto p = frozen_models_problem(policy, w, *c.accelerator, c.accelerators())) {
+    out.problem = *p;
+    return out;
+  }
   score(policy, w, *c.accelerator, e.trainer, c.accelerators(), e);
   if (w.generates()) {
     e.resident_state_gb = static_state_gb(e.trainer) + (e.critic_trainer ? static_state_gb(*e.critic_trainer) : 0) +
@@ -227,6 +247,15 @@ RlEvaluation colocated(const ModelSpec& policy, const RlWorkload& w, const Clust
     if (!g) {  // the trainer's state goes to host memory while the generators run
       g = generate(policy, w, *c.instance, *c.accelerator, c.count, 0, out.problem);
       if (!g) return out;
+      // Offloaded, each instance's host memory holds its accelerators' training state.
+      const double host_need_gb = e.resident_state_gb * c.instance->accelerator_count;
+      const double host_gb = c.instance->memory_gib * 1.073741824;
+      if (host_need_gb > host_gb) {
+        out.problem = fmt::format("generation: the training state ({:.1f} GB per accelerator) does not fit beside the generators, and offloaded "
+                                  "it needs {:.1f} GB of host memory per instance, more than the instance's {:.0f} GiB",
+                                  e.resident_state_gb, host_need_gb, c.instance->memory_gib);
+        return out;
+      }
       e.offloaded = true;
       e.notes.push_back(fmt::format("the training state ({:.1f} GB per accelerator) is offloaded to host memory while generating",
                                     e.resident_state_gb));
@@ -256,6 +285,10 @@ RlEvaluation split_at(const ModelSpec& policy, const RlWorkload& w, const Cluste
   e.trainer_accelerators = e.trainer_instances * c.instance->accelerator_count;
   const Cluster trainer{c.instance, c.accelerator, e.trainer_instances};
   if (auto p = train(policy, w, trainer, e, pools)) {
+    out.problem = *p;
+    return out;
+  }
+  if (auto p = frozen_models_problem(policy, w, *c.accelerator, e.trainer_accelerators)) {
     out.problem = *p;
     return out;
   }
