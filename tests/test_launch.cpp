@@ -141,9 +141,17 @@ TEST_CASE("a folded MoE layout is written as Megatron's and torchtitan's expert 
   CHECK(args.count("--account-for-embedding-in-pipeline-split"));
   CHECK(args.count("--account-for-loss-in-pipeline-split"));
   CHECK(YAML::Load(file(files, "task.yaml").text)["envs"]["ETP"].as<std::string>() == "1");
-  // torchtitan lends expert parallelism only sharded data-parallel ranks (and TP ranks with ETP 1): ZeRO-1 lends none.
-  CHECK_FALSE(has_file(files, "torchtitan.toml"));
-  CHECK(file(files, "megatron_args.txt").text.find("# torchtitan.toml is not written: torchtitan's expert parallelism must divide") !=
+  // torchtitan shards ZeRO-1 (it has no ZeRO-1/2), and EP 32 borrows the 16 shard ranks x TP 2 (ETP 1).
+  const std::string sharded = file(files, "torchtitan.toml").text;
+  CHECK(sharded.find("data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 16\n") != std::string::npos);
+  CHECK(sharded.find("expert_parallel_degree = 32\n") != std::string::npos);
+  // Replicated (ZeRO-0) the data-parallel ranks lend none, and TP 2 alone lends no EP 32: no file, and the headers say why.
+  Layout replicated = l;
+  replicated.zero_stage = 0;
+  const auto replicated_files = emit_training(TrainingLaunch{&m, &w, &inst, &cat().accelerator_of(inst), 32, replicated, Precision::fp8}, ctx,
+                                              LaunchTarget::skypilot);
+  CHECK_FALSE(has_file(replicated_files, "torchtitan.toml"));
+  CHECK(file(replicated_files, "megatron_args.txt").text.find("# torchtitan.toml is not written: torchtitan's expert parallelism must divide") !=
         std::string::npos);
   // EP over the TP ranks with ETP 1 is one torchtitan runs.
   Layout folded{2, 8, 16, 2, 1, 1, Recompute::full};
@@ -363,6 +371,10 @@ TEST_CASE("Megatron arguments carry llama-3-8b's architecture, the steps and the
   CHECK(toml.find("flavor = \"8B\"") != std::string::npos);
   CHECK(toml.find("steps = 2385\n") != std::string::npos);
   CHECK(toml.find("interval = 100\n") != std::string::npos);
+  // ZeRO-2 has no torchtitan form: sharded (FSDP), said in the file. As replicate each rank would hold the whole optimizer state
+  // (a hostile review's 8B layout sized at 79.6 GB per H100 would have needed about 128 GB).
+  CHECK(toml.find("# ZeRO-2 is estimated; torchtitan shards fully (FSDP) or not at all: sharded here") != std::string::npos);
+  CHECK(toml.find("data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 16\n") != std::string::npos);
   // AutoTP with ZeRO-2: written.
   auto ds = nlohmann::json::parse(file(files, "deepspeed.json").text);
   CHECK(ds["tensor_parallel"]["autotp_size"] == 2);

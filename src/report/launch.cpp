@@ -308,12 +308,12 @@ std::string torchtitan_problem(const TrainingLaunch& t) {
   if (t.precision == Precision::fp16) return "torchtitan's mixed_precision_param is bfloat16 or float32: it has no fp16 training";
   if (l.ep <= 1) return "";
   // Expert parallelism borrows the sharded data-parallel ranks (and, with
-  // expert TP 1, the TP ranks): ZeRO below 3 is replicate, which lends none.
+  // expert TP 1, the TP ranks): ZeRO-0 is replicate, which lends none.
   const int etp = l.expert_tp();
   if (etp != l.tp && etp != 1)
     return fmt::format("torchtitan's expert tensor-parallel degree is 1 or the tensor-parallel degree, and this layout has ETP {} with TP {}", etp,
                        l.tp);
-  const int shard_degree = l.zero_stage == 3 ? l.dp : 1;
+  const int shard_degree = l.zero_stage >= 1 ? l.dp : 1;
   const int lent = etp == 1 ? l.cp * l.tp : l.cp;  // the ranks EP must be a multiple of
   if (l.ep % lent != 0 || (shard_degree * lent) % l.ep != 0)
     return fmt::format("torchtitan's expert parallelism must divide data_parallel_shard_degree x context_parallel_degree{} and be a multiple "
@@ -488,8 +488,14 @@ std::string torchtitan_toml(const TrainingLaunch& t, const LaunchContext& c) {
   // torchtitan v0.2's converter names (model.converters; "float8" alone is refused there).
   if (t.precision == Precision::fp8)
     s += t.model->is_moe() ? "converters = [\"quantize.linear.float8\", \"quantize.grouped_mm.float8\"]\n" : "converters = [\"quantize.linear.float8\"]\n";
-  // ZeRO-3 is FSDP (shard); below it the replicas keep whole weights (replicate).
-  const bool shard = l.zero_stage == 3;
+  // ZeRO-3 is FSDP (shard) and ZeRO-0 replicate (DDP). torchtitan has no
+  // ZeRO-1/2: as replicate every rank would hold the whole optimizer state,
+  // far more memory than the layout was sized for, so they are sharded too.
+  const bool shard = l.zero_stage >= 1;
+  if (l.zero_stage == 1 || l.zero_stage == 2)
+    s += fmt::format("# ZeRO-{} is estimated; torchtitan shards fully (FSDP) or not at all: sharded here, which needs less memory than "
+                     "estimated and all-gathers the weights in each forward and backward pass (more traffic than ZeRO-{}).\n",
+                     l.zero_stage, l.zero_stage);
   s += fmt::format("\n[parallelism]\ndata_parallel_replicate_degree = {}\ndata_parallel_shard_degree = {}\ntensor_parallel_degree = {}\n"
                    "pipeline_parallel_degree = {}\ncontext_parallel_degree = {}\nexpert_parallel_degree = {}\n",
                    shard ? 1 : l.dp, shard ? l.dp : 1, l.tp, l.pp, l.cp, l.ep);
