@@ -1348,3 +1348,20 @@ TEST_CASE("A service's unpriced rows say once why their price is unknown") {
   REQUIRE(cost.code == 0);
   CHECK(cost.out.find("Notes:\n  unknown prices: these types are listed, not ranked by cost:") != std::string::npos);
 }
+
+TEST_CASE("A service's fastest alternative is named only where it is faster than the pick by more than the typical error") {
+  // A blind trial: "fastest per token: 3 x p5.48xlarge ... p90 26 ms per token, $118,886/month" beside a pick at p90 26 ms for $82,032.
+  const std::string job = "recommend --model llama-3.1-70b --task inference --requests-per-second 10 --prompt-tokens 2000 --output-tokens 400 "
+                          "--length-spread 0.8 --arrival gamma:2 --max-ttft 1s --max-tpot 50ms";
+  const auto text = cli_test::run(job);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("  fastest per token: the pick") != std::string::npos);
+  const auto json = cli_test::run(job + " --format json");
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["alternatives"]["fastest"]["instance"] == j["recommendation"]["instance"]);
+  // One that is faster by more than that is still named.
+  const auto wider = cli_test::run("recommend --model llama-3-70b --task inference --requests-per-second 4");
+  REQUIRE(wider.code == 0);
+  CHECK(wider.out.find("  fastest per token: 1 x p5en.48xlarge") != std::string::npos);
+}

@@ -27,8 +27,9 @@ inline constexpr double kDefaultValueOfTimeUsdPerHour = 25;
 inline constexpr double kDefaultMaxCostMultiple = 2;
 
 // How much sooner an unpriced option must finish than the fastest priced one
-// to be named beside it: more than the training predictions' typical error
-// (docs/validation.md: pre-training median about 8% out of sample).
+// to be named beside it, and the fastest priced one than the pick to be named
+// apart from it: more than the predictions' typical error (docs/validation.md:
+// pre-training median about 8% out of sample).
 inline constexpr double kUnpricedSoonerFraction = 0.10;
 
 struct Candidate {
