@@ -940,6 +940,11 @@ TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and ne
   CHECK(r.out.rfind("file,kind,outcome,detail,count", 0) == 0);
   CHECK(r.out.find("Capacity Block") != std::string::npos);
   CHECK(run("catalog validate --overlay " + out).code == 0);
+  // With commitment rates imported, cost's notes no longer say the commitment columns are unknown (a trial found no reason given).
+  const std::string no_rates = "The catalog has no Savings Plan or Reserved Instance rate in us-east-1, so the commitment columns (--wide) are unknown";
+  CHECK(run("cost --model llama-3-8b --task pretrain --tokens 50B --family p5").out.find(no_rates) != std::string::npos);
+  CHECK(run("cost --model llama-3-8b --task inference --requests-per-second 2").out.find(no_rates) != std::string::npos);
+  CHECK(run("--catalog-add " + out + " cost --model llama-3-8b --task pretrain --tokens 50B --family p5").out.find(no_rates) == std::string::npos);
   Run cost = run("--catalog-add " + out + " cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --pricing savings-1y --format json");
   REQUIRE(cost.code == 0);
   auto j = nlohmann::json::parse(cost.out);

@@ -79,6 +79,9 @@ void print_table(const Table& t, const Catalog& c, std::string_view command, std
 // --as-of or a spot Timestamp) would make every later command refuse the
 // catalog, so the import is refused instead, saying which date did it.
 void refuse_future_import(const CatalogSource& base, std::vector<CatalogSource> overlays, const std::string& overlay_json);
+// A sentence for cost's notes where no type has a commitment rate in the
+// region (its 1Y and 3Y columns are then all unknown); "" where one has.
+std::string commitment_rates_note(const Catalog& catalog, const std::string& region);
 // Where --explain writes: stdout under the text table, else stderr, so that
 // stdout stays one JSON, CSV, markdown or HTML document.
 std::ostream& explain_stream(Format f);

@@ -794,6 +794,18 @@ void apply_storage_options(const RankingOptions& o, RecommendRequest& r) {
   if (!o.restart_minutes.empty()) r.restart_s = parse_number(o.restart_minutes, "--restart-minutes", 0, 1e5) * 60;
 }
 
+}  // namespace
+
+std::string commitment_rates_note(const Catalog& catalog, const std::string& region) {
+  for (const Instance& i : catalog.instances)
+    if (const RegionPrices* rp = i.prices_in(region); rp && !rp->commitments.empty()) return "";
+  return fmt::format(" The catalog has no Savings Plan or Reserved Instance rate in {}, so the commitment columns (--wide) are unknown: "
+                     "`gpuadvisor prices import --offer-file ... --savings-plans-file ...` adds them.",
+                     region);
+}
+
+namespace {
+
 // A pricing model with no data in the region: every cost under it would be unknown.
 void warn_if_pricing_empty(const Catalog& catalog, const RecommendRequest& r) {
   if (r.pricing == Pricing::on_demand || r.pricing == Pricing::best) return;
