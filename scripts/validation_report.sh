@@ -366,10 +366,16 @@ fields of `data/models.json`'s presets, `sliding_window`, `sliding_layers`,
 naming the case, the key and the nearest known one (`"promt_tokens"`: did
 you mean `prompt_tokens`?): a misspelt field would otherwise leave its default
 in force while the case reads as measured. So is a field of another task:
-a serving field (`clients`, `speculative`, ...) on a training or RL case, a
-training or RL field (`rl`, `stages`, `framework`, `seq_len`, `global_batch`,
-`layout`, `lora_rank`, `lora_targets`, `flash_attention`) on an inference
-case, and `rollout_instances` with `colocated` placement. The optional names `engine`,
+a serving field (`clients`, `speculative`, `prompt_tokens`, `output_tokens`,
+`kv_cache`, `batch`, `engine`, `engine_version`, `tp`, `pp`, ...) on a training
+or RL case, a training or RL field (`rl`, `stages`, `framework`, `seq_len`,
+`global_batch`, `layout`, `lora_rank`, `lora_targets`, `flash_attention`) on an
+inference case, a training field on an RL case (its shape is in `rl`), `rl` or
+`stages` on a training case, `lora_rank` and `lora_targets` on a `pretrain` or
+`finetune` case, and `rollout_instances` with `colocated` placement. A
+`system` that is no instance type of the catalog or of
+data/validation/systems.json is refused too (exit 2, the nearest names), as a
+misspelt `model` is. The optional names `engine`,
 `kv_cache` and `framework` are left out for their default; an empty string
 is refused (exit 2), as a blank field reads as a mistake.
 

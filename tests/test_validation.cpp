@@ -385,7 +385,16 @@ TEST_CASE("a case that does not fit in memory is a reported disagreement, not sk
     "source": "test", "source_key": "TEST"}]})");
   CaseResult r = predict_case(cases[0], validation_catalog());
   CHECK_FALSE(r.predicted);
-  CHECK(r.problem.find("does not fit in memory") != std::string::npos);
+  CHECK(r.problem.find("the model cannot run it as described: needs ") != std::string::npos);
+  CHECK(r.problem.find(" GB per accelerator at best, has 23.6 GB") != std::string::npos);
+  // A layout the model cannot run is not called a memory problem (a hostile review: tp 1024 on 16 GPUs "does not fit in memory").
+  auto wrong = read_cases("c.json", R"({"cases": [{"id": "TP", "task": "pretrain", "model": "llama-3-8b", "system": "p5.48xlarge", "instances": 2,
+    "precision": "bf16", "seq_len": 4096, "global_batch": 64, "metric": "tokens_per_second_per_gpu", "measured": 10, "layout": {"tp": 1024},
+    "source": "test", "source_key": "TEST"}]})");
+  CaseResult w = predict_case(wrong[0], validation_catalog());
+  CHECK_FALSE(w.predicted);
+  CHECK(w.problem.find("memory") == std::string::npos);
+  CHECK(w.problem.find("the model cannot run it as described: ") == 0);
 }
 
 TEST_CASE("calibrate recovers a scaled efficiency and improves the error") {
@@ -610,7 +619,7 @@ TEST_CASE("the published measurements under load are read, predicted through the
       // above the profile's: the only usable rows the model cannot fit.
       INFO(r.c->id << ": " << r.problem);
       CHECK(inferencex);
-      CHECK(r.problem.find("does not fit in memory") != std::string::npos);
+      CHECK(r.problem.find("per accelerator exceed its") != std::string::npos);
       ++no_fit;
     }
   }
@@ -692,6 +701,22 @@ TEST_CASE("a case's speculative field: read as --speculative reads it, refused w
   CHECK(hf.code == 2);
   CHECK(hf.err.find("field 'max_batched_tokens'") != std::string::npos);
   CHECK(cases_with(training + R"("max_batched_tokens": 4096)").code == 2);
+  // A hostile review: these were read on a training case and never used (the prediction unchanged).
+  for (const char* other : {R"("prompt_tokens": 512)", R"("engine": "vllm")", R"("kv_cache": "fp8")", R"("rl": {})", R"("tp": 2)", R"("batch": 8)"}) {
+    const auto refused = cases_with(training + other);
+    INFO(other << ": " << refused.err);
+    CHECK(refused.code == 2);
+  }
+  const std::string pretrain = R"("tokens_per_second_per_gpu", "measured": 9000, "task": "pretrain", "model": "llama-3-8b", "system": "p5.48xlarge", "precision": "bf16", "seq_len": 2048, "global_batch": 32, )";
+  const auto lora_on_pretrain = cases_with(pretrain + R"("lora_rank": 16)");
+  CHECK(lora_on_pretrain.code == 2);
+  CHECK(lora_on_pretrain.err.find("field 'lora_rank'") != std::string::npos);
+  CHECK(cases_with(training + R"("lora_rank": 16)").code == 0);  // a LoRA case takes it
+  // A mistyped system is refused as a mistyped model is, with the nearest names, not kept as a row without a prediction.
+  const auto typo = cases_with(R"("tokens_per_second_per_gpu", "measured": 9000, "task": "pretrain", "model": "llama-3-8b", "system": "p5.48xlarg", "precision": "bf16", "seq_len": 2048, "global_batch": 32)");
+  CHECK(typo.code == 2);
+  CHECK(typo.err.find("field 'system': 'p5.48xlarg' is not an instance type") != std::string::npos);
+  CHECK(typo.err.find("did you mean: p5.48xlarge") != std::string::npos);
   // TensorRT-LLM's attention-DP balance: its engine, a layout with attention data parallelism.
   const std::string dep = R"("tpot_s", "measured": 0.02, "task": "inference", "model": "deepseek-v3", "system": "p6-b200.48xlarge", "precision": "fp8", "prompt_tokens": 922, "output_tokens": 922, "tp": 8, "ep": 8, "clients": 64, )";
   CHECK(cases_with(dep + R"("engine": "trtllm", "attention_dp": 8, "attention_dp_balance_iters": 60)").code == 0);

@@ -1,6 +1,7 @@
 // Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // `gpuadvisor validate` (predictions against published measurements) and
 // `gpuadvisor calibrate` (fit the efficiency parameters, write an overlay).
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,11 +13,25 @@
 #include "gpuadvisor/validation/accuracy_table.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/base/files.hpp"
+#include "gpuadvisor/base/names.hpp"
 #include "gpuadvisor/validation/validation.hpp"
 
 namespace gpuadvisor::cli {
 
 namespace {
+
+// A case's system that is no instance type is a typo in the file, refused as
+// a mistyped model is (exit 2, the nearest names), not a row without a prediction.
+void refuse_unknown_systems(const Catalog& catalog, const std::string& origin, const std::vector<ValidationCase>& cases) {
+  std::vector<std::string> names;
+  for (const auto& i : catalog.instances) names.push_back(i.name);
+  for (const auto& c : cases) {
+    if (catalog.find_instance(c.system)) continue;
+    const auto near = nearest_names(c.system, names);
+    throw InputError(fmt::format("{}: case '{}': field 'system': '{}' is not an instance type of the catalog or data/validation/systems.json{}",
+                                 origin, c.id, c.system, near.empty() ? "" : fmt::format("; did you mean: {}?", fmt::join(near, ", "))));
+  }
+}
 
 // The catalog with the validation systems, and the cases (bundled or a file).
 std::pair<Catalog, std::vector<ValidationCase>> validation_inputs(const GlobalOptions& g, const std::string& file) {
@@ -25,7 +40,9 @@ std::pair<Catalog, std::vector<ValidationCase>> validation_inputs(const GlobalOp
   Catalog catalog = load_catalog(base, overlays);
   const std::string origin = file.empty() ? "<data/validation/cases.json>" : file;
   const std::string text = file.empty() ? std::string(embedded_validation_cases_text()) : read_input_file(file, "a cases file");
-  return {std::move(catalog), read_cases(origin, text)};
+  std::vector<ValidationCase> cases = read_cases(origin, text);
+  refuse_unknown_systems(catalog, origin, cases);
+  return {std::move(catalog), std::move(cases)};
 }
 
 class ValidateCommand : public Command {

@@ -435,6 +435,31 @@ void read_training_case(const Reader& r, const json& j, ValidationCase& c) {
   if (!c.layout.etp) c.layout.etp = 0;
 }
 
+// A field of another task's case would be read as measured and never used:
+// each is refused where its task cannot take it.
+void refuse_other_tasks_fields(const Reader& r, const json& j, const ValidationCase& c) {
+  if (!c.is_inference())
+    for (const char* k : {"speculative", "clients", "requests", "length_spread", "prompt_tokens_p95", "output_tokens_p95", "requests_per_second",
+                          "compiled_batch", "ep", "attention_dp", "scheduler_recv_interval", "max_batched_tokens", "attention_dp_balance_iters",
+                          "prompt_tokens", "output_tokens", "kv_cache", "concurrency", "batch", "engine", "engine_version", "tp", "pp"})
+      if (j.contains(k))
+        r.fail(k, fmt::format("describes a serving load or engine: only an inference case takes it{}",
+                              c.is_rl() && (std::string_view(k) == "prompt_tokens") ? " (an RL case's lengths are in its 'rl' object)" : ""));
+  if (c.is_inference())
+    for (const char* k : {"rl", "stages", "framework", "seq_len", "global_batch", "layout", "lora_rank", "lora_targets", "flash_attention"})
+      if (j.contains(k)) r.fail(k, "describes a training or RL run: an inference case does not take it");
+  if (c.is_rl())
+    for (const char* k : {"framework", "seq_len", "global_batch", "layout", "lora_rank", "lora_targets", "flash_attention"})
+      if (j.contains(k)) r.fail(k, "describes a training run: an RL case takes its shape in its 'rl' object and its stages in 'stages'");
+  if (!c.is_rl() && !c.is_inference()) {
+    for (const char* k : {"rl", "stages"})
+      if (j.contains(k)) r.fail(k, "describes an RL step: only an rl case takes it");
+    const bool adapters = c.task == "lora" || c.task == "qlora";
+    for (const char* k : {"lora_rank", "lora_targets"})
+      if (!adapters && j.contains(k)) r.fail(k, fmt::format("describes LoRA adapters: a {} case trains none (task lora or qlora)", c.task));
+  }
+}
+
 // `source_families`: [{"family": NAME, "sources": [SOURCE_KEY, ...], "why": TEXT}]:
 // each source in one family at most; a source in none is a family of its own.
 std::map<std::string, std::string> read_source_families(const std::string& origin, const json& doc) {
@@ -522,13 +547,7 @@ std::vector<ValidationCase> read_cases(const std::string& origin, const std::str
     if (c.usable && c.is_rl()) read_rl_case(r, j, c);
     else if (c.usable && c.is_inference()) read_inference_case(r, j, c);
     else if (c.usable) read_training_case(r, j, c);
-    if (!c.is_inference())  // a serving field on a training or RL case would be read as measured and never used
-      for (const char* k : {"speculative", "clients", "requests", "length_spread", "prompt_tokens_p95", "output_tokens_p95", "requests_per_second", "compiled_batch", "ep", "attention_dp",
-                            "scheduler_recv_interval", "max_batched_tokens", "attention_dp_balance_iters"})
-        if (j.contains(k)) r.fail(k, "describes a serving load or engine: only an inference case takes it");
-    if (c.is_inference())  // nor a training or RL field on a serving case
-      for (const char* k : {"rl", "stages", "framework", "seq_len", "global_batch", "layout", "lora_rank", "lora_targets", "flash_attention"})
-        if (j.contains(k)) r.fail(k, "describes a training or RL run: an inference case does not take it");
+    refuse_other_tasks_fields(r, j, c);
     out.push_back(std::move(c));
   }
   check_source_families(origin, family_of_source, out);
@@ -545,7 +564,7 @@ void predict_rl(const ValidationCase& c, const Instance& inst, const Accelerator
   }
   RlEvaluation ev = estimate_rl(c.model, c.rl, Cluster{&inst, &acc, c.instances}, *c.rl.placement, c.rollout_instances);
   if (!ev.estimate) {
-    r.problem = "does not fit in memory under the model: " + ev.problem;
+    r.problem = "the model cannot run it as described: " + ev.problem;
     return;
   }
   const RlEstimate& e = *ev.estimate;
@@ -620,7 +639,7 @@ CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
     const LayoutRequest layout{c.tp ? std::optional<int>(c.tp) : std::nullopt, c.ep, c.attention_dp};
     const ServingChoice choice = choose_serving_layout(c.model, c.inference, *inst, acc, c.pp, layout, c.batch);
     if (!choice.row || !choice.problem.empty()) {
-      r.problem = "does not fit in memory under the model: " + choice.problem;
+      r.problem = "the model cannot run it as described: " + choice.problem;
       return r;
     }
     // Cases with clients, and every latency distribution, go through the
@@ -663,7 +682,7 @@ CaseResult predict_case(const ValidationCase& c, const Catalog& catalog) {
     }
     ClusterSearch s = search_cluster(c.model, c.training, Cluster{inst, &acc, c.instances}, c.layout);
     if (!s.best) {
-      r.problem = "does not fit in memory under the model: " + s.problem;
+      r.problem = "the model cannot run it as described: " + s.problem;
       return r;
     }
     const TrainingEstimate& e = *s.best;
