@@ -973,6 +973,22 @@ TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and ne
                                 R"("ProductDescription": "Linux/UNIX", "SpotPrice": "10.0", "Timestamp": "2999-11-01T00:00:00Z"}]})";
   CHECK(run("prices import --spot-history " + future_spot + " --output " + out).code == 2);
   CHECK(!std::ifstream(out).good());
+  // Two prices for one zone at one instant are ambiguous, as two on-demand rates are; the last one was taken silently.
+  std::ofstream(future_spot) << R"({"SpotPriceHistory": [)"
+                                R"({"AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX", "SpotPrice": "20.0", "Timestamp": "2026-11-01T00:00:00Z"},)"
+                                R"({"AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX", "SpotPrice": "40.0", "Timestamp": "2026-11-01T00:00:00Z"}]})";
+  Run ambiguous = run("prices import --spot-history " + future_spot + " --output " + out);
+  CHECK(ambiguous.code == 2);
+  CHECK(ambiguous.err.find("a second spot price for p5.48xlarge in us-east-1a at 2026-11-01T00:00:00Z ($40 against $20); the file is ambiguous") !=
+        std::string::npos);
+  // The overlay is never written over a file it reads.
+  const std::string copy = "gpuadvisor_test_offer_copy_" + std::to_string(getpid()) + ".json";
+  std::ofstream(copy) << test_files::slurp(data("prices/offer_ec2.json"));
+  Run over = run("prices import --offer-file " + copy + " --output " + copy);
+  CHECK(over.code == 2);
+  CHECK(over.err.find("it is the input file") != std::string::npos);
+  CHECK(test_files::slurp(copy) == test_files::slurp(data("prices/offer_ec2.json")));
+  std::remove(copy.c_str());
   std::remove(future_spot.c_str());
   CHECK(run("prices import --spot-advisor " + data("prices/spot_advisor.json") + " --as-of 2026-12-02 --output " + out).code == 0);  // a day's grace
   std::remove(out.c_str());

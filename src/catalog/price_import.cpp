@@ -372,7 +372,13 @@ void import_spot_history(const Catalog& catalog, const PriceFile& f, Collected& 
     if (type.empty() || az.empty() || !when || !usd) fail(f, where, "expected InstanceType, AvailabilityZone, SpotPrice (a number string) and Timestamp (UTC)");
     if (desc.rfind("Linux/UNIX", 0) != 0) { t.add("skipped", "not Linux/UNIX"); continue; }
     if (!catalog.find_instance(type)) { t.add("skipped", "instance type not in the catalog"); continue; }
-    series[{type, az}].push_back({*when, *usd});
+    auto& points = series[{type, az}];
+    // Two prices for one zone at one instant: the file is ambiguous, as a second on-demand rate is.
+    if (const auto same = std::find_if(points.begin(), points.end(), [&](const auto& x) { return x.first == *when && x.second != *usd; });
+        same != points.end())
+      fail(f, where, fmt::format("a second spot price for {} in {} at {} (${:g} against ${:g}); the file is ambiguous", type, az, ts, *usd,
+                                 same->second));
+    points.push_back({*when, *usd});
     if (*when > newest) {
       newest = *when;
       newest_text = ts;

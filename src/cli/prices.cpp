@@ -111,12 +111,22 @@ class PricesCommand : public Command {
   std::vector<CapacityBlockFetchOptions> capacity_block_requests(const Catalog& catalog) const;
   FetchOptions fetch_options(const GlobalOptions& g, const Catalog& catalog, const std::string& output) const;
 
+  // The overlay written over one of the files it was read from would lose that file.
+  static void refuse_output_over_input(const std::string& output, std::initializer_list<const std::vector<std::string>*> inputs) {
+    std::error_code ec;
+    for (const auto* paths : inputs)
+      for (const auto& p : *paths)
+        if (std::filesystem::equivalent(output, p, ec) && !ec)
+          throw InputError(fmt::format("--output {}: it is the input file {}; write the overlay to another file", output, p));
+  }
+
   int run_import(const GlobalOptions& g) {
     auto [base, overlays] = catalog_sources(g);
     ImportInputs in;
     in.as_of = as_of.empty() ? today() : as_of;
     if (!days_between(in.as_of, in.as_of)) throw InputError(fmt::format("--as-of: '{}' is not a YYYY-MM-DD date", in.as_of));
     if (!region.empty()) in.region = region;
+    refuse_output_over_input(output, {&offer_files, &sp_files, &spot_files, &advisor_files});
     // Offer and Savings Plans files are streamed from disk at any size; spot files are read whole.
     auto stream = [](const std::vector<std::string>& paths, std::vector<PriceFile>& out) {
       for (const auto& p : paths) out.push_back({p, "", checked_input_path(p, "a price file")});
