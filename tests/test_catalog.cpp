@@ -164,6 +164,10 @@ TEST_CASE("catalog overlays (--catalog-add) override fields and add entries") {
   CHECK(c.instances.size() == load_catalog(base).instances.size() + 1);
   CHECK_THROWS_WITH(load_catalog(base, {read_catalog_file(data("bad_overlay_no_name.json"))}), Catch::Contains("needs a name"));
   CHECK_THROWS_WITH(load_catalog(base, {read_catalog_file(data("bad_overlay_unknown_key.json"))}), Catch::Contains("not allowed in an overlay"));
+  // An overlay's error names its own file and its index there, not the merged list's (a hostile review read "instances[47]").
+  const CatalogSource negative{"team.json", R"({"instances": [{"name": "p5.48xlarge", "prices": {"us-east-1": {"on_demand": )"
+                                            R"({"usd_per_hour": -5, "as_of": "2026-11-01", "source": "AWS-PRICING"}}}}]})"};
+  CHECK_THROWS_WITH(load_catalog(base, {negative}), Catch::Contains("team.json: instances[0] 'p5.48xlarge'"));
 }
 
 TEST_CASE("suggestions for unknown names and date arithmetic") {

@@ -544,13 +544,14 @@ void apply_overlay_list(json& base, const json& overlay, const char* key, const 
 Catalog load_catalog(const CatalogSource& base, const std::vector<CatalogSource>& overlays) {
   json doc = parse_json_document(base);
   std::vector<std::string> origins{base.origin};
-  // Remember which file each entry finally came from, for error messages.
-  std::map<std::string, std::string> entry_origin;
+  // Remember which file each entry finally came from, and its index there, for error messages.
+  std::map<std::string, std::pair<std::string, size_t>> entry_origin;
   auto note_origins = [&](const json& d, const std::string& origin) {
     for (const char* key : {"accelerators", "instances"})
       if (d.contains(key) && d[key].is_array())
-        for (const auto& e : d[key])
-          if (e.is_object() && e.contains("name") && e["name"].is_string()) entry_origin[std::string(key) + ":" + e["name"].get<std::string>()] = origin;
+        for (size_t i = 0; i < d[key].size(); ++i)
+          if (const json& e = d[key][i]; e.is_object() && e.contains("name") && e["name"].is_string())
+            entry_origin[std::string(key) + ":" + e["name"].get<std::string>()] = {origin, i};
   };
   note_origins(doc, base.origin);
   for (const auto& ov : overlays) {
@@ -602,16 +603,20 @@ Catalog load_catalog(const CatalogSource& base, const std::vector<CatalogSource>
     if (!v.is_array() || v.empty()) top.fail(key, "expected a non-empty list");
     return v;
   };
-  auto origin_of = [&](const char* key, const json& e) -> const std::string& {
-    if (e.is_object() && e.contains("name") && e["name"].is_string()) {
-      auto it = entry_origin.find(std::string(key) + ":" + e["name"].get<std::string>());
-      if (it != entry_origin.end()) return it->second;
-    }
-    return base.origin;
+  auto noted = [&](const char* key, const json& e) -> const std::pair<std::string, size_t>* {
+    if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) return nullptr;
+    auto it = entry_origin.find(std::string(key) + ":" + e["name"].get<std::string>());
+    return it == entry_origin.end() ? nullptr : &it->second;
   };
-  auto entry_name = [](const char* key, size_t i, const json& e) {
+  auto origin_of = [&](const char* key, const json& e) -> const std::string& {
+    const auto* n = noted(key, e);
+    return n ? n->first : base.origin;
+  };
+  // Named by its index in the file it came from (an overlay's instances[0], not the merged list's 47th).
+  auto entry_name = [&](const char* key, size_t i, const json& e) {
     std::string n = (e.is_object() && e.contains("name") && e["name"].is_string()) ? " '" + e["name"].get<std::string>() + "'" : "";
-    return fmt::format("{}[{}]{}", key, i, n);
+    const auto* at = noted(key, e);
+    return fmt::format("{}[{}]{}", key, at ? at->second : i, n);
   };
 
   const json& accs = list("accelerators");

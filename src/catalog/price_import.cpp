@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -153,7 +154,7 @@ void import_savings_plan_rate(const Catalog& catalog, const PriceFile& f, const 
   if (region.empty()) { t.add("skipped", "region not known for this usage type (pass --region)"); return; }
   const json& dr = member(f, rate, "discountedRate", where, json::value_t::object);
   auto usd = dr.contains("price") ? price(dr["price"]) : std::nullopt;
-  if (!usd) fail(f, where, "expected discountedRate.price as a number string");
+  if (!usd) fail(f, where, "expected discountedRate.price as a number string of a price of 0 or more");
   if (*usd <= 0) { t.add("skipped", "zero rate"); return; }
   // Savings Plans rates are effective hourly rates (any upfront payment is part of the commitment).
   c.prices[type][region]["commitments"][key->second] = {{"usd_per_hour", *usd}, {"as_of", date}, {"source", "IMPORT-SP"}};
@@ -215,7 +216,7 @@ void import_on_demand_terms(const PriceFile& f, const std::string& sku, const js
     for (const auto& dim : dims) {
       if (str(dim, "unit") != "Hrs") continue;
       auto usd = dim.contains("pricePerUnit") && dim["pricePerUnit"].is_object() ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
-      if (!usd) fail(f, "terms.OnDemand." + sku, "expected pricePerUnit.USD as a number string");
+      if (!usd) fail(f, "terms.OnDemand." + sku, "expected pricePerUnit.USD as a number string of a price of 0 or more");
       if (*usd <= 0) { t.add("skipped", "zero on-demand rate"); continue; }
       // Two SKUs that both pass the filters but disagree: which is the rate is unknowable, so neither is taken silently.
       const json& earlier = c.prices[o.instance][o.region][o.capacity_block ? "capacity_block" : "on_demand"];
@@ -243,7 +244,7 @@ void import_reserved_terms(const PriceFile& f, const std::string& sku, const jso
     double hourly = 0, upfront = 0;
     for (const auto& dim : member(f, term, "priceDimensions", "terms.Reserved." + sku, json::value_t::object)) {
       auto usd = dim.contains("pricePerUnit") && dim["pricePerUnit"].is_object() ? price(dim["pricePerUnit"].value("USD", json())) : std::nullopt;
-      if (!usd) fail(f, "terms.Reserved." + sku, "expected pricePerUnit.USD as a number string");
+      if (!usd) fail(f, "terms.Reserved." + sku, "expected pricePerUnit.USD as a number string of a price of 0 or more");
       (str(dim, "unit") == "Hrs" ? hourly : upfront) += *usd;
     }
     if (hourly + upfront <= 0) { t.add("skipped", "reserved term with no price"); continue; }
@@ -444,6 +445,15 @@ void import_spot_advisor(const Catalog& catalog, const PriceFile& f, const std::
 
 }  // namespace
 
+// The overlay being built, named by the files it comes from in its errors
+// (a rate the catalog refuses is in one of them, not in a file of its own).
+static std::string imported_overlay_name(const ImportInputs& in) {
+  std::vector<std::string> files;
+  for (const auto* list : {&in.offer_files, &in.savings_plan_files, &in.spot_histories, &in.spot_advisors})
+    for (const auto& f : *list) files.push_back(f.origin);
+  return fmt::format("the prices imported from {}", fmt::join(files, ", "));
+}
+
 ImportResult import_prices(const CatalogSource& base, const std::vector<CatalogSource>& overlays, const ImportInputs& in) {
   const Catalog catalog = load_catalog(base, overlays);
   ImportResult result;
@@ -490,7 +500,7 @@ ImportResult import_prices(const CatalogSource& base, const std::vector<CatalogS
   result.prices_written = c.written;
   // The overlay must load on this catalog, or nothing is written.
   std::vector<CatalogSource> with = overlays;
-  with.push_back({"<imported overlay>", result.overlay_json});
+  with.push_back({imported_overlay_name(in), result.overlay_json});
   load_catalog(base, with);
   return result;
 }
