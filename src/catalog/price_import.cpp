@@ -501,7 +501,7 @@ ImportResult import_prices(const CatalogSource& base, const std::vector<CatalogS
   // The overlay must load on this catalog, or nothing is written.
   std::vector<CatalogSource> with = overlays;
   with.push_back({imported_overlay_name(in), result.overlay_json});
-  load_catalog(base, with);
+  result.merged = load_catalog(base, with);
   return result;
 }
 

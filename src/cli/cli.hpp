@@ -78,7 +78,11 @@ void print_table(const Table& t, const Catalog& c, std::string_view command, std
 // Before `prices import` writes its overlay: a price dated after today (by
 // --as-of or a spot Timestamp) would make every later command refuse the
 // catalog, so the import is refused instead, saying which date did it.
-void refuse_future_import(const CatalogSource& base, std::vector<CatalogSource> overlays, const std::string& overlay_json);
+void refuse_future_import(const Catalog& merged);
+
+// A comma list with an empty item ("a,", ",a", "a,,b") is refused, naming the
+// flag; the parser would drop the item (and, left with none, take the next flag).
+void refuse_empty_item(std::string_view flag, std::string_view list);
 // A sentence for cost's notes where no type has a commitment rate in the
 // region (its 1Y and 3Y columns are then all unknown); "" where one has.
 std::string commitment_rates_note(const Catalog& catalog, const std::string& region);
@@ -143,6 +147,7 @@ struct PickSummary {
   std::string cost_key;     // "ranked_usd" or "ranked_usd_per_month"
   std::string job;          // the model and task ("llama-3-70b pretrain"), to warn when a baseline is another job's
   std::string terms;        // the pricing and region ("on-demand in us-east-1"), to warn when a baseline's cost is at others
+  std::string workload;     // the document's "workload" object as JSON text (empty: none), to warn when a baseline's differs
 };
 // "on-demand in us-east-1": the terms a request's costs are at.
 std::string pricing_terms(std::string_view pricing, std::string_view region);

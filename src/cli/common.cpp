@@ -106,10 +106,9 @@ void refuse_future_dates(const Catalog& c) {
 
 }  // namespace
 
-void refuse_future_import(const CatalogSource& base, std::vector<CatalogSource> overlays, const std::string& overlay_json) {
-  overlays.push_back({"<imported overlay>", overlay_json});
+void refuse_future_import(const Catalog& merged) {
   try {
-    refuse_future_dates(load_catalog(base, overlays));
+    refuse_future_dates(merged);
   } catch (const InputError& e) {
     throw InputError(fmt::format("the imported prices would be refused by every command: {}; nothing written (--as-of, or a Timestamp "
                                  "of --spot-history, dates them; give the day the files were read)",
@@ -848,6 +847,11 @@ std::map<std::string, int> parse_quota_vcpus(const std::string& text) {
 
 }  // namespace
 
+void refuse_empty_item(std::string_view flag, std::string_view list) {
+  if (!list.empty() && (list.front() == ',' || list.back() == ',' || list.find(",,") != std::string_view::npos))
+    throw InputError(fmt::format("{}: empty item in '{}' (give names separated by single commas, e.g. {} a,b)", flag, list, flag));
+}
+
 namespace {
 // "a,b,c" -> a, b, c (empty items dropped: callers refuse them first).
 std::vector<std::string> comma_items(const std::string& text) {
@@ -882,8 +886,7 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
     if (o.region == "any") {
       r.regions = known;
     } else {
-      if (o.region.front() == ',' || o.region.back() == ',' || o.region.find(",,") != std::string::npos)
-        throw InputError(fmt::format("--region: empty item in '{}' (give names separated by single commas, e.g. --region a,b)", o.region));
+      refuse_empty_item("--region", o.region);
       for (const auto& name : comma_items(o.region)) {
         if (std::find(known.begin(), known.end(), name) == known.end())
           throw InputError(fmt::format("--region: '{}' has no prices in this catalog (it prices {}; any for all)", name, fmt::join(known, ", ")));

@@ -173,9 +173,7 @@ void refuse_empty_list_items(const CLI::App& app, int argc, char** argv) {
       std::optional<std::string_view> value;
       if (a == n && i + 1 < argc) value = argv[i + 1];
       else if (a.size() > n.size() && a.substr(0, n.size() + 1) == n + "=") value = a.substr(n.size() + 1);
-      if (!value || value->empty()) continue;  // an empty value has its own message
-      if (value->front() == ',' || value->back() == ',' || value->find(",,") != std::string_view::npos)
-        throw InputError(fmt::format("{}: empty item in '{}' (give names separated by single commas, e.g. {} a,b)", n, *value, n));
+      if (value) refuse_empty_item(n, *value);  // an empty value has its own message
     }
   }
 }

@@ -142,7 +142,7 @@ class PricesCommand : public Command {
       throw InputError("give at least one of --offer-file, --savings-plans-file, --spot-history, --spot-advisor");
     ImportResult result = import_prices(base, overlays, in);
     if (result.prices_written == 0) throw NothingFitsError("no price in these files matches an instance type of the catalog; nothing written");
-    refuse_future_import(base, overlays, result.overlay_json);
+    refuse_future_import(result.merged);
     write_file_atomically(output, result.overlay_json);
     print_table(import_report_table(result.report), load_catalog(base, overlays), "prices import", "report", g);
     spdlog::info("wrote {} prices to {}; use it with --catalog-add {}", result.prices_written, output, output);
