@@ -194,7 +194,7 @@ double parse_memory_gb(std::string_view text, std::string_view what) {
   std::string u = lower_case(unit);
   double gb = 0;
   if (u.empty() || u == "gb" || u == "g") gb = value;
-  else if (u == "gib") gb = value * 1.073741824;
+  else if (u == "gib") gb = value * kGbPerGib;
   else if (u == "tb") gb = value * 1000;
   else if (u == "tib") gb = value * 1099.511627776;
   else if (u == "mb") gb = value / 1000;

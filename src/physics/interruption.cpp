@@ -37,7 +37,7 @@ double checkpoint_write_gb_per_s(CheckpointStorage s, int instances, Task task) 
   switch (storage_for(s, instances, task)) {
     case CheckpointStorage::s3: return kS3WriteGbPerSPerInstance * n;
     case CheckpointStorage::fsx_lustre: return kFsxLustreWriteGbPerS;
-    case CheckpointStorage::efs: return std::min(5 * 1.073741824, 1.572864 * n);  // 5 GiB/s per file system, 1,500 MiB/s per client
+    case CheckpointStorage::efs: return std::min(5 * kGbPerGib, 1.572864 * n);  // 5 GiB/s per file system, 1,500 MiB/s per client
     case CheckpointStorage::local_nvme: return 2.0 * n;            // ~2 GB/s per instance's NVMe
     case CheckpointStorage::automatic: break;                      // resolved above
   }

@@ -165,7 +165,7 @@ Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidat
     // is the pick's speed as far as the model can tell: the pick is named (a
     // trial's "fastest per token" was 3 x p5 at 45% more for the same 26 ms).
     auto or_pick = [&](std::optional<size_t> f) {
-      return f && c[*f].time >= (1 - kUnpricedSoonerFraction) * c[*out.pick].time ? out.pick : f;
+      return f && c[*f].time >= (1 - kSoonerToNameFraction) * c[*out.pick].time ? out.pick : f;
     };
     out.fastest = or_pick(out.fastest);
     // A 12-minute run at 2,370x the pick's price is no one's alternative: the
@@ -177,7 +177,7 @@ Choice choose(const std::vector<Candidate>& c, double slack, bool every_candidat
     const auto quickest = best_of(c, within, quicker, false);
     // Named only when sooner by more than the predictions' typical error: a
     // few seconds on an 18-minute job is no reason to look for a price.
-    if (quickest && !c[*quickest].cost && c[*quickest].time < (1 - kUnpricedSoonerFraction) * c[*out.fastest].time)
+    if (quickest && !c[*quickest].cost && c[*quickest].time < (1 - kSoonerToNameFraction) * c[*out.fastest].time)
       out.fastest_unpriced = quickest;
   }
   const std::vector<size_t> keep = every_candidate ? all(c) : best_per_group(c, slack, out.pick);

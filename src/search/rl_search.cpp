@@ -249,7 +249,7 @@ RlEvaluation colocated(const ModelSpec& policy, const RlWorkload& w, const Clust
       if (!g) return out;
       // Offloaded, each instance's host memory holds its accelerators' training state.
       const double host_need_gb = e.resident_state_gb * c.instance->accelerator_count;
-      const double host_gb = c.instance->memory_gib * 1.073741824;
+      const double host_gb = c.instance->memory_gb();
       if (host_need_gb > host_gb) {
         out.problem = fmt::format("generation: the training state ({:.1f} GB per accelerator) does not fit beside the generators, and offloaded "
                                   "it needs {:.1f} GB of host memory per instance, more than the instance's {:.0f} GiB",

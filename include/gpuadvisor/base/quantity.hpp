@@ -27,6 +27,9 @@ long long parse_decimal_integer(std::string_view text, std::string_view what);
 // A plain positive integer ("8", "1024"), as parse_decimal_integer and at least 1.
 long long parse_positive_integer(std::string_view text, std::string_view what);
 
+// Gigabytes (10^9 bytes) per gibibyte (2^30 bytes): catalogs give memory in GiB, the physics in GB.
+inline constexpr double kGbPerGib = 1.073741824;
+
 // "72h", "14d", "90min", "3600s", "2w". A unit is required; "m" and "M" are
 // refused (a million elsewhere), minutes are "min" or "minutes"; at most
 // kLongestDurationHours (a thousand years).

@@ -4,6 +4,7 @@
 // validated entry by entry. Schema: docs/catalog.md.
 #pragma once
 #include "gpuadvisor/base/names.hpp"
+#include "gpuadvisor/base/quantity.hpp"
 #include <algorithm>
 #include <array>
 #include <map>
@@ -97,7 +98,7 @@ struct Accelerator {
   Efficiency efficiency;
 
   std::optional<double> tflops(Precision p) const { return dense_tflops.get(p); }
-  double memory_usable_gb() const { return memory_usable_gib * 1.073741824; }
+  double memory_usable_gb() const { return memory_usable_gib * kGbPerGib; }
 };
 
 // One price figure. `usd_per_hour` is empty when the figure is not known;
@@ -154,6 +155,7 @@ struct Instance {
   int accelerator_count = 0;
   int vcpus = 0;
   double memory_gib = 0;
+  double memory_gb() const { return memory_gib * kGbPerGib; }
   double local_nvme_gb = 0;
   std::string local_nvme;
   double network_gbps = 0;

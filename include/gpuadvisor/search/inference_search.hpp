@@ -72,7 +72,7 @@ struct ServingRecommendation {
   // The recommended service and the alternatives (docs/methodology.md §The pick):
   // cost is the service per month, time the time per output token.
   std::optional<ServingRow> pick, cheapest, fastest;
-  // Faster than `fastest` by more than kUnpricedSoonerFraction of its time per
+  // Faster than `fastest` by more than kSoonerToNameFraction of its time per
   // token, at a price the catalog lacks (training's rule, objective.hpp).
   std::optional<ServingRow> fastest_unpriced;
   // The fastest within --max-cost-multiple of the cheapest, where `fastest`

@@ -30,7 +30,7 @@ inline constexpr double kDefaultMaxCostMultiple = 2;
 // to be named beside it, and the fastest priced one than the pick to be named
 // apart from it: more than the predictions' typical error (docs/validation.md:
 // pre-training median about 8% out of sample).
-inline constexpr double kUnpricedSoonerFraction = 0.10;
+inline constexpr double kSoonerToNameFraction = 0.10;
 
 struct Candidate {
   std::optional<double> cost;  // unknown price: never picked, never cheapest
@@ -77,7 +77,7 @@ std::vector<size_t> recommended_order(const std::vector<Candidate>& c, const std
 // alternatives, and the rows to show (one per group, or all) in the default order.
 struct Choice {
   std::optional<size_t> pick, cheapest, fastest;
-  std::optional<size_t> fastest_unpriced;  // sooner than `fastest` by kUnpricedSoonerFraction, without a known price
+  std::optional<size_t> fastest_unpriced;  // sooner than `fastest` by kSoonerToNameFraction, without a known price
   std::optional<size_t> fastest_within_cost_ceiling;  // where `fastest` costs more than the ceiling allows
   std::vector<size_t> order;
 };
