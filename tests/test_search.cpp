@@ -206,3 +206,27 @@ TEST_CASE("replicas_for_load: ceil(load / (requests/s per replica x utilisation)
   // However light the load, one replica answers it.
   CHECK(replicas_for_load(1e-7, 16, 0.7) == 1);
 }
+
+TEST_CASE("spot rows are sorted and held to a deadline at their expected time with reclaims") {
+  ModelSpec m = *find_model_preset("llama-2-7b");
+  TrainingWorkload w = make(m, Task::pretrain, 2e11);
+  RecommendRequest r;
+  r.pricing = Pricing::spot;
+  r.sort_by = SortBy::time;
+  r.all_counts = true;  // every (type, count): the row held to the deadline is itself a row, not replaced by its type's pick
+  const Recommendation by_time = recommend(m, w, cat(), r);
+  const RecommendRow* reclaimed = nullptr;  // a row whose reclaims add more than 2%
+  for (size_t i = 0; i < by_time.rows.size(); ++i) {
+    const auto& x = by_time.rows[i];
+    if (i > 0) CHECK(ranked_hours(by_time.rows[i - 1]) <= ranked_hours(x));
+    if (!reclaimed && ranked_hours(x) > x.estimate.total_hours * 1.02) reclaimed = &x;
+  }
+  REQUIRE(reclaimed);
+  // A deadline between its uninterrupted and its expected time: met only if reclaims never come, so refused.
+  r.deadline_hours = (reclaimed->estimate.total_hours + ranked_hours(*reclaimed)) / 2;
+  const Recommendation held = recommend(m, w, cat(), r);
+  for (const auto& x : held.rows) {
+    CHECK(ranked_hours(x) <= *r.deadline_hours);
+    CHECK_FALSE((x.instance == reclaimed->instance && x.count == reclaimed->count));
+  }
+}

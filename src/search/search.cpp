@@ -777,12 +777,12 @@ void options_for_instance(const ModelSpec& m, const TrainingWorkload& w, const I
 }
 
 void mark_pareto(std::vector<RecommendRow>& rows) {
-  // Pareto frontier over (total time, ranked cost); rows without a price are never on it.
+  // Pareto frontier over (ranked time, ranked cost); rows without a price are never on it.
   for (auto& a : rows) {
     if (!a.ranked_cost_usd) continue;
     a.pareto = std::none_of(rows.begin(), rows.end(), [&](const RecommendRow& b) {
       if (!b.ranked_cost_usd) return false;
-      const double ta = a.estimate.total_hours, tb = b.estimate.total_hours;
+      const double ta = ranked_hours(a), tb = ranked_hours(b);
       const double ca = *a.ranked_cost_usd, cb = *b.ranked_cost_usd;
       return tb <= ta && cb <= ca && (tb < ta || cb < ca);
     });
@@ -926,7 +926,7 @@ void sort_rows(std::vector<RecommendRow>& rows, SortBy sort_by) {
     switch (sort_by) {
       case SortBy::recommended: return false;  // already in that order
       case SortBy::time:
-        if (a.estimate.total_hours != b.estimate.total_hours) return a.estimate.total_hours < b.estimate.total_hours;
+        if (ranked_hours(a) != ranked_hours(b)) return ranked_hours(a) < ranked_hours(b);
         break;
       case SortBy::cost:
       case SortBy::cost_per_token:
@@ -935,7 +935,7 @@ void sort_rows(std::vector<RecommendRow>& rows, SortBy sort_by) {
       case SortBy::pareto:
         if (a.pareto != b.pareto) return a.pareto;
         if (a.pareto) {
-          if (a.estimate.total_hours != b.estimate.total_hours) return a.estimate.total_hours < b.estimate.total_hours;
+          if (ranked_hours(a) != ranked_hours(b)) return ranked_hours(a) < ranked_hours(b);
         } else if (cost_or_inf(a) != cost_or_inf(b)) {
           return cost_or_inf(a) < cost_or_inf(b);
         }
@@ -1005,7 +1005,7 @@ void compare_with_lora(const ModelSpec& m, const TrainingWorkload& w, const Cata
   for (const auto& x : lora.rows) fits.insert({x.instance->name, x.count});
   for (auto& x : out.rows) {
     x.bf16_lora_fits = fits.count({x.instance->name, x.count}) > 0;
-    if (x.ranked_cost_usd && x.estimate.total_hours <= r.horizon_hours)
+    if (x.ranked_cost_usd && ranked_hours(x) <= r.horizon_hours)
       out.qlora_fewest_accelerators = std::min(out.qlora_fewest_accelerators > 0 ? out.qlora_fewest_accelerators : 1 << 30, accelerators(x));
   }
   for (const auto& x : out.rows) out.options_set_aside_for_lora += set_aside_for_lora(x, out) ? 1 : 0;
@@ -1091,7 +1091,7 @@ Recommendation recommend_across_regions(const ModelSpec& m, const TrainingWorklo
     if (!p || !p->ranked_cost_usd) continue;
     // A transfer whose rate is unknown weighs nothing here (the regions line says it is unknown): an unknown is no reason to choose.
     const double transfer = p->bill && p->bill->transfer_usd ? *p->bill->transfer_usd : 0;
-    const double weighed = *p->ranked_cost_usd + transfer + pick_rule_value_of_time(r) * p->estimate.total_hours;
+    const double weighed = *p->ranked_cost_usd + transfer + pick_rule_value_of_time(r) * ranked_hours(*p);
     const bool at_data = name == r.data_region;
     if (!best || weighed < best_weighed - 1e-9 || (std::abs(weighed - best_weighed) <= 1e-9 && at_data && r.regions[*best] != r.data_region)) {
       best = recs.size() - 1;
@@ -1130,7 +1130,7 @@ bool blocked_by_quota(const RecommendRow& row) {
 }
 
 bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter, Recommendation& out) {
-  const double hours = row.estimate.total_hours;
+  const double hours = ranked_hours(row);  // a spot row is held to its expected time with reclaims
   if (blocked_by_quota(row)) {
     // Counts rise: the first blocked count is the smallest the quota stops, the one to name (not the largest tried).
     if (filter.reason.find("on-demand quota") == std::string::npos)
