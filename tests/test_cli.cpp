@@ -1445,7 +1445,14 @@ TEST_CASE("cli: a pricing model without data says so, and there is no pick to ma
   // A commitment discounts on-demand usage and delivers no capacity: beyond
   // p5's usual on-demand count (2) it prices nothing, and says why.
   Run big = run("--catalog-add " + overlay + " cost --model llama-3-8b --task pretrain --tokens 1T --family p5 --pricing savings-1y --all-counts --format json");
+  // The headline's cost is the run's share of a term: the term signed is said beside it.
+  Run text = run("--catalog-add " + overlay + " recommend --params 7B --task lora --pricing savings-1y");
   std::remove(overlay.c_str());
+  const int count = nlohmann::json::parse(ok.out)["recommendation"]["count"];
+  CHECK(text.out.find(fmt::format("commitment: the cost is the run's hours at the 1-year rate ($40.00/h an instance), as if the rest of the term "
+                                  "is used by other work; {} x p5.48xlarge commits ${} a month for 12 months", count,
+                                  gpuadvisor::format_thousands(40.0 * count * 720, 0))) != std::string::npos);
+  CHECK(run("recommend --params 7B --task lora").out.find("commitment:") == std::string::npos);
   REQUIRE(ok.code == 0);
   CHECK(nlohmann::json::parse(ok.out)["recommendation"]["instance"] == "p5.48xlarge");
   REQUIRE(big.code == 0);

@@ -333,6 +333,21 @@ std::string store_text(const std::string& what, const std::optional<double>& usd
 }
 
 // The pick's storage and transfer beside its compute, and the job's total.
+// A commitment's rate prices the run's hours as if the rest of its term were
+// used by other work: the headline's cost is that share, and the term is what
+// is signed (docs/methodology.md §Cost and ranking).
+std::string commitment_text(const RecommendRow& p) {
+  const bool one_year = p.channel == Channel::savings_1y;
+  if (!one_year && p.channel != Channel::savings_3y) return "";
+  const auto rate = one_year ? p.savings_1y_usd_per_hour : p.savings_3y_usd_per_hour;
+  if (!rate) return "";
+  return fmt::format("  commitment: the cost is the run's hours at the {}-year rate ({}/h an instance), as if the rest of the term is used "
+                     "by other work; {} x {} commits {} a month for {} months whatever runs (`gpuadvisor cost --wide` sets the terms side "
+                     "by side)\n",
+                     one_year ? 1 : 3, money_text(*rate), p.count, p.instance->name, money_text(*rate * p.count * kHoursPerMonth),
+                     one_year ? 12 : 36);
+}
+
 std::string bill_text(const RecommendRow& p, const RecommendRequest& r) {
   if (!p.bill) return "";
   const JobBill& b = *p.bill;
@@ -392,6 +407,7 @@ std::string render_pick_text(const Recommendation& rec, const RecommendContext& 
                                                                       stack_of(*rec.pick), ctx.model->is_moe()));
   out += tight_memory_text(rec);
   out += failures_text(*rec.pick);
+  out += commitment_text(*rec.pick);
   out += bill_text(*rec.pick, *ctx.request);
   out += regions_text(rec, *ctx.request);
   if (!rec.pick->capacity.note.empty()) out += fmt::format("  capacity: {}\n", rec.pick->capacity.note);
