@@ -124,6 +124,12 @@ TEST_CASE("import: malformed and truncated files name the file and the position"
   ImportInputs not_offer;
   not_offer.offer_files = {{"s3.json", R"({"offerCode": "AmazonS3", "products": {}, "terms": {}})"}};
   CHECK(fails_with(not_offer, "offerCode: expected \"AmazonEC2\""));
+  ImportInputs negative;
+  negative.offer_files = {fixture("offer_ec2.json")};
+  const size_t at = negative.offer_files[0].text.find("\"54.0000000000\"");
+  REQUIRE(at != std::string::npos);
+  negative.offer_files[0].text.insert(at + 1, "-");
+  CHECK(fails_with(negative, "terms.OnDemand.SKUP5: expected pricePerUnit.USD as a number string of a price of 0 or more"));
 }
 
 TEST_CASE("negotiated discounts scale on-demand and commitments, not spot") {

@@ -231,7 +231,7 @@ class CostCommand : public Command {
   int print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
     const RecommendRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd",
-                          job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), {}};
+                          job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), {}, workload_json_text(*ctx.workload)};
     const auto cmp = comparison(go, now, *ctx.request);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("USD, {} {}; times and costs include job overheads. COST is at the channel VIA that can deliver the "
@@ -304,7 +304,8 @@ class CostCommand : public Command {
       throw_no_price(r, row_instances(result.rows));
     }
     // The gates, as on every costed document: a service's month against --fail-if-over and the baseline.
-    const PickSummary now = serving_summary(*result.pick, m.name);
+    PickSummary now = serving_summary(*result.pick, m.name);
+    now.workload = workload_json_text(w);
     const auto cmp = comparison(go, now, r);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("USD, {} {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "

@@ -1,5 +1,6 @@
 // Layer cli: flags, one file per command: declare flags, build the request, call the library, render; the top layer.
 // CI gates: --compare-to BASE.json, --fail-if-over USD, --fail-if-increase PCT (exit 4).
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -65,6 +66,7 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
   PickSummary p;
   if (doc.contains("model") && doc["model"].is_object() && doc.contains("workload") && doc["workload"].is_object())
     p.job = job_of(text_field(doc["model"], "name", path), text_field(doc["workload"], "task", path));
+  if (doc.contains("workload") && doc["workload"].is_object()) p.workload = json_text(doc["workload"]);
   p.instance = text_field(r, "instance", path);
   if (r.contains("count")) {
     if (!r["count"].is_number_integer() || r["count"].get<long long>() < 1 || r["count"].get<long long>() > 1000000)
@@ -85,6 +87,18 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
 ordered_json summary_json(const PickSummary& p) {
   return {{"instance", p.instance}, {"count", p.count}, {"cost_usd", p.cost_usd ? ordered_json(round_cents(*p.cost_usd)) : ordered_json(nullptr)},
           {"time", p.time}};
+}
+
+// The workload keys both documents give with different values (the task is the job's, warned apart):
+// "tokens 2e+10 -> 4e+10". A key one side lacks (a newer version's) is no difference.
+std::vector<std::string> workload_differences(const std::string& base_text, const std::string& now_text) {
+  std::vector<std::string> out;
+  if (base_text.empty() || now_text.empty()) return out;
+  const auto base = nlohmann::json::parse(base_text), now = nlohmann::json::parse(now_text);
+  for (auto it = now.begin(); it != now.end(); ++it)
+    if (it.key() != "task" && base.contains(it.key()) && base[it.key()] != it.value())
+      out.push_back(fmt::format("{} {} -> {}", it.key(), json_excerpt(base[it.key()]), json_excerpt(it.value())));
+  return out;
 }
 
 double parse_percent(const std::string& text, const char* flag) {
@@ -128,6 +142,8 @@ ordered_json comparison(const GateOptions& o, const PickSummary& now, const Reco
   }
   if (!base.job.empty() && !now.job.empty() && base.job != now.job)
     warn(fmt::format("--compare-to: the baseline is for {}, this run for {}: the comparison is across two jobs", base.job, now.job));
+  if (const auto d = workload_differences(base.workload, now.workload); !d.empty())
+    warn(fmt::format("--compare-to: the baseline's workload differs ({}): the comparison is across two workloads", fmt::join(d, "; ")));
   // A spot baseline against an on-demand run (or another region) reads as a rise the job never had.
   if (const std::string terms = pricing_terms(to_string(r.pricing), r.region); !base.terms.empty() && base.terms != terms)
     warn(fmt::format("--compare-to: the baseline's costs are {}, this run's {}: the cost change is across two pricings", base.terms.substr(0, 80), terms));

@@ -169,6 +169,8 @@ std::string service_line(const ServingRow& r, std::string_view after_ttft = {}) 
 
 }  // namespace
 
+std::string workload_json_text(const InferenceWorkload& w) { return json_text(workload_json(w)); }
+
 // A pick sized close to its time-per-token target may miss it by the
 // prediction's own error: the pick's time per token at its band's p90 error
 // against the target, and the target that keeps the service inside it.

@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/physics/accuracy.hpp"
 #include "gpuadvisor/workload/framework.hpp"
 #include "gpuadvisor/physics/communication.hpp"
@@ -171,6 +172,8 @@ ordered_json layout_json(const ServingLayout& l) {
 }
 
 }  // namespace report_detail
+
+std::string workload_json_text(const TrainingWorkload& w) { return json_text(report_detail::workload_json(w)); }
 
 // "TP8", "TP8 PP2", "TP8 EP8" (attention TP8, experts EP8), "DP8 EP8"
 // (attention data parallel over 8 ranks, experts EP8: TensorRT-LLM's DEP8),

@@ -41,6 +41,10 @@ std::string_view tool_version();
 // `--version --format json`: the tool's version in the envelope every
 // document shares (docs/json.md §version).
 std::string render_version_json(const Catalog& catalog);
+// The "workload" object a document writes, as JSON text: --compare-to holds a
+// baseline's against it to say when a comparison is across two workloads.
+std::string workload_json_text(const TrainingWorkload& w);
+std::string workload_json_text(const InferenceWorkload& w);
 
 // A cell: what a person reads, and the typed value programs get.
 using Value = std::variant<std::monostate, double, long long, bool, std::string>;
