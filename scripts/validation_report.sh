@@ -347,7 +347,7 @@ family out in turn, §Out of the family). Each case is an object:
 | field | meaning |
 |---|---|
 | `id`, `task` | unique name; `pretrain`, `finetune`, `lora`, `qlora`, `inference` or `rl` |
-| `model` | a preset name (`gpuadvisor models`) or a shape object (`name`, `layers`, `hidden`, `heads`, `kv_heads`, `head_dim`, `ffn`, `vocab`, `gated_mlp`, `tied_embeddings`, `experts`, `active_experts`, `expert_ffn`, `expert_bias` and `clamped_glu` (GPT-OSS's expert MLP, docs/methodology.md §Efficiency), ...); `model_name` optionally labels the row |
+| `model` | a preset name (`gpuadvisor models`) or a shape object (`name`, `layers`, `hidden`, `heads`, `kv_heads`, `head_dim`, `ffn`, `vocab`, `gated_mlp`, `tied_embeddings`, `experts`, `active_experts`, `expert_ffn`, `expert_bias` and `clamped_glu` (GPT-OSS's expert MLP, docs/methodology.md §Efficiency), ...; at least 1M parameters, as `--params`); `model_name` optionally labels the row |
 | `system`, `instances` | an instance or measured system (`data/validation/systems.json`) and how many |
 | `precision` | `bf16`, `fp16`, `fp8`, `fp4`; for inference the weight format (`int8`, `int4` too); `kv_cache` optional: `bf16`, `fp8` or `auto` (the default: the engine's, `--kv-cache auto`, docs/methodology.md §Precision: fp8 under TensorRT-LLM with fp8 or fp4 weights) |
 | `metric`, `measured`, `counts` | `tokens_per_second_per_gpu`, `model_tflops_per_gpu`, `hardware_tflops_per_gpu`, `mfu`, `output_tokens_per_second`, `tpot_s`, `ttft_s` or `rl_step_time_s`; under a load also `e2e_s` (mean request latency) and the percentiles `ttft_p90_s`, `ttft_p99_s`, `tpot_p90_s`, `tpot_p99_s`, `e2e_p90_s`, `e2e_p99_s` (each needs `clients` or `requests_per_second`); the published value; what it counts |

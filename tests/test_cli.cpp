@@ -541,6 +541,9 @@ TEST_CASE("cli: a reasoning model served without --reasoning-tokens says its hid
   // A shape written by hand (a validation case's model) takes the field as a boolean, and says so otherwise.
   const std::string shape = R"({"layers": 32, "hidden": 4096, "heads": 32, "ffn": 14336, "vocab": 128256, "reasoning": )";
   CHECK(gpuadvisor::model_from_shape_json(shape + "true}", "case X").reasoning);
+  // A shape of 824 parameters (a hostile review's case) is a typo, as --params 1K is.
+  CHECK_THROWS_WITH(gpuadvisor::model_from_shape_json(R"({"layers": 1, "hidden": 8, "heads": 1, "ffn": 16, "vocab": 10})", "case T"),
+                    Catch::Contains("case T: 824 parameters is below the 1e+06 a foundation model has"));
   try {
     gpuadvisor::model_from_shape_json(shape + "\"yes\"}", "case X");
     FAIL("a non-boolean reasoning field was taken");

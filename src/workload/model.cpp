@@ -201,7 +201,10 @@ const ModelSpec* find_model_preset(std::string_view name) {
 // Hugging Face config.json.
 
 ModelSpec model_from_shape_json(const std::string& json_object, const std::string& where) {
-  return spec_from_json(parse_json_input(json_object, where), where);
+  ModelSpec m = spec_from_json(parse_json_input(json_object, where), where);
+  if (m.total_params() < kMinConfigParams)  // as --params and a config.json: a typo, not a model anyone measured
+    throw InputError(fmt::format("{}: {:.3g} parameters is below the {:.0e} a foundation model has", where, m.total_params(), kMinConfigParams));
+  return m;
 }
 
 ModelSpec model_from_hf_config(const std::string& path, std::vector<std::string>& warnings) {
