@@ -946,7 +946,10 @@ TEST_CASE("cli: prices import writes an overlay that the catalog accepts, and ne
   // With commitment rates imported, cost's notes no longer say the commitment columns are unknown (a trial found no reason given).
   const std::string no_rates = "The catalog has no Savings Plan or Reserved Instance rate in us-east-1, so the commitment columns (--wide) are unknown";
   CHECK(run("cost --model llama-3-8b --task pretrain --tokens 50B --family p5").out.find(no_rates) != std::string::npos);
-  CHECK(run("cost --model llama-3-8b --task inference --requests-per-second 2").out.find(no_rates) != std::string::npos);
+  // A service's commitment columns show without --wide, and the note names them as shown (a trial read "(--wide)" beside columns in view).
+  CHECK(run("cost --model llama-3-8b --task inference --requests-per-second 2")
+            .out.find("rate in us-east-1, so the 1Y/MO and 3Y/MO columns are unknown: `gpuadvisor prices fetch` (AWS's public price files") !=
+        std::string::npos);
   CHECK(run("--catalog-add " + out + " cost --model llama-3-8b --task pretrain --tokens 50B --family p5").out.find(no_rates) == std::string::npos);
   Run cost = run("--catalog-add " + out + " cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --pricing savings-1y --format json");
   REQUIRE(cost.code == 0);
@@ -1034,6 +1037,16 @@ TEST_CASE("cli: --chart writes an SVG for recommend, cost and inference") {
     CHECK(ss.str().find("class=\"pareto\"") != std::string::npos);
     CHECK(ss.str().find("on-demand") != std::string::npos);
     CHECK(ss.str().find("spot") != std::string::npos);
+    std::remove(svg.c_str());
+  }
+  {
+    // The fastest within the cost ceiling is named as such: a trial read "fastest" beside a point five times slower than one drawn.
+    REQUIRE(run("recommend --model llama-3.1-8b --task finetune --tokens 20B --chart " + svg).code == 0);
+    std::ifstream f(svg);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    CHECK(ss.str().find(">fastest within 2x the cheapest price<") != std::string::npos);
+    CHECK(ss.str().find(">fastest<") == std::string::npos);
     std::remove(svg.c_str());
   }
   CHECK(run("recommend --model llama-3-8b --task lora --chart /nonexistent-dir/c.svg").code == 2);
@@ -1964,8 +1977,11 @@ TEST_CASE("cli: validate says why a case has no prediction, and names the file a
 TEST_CASE("cli: an estimate whose replica meets the targets but whose load cannot be sized says so, not that it misses the defaults") {
   const Run r = run("estimate --task inference --model llama-3-8b --instance p5.48xlarge --requests-per-second 1e6 --max-ttft 1s --max-tpot 50ms");
   REQUIRE(r.code == 0);
-  CHECK(r.out.rfind("Cannot size a service for this load (", 0) == 0);
+  CHECK(r.out.rfind("Cannot size a service for this load", 0) == 0);
   CHECK(r.out.find("default latency targets") == std::string::npos);
+  // Past what the simulated search sizes, the service rows are the analytic count: said, not called one replica's figures.
+  CHECK(r.out.find("by simulation (") != std::string::npos);
+  CHECK(r.out.find("the service and cost rows below are the analytic count at 80% utilisation, not checked against the targets") != std::string::npos);
 }
 
 TEST_CASE("cli: --compare-to warns when the baseline's costs are at another pricing or region, and --format is read in any case") {
@@ -2693,4 +2709,38 @@ TEST_CASE("cli: a spot pick is held to its deadline at the time its spot cost pa
   // On demand the headline keeps the one prediction.
   const Run on_demand = run("recommend --params 7B --task pretrain --tokens 2T --deadline 21d");
   CHECK(on_demand.out.find("expected with reclaims") == std::string::npos);
+}
+
+TEST_CASE("cli: a type over the budget at a priced count says so, not that its price is unknown") {
+  // A blind trial: p6-b300 (blocks priced, on demand not) read "price unknown, so the budget cannot be checked" while the
+  // summary named its $452,874 option as the cheapest the budget left out.
+  const Run r = run("recommend --params 30B --task pretrain --tokens 1T --deadline 30d --budget 400k --precision fp8");
+  REQUIRE(r.code == 3);
+  const std::string said = r.out + r.err;
+  CHECK(said.find("p6-b300.48xlarge: over the $400,000 budget (cheapest $") != std::string::npos);
+  CHECK(said.find("p6-b300.48xlarge: price unknown") == std::string::npos);
+  // A type with no priced count at all still says its price is unknown.
+  CHECK(said.find("p5e.48xlarge: price unknown, so the budget cannot be checked") != std::string::npos);
+}
+
+TEST_CASE("cli: training in fp4 warns that its convergence is not predicted") {
+  const Run fp4 = run("recommend --params 8B --task pretrain --tokens 100B --precision fp4 --format json");
+  REQUIRE(fp4.code == 0);
+  const auto warnings = nlohmann::json::parse(fp4.out)["warnings"];
+  bool said = false;
+  for (const auto& w : warnings) said |= w.get<std::string>().find("--precision fp4: training in 4 bits (NVFP4) is recent") == 0;
+  CHECK(said);
+  CHECK(run("recommend --params 8B --task pretrain --tokens 100B --precision fp8").err.find("4 bits") == std::string::npos);
+}
+
+TEST_CASE("cli: --emit-dir creates its last directory, never a missing parent") {
+  // A hostile review, as root: `--emit-dir /nonexistent/sub` made a new tree at the root of the file system.
+  test_files::TempDir t("gpuadvisor_emit_dir");
+  const std::string job = "recommend --task inference --model llama-3-8b --requests-per-second 5 --emit k8s --emit-dir ";
+  const Run deep = run(job + t.file("missing/sub"));
+  CHECK(deep.code == 2);
+  CHECK(deep.err.find("the directory " + t.file("missing") + " does not exist") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(t.file("missing")));
+  REQUIRE(run(job + t.file("new") + "/").code == 0);  // a trailing slash names the same directory
+  CHECK(std::filesystem::exists(t.file("new") + "/deployment.yaml"));
 }

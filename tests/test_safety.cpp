@@ -182,6 +182,7 @@ TEST_CASE("cli: a newline in a value becomes no live line in a launch file, and 
   TempDir t("gpuadvisor_safety_inject");
   const std::string dir = t.file("out\nrm -rf /tmp/gpuadvisor-never #");
   const std::string quoted = "'" + dir + "'";
+  fs::create_directories(fs::path(dir).parent_path());  // --emit-dir creates its last directory only
   REQUIRE(run("recommend --params 7B --task finetune --emit slurm --emit-dir " + quoted).code == 0);
   std::ifstream in(dir + "/job.sbatch");
   std::string line;

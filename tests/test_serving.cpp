@@ -516,6 +516,9 @@ TEST_CASE("Default chat targets follow the model's size class, from MLPerf's int
   CHECK(big.max_tpot_s == Approx(0.080));
   // Unknown size: the 70B class, as before.
   CHECK(default_serving_targets(std::nullopt).max_tpot_s == Approx(0.040));
+  // --params 150B builds a 150.3B shape: the assumption line shows the count and the class it falls in (a hostile review).
+  const auto at_bound = cli_test::run("estimate --task inference --params 150B --instance p5.48xlarge");
+  CHECK(at_bound.err.find("for a model of 150.3B parameters per token, over 150B, as MLPerf Inference's Llama-3.1-405B") != std::string::npos);
   InferenceRequest r;
   r.model_active_params = 3e9;  // a 30B MoE touching 3B a token is in the small class
   const InferenceWorkload w = make_inference_workload(r);
@@ -1364,4 +1367,26 @@ TEST_CASE("A service's fastest alternative is named only where it is faster than
   const auto wider = cli_test::run("recommend --model llama-3-70b --task inference --requests-per-second 4");
   REQUIRE(wider.code == 0);
   CHECK(wider.out.find("  fastest per token: 1 x p5en.48xlarge") != std::string::npos);
+}
+
+TEST_CASE("A stable queue is not called saturated at any length, a growing one is") {
+  // One server, each request served for 6 s once scheduled. Stable: every request waits 7 s (a single-server queue at
+  // 70% load waits about 1.2 service times), whatever the count. Growing: each request waits 0.5 s more than the last.
+  auto run_of = [](int n, bool growing) {
+    std::vector<SimRequest> rs(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      SimRequest& r = rs[static_cast<size_t>(i)];
+      r.arrival_s = i * 9.0;
+      r.output_tokens = 10;
+      r.scheduled_s = r.arrival_s + (growing ? 0.5 * i : 7.0);
+      r.first_token_s = r.scheduled_s + 0.1;
+      r.finish_s = r.scheduled_s + 6.0;
+    }
+    return service_metrics(rs, SchedulerTotals{}, EngineLimits{}, true, std::nullopt, std::nullopt, 0).saturated;
+  };
+  for (int n : {200, 1000, 10000}) {
+    INFO(n);
+    CHECK_FALSE(run_of(n, false));  // the first rule alone (tail wait 7 s > the 6 s service) called it saturated
+    CHECK(run_of(n, true));
+  }
 }

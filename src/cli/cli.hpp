@@ -85,7 +85,7 @@ void refuse_future_import(const Catalog& merged);
 void refuse_empty_item(std::string_view flag, std::string_view list);
 // A sentence for cost's notes where no type has a commitment rate in the
 // region (its 1Y and 3Y columns are then all unknown); "" where one has.
-std::string commitment_rates_note(const Catalog& catalog, const std::string& region);
+std::string commitment_rates_note(const Catalog& catalog, const std::string& region, std::string_view columns);
 // Where --explain writes: stdout under the text table, else stderr, so that
 // stdout stays one JSON, CSV, markdown or HTML document.
 std::ostream& explain_stream(Format f);

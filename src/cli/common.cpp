@@ -535,6 +535,11 @@ TrainingWorkload build_workload(const WorkloadOptions& o, const ModelSpec& m) {
   if (!r.framework)
     w.assumptions.push_back("trained with megatron (Megatron-Core/NeMo) on GPUs and neuron (NxD Training) on Trainium (default; --framework to choose)");
   if (o.precision.empty()) w.assumptions.push_back("precision bf16 (default; --precision fp8 on H100 and newer, fp4 on Blackwell)");
+  // The time is predicted; whether 4-bit training converges is not (docs/methodology.md §Precision).
+  if (w.precision == Precision::fp4)
+    warn("--precision fp4: training in 4 bits (NVFP4) is recent; NVIDIA's published recipe (arXiv:2509.25149, a 12B model on 10T tokens "
+         "matching FP8) needs Random Hadamard transforms, stochastic rounding and some layers kept in higher precision. The time and cost are "
+         "predicted; whether this model and data converge in fp4 is not: check on a short run, or plan in fp8");
   return w;
 }
 
@@ -795,12 +800,12 @@ void apply_storage_options(const RankingOptions& o, RecommendRequest& r) {
 
 }  // namespace
 
-std::string commitment_rates_note(const Catalog& catalog, const std::string& region) {
+std::string commitment_rates_note(const Catalog& catalog, const std::string& region, std::string_view columns) {
   for (const Instance& i : catalog.instances)
     if (const RegionPrices* rp = i.prices_in(region); rp && !rp->commitments.empty()) return "";
-  return fmt::format(" The catalog has no Savings Plan or Reserved Instance rate in {}, so the commitment columns (--wide) are unknown: "
-                     "`gpuadvisor prices import --offer-file ... --savings-plans-file ...` adds them.",
-                     region);
+  return fmt::format(" The catalog has no Savings Plan or Reserved Instance rate in {}, so {} are unknown: `gpuadvisor prices fetch` "
+                     "(AWS's public price files, no credentials) or `gpuadvisor prices import --offer-file ... --savings-plans-file ...` adds them.",
+                     region, columns);
 }
 
 namespace {

@@ -246,7 +246,7 @@ class CostCommand : public Command {
                                "is used by other work; a commitment for this job alone costs the committed monthly spend for the whole "
                                "term.{}\n",
                                ctx.request->region, prices_note(catalog),
-                               checkpoints_to(ctx), ctx.request->restart_s / 60, commitment_rates_note(catalog, ctx.request->region));
+                               checkpoints_to(ctx), ctx.request->restart_s / 60, commitment_rates_note(catalog, ctx.request->region, "the commitment columns (--wide)"));
     print_costed({{"cost", job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), render_pick_text(result, ctx), cost_table(result, ctx),
                    recommendation_chart(result, ctx), joined(ctx.model->assumptions, ctx.rl ? ctx.rl->assumptions : ctx.workload->assumptions),
                    ctx.request->region, {notes}, render_rejections_text(result.rejections, g.wide ? 1000 : 12)},
@@ -311,7 +311,7 @@ class CostCommand : public Command {
     const std::string notes = fmt::format("USD, {} {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "
                                "keep spare capacity). A service runs all month, so a commitment's effective rate applies as is; it pays "
                                "off above the UTIL> share of the month.{}\n",
-                               r.region, prices_note(catalog), commitment_rates_note(catalog, r.region));
+                               r.region, prices_note(catalog), commitment_rates_note(catalog, r.region, "the 1Y/MO and 3Y/MO columns"));
     print_costed({{"cost", job_of(m.name, "inference"), render_serving_pick_text(result, ctx), inference_cost_table(result, ctx),
                    inference_chart(result, ctx), joined(m.assumptions, w.assumptions), r.region, joined({notes}, result.notes),
                    render_rejections_text(result.rejections, g.wide ? 1000 : 12)},

@@ -104,10 +104,24 @@ std::string checkpoint_note(int steps, double step_hours, double total_steps, co
                      steps, format_duration(steps * step_hours), plan.save_s);
 }
 
+// --emit-dir is created if missing, but not its parents: a typo high in the
+// path (run as root, `/nonexistent/...`) is refused, not made into a new tree.
+void make_emit_dir(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return;
+  std::filesystem::path path = std::filesystem::path(dir).lexically_normal();
+  if (!path.has_filename()) path = path.parent_path();  // "out/": the directory is "out"
+  const std::filesystem::path parent = path.parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+    throw InputError(fmt::format("--emit-dir {}: the directory {} does not exist (the last directory of the path is created, not its parents)",
+                                 dir, parent.string()));
+  std::filesystem::create_directory(dir, ec);
+  if (ec) throw InputError(fmt::format("--emit-dir: cannot create '{}': {}", dir, ec.message()));
+}
+
 void write_files(const EmitOptions& o, const std::vector<EmittedFile>& files) {
   std::error_code ec;
-  std::filesystem::create_directories(o.dir, ec);
-  if (ec) throw InputError(fmt::format("--emit-dir: cannot create '{}': {}", o.dir, ec.message()));
+  make_emit_dir(o.dir);
   std::vector<std::pair<std::string, std::string>> set;  // all or nothing: a failure leaves the previous set whole
   for (const auto& f : files) set.emplace_back(o.dir + "/" + f.name, f.text);
   write_files_atomically(set);

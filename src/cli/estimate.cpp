@@ -265,9 +265,16 @@ class EstimateCommand : public Command {
   static bool misses_given_target(const InferenceWorkload& w, const InferenceEstimate& e) { return misses_target(w, e, true); }
 
   // The line above the figures when the choice has a problem that does not gate.
-  static std::string ungated_problem_headline(const InferenceWorkload& w, const InferenceEstimate& e, const std::string& problem) {
-    if (!misses_target(w, e, false))  // a replica meets every target: the load is what cannot be served as sized
-      return fmt::format("Cannot size a service for this load ({}); the figures below are one replica's.\n\n", problem);
+  static std::string ungated_problem_headline(const InferenceWorkload& w, const ServingRow& row, const std::string& problem) {
+    // A replica meets every target: the load is what cannot be served as sized. The service rows, where
+    // the simulated search could not size them, are the analytic count (a hostile review read them as one replica's).
+    if (!misses_target(w, row.estimate, false))
+      return row.simulated || !w.requests_per_second
+                 ? fmt::format("Cannot size a service for this load ({}); the figures below are one replica's.\n\n", problem)
+                 : fmt::format("Cannot size a service for this load by simulation ({}); the service and cost rows below are the analytic count "
+                               "at {:.0f}% utilisation, not checked against the targets, and the other figures are one replica's at its "
+                               "share of the load.\n\n",
+                               problem, row.utilisation * 100);
     return fmt::format("Misses the default latency targets ({}); the figures below are what it does (set --max-ttft and --max-tpot "
                        "to your own, or --mode offline).\n\n",
                        problem);
@@ -396,7 +403,7 @@ class EstimateCommand : public Command {
       std::cout << (gate ? fmt::format("MISSES ITS LATENCY TARGETS ({}): the figures below are for the closest batch, and the service they size "
                                        "does not meet them.\n\n",
                                        choice.problem)
-                         : ungated_problem_headline(w, row.estimate, choice.problem));
+                         : ungated_problem_headline(w, row, choice.problem));
     print_document(render_inference_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     if (eo.explain) explain_stream(format) << "\n" << explain_inference(ctx);

@@ -95,9 +95,10 @@ std::vector<std::string> workload_differences(const std::string& base_text, cons
   std::vector<std::string> out;
   if (base_text.empty() || now_text.empty()) return out;
   const auto base = nlohmann::json::parse(base_text), now = nlohmann::json::parse(now_text);
+  auto text = [](const nlohmann::json& v) { return v.is_number() ? fmt::format("{:g}", v.get<double>()) : json_excerpt(v); };  // 1e+12, not 1000000000000.0
   for (auto it = now.begin(); it != now.end(); ++it)
     if (it.key() != "task" && base.contains(it.key()) && base[it.key()] != it.value())
-      out.push_back(fmt::format("{} {} -> {}", it.key(), json_excerpt(base[it.key()]), json_excerpt(it.value())));
+      out.push_back(fmt::format("{} {} -> {}", it.key(), text(base[it.key()]), text(it.value())));
   return out;
 }
 

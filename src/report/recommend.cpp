@@ -31,13 +31,16 @@ using namespace report_detail;
 namespace {
 
 // "pick", "cheapest", "fastest" (joined) for the option a row is, or "".
-// "fastest" is the text's: the fastest within the cost ceiling where there is one.
-std::string chart_role(const RecommendRow& r, const Recommendation& rec) {
+// "fastest" is the text's: the fastest within the cost ceiling where there is
+// one, and then it says so (faster points beyond the ceiling are drawn too).
+std::string chart_role(const RecommendRow& r, const Recommendation& rec, double max_cost_multiple) {
   auto same = [&](const std::optional<RecommendRow>& x) { return x && x->instance == r.instance && x->count == r.count; };
   const std::optional<RecommendRow>& fastest = rec.fastest_within_cost_ceiling ? rec.fastest_within_cost_ceiling : rec.fastest;
+  const std::string fastest_name =
+      rec.fastest_within_cost_ceiling ? fmt::format("fastest within {:g}x the cheapest price", max_cost_multiple) : "fastest";
   std::string role;
-  for (auto [name, x] : {std::pair{"pick", &rec.pick}, std::pair{"cheapest", &rec.cheapest}, std::pair{"fastest", &fastest}})
-    if (same(*x)) role += (role.empty() ? "" : ", ") + std::string(name);
+  for (auto [name, x] : {std::pair{std::string("pick"), &rec.pick}, std::pair{std::string("cheapest"), &rec.cheapest}, std::pair{fastest_name, &fastest}})
+    if (same(*x)) role += (role.empty() ? "" : ", ") + name;
   return role;
 }
 
@@ -87,7 +90,7 @@ Chart recommendation_chart(const Recommendation& rec, const RecommendContext& ct
   for (const auto& r : rows) {
     if (ctx.model && r.estimate.total_hours > ctx.request->horizon_hours) continue;
     const std::string label = fmt::format("{} x {}", r.instance->name, r.count);
-    const std::string role = chart_role(r, rec);
+    const std::string role = chart_role(r, rec, ctx.request->max_cost_multiple);
     const bool spot_ranked = r.ranked_pricing == "spot";
     const std::optional<std::string> other = r.ranked_cost_usd ? chart_series_of_channel(r.ranked_pricing) : std::nullopt;
     if (r.on_demand_cost_usd && !beyond_usual_on_demand(*r.instance, r.count))

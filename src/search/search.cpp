@@ -1147,7 +1147,8 @@ bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter,
   // In cents, as the costs are shown: a budget of the $18.32 printed is met.
   if (r.budget_usd && (!row.ranked_cost_usd || round_cents(*row.ranked_cost_usd) > round_cents(*r.budget_usd))) {
     if (!row.ranked_cost_usd) {
-      filter.reason = "price unknown, so the budget cannot be checked";
+      // A priced count already over the budget says more than an unpriced one (a type with blocks but no on-demand rate).
+      if (filter.cheapest_over_budget == 1e300) filter.reason = "price unknown, so the budget cannot be checked";
     } else if (*row.ranked_cost_usd < filter.cheapest_over_budget) {
       out.cheapest_over_budget_usd = std::min(out.cheapest_over_budget_usd.value_or(1e300), *row.ranked_cost_usd);
       filter.cheapest_over_budget = *row.ranked_cost_usd;

@@ -141,9 +141,9 @@ std::optional<ServingMode> serving_mode_from_string(std::string_view s) {
 
 ServingTargets default_serving_targets(std::optional<double> active_params) {
   const double p = active_params.value_or(70e9);
-  if (p <= 20e9) return {0.5, 0.03, "MLPerf Inference's Llama-3.1-8B interactive scenario"};
-  if (p <= 150e9) return {kDefaultMaxTtftS, kDefaultMaxTpotS, "MLPerf Inference's Llama-2-70B interactive scenario"};
-  return {4.5, 0.08, "MLPerf Inference's Llama-3.1-405B interactive scenario"};
+  if (p <= 20e9) return {0.5, 0.03, "MLPerf Inference's Llama-3.1-8B interactive scenario", "up to 20B"};
+  if (p <= 150e9) return {kDefaultMaxTtftS, kDefaultMaxTpotS, "MLPerf Inference's Llama-2-70B interactive scenario", "over 20B, up to 150B"};
+  return {4.5, 0.08, "MLPerf Inference's Llama-3.1-405B interactive scenario", "over 150B"};
 }
 
 namespace {
@@ -151,7 +151,9 @@ namespace {
 // Online chat targets the user did not give: the model's size class (docs/methodology.md §Serving targets).
 void apply_default_targets(InferenceWorkload& w, const InferenceRequest& r) {
   const ServingTargets t = default_serving_targets(r.model_active_params);
-  const std::string size = r.model_active_params ? fmt::format(" for a model of {:.3g}B parameters per token", *r.model_active_params / 1e9) : "";
+  // Four digits and the class: a 150.3B model built from --params 150B is over the 150B bound, and says so.
+  const std::string size =
+      r.model_active_params ? fmt::format(" for a model of {:.4g}B parameters per token, {}", *r.model_active_params / 1e9, t.size_class) : "";
   if (!w.max_ttft_s) {
     w.max_ttft_s = t.max_ttft_s;
     w.ttft_target_default = true;

@@ -298,7 +298,8 @@ inline constexpr double kDefaultMaxTpotS = 0.04;
 // up to 150B (450 ms, 40 ms), Llama-3.1-405B above (4.5 s, 80 ms).
 struct ServingTargets {
   double max_ttft_s, max_tpot_s;
-  const char* scenario;  // "MLPerf Inference's Llama-3.1-8B interactive scenario"
+  const char* scenario;    // "MLPerf Inference's Llama-3.1-8B interactive scenario"
+  const char* size_class;  // "up to 20B": the class of parameters per token the targets are for
 };
 ServingTargets default_serving_targets(std::optional<double> active_params);
 
