@@ -52,6 +52,7 @@ CORPUS = {
         ("recommend --model llama-3-8b --task pretrain --tokens 1T --deadline 30d --family p5,p5en,p6-b200", 0),  # recommendation.roomier_micro_batch
         ("recommend --params 7B --task rl --family p5", 0),
         ("recommend --params 70B --task qlora --compare-to {baseline} --fail-if-increase 1000%", 0),
+        ("recommend --params 70B --task qlora --compare-to {baseline} --fail-if-pick-changes", 4),
         ("recommend --model llama-3-8b --task inference --max-tpot 30ms --mode offline --tokens-per-day 1B", 0),
         ("recommend --model mixtral-8x7b --task inference --requests-per-second 2", 0),
         ("recommend --model llama-3-8b --task inference --max-tpot 20ms --requests-per-second 4", 0),
@@ -90,6 +91,7 @@ CORPUS = {
         ("cost --model llama-3-8b --task inference --requests-per-second 2 --slo-percentile mean", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --instance p5.48xlarge --count 4", 0),
         ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --compare-to {baseline}", 0),
+        ("cost --model llama-3-8b --task pretrain --tokens 50B --family p5 --compare-to {baseline} --fail-if-pick-changes --fail-if-over 1e9", 4),
         ("cost --model llama-3-70b --task pretrain --tokens 20B --family p5 --pricing spot", 0),
         ("cost --params 70B --task pretrain --tokens 1T --pricing spot", 0),
         ("cost --params 70B --task pretrain --tokens 1T --pricing spot --checkpoint-storage fsx-lustre", 0),  # bills with a working store

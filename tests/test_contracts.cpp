@@ -220,7 +220,7 @@ const std::map<std::string, std::string>& flag_values() {
       {"--family", "g6e"}, {"--exclude", "p5"}, {"--region", "us-west-2"}, {"--pricing", "spot"}, {"--deadline", "1h"},
       {"--budget", "5"}, {"--quota-vcpus", "p=0,g=0"}, {"--checkpoint-storage", "efs"}, {"--checkpoint-gb-per-s", "0.5"}, {"--restart-minutes", "40"},
       {"--chart", "@chart"}, {"--emit", "slurm"}, {"--emit-dir", "@dir"}, {"--rank", "2"}, {"--entrypoint", "train.py"},
-      {"--image", "me/img:1"}, {"--hf-model", "me/model"}, {"--max-request-tokens", "4096"}, {"--compare-to", "@baseline"}, {"--fail-if-over", "1"}, {"--fail-if-increase", "1%"},
+      {"--image", "me/img:1"}, {"--hf-model", "me/model"}, {"--max-request-tokens", "4096"}, {"--compare-to", "@baseline"}, {"--fail-if-over", "1"}, {"--fail-if-increase", "1%"}, {"--fail-if-pick-changes", ""},
       {"--instance", "g6e.12xlarge"}, {"--count", "2"}, {"--hours", "10"}, {"--tp", "2"}, {"--pp", "2"}, {"--ep", "2"},
       {"--etp", "1"}, {"--vp", "2"}, {"--cp", "2"}, {"--micro-batch", "2"}, {"--zero-stage", "1"}, {"--recompute", "full"},
       {"--recompute-layers", "4"}, {"--batch", "8"}, {"--rollout-instances", "1"}, {"--attention-dp", "2"}};

@@ -650,6 +650,21 @@ TEST_CASE("cli: CI gates compare with a baseline and exit 4 past a threshold, af
   CHECK(rose.err.find("--fail-if-increase") != std::string::npos);
   CHECK(rose.err.find("across two jobs") == std::string::npos);  // the same job, repriced
   CHECK(rose.err.find("workload differs") == std::string::npos);
+  // --fail-if-pick-changes: the same pick passes whatever its cost; another instance type or count exits 4, naming both.
+  auto same_pick = run("recommend --params 13B --task lora --format json --compare-to " + base + " --fail-if-pick-changes");
+  CHECK(same_pick.code == 0);
+  const auto same_gate = nlohmann::json::parse(same_pick.out)["gates"];
+  REQUIRE(same_gate.size() == 1);
+  CHECK(same_gate[0]["gate"] == "fail_if_pick_changes");
+  CHECK(same_gate[0]["passed"] == true);
+  CHECK(same_gate[0]["base_pick"] == same_gate[0]["pick"]);
+  auto moved = run("recommend --params 13B --task lora --family p4d --format json --compare-to " + base + " --fail-if-pick-changes");
+  CHECK(moved.code == 4);
+  const auto moved_gate = nlohmann::json::parse(moved.out)["gates"][0];
+  CHECK(moved_gate["passed"] == false);
+  CHECK(moved.err.find("--fail-if-pick-changes: the pick is " + moved_gate["pick"].get<std::string>() + ", " + base + "'s was " +
+                       moved_gate["base_pick"].get<std::string>()) != std::string::npos);
+  CHECK(run("recommend --params 13B --task lora --fail-if-pick-changes").code == 2);  // nothing to compare with
   auto longer = run("recommend --params 13B --task lora --tokens 2B --format json --compare-to " + base);
   CHECK(longer.err.find("the baseline's workload differs (tokens 1e+08 -> 2e+09)") != std::string::npos);
   // A baseline for another job is compared, with a warning that says so.

@@ -137,6 +137,7 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
 
 struct GateOptions {
   std::string compare_to, fail_if_over, fail_if_increase;
+  bool fail_if_pick_changes = false;
 };
 // What a gate compares: the pick's instance, count and cost (a job's total, a service's month).
 struct PickSummary {

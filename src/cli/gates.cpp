@@ -120,6 +120,9 @@ void add_gate_options(CLI::App* cmd, GateOptions& o) {
   cmd->add_option("--compare-to", o.compare_to, "An earlier --format json output of the same command: adds a comparison")->group(g);
   cmd->add_option("--fail-if-over", o.fail_if_over, "Exit 4 when the pick costs more than this (USD; per month for a service)")->group(g);
   cmd->add_option("--fail-if-increase", o.fail_if_increase, "Exit 4 when the pick costs more than this much over --compare-to: 10%")->group(g);
+  cmd->add_flag("--fail-if-pick-changes", o.fail_if_pick_changes,
+                "Exit 4 when the pick (instance type or count) differs from --compare-to's, whatever it costs")
+      ->group(g);
 }
 
 std::string job_of(const std::string& model_name, std::string_view task) { return fmt::format("{} {}", model_name, task); }
@@ -134,6 +137,7 @@ std::string pricing_terms(std::string_view pricing, std::string_view region) { r
 
 ordered_json comparison(const GateOptions& o, const PickSummary& now, const RecommendRequest& r) {
   if (!o.fail_if_increase.empty() && o.compare_to.empty()) throw InputError("--fail-if-increase needs --compare-to BASE.json");
+  if (o.fail_if_pick_changes && o.compare_to.empty()) throw InputError("--fail-if-pick-changes needs --compare-to BASE.json");
   if (o.compare_to.empty()) return nullptr;
   PickSummary base;
   try {
@@ -238,6 +242,16 @@ ordered_json gate_results(const GateOptions& o, const PickSummary& now, const or
                      {"message", passed ? std::string() : fmt::format("--fail-if-increase: the pick's cost rose {} over {}, above the {:.1f}% limit",
                                                                     f.is_null() ? "by an unknown amount" : fmt::format("{:.1f}%", f.get<double>() * 100),
                                                                     o.compare_to, limit * 100)}});
+  }
+  if (o.fail_if_pick_changes) {
+    // A plan re-sized (8 -> 16 instances at a similar cost) passes a cost gate; this one names the change.
+    const auto& b = cmp["base"];
+    const std::string base_pick = fmt::format("{} x {}", b["count"].get<int>(), b["instance"].get<std::string>());
+    const std::string pick = fmt::format("{} x {}", now.count, now.instance);
+    const bool passed = !cmp["pick_changed"].get<bool>();
+    gates.push_back({{"gate", "fail_if_pick_changes"}, {"base_pick", base_pick}, {"pick", pick}, {"passed", passed},
+                     {"message", passed ? std::string()
+                                        : fmt::format("--fail-if-pick-changes: the pick is {}, {}'s was {}", pick, o.compare_to, base_pick)}});
   }
   return gates;
 }

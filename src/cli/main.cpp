@@ -210,7 +210,7 @@ int run(int argc, char** argv) {
       "  gpuadvisor cost --model llama-3-70b --task pretrain --tokens 200B --family p5 --chart cost.svg\n"
       "  gpuadvisor validate\n"
       "  gpuadvisor catalog --family p5 --format csv\n"
-      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 nothing fits, 4 a CI gate (--fail-if-over, --fail-if-increase) failed,\n"
+      "Exit codes: 0 ok, 1 internal error, 2 bad input, 3 nothing fits, 4 a CI gate (--fail-if-over, --fail-if-increase, --fail-if-pick-changes) failed,\n"
       "5 unavailable (prices fetch got no whole answer in time: try again later)\n"
       "(with --format json, errors are a JSON document too). "
       "Docs: docs/cli.md",
