@@ -2721,6 +2721,12 @@ TEST_CASE("cli: a type over the budget at a priced count says so, not that its p
   CHECK(said.find("p6-b300.48xlarge: price unknown") == std::string::npos);
   // A type with no priced count at all still says its price is unknown.
   CHECK(said.find("p5e.48xlarge: price unknown, so the budget cannot be checked") != std::string::npos);
+  // With both limits, the deadline's hint says whether a later deadline helps within the budget (the trial read 30.3 d as "a day later").
+  CHECK(r.err.find("the fastest option --deadline left out takes 30.") != std::string::npos);
+  CHECK(r.err.find(", and none it left out is within the $400,000 budget") != std::string::npos);
+  const Run wider = run("recommend --params 30B --task pretrain --tokens 1T --deadline 30d --budget 600k");
+  REQUIRE(wider.code == 3);
+  CHECK(std::regex_search(wider.err, std::regex(", the fastest within the \\$600,000 budget [0-9.]+ d;")));
 }
 
 TEST_CASE("cli: training in fp4 warns that its convergence is not predicted") {

@@ -195,6 +195,12 @@ class RecommendCommand : public Command {
         const auto& priced = result.fastest_priced_over_deadline_hours;
         if (!priced) least += " (none it left out has a known price)";
         else if (format_duration(*priced) != format_duration(*f)) least += fmt::format(", the fastest with a known price {}", format_duration(*priced));
+        // Both limits: a later deadline helps only as far as an option within the budget (a trial read 30.5 d as "a day later would do").
+        if (r.budget_usd) {
+          const auto& within = result.fastest_over_deadline_within_budget_hours;
+          least += within ? fmt::format(", the fastest within the {} budget {}", format_usd(*r.budget_usd), format_duration(*within))
+                          : fmt::format(", and none it left out is within the {} budget", format_usd(*r.budget_usd));
+        }
       }
       throw NothingFitsError(fmt::format("no instance type can run {} of {} under these constraints ({}){}; each type's reason is "
                                          "listed{}",

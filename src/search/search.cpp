@@ -1140,6 +1140,8 @@ bool admit_row(RecommendRow&& row, const RecommendRequest& r, RowFilter& filter,
   if (r.deadline_hours && hours > *r.deadline_hours) {
     out.fastest_over_deadline_hours = std::min(out.fastest_over_deadline_hours.value_or(1e300), hours);
     if (row.ranked_cost_usd) out.fastest_priced_over_deadline_hours = std::min(out.fastest_priced_over_deadline_hours.value_or(1e300), hours);
+    if (r.budget_usd && row.ranked_cost_usd && round_cents(*row.ranked_cost_usd) <= round_cents(*r.budget_usd))
+      out.fastest_over_deadline_within_budget_hours = std::min(out.fastest_over_deadline_within_budget_hours.value_or(1e300), hours);
     filter.reason = fmt::format("misses the {} deadline (fastest {} at {} instances)", format_duration(*r.deadline_hours),
                                 format_duration(hours), row.count);
     return false;

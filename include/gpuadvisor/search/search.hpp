@@ -229,6 +229,9 @@ struct Recommendation {
   // The shortest run --deadline left out, and the shortest with a known price
   // (a pick needs one); none: it left none out.
   std::optional<double> fastest_over_deadline_hours, fastest_priced_over_deadline_hours;
+  // With --budget too: the shortest run --deadline left out that the budget
+  // would take (none: every option it left out is over the budget as well).
+  std::optional<double> fastest_over_deadline_within_budget_hours;
   // Where the pick fills its memory (kTightMemoryShare) with a micro-batch
   // above 1: the largest smaller micro-batch with room (kRoomyMemoryShare).
   std::optional<RoomierMicroBatch> roomier_micro_batch;
