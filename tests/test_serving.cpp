@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <regex>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -1389,4 +1390,15 @@ TEST_CASE("A stable queue is not called saturated at any length, a growing one i
     CHECK_FALSE(run_of(n, false));  // the first rule alone (tail wait 7 s > the 6 s service) called it saturated
     CHECK(run_of(n, true));
   }
+}
+
+TEST_CASE("From a hostile review: speculative decoding with one-token outputs is refused, sequences in flight say their time base") {
+  const auto one = cli_test::run("estimate --task inference --model llama-3-8b --instance g6e.xlarge --output-tokens 1 --speculative ngram:4:0.5");
+  CHECK(one.code == 2);
+  CHECK(one.err.find("--speculative: one generated token per request leaves no decode step to draft tokens for") != std::string::npos);
+  CHECK(cli_test::run("estimate --task inference --model llama-3-8b --instance g6e.xlarge --output-tokens 2 --speculative ngram:4:0.5").code == 0);
+  // The mean over busy time beside the whole run's (Little's law: rate x latency), which a reader checks it against.
+  const auto at_load = cli_test::run("estimate --task inference --model llama-3-8b --instance g6e.xlarge --requests-per-second 0.02 --batch 1");
+  REQUIRE(at_load.code == 0);
+  CHECK(std::regex_search(at_load.out, std::regex("sequences in flight +[0-9.]+ +mean while busy \\([0-9]+% of the run; [0-9.e-]+ over the whole run, as Little's law gives\\)")));
 }

@@ -811,8 +811,11 @@ void add_simulated_load(const SimulatedService& sim, const InferenceWorkload& w,
   const std::string finished =
       m.unfinished > 0 ? fmt::format("{} of {} requests", m.completed, m.completed + m.unfinished) : fmt::format("{} requests", m.completed);
   add(g, "load", Cell{finished, std::monostate{}}, load);
+  // Over busy time, as the steps see it; over the whole run (Little's law: rate x latency) it is that x the busy share.
   add(g, "sequences in flight", num(m.mean_sequences, 1),
-      fmt::format("mean; engine limit {}, {}-token steps{}, {} KV blocks of {} tokens", sim.limits.max_sequences, sim.limits.token_budget,
+      fmt::format("mean while busy ({:.0f}% of the run; {:.2g} over the whole run, as Little's law gives); engine limit {}, {}-token steps{}, "
+                  "{} KV blocks of {} tokens",
+                  m.busy_share * 100, m.mean_sequences * m.busy_share, sim.limits.max_sequences, sim.limits.token_budget,
                   sim.limits.prefill_pauses_decode ? " (prefill steps pause the decodes)" : "", sim.limits.kv_blocks, kKvBlockTokens));
   add(g, "time to first token", latency_cell(m.ttft_s.mean), "mean; " + percentiles_cell_note(m.ttft_s));
   if (w.one_token_outputs())

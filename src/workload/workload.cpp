@@ -460,6 +460,9 @@ InferenceWorkload make_inference_workload(const InferenceRequest& given) {
                                           w.engine ? w.engine->name : std::string("the engine")));
   }
   if (r.speculative) {
+    if (w.one_token_outputs())  // as --max-tpot: the one token comes from the prefill, no decode step to speculate in
+      throw InputError("--speculative: one generated token per request leaves no decode step to draft tokens for (the first token comes "
+                       "from the prefill); give --output-tokens 2 or more, or drop it");
     w.speculative = r.speculative;
     const SpeculativeDecoding& sd = *r.speculative;
     w.assumptions.push_back(fmt::format("speculative decoding: {} proposes {} token{} per step, each accepted with probability {:g}: "
