@@ -447,11 +447,16 @@ void import_spot_advisor(const Catalog& catalog, const PriceFile& f, const std::
 
 // The overlay being built, named by the files it comes from in its errors
 // (a rate the catalog refuses is in one of them, not in a file of its own).
+static std::string joined_origins(std::initializer_list<const std::vector<PriceFile>*> lists) {
+  std::vector<std::string> origins;
+  for (const auto* list : lists)
+    for (const auto& f : *list) origins.push_back(f.origin);
+  return fmt::format("{}", fmt::join(origins, ", "));
+}
+
 static std::string imported_overlay_name(const ImportInputs& in) {
-  std::vector<std::string> files;
-  for (const auto* list : {&in.offer_files, &in.savings_plan_files, &in.spot_histories, &in.spot_advisors})
-    for (const auto& f : *list) files.push_back(f.origin);
-  return fmt::format("the prices imported from {}", fmt::join(files, ", "));
+  return "the prices imported from " +
+         joined_origins({&in.offer_files, &in.savings_plan_files, &in.spot_histories, &in.spot_advisors});
 }
 
 ImportResult import_prices(const CatalogSource& base, const std::vector<CatalogSource>& overlays, const ImportInputs& in) {
@@ -468,9 +473,7 @@ ImportResult import_prices(const CatalogSource& base, const std::vector<CatalogS
   ordered_json sources;
   auto add_source = [&](const char* key, const std::vector<PriceFile>& files, const char* what) {
     if (files.empty()) return;
-    std::string names;
-    for (const auto& f : files) names += (names.empty() ? "" : ", ") + f.origin;
-    sources[key] = {{"title", fmt::format("{} imported from {}", what, names)}, {"url", "file:" + files.front().origin}};
+    sources[key] = {{"title", fmt::format("{} imported from {}", what, joined_origins({&files}))}, {"url", "file:" + files.front().origin}};
   };
   add_source("IMPORT-OFFER", in.offer_files, "AWS Price List EC2 offer file");
   add_source("IMPORT-SP", in.savings_plan_files, "AWS Savings Plans offer file");
@@ -502,6 +505,7 @@ ImportResult import_prices(const CatalogSource& base, const std::vector<CatalogS
   std::vector<CatalogSource> with = overlays;
   with.push_back({imported_overlay_name(in), result.overlay_json});
   result.merged = load_catalog(base, with);
+  result.matched = catalog;
   return result;
 }
 

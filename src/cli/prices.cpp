@@ -144,7 +144,7 @@ class PricesCommand : public Command {
     if (result.prices_written == 0) throw NothingFitsError("no price in these files matches an instance type of the catalog; nothing written");
     refuse_future_import(result.merged);
     write_file_atomically(output, result.overlay_json);
-    print_table(import_report_table(result.report), load_catalog(base, overlays), "prices import", "report", g);
+    print_table(import_report_table(result.report), result.matched, "prices import", "report", g);
     spdlog::info("wrote {} prices to {}; use it with --catalog-add {}", result.prices_written, output, output);
     return 0;
   }

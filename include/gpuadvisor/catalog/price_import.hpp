@@ -38,6 +38,7 @@ struct ImportLine {
 
 struct ImportResult {
   std::string overlay_json;  // a catalog overlay, validated against `catalog`
+  Catalog matched;           // the catalog the files were matched against (base and overlays)
   Catalog merged;            // the catalog with the overlay applied, as it was validated
   std::vector<ImportLine> report;
   long prices_written = 0;
