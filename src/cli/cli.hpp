@@ -148,12 +148,17 @@ struct PickSummary {
   std::string cost_key;     // "ranked_usd" or "ranked_usd_per_month"
   std::string job;          // the model and task ("llama-3-70b pretrain"), to warn when a baseline is another job's
   std::string terms;        // the pricing and region ("on-demand in us-east-1"), to warn when a baseline's cost is at others
-  std::string workload;     // the document's "workload" object as JSON text (empty: none), to warn when a baseline's differs
+  nlohmann::json workload;  // the document's "workload" object (null: none), to warn when a baseline's differs
 };
 // "on-demand in us-east-1": the terms a request's costs are at.
 std::string pricing_terms(std::string_view pricing, std::string_view region);
 // The job a pick is for, as PickSummary::job and the JSON's model.name and workload.task give it.
 std::string job_of(const std::string& model_name, std::string_view task);
+// The "workload" object a document writes, as PickSummary::workload holds it.
+template <class Workload>
+nlohmann::json workload_summary(const Workload& w) {
+  return nlohmann::json::parse(workload_json_text(w));
+}
 void add_gate_options(CLI::App* cmd, GateOptions& o);
 // What a gate compares for a service: its pick's instances and month, recommend's and cost's alike.
 PickSummary serving_summary(const ServingRow& pick, const std::string& model_name);

@@ -231,7 +231,7 @@ class CostCommand : public Command {
   int print(const Recommendation& result, const RecommendContext& ctx, const Catalog& catalog, const GlobalOptions& g) const {
     const RecommendRow& pick = *result.pick;
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd",
-                          job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), {}, workload_json_text(*ctx.workload)};
+                          job_of(ctx.model->name, ctx.rl ? "rl" : to_string(ctx.workload->task)), {}, workload_summary(*ctx.workload)};
     const auto cmp = comparison(go, now, *ctx.request);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("USD, {} {}; times and costs include job overheads. COST is at the channel VIA that can deliver the "
@@ -305,7 +305,7 @@ class CostCommand : public Command {
     }
     // The gates, as on every costed document: a service's month against --fail-if-over and the baseline.
     PickSummary now = serving_summary(*result.pick, m.name);
-    now.workload = workload_json_text(w);
+    now.workload = workload_summary(w);
     const auto cmp = comparison(go, now, r);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("USD, {} {}; a month is 720 h. Spot assumes no interruptions (a reclaimed replica is replaced; "

@@ -66,7 +66,7 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
   PickSummary p;
   if (doc.contains("model") && doc["model"].is_object() && doc.contains("workload") && doc["workload"].is_object())
     p.job = job_of(text_field(doc["model"], "name", path), text_field(doc["workload"], "task", path));
-  if (doc.contains("workload") && doc["workload"].is_object()) p.workload = json_text(doc["workload"]);
+  if (doc.contains("workload") && doc["workload"].is_object()) p.workload = doc["workload"];
   p.instance = text_field(r, "instance", path);
   if (r.contains("count")) {
     if (!r["count"].is_number_integer() || r["count"].get<long long>() < 1 || r["count"].get<long long>() > 1000000)
@@ -91,10 +91,9 @@ ordered_json summary_json(const PickSummary& p) {
 
 // The workload keys both documents give with different values (the task is the job's, warned apart):
 // "tokens 2e+10 -> 4e+10". A key one side lacks (a newer version's) is no difference.
-std::vector<std::string> workload_differences(const std::string& base_text, const std::string& now_text) {
+std::vector<std::string> workload_differences(const nlohmann::json& base, const nlohmann::json& now) {
   std::vector<std::string> out;
-  if (base_text.empty() || now_text.empty()) return out;
-  const auto base = nlohmann::json::parse(base_text), now = nlohmann::json::parse(now_text);
+  if (!base.is_object() || !now.is_object()) return out;
   auto text = [](const nlohmann::json& v) { return v.is_number() ? fmt::format("{:g}", v.get<double>()) : json_excerpt(v); };  // 1e+12, not 1000000000000.0
   for (auto it = now.begin(); it != now.end(); ++it)
     if (it.key() != "task" && base.contains(it.key()) && base[it.key()] != it.value())

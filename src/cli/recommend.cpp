@@ -230,7 +230,7 @@ class RecommendCommand : public Command {
       refuse_neuron_training_emit(eo, *row.instance, catalog.accelerator_of(*row.instance));
     }
     const PickSummary now{pick.instance->name, pick.count, pick.ranked_cost_usd, pick.estimate.total_hours, "ranked_usd",
-                          job_of(m.name, rl ? "rl" : to_string(w.task)), {}, workload_json_text(w)};
+                          job_of(m.name, rl ? "rl" : to_string(w.task)), {}, workload_summary(w)};
     const auto cmp = comparison(go, now, r);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = horizon_rows_text(result, r) + deadline_rows_text(result, r) + spot_unranked_text(result, r) + fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
@@ -325,7 +325,7 @@ class RecommendCommand : public Command {
     }
     const ServingRow& pick = *result.pick;
     PickSummary now = serving_summary(pick, m.name);
-    now.workload = workload_json_text(w);
+    now.workload = workload_summary(w);
     const auto cmp = comparison(go, now, r);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("{} options found; {} shown, ranked {} ({}, {}; {}). USD; a month is 720 h; $/M OUT is the whole bill per visible "
