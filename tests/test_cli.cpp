@@ -2750,3 +2750,20 @@ TEST_CASE("cli: --emit-dir creates its last directory, never a missing parent") 
   REQUIRE(run(job + t.file("new") + "/").code == 0);  // a trailing slash names the same directory
   CHECK(std::filesystem::exists(t.file("new") + "/deployment.yaml"));
 }
+
+TEST_CASE("cli: a simulated service's launch files start the engine at the sequence limit the simulator ran with") {
+  // The capacity batch (113 on p5.4xlarge) is the analytic sizing's; the replicas were sized by simulating the engine's own
+  // limit, and a server capped at 113 would queue requests the simulation ran.
+  const std::string service = "--model llama-3-8b --task inference --requests-per-second 5";
+  test_files::TempDir t("gpuadvisor_test_seqs");
+  const std::string dir = t.file("emit");
+  const Run pick = run("recommend --format json --emit k8s --emit-dir " + dir + " " + service);
+  REQUIRE(pick.code == 0);
+  const std::string instance = nlohmann::json::parse(pick.out)["recommendation"]["instance"].get<std::string>();
+  const auto estimate = nlohmann::json::parse(run("estimate --format json --instance " + instance + " " + service).out)["inference"];
+  const int simulated_limit = estimate["at_load"]["engine_limits"]["max_sequences"].get<int>();
+  REQUIRE(simulated_limit > estimate["batch"].get<int>());
+  const std::string commands = test_files::slurp(dir + "/serve_commands.sh");
+  CHECK(commands.find(fmt::format("--max-num-seqs {} ", simulated_limit)) != std::string::npos);
+  CHECK(commands.find(fmt::format("--max-running-requests {} ", simulated_limit)) != std::string::npos);
+}

@@ -351,12 +351,16 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
     ctx.notes.push_back(fmt::format("TP{} counts {} chips of {} NeuronCores each: the engine's --tensor-parallel-size counts NeuronCores ({})",
                                     row.estimate.layout.tp, row.accelerator->name, std::max(1, neuron_cores_per_chip(*row.accelerator)),
                                     tensor_parallel_ranks(*row.accelerator, row.estimate.layout.tp)));
-  ServingLaunch s{&m, &w, row.instance, row.accelerator, row.estimate.layout, row.replicas, row.instances, row.estimate.batch, limit.tokens};
+  // The sequence limit the replicas were sized at: the simulator's (the engine's, with KV admission) for a simulated
+  // row, else the capacity batch the analytic sizing took.
+  const int sequences =
+      row.simulated ? replica_sequence_cap(*row.estimate.engine, *row.accelerator, w, row.estimate.layout) : row.estimate.batch;
+  ServingLaunch s{&m, &w, row.instance, row.accelerator, row.estimate.layout, row.replicas, row.instances, sequences, limit.tokens};
   s.kv_cache = row.estimate.precision.kv_cache;
   // The autoscalers' targets sit at the sized load, never below it (else they add replicas at the load the pick was
   // sized for): the simulated sequences in flight per replica (the JSON's batch_at_load), and for SkyServe the larger
   // of a replica's share of the load and its capacity x the target utilisation.
-  s.batch_at_load = std::clamp(static_cast<int>(std::lround(row.batch_seen())), 1, row.estimate.batch);
+  s.batch_at_load = std::clamp(static_cast<int>(std::lround(row.batch_seen())), 1, sequences);
   s.target_qps_per_replica = row.estimate.requests_per_second * w.target_utilisation;
   if (w.requests_per_second && row.replicas > 0) s.target_qps_per_replica = std::max(s.target_qps_per_replica, *w.requests_per_second / row.replicas);
   write_files(o, emit_serving(s, ctx, target));

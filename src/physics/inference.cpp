@@ -177,7 +177,9 @@ SequenceCap replica_sequence_limit(const EngineProfile& engine, const Accelerato
 }
 
 int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l) {
-  return replica_sequence_limit(engine, acc, w, l).sequences;
+  const int sequences = replica_sequence_limit(engine, acc, w, l).sequences;
+  const std::optional<int> compiled = compiled_batch_on(acc, w);
+  return compiled ? std::min(sequences, *compiled) : sequences;
 }
 
 int sample_waves(const InferenceWorkload& w, int batch) { return std::max(1, (w.samples + std::max(1, batch) - 1) / std::max(1, batch)); }

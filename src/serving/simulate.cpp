@@ -47,7 +47,6 @@ EngineLimits engine_limits(const ModelSpec& m, const InferenceWorkload& w, const
   const EngineProfile& engine = *e.engine;
   EngineLimits l;
   l.max_sequences = replica_sequence_cap(engine, acc, w, e.layout);
-  if (const auto compiled = compiled_batch_on(acc, w)) l.max_sequences = std::min(l.max_sequences, *compiled);
   l.token_budget = replica_step_tokens(engine, acc, w, e.layout);
   l.chunked = engine.prefill == PrefillScheduling::chunked;
   l.prefill_pauses_decode = l.chunked && engine.prefill_pauses_decode;

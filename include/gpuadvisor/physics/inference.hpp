@@ -165,6 +165,8 @@ struct SequenceCap {
 // per scheduler (one scheduler per attention data-parallel rank) x attention_dp;
 // with --max-batched-tokens at most budget / (1 + draft tokens) per scheduler.
 SequenceCap replica_sequence_limit(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
+// That limit's sequences, at most a compiled Neuron batch: the serving
+// simulator's limit and the launch files' --max-num-seqs for a simulated row.
 int replica_sequence_cap(const EngineProfile& engine, const Accelerator& acc, const InferenceWorkload& w, const ServingLayout& l);
 // The waves a request's samples run in at a batch of `batch` sequences: more
 // samples than the batch holds run one batch after another (docs/methodology.md

@@ -71,7 +71,7 @@ struct ServingLaunch {
   ServingLayout layout;
   int replicas = 1;
   int instances = 1;
-  int max_batch = 1;        // sequences in flight per replica (the capacity batch)
+  int max_batch = 1;        // the engine's sequence limit per replica, as the sizing took it (cli/emit.cpp)
   // Longest request the service accepts, prompt + output tokens: the model's
   // context length or --max-request-tokens, never a mean or a percentile.
   int max_model_len = 0;

@@ -9,11 +9,11 @@
 # error band: +-11% (p90 |error|, median 6%, typically pessimistic: slower than measured, over 8 published L40S dense-model inference cases, each predicted without its family of sources; no published cases with vllm on L40S: pooled with other engines)
 # command: gpuadvisor recommend --model llama-3-8b --task inference --requests-per-second 5 --family g6e --emit skypilot --emit-dir OUT
 # The serve command for the sized replica (vLLM V1 (0.14 and later: async scheduling), default server settings); the other engines are equivalents.
-vllm serve meta-llama/Meta-Llama-3-8B-Instruct --tensor-parallel-size 4 --pipeline-parallel-size 1 --max-num-seqs 57 --max-num-batched-tokens 2048 --gpu-memory-utilization 0.9 --max-model-len 8192 --port 8000
+vllm serve meta-llama/Meta-Llama-3-8B-Instruct --tensor-parallel-size 4 --pipeline-parallel-size 1 --max-num-seqs 256 --max-num-batched-tokens 2048 --gpu-memory-utilization 0.9 --max-model-len 8192 --port 8000
 
 # SGLang:
-# python -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B-Instruct --tp-size 4 --max-running-requests 57 --chunked-prefill-size 8192 --mem-fraction-static 0.835 --context-length 8192 --port 8000
+# python -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B-Instruct --tp-size 4 --max-running-requests 256 --chunked-prefill-size 8192 --mem-fraction-static 0.835 --context-length 8192 --port 8000
 # TensorRT-LLM:
-# trtllm-serve meta-llama/Meta-Llama-3-8B-Instruct --tp_size 4 --pp_size 1 --max_batch_size 57 --max_num_tokens 8192 --max_seq_len 8192 --kv_cache_free_gpu_memory_fraction 0.9 --port 8000
+# trtllm-serve meta-llama/Meta-Llama-3-8B-Instruct --tp_size 4 --pp_size 1 --max_batch_size 256 --max_num_tokens 8192 --max_seq_len 8192 --kv_cache_free_gpu_memory_fraction 0.9 --port 8000
 # TGI:
-# text-generation-launcher --model-id meta-llama/Meta-Llama-3-8B-Instruct --num-shard 4 --max-concurrent-requests 57 --max-total-tokens 8192 --port 8000
+# text-generation-launcher --model-id meta-llama/Meta-Llama-3-8B-Instruct --num-shard 4 --max-concurrent-requests 256 --max-total-tokens 8192 --port 8000
