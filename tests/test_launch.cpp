@@ -371,6 +371,14 @@ TEST_CASE("Megatron arguments carry llama-3-8b's architecture, the steps and the
   CHECK(toml.find("flavor = \"8B\"") != std::string::npos);
   CHECK(toml.find("steps = 2385\n") != std::string::npos);
   CHECK(toml.find("interval = 100\n") != std::string::npos);
+  // torchtitan accumulates global / (local x dp) forward passes: local is the micro-batch the memory was sized for
+  // (2; the rank's whole share, 512 / 16 = 32, ran 16x the activations), and with a pipeline the share its schedule splits.
+  CHECK(toml.find("local_batch_size = 2\nglobal_batch_size = 512\n") != std::string::npos);
+  TrainingLaunch piped = t;
+  piped.layout.pp = 2;
+  piped.layout.dp = 8;
+  CHECK(file(emit_training(piped, ctx, LaunchTarget::slurm), "torchtitan.toml").text.find("local_batch_size = 64\nglobal_batch_size = 512\n") !=
+        std::string::npos);
   // ZeRO-2 has no torchtitan form: sharded (FSDP), said in the file. As replicate each rank would hold the whole optimizer state
   // (a hostile review's 8B layout sized at 79.6 GB per H100 would have needed about 128 GB).
   CHECK(toml.find("# ZeRO-2 is estimated; torchtitan shards fully (FSDP) or not at all: sharded here") != std::string::npos);

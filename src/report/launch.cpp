@@ -503,9 +503,12 @@ std::string torchtitan_toml(const TrainingLaunch& t, const LaunchContext& c) {
   if (l.pp > 1)
     s += fmt::format("pipeline_parallel_microbatch_size = {}\npipeline_parallel_schedule = \"{}\"\n", l.micro_batch,
                      l.vp > 1 ? "Interleaved1F1B" : "1F1B");
-  // local_batch_size: sequences per data-parallel rank per step.
+  // local_batch_size is the sequences one forward pass of a data-parallel rank takes; torchtitan accumulates
+  // global / (local x dp) of them (train.py). Without a pipeline that is the micro-batch the memory was sized for;
+  // with one, the rank's whole share, which the schedule splits into micro-batches of the size above.
+  const int local_batch = l.pp > 1 ? t.workload->global_batch / l.dp : l.micro_batch;
   s += fmt::format("\n[training]\nlocal_batch_size = {}\nglobal_batch_size = {}\nseq_len = {}\nsteps = {}\nmixed_precision_param = \"bfloat16\"\n",
-                   t.workload->global_batch / l.dp, t.workload->global_batch, t.workload->seq_len, t.train_iters());
+                   local_batch, t.workload->global_batch, t.workload->seq_len, t.train_iters());
   const LrDefaults lr = lr_defaults(t);
   s += fmt::format("\n# Learning-rate schedule: defaults, not tuned for this model.\n[optimizer]\nlr = {:g}\n\n[lr_scheduler]\nwarmup_steps = {}\n"
                    "decay_type = \"cosine\"\nmin_lr_factor = {:g}\n",
