@@ -2767,3 +2767,18 @@ TEST_CASE("cli: a simulated service's launch files start the engine at the seque
   CHECK(commands.find(fmt::format("--max-num-seqs {} ", simulated_limit)) != std::string::npos);
   CHECK(commands.find(fmt::format("--max-running-requests {} ", simulated_limit)) != std::string::npos);
 }
+
+TEST_CASE("cli: an RL update split over context-parallel ranks keeps them in verl's arguments (a blind trial: CP2 was dropped)") {
+  const std::string rl = "recommend --model llama-3.1-8b --task rl --prompts-per-step 256 --samples-per-prompt 8 --prompt-tokens 512 "
+                         "--response-tokens 2048 --response-tokens-max 8192 --steps 300";
+  const auto doc = nlohmann::json::parse(run(rl + " --format json").out);
+  const int cp = doc["recommendation"]["layout"]["cp"].get<int>();
+  REQUIRE(cp > 1);  // 8,192-token responses on 40 GB A100s: the update splits each sequence
+  test_files::TempDir t("gpuadvisor_test_verl_cp");
+  const std::string dir = t.file("emit");
+  REQUIRE(run(rl + " --emit slurm --emit-dir " + dir).code == 0);
+  const std::string args = test_files::slurp(dir + "/verl_args.txt");
+  CHECK(args.find(fmt::format("actor_rollout_ref.actor.ulysses_sequence_parallel_size={}\n", cp)) != std::string::npos);
+  CHECK(args.find(fmt::format("actor_rollout_ref.ref.ulysses_sequence_parallel_size={}\n", cp)) != std::string::npos);
+  CHECK(args.find(fmt::format(" CP {} ", cp)) != std::string::npos);
+}

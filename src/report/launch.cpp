@@ -1073,6 +1073,30 @@ std::string verl_command(const RlLaunch& r) {
                      config.empty() ? "" : " --config-name=" + config);
 }
 
+// The update's context parallelism: Megatron's own (context_parallel_size), or
+// under FSDP verl's Ulysses sequence parallelism, which splits each sequence
+// over the same ranks by an all-to-all of attention heads (not the ring the
+// estimate timed) and needs the heads to divide by it.
+std::string verl_context_parallel(const RlLaunch& r, bool megatron) {
+  const int cp = r.estimate->trainer.layout.cp;
+  if (cp <= 1) return "";
+  std::vector<std::string> roles{"actor_rollout_ref.actor"};
+  if (r.workload->reference) roles.push_back("actor_rollout_ref.ref");
+  if (r.workload->algorithm == RlAlgorithm::ppo) roles.push_back("critic");  // PPO's critic trains on the same layout
+  std::string s;
+  for (const auto& role : roles)
+    s += fmt::format("{}.{}={}\n", role, megatron ? "megatron.context_parallel_size" : "ulysses_sequence_parallel_size", cp);
+  if (megatron) return s;
+  if (r.model->heads % cp != 0)
+    return fmt::format("# the estimate splits each sequence over CP {} ranks; verl's FSDP does it by Ulysses sequence parallelism, which needs the "
+                       "{} attention heads to divide by it: set ulysses_sequence_parallel_size to a divisor and expect more memory per rank\n",
+                       cp, r.model->heads);
+  return fmt::format("# CP {} as verl's Ulysses sequence parallelism (an all-to-all of attention heads over the same ranks, not the ring the "
+                     "estimate timed)\n",
+                     cp) +
+         s;
+}
+
 std::string verl_args(const RlLaunch& r, const LaunchContext& c) {
   const RlWorkload& w = *r.workload;
   const RlEstimate& e = *r.estimate;
@@ -1101,9 +1125,9 @@ std::string verl_args(const RlLaunch& r, const LaunchContext& c) {
     s += fmt::format("# the estimate generated with {} weights: verl's rollout quantisation key is not confirmed in the files cited, so it is not "
                      "written (generation runs bf16, slower than predicted)\n",
                      to_string(w.rollout_weights));
-  s += fmt::format("# Update: {}, the estimate's layout (TP {} PP {} DP {}, ZeRO-{}, micro-batch {}, recompute {}); one optimizer step per RL "
-                   "step: the mini-batch is the whole batch (in prompts; verl multiplies it by rollout.n)\n",
-                   megatron ? "Megatron" : "FSDP", l.tp, l.pp, l.dp, l.zero_stage, l.micro_batch, recompute_name(l));
+  s += fmt::format("# Update: {}, the estimate's layout (TP {} CP {} PP {} DP {}, ZeRO-{}, micro-batch {}, recompute {}); one optimizer step "
+                   "per RL step: the mini-batch is the whole batch (in prompts; verl multiplies it by rollout.n)\n",
+                   megatron ? "Megatron" : "FSDP", l.tp, l.cp, l.pp, l.dp, l.zero_stage, l.micro_batch, recompute_name(l));
   if (!megatron && l.zero_stage < 3)
     s += fmt::format("# verl's FSDP shards weights, gradients and optimizer state over the data-parallel ranks whatever the estimate's ZeRO "
                      "stage ({}): less memory than it assumed, a little more communication\n",
@@ -1117,7 +1141,8 @@ std::string verl_args(const RlLaunch& r, const LaunchContext& c) {
     s += fmt::format("actor_rollout_ref.actor.megatron.tensor_model_parallel_size={0}\nactor_rollout_ref.actor.megatron.pipeline_model_parallel_size={1}\n"
                      "actor_rollout_ref.ref.megatron.tensor_model_parallel_size={0}\nactor_rollout_ref.ref.megatron.pipeline_model_parallel_size={1}\n",
                      l.tp, l.pp);
-  else
+  s += verl_context_parallel(r, megatron);
+  if (!megatron)
     s += fmt::format("actor_rollout_ref.model.enable_gradient_checkpointing={}\nactor_rollout_ref.actor.fsdp_config.param_offload={}\n"
                      "actor_rollout_ref.actor.fsdp_config.optimizer_offload={}\n",
                      l.recompute != Recompute::none ? "True" : "False", e.offloaded ? "True" : "False", e.offloaded ? "True" : "False");
