@@ -1326,6 +1326,12 @@ TEST_CASE("cli: cost prices a given run (instance, count, hours)") {
   const auto gj = nlohmann::json::parse(gated_json.out);
   REQUIRE(gj["gates"].is_array());
   CHECK(gj["gates"][0]["passed"] == false);
+  // The limit and the cost compare in cents, as both are printed: a pick at the limit to the cent passes, a cent under fails
+  // (a hostile review: "the pick costs $36.40, over the $36.40 limit").
+  const std::string lora = "recommend --params 13B --task lora --format json";
+  const double cents = std::round(nlohmann::json::parse(run(lora).out)["recommendation"]["costs"]["ranked_usd"].get<double>() * 100);
+  CHECK(run(lora + fmt::format(" --fail-if-over {:.2f}", cents / 100)).code == 0);
+  CHECK(run(lora + fmt::format(" --fail-if-over {:.2f}", (cents - 1) / 100)).code == 4);
   // A bare number is hours, so a bad one is out of range, not missing a unit.
   for (const char* bad : {"-100", "1e9"}) {
     Run out_of_range = run(std::string("cost --instance p5.48xlarge --count 4 --hours ") + bad);

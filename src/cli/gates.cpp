@@ -226,7 +226,8 @@ ordered_json gate_results(const GateOptions& o, const PickSummary& now, const or
   auto money = [](std::optional<double> v) { return v ? ordered_json(round_cents(*v)) : ordered_json(nullptr); };
   if (!o.fail_if_over.empty()) {
     const double limit = parse_usd(o.fail_if_over, "--fail-if-over");
-    const bool passed = now.cost_usd && *now.cost_usd <= limit;
+    // In cents, as both are printed (and as --budget compares): a pick at $36.40 passes a $36.40 limit.
+    const bool passed = now.cost_usd && round_cents(*now.cost_usd) <= round_cents(limit);
     gates.push_back({{"gate", "fail_if_over"}, {"limit_usd", round_cents(limit)}, {"cost_usd", money(now.cost_usd)}, {"passed", passed},
                      {"message", passed ? std::string() : fmt::format("--fail-if-over: the pick costs {}{}, over the ${} limit",
                                                                     now.cost_usd ? "$" + format_thousands(*now.cost_usd, 2) : "an unknown amount",
