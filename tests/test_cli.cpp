@@ -1339,6 +1339,10 @@ TEST_CASE("cli: cost prices a given run (instance, count, hours)") {
     CHECK(out_of_range.err.find("is outside") != std::string::npos);
   }
   CHECK(run("cost --instance p5.48xlarge --count 4 --hours 1.5e2").code == 0);
+  // The thousand years hold with a unit as without (a hostile review: 9000000 ran, 9000000h was refused).
+  CHECK(run("cost --instance g5.xlarge --count 1 --hours 9000000").code == 2);
+  CHECK(run("cost --instance g5.xlarge --count 1 --hours 9000000h").code == 2);
+  CHECK(run("cost --instance g5.xlarge --count 1 --hours 8760000").code == 0);
 }
 
 TEST_CASE("cli: recommend names one pick, why, and the alternatives") {

@@ -18,11 +18,13 @@ namespace gpuadvisor::cli {
 
 namespace {
 
-// "100" is 100 hours; "72h", "14d", "90min" as everywhere else.
+// "100" is 100 hours; "72h", "14d", "90min" as everywhere else, within the same
+// bounds with a unit as without (at most a thousand years).
 double parse_hours(const std::string& text) {
-  if (!text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos) return parse_number(text, "--hours", 1e-6, 1e7);
+  if (!text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos)
+    return parse_number(text, "--hours", 1e-6, kLongestDurationHours);
   const double hours = parse_duration_hours(text, "--hours");
-  check_range(hours, "--hours (in hours)", 1e-6, 1e7);  // the same bounds with a unit as without
+  check_range(hours, "--hours (in hours)", 1e-6, kLongestDurationHours);
   return hours;
 }
 
