@@ -2792,3 +2792,13 @@ TEST_CASE("cli: an RL update split over context-parallel ranks keeps them in ver
   CHECK(args.find(fmt::format("actor_rollout_ref.ref.ulysses_sequence_parallel_size={}\n", cp)) != std::string::npos);
   CHECK(args.find(fmt::format(" CP {} ", cp)) != std::string::npos);
 }
+
+TEST_CASE("cli: --no-overheads refuses the overhead flags it would ignore (a hostile review: accepted, output unchanged)") {
+  for (const char* flag : {"--provision-minutes 500", "--image-gb 1000", "--load-gb-per-s 0.1", "--neuron-compile-minutes 90", "--resume"}) {
+    const Run both = run(std::string("recommend --params 13B --task lora --no-overheads ") + flag);
+    CHECK(both.code == 2);
+    CHECK(both.err.find("--no-overheads counts the training steps only, so " + std::string(flag).substr(0, std::string(flag).find(' '))) !=
+          std::string::npos);
+  }
+  CHECK(run("recommend --params 13B --task lora --no-overheads").code == 0);
+}

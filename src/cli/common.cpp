@@ -780,6 +780,18 @@ RlWorkload build_rl_workload(const RlOptions& o, const WorkloadOptions& wo, cons
 }
 
 OverheadSettings build_overheads(const OverheadOptions& o) {
+  // The steps alone leave no overhead to set: a flag that sets one would be ignored.
+  if (o.no_overheads) {
+    std::vector<std::string> ignored;
+    if (!o.provision_minutes.empty()) ignored.push_back("--provision-minutes");
+    if (!o.image_gb.empty()) ignored.push_back("--image-gb");
+    if (!o.load_gb_per_s.empty()) ignored.push_back("--load-gb-per-s");
+    if (!o.neuron_compile_minutes.empty()) ignored.push_back("--neuron-compile-minutes");
+    if (o.resume) ignored.push_back("--resume");
+    if (!ignored.empty())
+      throw InputError(fmt::format("--no-overheads counts the training steps only, so {} would be ignored: give one or the other",
+                                   fmt::join(ignored, ", ")));
+  }
   OverheadSettings s;
   s.enabled = !o.no_overheads;
   s.resume = o.resume;
