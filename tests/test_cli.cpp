@@ -2802,3 +2802,14 @@ TEST_CASE("cli: --no-overheads refuses the overhead flags it would ignore (a hos
   }
   CHECK(run("recommend --params 13B --task lora --no-overheads").code == 0);
 }
+
+TEST_CASE("cli: a long-context job is searched past one sequence per instance (a hostile review: 32 instances called fastest)") {
+  // 4M tokens a step at 128k tokens is a global batch of 32 sequences: the count search stopped at 32 instances, though
+  // context parallelism splits each sequence over more ranks (estimate --count 128 ran it in 35 h against 5.4 d).
+  const auto doc = nlohmann::json::parse(
+      run("recommend --model llama-3-8b --task pretrain --tokens 1T --max-instances 4096 --seq-len 128k --family p6-b200 --format json").out);
+  const auto& pick = doc["recommendation"];
+  CHECK(pick["count"].get<int>() > doc["workload"]["global_batch"].get<int>());
+  CHECK(pick["layout"]["cp"].get<int>() > 1);
+  CHECK(pick["total_hours"].get<double>() < 48);
+}

@@ -743,6 +743,19 @@ std::string rejection_reason(const ModelSpec& m, const TrainingWorkload& w, cons
   return reason;
 }
 
+// The most accelerators any layout can use: a sequence per data-parallel rank,
+// each split over an instance's tensor-parallel group, the context-parallel
+// ranks the sequence length allows and a pipeline stage per layer. Counts past
+// it are not searched (a cap at one sequence per instance left long-context
+// jobs, whose global batch is a few dozen sequences, without their
+// context-parallel layouts: 32 instances for llama-3-8b at 128k tokens where
+// 128 run it 3.7x faster).
+double most_usable_accelerators(const ModelSpec& m, const TrainingWorkload& w, const Instance& inst) {
+  int cp = 1;
+  while (w.seq_len / (2 * cp) >= kMinContextParallelTokens) cp *= 2;
+  return double(w.global_batch) * inst.accelerator_count * cp * std::max(1, m.layers);
+}
+
 // Every acceptable count of one instance type (candidate_counts), or a rejection.
 void options_for_instance(const ModelSpec& m, const TrainingWorkload& w, const Instance& inst, const Accelerator& acc,
                           const RecommendRequest& r, Recommendation& out) {
@@ -753,7 +766,7 @@ void options_for_instance(const ModelSpec& m, const TrainingWorkload& w, const I
   std::optional<Layout> previous_best;  // where the next count's search starts
   for (int count : candidate_counts(inst, r)) {
     Cluster c{&inst, &acc, count};
-    if (c.accelerators() > w.global_batch * inst.accelerator_count) break;  // dp would exceed the batch
+    if (c.accelerators() > most_usable_accelerators(m, w, inst)) break;
     ClusterSearch s = search_cluster(m, w, c, {}, SearchOrder{!r.exhaustive_search, previous_best ? &*previous_best : nullptr});
     if (s.best) previous_best = s.best->layout;
     out.layouts_evaluated += s.layouts_evaluated;
