@@ -2813,3 +2813,20 @@ TEST_CASE("cli: a long-context job is searched past one sequence per instance (a
   CHECK(pick["layout"]["cp"].get<int>() > 1);
   CHECK(pick["total_hours"].get<double>() < 48);
 }
+
+TEST_CASE("cli: past the horizon, only the hints that would change the answer, and tokens x epochs within the token limit") {
+  // A million epochs of 1e17 tokens: refused as --tokens 1e23 would be (it priced a 9-digit year count at one day's block).
+  const Run epochs = run("recommend --params 7B --task finetune --tokens 1e17 --epochs 1000000");
+  CHECK(epochs.code == 2);
+  CHECK(epochs.err.find("--tokens x --epochs: 1e+17 x 1e+06 = 1e+23 tokens is over the 1e+17 limit") != std::string::npos);
+  // 18,599 years: no --horizon takes it (at most a thousand years); the fastest is at the 8-instance cap, so more may help.
+  const Run capped = run("recommend --params 70B --task pretrain --tokens 1e17 --max-instances 8");
+  CHECK(capped.code == 3);
+  CHECK(capped.err.find("--horizon") == capped.err.find("--horizon); the fastest"));  // named once, as the constraint
+  CHECK(capped.err.find("give more --max-instances") != std::string::npos);
+  // The fastest at 128 of 4,096 allowed: more instances would not help, a longer horizon would.
+  const Run long_context = run("recommend --model deepseek-v3 --task pretrain --tokens 15T --seq-len 128k --max-instances 4096");
+  CHECK(long_context.code == 3);
+  CHECK(long_context.err.find("d accepts it") != std::string::npos);
+  CHECK(long_context.err.find("--max-instances") == std::string::npos);
+}

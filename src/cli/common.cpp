@@ -1028,13 +1028,20 @@ void throw_no_pick(const Recommendation& result, const RecommendRequest& r, cons
                                               "type), so --pricing on-demand or best ranks the larger options at the Capacity Block "
                                               "that holds them"
                                             : "";
-  if (const auto& f = result.fastest_beyond_horizon)  // set by the search only when no priced option is within the horizon
+  if (const auto& f = result.fastest_beyond_horizon) {  // set by the search only when no priced option is within the horizon
+    // Only the hints that would change the answer: a horizon --horizon takes, more instances where the fastest is at the cap.
+    const double days = std::ceil(f->estimate.total_hours / 24);
+    std::vector<std::string> hints;
+    if (days * 24 <= kLongestDurationHours) hints.push_back(fmt::format("--horizon {:.0f}d accepts it", days));
+    if (f->count >= r.max_instances) hints.push_back("give more --max-instances");
+    hints.push_back("fewer --tokens or a smaller model");
     throw NothingFitsError(fmt::format("no priced option finishes within the {} horizon (--horizon); the fastest is {} x {}, {}, ${} {} ({}): "
-                                       "--horizon {:.0f}d accepts it, or give more --max-instances, fewer --tokens or a smaller model{}",
+                                       "{}{}",
                                        format_duration(r.horizon_hours), f->count, f->instance->name, format_duration(f->estimate.total_hours),
                                        format_thousands(*f->ranked_cost_usd, 0), f->ranked_pricing, f->capacity.column(),
-                                       std::ceil(f->estimate.total_hours / 24), spot_note),
+                                       fmt::join(hints, "; "), spot_note),
                            rejections_json(result.rejections));
+  }
   if (spot_capped && std::none_of(result.rows.begin(), result.rows.end(), [](const RecommendRow& x) { return x.ranked_cost_usd.has_value(); }))
     throw NothingFitsError(fmt::format("no option has a known spot price in {} at a count spot offers{}", r.region, spot_note),
                            rejections_json(result.rejections));

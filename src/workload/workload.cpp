@@ -109,6 +109,10 @@ TrainingWorkload make_workload(const WorkloadRequest& r, const ModelSpec& model)
   if (!(w.tokens >= 1) || w.tokens > kMaxTokens)
     throw InputError(r.tokens ? fmt::format("--tokens: {:.3g} is outside [1, {:.0e}]", w.tokens, kMaxTokens)
                               : fmt::format("the default of 20 tokens per parameter gives {:.3g} tokens, over the {:.0e} limit; set --tokens", w.tokens, kMaxTokens));
+  // The whole run too: a million epochs of 1e17 tokens took a year count of 9 digits.
+  if (w.total_tokens() > kMaxTokens)
+    throw InputError(fmt::format("--tokens x --epochs: {:.3g} x {:g} = {:.3g} tokens is over the {:.0e} limit; fewer tokens or epochs",
+                                 w.tokens, w.epochs, w.total_tokens(), kMaxTokens));
   if (w.lora_rank < 1 || w.lora_rank > 65536) throw InputError("--lora-rank: must be in [1, 65536]");
   return w;
 }
