@@ -2830,3 +2830,15 @@ TEST_CASE("cli: past the horizon, only the hints that would change the answer, a
   CHECK(long_context.err.find("d accepts it") != std::string::npos);
   CHECK(long_context.err.find("--max-instances") == std::string::npos);
 }
+
+TEST_CASE("cli: estimate across instances without EFA gives the figures and says recommend would not (a hostile review)") {
+  const Run no_efa = run("estimate --instance g5.xlarge --count 64 --model llama-3-8b --task finetune --format json");
+  REQUIRE(no_efa.code == 0);
+  const auto warnings = nlohmann::json::parse(no_efa.out)["warnings"];
+  CHECK(std::any_of(warnings.begin(), warnings.end(),
+                    [](const auto& w) { return w.template get<std::string>().find("g5.xlarge has no EFA") != std::string::npos; }));
+  const Run one = run("estimate --instance g5.xlarge --count 1 --model llama-3-8b --task lora --format json");
+  CHECK(one.out.find("no EFA") == std::string::npos);
+  const Run efa = run("estimate --instance p5.48xlarge --count 4 --model llama-3-8b --task finetune --format json");
+  CHECK(efa.out.find("no EFA") == std::string::npos);
+}

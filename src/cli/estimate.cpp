@@ -189,6 +189,11 @@ class EstimateCommand : public Command {
     const Accelerator& acc = catalog.accelerator_of(inst);
     if (auto p = accelerator_problem(acc, w)) throw InputError(fmt::format("{}: {}", inst.name, *p));
     const Cluster c{&inst, &acc, eo.count};
+    // recommend searches such types on one instance only (search.cpp: candidate_counts); the figures asked for are given, said.
+    if (eo.count > 1 && !inst.efa_supported)
+      warn(fmt::format("{} has no EFA: AWS does not recommend training across instances without it, and recommend searches it on one "
+                       "instance only; these figures assume its network's listed bandwidth sustained between {} instances",
+                       inst.name, eo.count));
     const LayoutConstraints fixed = fixed_layout(w);
     OverheadSettings settings = build_overheads(oo);
     settings.storage = parse_storage(eo.checkpoint_storage);
