@@ -2842,3 +2842,18 @@ TEST_CASE("cli: estimate across instances without EFA gives the figures and says
   const Run efa = run("estimate --instance p5.48xlarge --count 4 --model llama-3-8b --task finetune --format json");
   CHECK(efa.out.find("no EFA") == std::string::npos);
 }
+
+TEST_CASE("cli: fp8 weights serve the publisher's fp8 checkpoint where the preset names one (a blind trial: bf16 quantised at load)") {
+  test_files::TempDir t("gpuadvisor_test_fp8_ckpt");
+  const std::string service = "recommend --model qwen3-235b-a22b --task inference --requests-per-second 4 --prompt-tokens 2000 "
+                              "--output-tokens 500 --max-ttft 1s --emit slurm --emit-dir ";
+  REQUIRE(run(service + t.file("fp8") + " --weights fp8").code == 0);
+  const std::string fp8 = test_files::slurp(t.file("fp8") + "/serve_commands.sh");
+  CHECK(fp8.find("vllm serve Qwen/Qwen3-235B-A22B-FP8 ") != std::string::npos);
+  CHECK(fp8.find("the publisher's fp8 checkpoint of Qwen/Qwen3-235B-A22B") != std::string::npos);
+  REQUIRE(run(service + t.file("bf16")).code == 0);
+  CHECK(test_files::slurp(t.file("bf16") + "/serve_commands.sh").find("vllm serve Qwen/Qwen3-235B-A22B ") != std::string::npos);
+  // --hf-model still names exactly what is served.
+  REQUIRE(run(service + t.file("own") + " --weights fp8 --hf-model me/qwen-fp8").code == 0);
+  CHECK(test_files::slurp(t.file("own") + "/serve_commands.sh").find("vllm serve me/qwen-fp8 ") != std::string::npos);
+}

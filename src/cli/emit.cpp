@@ -142,6 +142,9 @@ void write_files(const EmitOptions& o, const std::vector<EmittedFile>& files) {
 std::string served_checkpoint_note(const EmitOptions& o, const ModelSpec& m, const std::string& id) {
   if (!o.hf_model.empty()) return fmt::format("{} (--hf-model)", id);
   if (id.empty()) return "YOUR_MODEL (no Hugging Face id is known for this model: --hf-model names the checkpoint)";
+  if (id == m.fp8_instruct_id)
+    return fmt::format("{}, the publisher's fp8 checkpoint of {} for --weights fp8 (the engines read its quantisation from its config; "
+                       "--hf-model serves another)", id, m.instruct_id);
   if (!m.instruct_id.empty() && m.instruct_id != hugging_face_id(m))
     return fmt::format("{}, the instruct/chat variant of {} ({}) for a chat service (--hf-model serves another)", id, m.name, hugging_face_id(m));
   return fmt::format("{}, {}'s published checkpoint (--hf-model serves another)", id, m.name);
@@ -154,7 +157,8 @@ std::string served_checkpoint_note(const EmitOptions& o, const ModelSpec& m, con
 // engine (AWQ/GPTQ; the lines' --quantization awq reads one, int8 is read from
 // the checkpoint's own config): the base checkpoint would load in bf16.
 std::optional<std::string> prequantised_note(const EmitOptions& o, const ModelSpec& m, const InferenceWorkload& w, const InferenceEstimate& e) {
-  const bool published = m.native_weights == to_string(w.weights);
+  const bool published =
+      m.native_weights == to_string(w.weights) || (w.weights == WeightFormat::fp8 && !m.fp8_instruct_id.empty());
   if ((w.weights == WeightFormat::int4 || w.weights == WeightFormat::int8) && !published && o.hf_model.empty())
     return fmt::format("weights: {} is served from a checkpoint quantised beforehand ({}, e.g. a ...-{} repository on Hugging Face or your own "
                        "quantisation run): give it as --hf-model; the base checkpoint holds no such weights, and the lines' quantisation flags expect them",
@@ -329,7 +333,7 @@ void emit_serving_files(const EmitOptions& o, const GlobalOptions& g, const Mode
   const LaunchTarget target = target_of(o);
   LaunchContext ctx = context(o, g, region, pricing);
   with_service_channel(ctx, row, pricing);
-  ctx.model_id = !o.hf_model.empty() ? o.hf_model : serving_checkpoint_id(m);
+  ctx.model_id = !o.hf_model.empty() ? o.hf_model : serving_checkpoint_id(m, w.weights);
   ctx.notes.push_back("serves: " + served_checkpoint_note(o, m, ctx.model_id));
   if (auto note = prequantised_note(o, m, w, row.estimate)) ctx.notes.push_back(*note);
   if (ctx.model_id.empty()) ctx.model_id = "YOUR_MODEL";

@@ -36,7 +36,12 @@ std::string hugging_face_id(const ModelSpec& m) {
   return rest.substr(0, second);
 }
 
-std::string serving_checkpoint_id(const ModelSpec& m) { return !m.instruct_id.empty() ? m.instruct_id : hugging_face_id(m); }
+// The publisher's fp8 checkpoint for fp8 weights where it has one (half the bytes to
+// download and load, quantised as the publisher chose), else the chat variant.
+std::string serving_checkpoint_id(const ModelSpec& m, WeightFormat weights) {
+  if (weights == WeightFormat::fp8 && !m.fp8_instruct_id.empty()) return m.fp8_instruct_id;
+  return !m.instruct_id.empty() ? m.instruct_id : hugging_face_id(m);
+}
 
 namespace {
 

@@ -134,7 +134,7 @@ ModelSpec spec_from_json(const json& j, const std::string& where) {
       "name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "tied_embeddings", "gated_mlp",
       "experts", "active_experts", "shared_experts", "expert_ffn", "dense_layers", "expert_bias", "clamped_glu", "q_lora_rank",
       "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window", "sliding_layers", "native_weights",
-      "context_length", "context_source", "rope_theta", "learned_positions", "activation", "instruct", "instruct_source", "reasoning", "reasoning_source"};
+      "context_length", "context_source", "rope_theta", "learned_positions", "activation", "instruct", "instruct_source", "fp8_instruct", "fp8_instruct_source", "reasoning", "reasoning_source"};
   if (auto u = unknown_key(j, kShapeKeys)) throw InputError(fmt::format("{}: field '{}': {}", where, u->key, u->message));
   ModelSpec m;
   m.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "custom";
@@ -168,6 +168,7 @@ ModelSpec spec_from_json(const json& j, const std::string& where) {
   m.learned_positions = get_bool(j, "learned_positions", where, false);
   if (j.contains("activation") && j["activation"].is_string()) m.activation = j["activation"].get<std::string>();
   if (j.contains("instruct") && j["instruct"].is_string()) m.instruct_id = j["instruct"].get<std::string>();
+  if (j.contains("fp8_instruct") && j["fp8_instruct"].is_string()) m.fp8_instruct_id = j["fp8_instruct"].get<std::string>();
   m.reasoning = get_bool(j, "reasoning", where, false);
   try {
     validate_model(m);
@@ -479,6 +480,7 @@ ModelSpec model_from_param_count(double params) {
   m.name = params >= 1e12 ? fmt::format("{:.4g}T-param model", params / 1e12) : fmt::format("{:.4g}B-param model", params / 1e9);
   m.source = fmt::format("shape scaled from {} ({})", nearest->name, nearest->source);
   m.instruct_id.clear();  // a scaled shape is no published checkpoint
+  m.fp8_instruct_id.clear();
   m.assumptions.push_back(fmt::format(
       "shape assumed from the nearest preset {}, scaled to {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} "
       "({:.2f}B parameters); override with --layers/--hidden/--heads/--kv-heads/--vocab or use --model",
@@ -521,6 +523,7 @@ void apply_overrides(ModelSpec& m, const ShapeOverrides& o) {
   if (o.hidden || o.heads) m.head_dim = m.hidden / m.heads;
   if (changed) {
     m.instruct_id.clear();  // an overridden shape is no longer the published checkpoint's
+    m.fp8_instruct_id.clear();
     if (m.hidden % m.heads != 0)
       throw InputError(fmt::format("--hidden {} is not divisible by --heads {}", m.hidden, m.heads));
     m.assumptions.push_back(fmt::format("shape overridden: {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} ({:.2f}B parameters)",

@@ -113,6 +113,6 @@ std::vector<EmittedFile> emit_rl(const RlLaunch& r, const LaunchContext& c, Laun
 std::string hugging_face_id(const ModelSpec& m);
 // The checkpoint an online service serves: the instruct/chat variant where the
 // preset names one, else the model's own Hugging Face id, else empty.
-std::string serving_checkpoint_id(const ModelSpec& m);
+std::string serving_checkpoint_id(const ModelSpec& m, WeightFormat weights);
 
 }  // namespace gpuadvisor

@@ -62,6 +62,9 @@ struct ModelSpec {
   bool learned_positions = false;
   std::string activation;
   std::string instruct_id;
+  // The publisher's fp8 checkpoint of it (models.json `fp8_instruct`, with its
+  // source), which the launch files serve for --weights fp8.
+  std::string fp8_instruct_id;
   // A reasoning model: it writes hidden thinking tokens before its answer by
   // default (models.json `reasoning`, with `reasoning_source`), so a service
   // that counts none is told so (--reasoning-tokens).
