@@ -2812,6 +2812,10 @@ TEST_CASE("cli: a long-context job is searched past one sequence per instance (a
   CHECK(pick["count"].get<int>() > doc["workload"]["global_batch"].get<int>());
   CHECK(pick["layout"]["cp"].get<int>() > 1);
   CHECK(pick["total_hours"].get<double>() < 48);
+  // Without a long sequence, no more than a sequence per instance: pipeline stages past it left a stage fewer micro-batches
+  // than stages, and a 1-hour deadline picked 384 p4d.24xlarge for a 200M-token 70B fine-tune.
+  const auto short_doc = nlohmann::json::parse(run("recommend --model llama-3-70b --task finetune --tokens 200M --deadline 1h --format json").out);
+  CHECK(short_doc["recommendation"]["count"].get<int>() <= short_doc["workload"]["global_batch"].get<int>());
 }
 
 TEST_CASE("cli: past the horizon, only the hints that would change the answer, and tokens x epochs within the token limit") {

@@ -523,7 +523,7 @@ std::string block_note(const RecommendRow& row, std::string_view region) {
   const RegionPrices* rp = row.instance->prices_in(region);
   if (row.channel_rate_unknown || !rp || !rp->capacity_block.usd_per_hour)
     return std::string("Capacity Block rate unknown here: ") +
-           (row.ranked_cost_usd ? "ranked at the on-demand rate" : "not ranked (no on-demand rate either)") +
+           (row.ranked_cost_usd ? "ranked at the on-demand rate for the block's whole days" : "not ranked (no on-demand rate either)") +
            " (see the Capacity Blocks console, or `gpuadvisor prices fetch --capacity-blocks`)";
   const int days = *row.capacity.block_days;
   return fmt::format("{} Capacity Block{} of {} day{} at ${:.2f}/h (a rate of {}), whole days billed{}", row.capacity.blocks,
@@ -595,9 +595,18 @@ std::string channel_note_text(const RecommendRow& row, Pricing pricing, std::str
   }
 }
 
+// A Capacity Block whose rate is unknown, at the on-demand rate as a stand-in:
+// still whole days, as the block is billed (per second, a 31-hour run read
+// $42 where its 2-day block at that rate is $65, and the cheaper figure set
+// the cost cap of the other options).
+std::optional<double> block_at_on_demand_rate_usd(const RecommendRow& row) {
+  if (!row.capacity.block_days || !row.on_demand_usd_per_hour) return row.on_demand_cost_usd;
+  return *row.on_demand_usd_per_hour * row.count * *row.capacity.block_days * 24;
+}
+
 // Ranks a row at the cost of the cheapest channel its pricing may take that
 // can deliver it; where a Capacity Block's rate is unknown, at the on-demand
-// rate, flagged.
+// rate for its whole days, flagged.
 void choose_channel(RecommendRow& row, const RecommendRequest& r, bool interruptions_priced) {
   row.quota_exceeded = quota_exceeded_text(row, r);
   const auto offers = channel_offers(row, r.pricing, interruptions_priced);
@@ -609,7 +618,7 @@ void choose_channel(RecommendRow& row, const RecommendRequest& r, bool interrupt
   row.channel_cost_usd = chosen->cost_usd;
   row.channel_rate_unknown = !chosen->cost_usd && chosen->channel == Channel::capacity_block;
   const bool fallback = row.channel_rate_unknown && row.on_demand_cost_usd;
-  row.ranked_cost_usd = fallback ? row.on_demand_cost_usd : chosen->cost_usd;
+  row.ranked_cost_usd = fallback ? block_at_on_demand_rate_usd(row) : chosen->cost_usd;
   row.ranked_pricing = std::string(fallback ? to_string(Channel::on_demand) : to_string(row.channel));
   row.channel_note = channel_note_text(row, r.pricing, r.region);
 }
@@ -743,17 +752,19 @@ std::string rejection_reason(const ModelSpec& m, const TrainingWorkload& w, cons
   return reason;
 }
 
-// The most accelerators any layout can use: a sequence per data-parallel rank,
-// each split over an instance's tensor-parallel group, the context-parallel
-// ranks the sequence length allows and a pipeline stage per layer. Counts past
-// it are not searched (a cap at one sequence per instance left long-context
-// jobs, whose global batch is a few dozen sequences, without their
-// context-parallel layouts: 32 instances for llama-3-8b at 128k tokens where
-// 128 run it 3.7x faster).
-double most_usable_accelerators(const ModelSpec& m, const TrainingWorkload& w, const Instance& inst) {
+// The most accelerators a layout is searched on: a sequence per instance (each
+// data-parallel rank's sequences over an instance's tensor-parallel group, the
+// pipeline stages taking the place of ranks), times the context-parallel ranks
+// the sequence length allows (sequence / CP >= kMinContextParallelTokens). At
+// one sequence per instance alone, long-context jobs (a global batch of a few
+// dozen sequences) lost their context-parallel layouts: 32 instances for
+// llama-3-8b at 128k tokens where 128 run it 3.7x faster. Pipeline stages past
+// it would leave each stage fewer micro-batches than stages (a bubble of more
+// than half), and a 200M-token 70B fine-tune was picked on 384 p4d.24xlarge.
+double most_searched_accelerators(const TrainingWorkload& w, const Instance& inst) {
   int cp = 1;
   while (w.seq_len / (2 * cp) >= kMinContextParallelTokens) cp *= 2;
-  return double(w.global_batch) * inst.accelerator_count * cp * std::max(1, m.layers);
+  return double(w.global_batch) * inst.accelerator_count * cp;
 }
 
 // Every acceptable count of one instance type (candidate_counts), or a rejection.
@@ -766,7 +777,7 @@ void options_for_instance(const ModelSpec& m, const TrainingWorkload& w, const I
   std::optional<Layout> previous_best;  // where the next count's search starts
   for (int count : candidate_counts(inst, r)) {
     Cluster c{&inst, &acc, count};
-    if (c.accelerators() > most_usable_accelerators(m, w, inst)) break;
+    if (c.accelerators() > most_searched_accelerators(w, inst)) break;
     ClusterSearch s = search_cluster(m, w, c, {}, SearchOrder{!r.exhaustive_search, previous_best ? &*previous_best : nullptr});
     if (s.best) previous_best = s.best->layout;
     out.layouts_evaluated += s.layouts_evaluated;
