@@ -517,7 +517,7 @@ TEST_CASE("channels: a pick above the usual on-demand count is ranked at its Cap
   CHECK(beyond > 0);
 }
 
-TEST_CASE("channels: a Capacity Block whose rate is unknown ranks at the on-demand rate, flagged, never silently") {
+TEST_CASE("channels: a Capacity Block whose rate is unknown ranks at the on-demand rate for its whole days, flagged, never silently") {
   Catalog c = cat();
   for (auto& i : c.instances)
     if (i.name == "p5.48xlarge") i.prices["us-east-1"].capacity_block.usd_per_hour.reset();
@@ -530,7 +530,11 @@ TEST_CASE("channels: a Capacity Block whose rate is unknown ranks at the on-dema
   CHECK(row.channel == Channel::capacity_block);
   CHECK_FALSE(row.channel_cost_usd);
   CHECK(row.channel_rate_unknown);
-  CHECK(*row.ranked_cost_usd == *row.on_demand_cost_usd);
+  // The on-demand rate stands in for the block's, for its whole days (100 h: a 5-day block, 120 h billed).
+  REQUIRE(row.capacity.block_days);
+  CHECK(*row.capacity.block_days == 5);
+  CHECK(*row.ranked_cost_usd == Approx(*row.on_demand_usd_per_hour * 16 * 5 * 24));
+  CHECK(*row.ranked_cost_usd > *row.on_demand_cost_usd);
   CHECK(row.ranked_pricing == "on-demand");
   CHECK(row.channel_note.find("rate unknown") != std::string::npos);
   // Within the usual count it is on demand, with no note.

@@ -237,7 +237,7 @@ class CostCommand : public Command {
     const auto cmp = comparison(go, now, *ctx.request);
     const auto gates = gate_results(go, now, cmp);
     const std::string notes = fmt::format("USD, {} {}; times and costs include job overheads. COST is at the channel VIA that can deliver the "
-                               "option (block: a Capacity Block, whole days; block*: its rate unknown, at the on-demand rate; reserved: "
+                               "option (block: a Capacity Block, whole days; block*: its rate unknown, at the on-demand rate for its whole days; reserved: "
                                "at the on-demand rate; on demand?: no usual count known, check the quota); spot is not offered above the "
                                "usual spot count (no spot: not ranked) and is priced at the typical "
                                "zone (the midpoint of the snapshot's lowest and highest). SAVES = OD EXP - SPOT EXP: both expected costs, with failures and checkpoints (ON-DEMAND, without them, under --wide; TIME LOST "

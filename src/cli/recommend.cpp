@@ -236,7 +236,7 @@ class RecommendCommand : public Command {
     const std::string notes = horizon_rows_text(result, r) + deadline_rows_text(result, r) + spot_unranked_text(result, r) + fmt::format("{} options found; {} shown ({}), ranked {} ({}, {}; {}). Times and costs include job overheads; "
                                "USD. COST is at the channel VIA that can deliver the option: on demand up to the usual count, else a Capacity Block "
                                "(block: whole days, sized to the prediction plus its p90 error; block*: its rate unknown, so at the on-demand "
-                               "rate), else reserved at the on-demand rate (on demand?: no usual count known, check the quota); spot only up "
+                               "rate for its whole days), else reserved at the on-demand rate (on demand?: no usual count known, check the quota); spot only up "
                                "to the usual spot count (no spot: above it, not ranked) (--wide: ON-DEMAND, and SPOT "
                                "without interruptions; `gpuadvisor cost` adds them). MEM is the need per accelerator with a "
                                "reserve of 1 GB + 5% for the runtime, communication buffers and fragmentation already in it, so 100% still fits.\n",
