@@ -2861,3 +2861,12 @@ TEST_CASE("cli: fp8 weights serve the publisher's fp8 checkpoint where the prese
   REQUIRE(run(service + t.file("own") + " --weights fp8 --hf-model me/qwen-fp8").code == 0);
   CHECK(test_files::slurp(t.file("own") + "/serve_commands.sh").find("vllm serve me/qwen-fp8 ") != std::string::npos);
 }
+
+TEST_CASE("cli: a flag given twice is named in the tool's words (a blind trial read the parser's 'At Most 1 required')") {
+  const Run twice = run("recommend --params 13B --params 7B --task lora");
+  CHECK(twice.code == 2);
+  CHECK(twice.err.find("--params is given 2 times; give it once") != std::string::npos);
+  const Run json = run("recommend --params 13B --task lora --task qlora --format json");
+  CHECK(json.code == 2);
+  CHECK(nlohmann::json::parse(json.out)["error"]["message"].get<std::string>().find("--task is given 2 times; give it once") != std::string::npos);
+}

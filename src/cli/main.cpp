@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <regex>
 #include <sstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -70,6 +71,16 @@ std::vector<std::string> unknown_flags(CLI::App& app, int argc, char** argv) {
     if (std::find(names.begin(), names.end(), flag) == names.end()) out.push_back(flag);
   }
   return out;
+}
+
+// The parser's words for a flag given twice ("--params: At Most 1 required but
+// received 2") in the tool's own.
+std::string plain_parse_message(const std::string& message) {
+  static const std::regex repeated("^(-[-a-z0-9]+): At Most 1 required but received ([0-9]+)$");
+  std::smatch m;
+  if (std::regex_match(message, m, repeated))
+    return fmt::format("{} is given {} times; give it once", m[1].str(), m[2].str());
+  return message;
 }
 
 // The nearest known flag to each unknown one, and a duration the shell split.
@@ -268,7 +279,7 @@ int run(int argc, char** argv) {
     const bool hidden = e.get_name() == "RequiredError" && !unknown.empty();
     const std::string message = (hidden ? fmt::format("{} {} not an option of `{}` (and {})", fmt::join(unknown, ", "), unknown.size() > 1 ? "are" : "is",
                                                       named_command(app, argc, argv)->get_name(), e.what())
-                                        : std::string(e.what())) +
+                                        : plain_parse_message(e.what())) +
                                 flag_suggestions(app, argc, argv, unknown);
     if (!wants_json(argc, argv)) {
       // The parser's message under the tool's own prefix, as every other input error.
