@@ -2870,3 +2870,18 @@ TEST_CASE("cli: a flag given twice is named in the tool's words (a blind trial r
   CHECK(json.code == 2);
   CHECK(nlohmann::json::parse(json.out)["error"]["message"].get<std::string>().find("--task is given 2 times; give it once") != std::string::npos);
 }
+
+TEST_CASE("cli: estimate names the Capacity Block of a type with no on-demand rate, as cost prices it (a hostile review)") {
+  const std::string job = "--instance p6-b300.48xlarge --model llama-3-8b --task finetune --format json";
+  const auto estimate = nlohmann::json::parse(run("estimate " + job).out);
+  const auto& capacity = estimate["cost"]["capacity"];
+  REQUIRE(capacity.is_object());
+  CHECK(capacity["channel"] == "capacity block");
+  CHECK(capacity["note"].get<std::string>().find("has no on-demand rate in us-east-1") != std::string::npos);
+  // The block's cost in the note is cost's figure for the same run.
+  const auto cost = nlohmann::json::parse(run("cost --count 1 " + job).out);
+  const double usd = cost["recommendation"]["costs"]["ranked_usd"].get<double>();
+  CHECK(capacity["note"].get<std::string>().find(fmt::format("about ${}", gpuadvisor::format_thousands(usd, 0))) != std::string::npos);
+  // A priced type within the usual count still has none.
+  CHECK(nlohmann::json::parse(run("estimate --instance p5.48xlarge --model llama-3-8b --task finetune --format json").out)["cost"]["capacity"].is_null());
+}

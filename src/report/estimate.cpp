@@ -82,14 +82,26 @@ ordered_json throughput_json(const TrainingEstimate& e) {
           {"compute_efficiency", sig6(e.compute_efficiency)}};
 }
 
-// Where the count is beyond what one usually starts on demand, what buys it
-// (recommend and cost rank such a count at a Capacity Block): a block sized to
-// the prediction plus its p90 error, as recommend sizes it. Empty otherwise.
+// Where the count is beyond what one usually starts on demand, the type is
+// sold through Capacity Blocks only, or it has no on-demand rate here
+// (p6-b300), what buys it (recommend and cost rank such a count at a Capacity
+// Block): a block sized to the prediction plus its p90 error, as recommend
+// sizes it. Empty otherwise.
 std::optional<CapacityAdvice> estimate_capacity(const EstimateContext& ctx) {
   const Cluster& c = *ctx.cluster;
-  if (!beyond_usual_on_demand(*c.instance, c.count)) return std::nullopt;
+  const bool unpriced = !ctx.on_demand_usd_per_hour;
+  if (!unpriced && !beyond_usual_on_demand(*c.instance, c.count) && c.instance->purchase == "on_demand_and_spot") return std::nullopt;
   const auto band = accuracy_band(c.accelerator->name, accuracy_task(to_string(ctx.workload->task)), training_framework_name(ctx), ctx.model->is_moe());
-  return capacity_advice(*c.instance, c.count, ctx.estimate->total_hours, ctx.region, Pricing::on_demand, band ? band->p90_abs_error : 0);
+  CapacityAdvice a =
+      capacity_advice(*c.instance, c.count, ctx.estimate->total_hours, ctx.region, Pricing::on_demand, band ? band->p90_abs_error : 0);
+  if (a.note.empty() && unpriced && a.block_cost_usd) advise_block_instead_of_on_demand(a, *c.instance, c.count, ctx.region, false);
+  if (a.note.empty()) return std::nullopt;
+  return a;
+}
+
+// The channel that delivers the run: a Capacity Block where no on-demand rate is known.
+std::string estimate_capacity_channel(const EstimateContext& ctx, const CapacityAdvice& a) {
+  return !ctx.on_demand_usd_per_hour && a.block_cost_usd && !a.blocks_only ? "capacity block" : a.column();
 }
 
 ordered_json estimate_cost_json(const EstimateContext& ctx, const EstimateCost& cost) {
@@ -102,7 +114,7 @@ ordered_json estimate_cost_json(const EstimateContext& ctx, const EstimateCost& 
           {"on_demand_usd_per_million_tokens", per_million(cost.on_demand_usd)},
           {"spot_usd_per_million_tokens", per_million(cost.spot_usd)},
           {"spot_note", "spot_usd assumes no interruptions; `gpuadvisor cost` gives the expected cost with reclaims and failures"},
-          {"capacity", capacity ? ordered_json{{"channel", capacity->column()}, {"note", capacity->note}} : ordered_json(nullptr)}};
+          {"capacity", capacity ? ordered_json{{"channel", estimate_capacity_channel(ctx, *capacity)}, {"note", capacity->note}} : ordered_json(nullptr)}};
 }
 
 std::string estimate_json(const Catalog& catalog, const EstimateContext& ctx, const EstimateCost& cost) {
@@ -191,7 +203,7 @@ void add_throughput_and_cost(const EstimateContext& ctx, const EstimateCost& cos
   add("cost", "spot (no interruptions)", money(cost.spot_usd), std::string(ctx.region));
   add("cost", "on-demand per million tokens", cost.on_demand_usd ? num(*cost.on_demand_usd / cost.million_tokens, 2) : Cell{"unknown", std::monostate{}}, "USD");
   // The on-demand figure assumes the instances can be started at will.
-  if (const auto a = estimate_capacity(ctx)) add("cost", "capacity", text(a->column()), a->note);
+  if (const auto a = estimate_capacity(ctx)) add("cost", "capacity", text(estimate_capacity_channel(ctx, *a)), a->note);
 }
 
 }  // namespace
