@@ -2885,3 +2885,16 @@ TEST_CASE("cli: estimate names the Capacity Block of a type with no on-demand ra
   // A priced type within the usual count still has none.
   CHECK(nlohmann::json::parse(run("estimate --instance p5.48xlarge --model llama-3-8b --task finetune --format json").out)["cost"]["capacity"].is_null());
 }
+
+TEST_CASE("cli: estimate's launch files name the Capacity Block that delivers the count, as recommend's do (a hostile review)") {
+  test_files::TempDir t("gpuadvisor_test_estimate_channel");
+  const std::string job = "estimate --model llama-3-70b --task pretrain --tokens 10B --emit skypilot --instance p5.48xlarge --emit-dir ";
+  REQUIRE(run(job + t.file("eight") + " --count 8").code == 0);
+  const std::string eight = test_files::slurp(t.file("eight") + "/task.yaml");
+  CHECK(eight.find("YOUR_CAPACITY_RESERVATION_ID") != std::string::npos);
+  CHECK(eight.find("capacity-block") != std::string::npos);
+  REQUIRE(run(job + t.file("two") + " --count 2").code == 0);
+  const std::string two = test_files::slurp(t.file("two") + "/task.yaml");
+  CHECK(two.find("YOUR_CAPACITY_RESERVATION_ID") == std::string::npos);
+  CHECK(two.find("on-demand") != std::string::npos);
+}

@@ -213,10 +213,18 @@ class EstimateCommand : public Command {
     print_document(render_estimate(catalog, ctx, RenderOptions{format, g.wide}), format);
     if (format == Format::table) std::cout << fmt::format("\n{}.\n", prices_note(catalog));
     if (eo.explain) explain_stream(format) << "\n" << explain_estimate(ctx);
-    if (e.fits()) {
-      const auto od = hourly_rate(inst, eo.region, Pricing::on_demand);
-      emit_training_files(emit, g, m, w, c, e, od ? std::optional<double>(*od * c.count * billed_hours(e.total_hours)) : std::nullopt,
-                          "on-demand", eo.region);
+    if (e.fits() && !emit.target.empty()) {
+      // The files name the channel that delivers the count (a Capacity Block past the usual on-demand count, its
+      // reservation placeholder), priced as cost --instance prices the same run.
+      RecommendRow row;
+      row.instance = &inst;
+      row.count = c.count;
+      row.estimate = e;
+      RecommendRequest r;
+      r.region = eo.region;
+      r.overheads = settings;
+      price_row(row, m, w, r);
+      emit_training_files(emit, g, m, w, c, e, row.ranked_cost_usd, row.ranked_pricing, eo.region, &row);
     }
     if (!e.fits()) {
       spdlog::error("this layout needs {:.1f} GB per accelerator but {} has {:.1f} GB", e.memory.total_gb(), acc.name, e.memory.capacity_gb);
