@@ -2898,3 +2898,18 @@ TEST_CASE("cli: estimate's launch files name the Capacity Block that delivers th
   CHECK(two.find("YOUR_CAPACITY_RESERVATION_ID") == std::string::npos);
   CHECK(two.find("on-demand") != std::string::npos);
 }
+
+TEST_CASE("cli: estimate refuses layout flags no layout can take as bad input, naming them (a hostile review: exit 3, a generic reason)") {
+  const std::string job = "estimate --instance p5.48xlarge --model llama-3-8b --task pretrain --tokens 10B ";
+  const std::pair<const char*, const char*> cases[] = {
+      {"--pp 1 --recompute full --recompute-layers 33", "--recompute-layers 33: a pipeline stage holds 32 of llama-3-8b's 32 layers"},
+      {"--pp 2 --recompute full --recompute-layers 17", "a pipeline stage holds 16 of llama-3-8b's 32 layers at --pp 2"},
+      {"--micro-batch 2048", "--micro-batch 2048 is more than the global batch of 1024 sequences"},
+      {"--zero-stage 3 --pp 2", "--zero-stage 3 with --pp 2: ZeRO stage 2 and 3 cannot be combined with pipeline parallelism"}};
+  for (const auto& [flags, message] : cases) {
+    const Run r = run(job + flags);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(message) != std::string::npos);
+  }
+  CHECK(run(job + "--recompute full --recompute-layers 32").code == 0);
+}

@@ -114,7 +114,7 @@ class EstimateCommand : public Command {
     return instance_named(catalog, eo.instance, "--instance");
   }
 
-  LayoutConstraints fixed_layout(const TrainingWorkload& w) const {
+  LayoutConstraints fixed_layout(const ModelSpec& m, const TrainingWorkload& w) const {
     for (int v : {eo.tp, eo.pp, eo.ep, eo.etp, eo.micro_batch, eo.vp, eo.cp})
       if (v < 0) throw InputError("--tp, --pp, --ep, --etp, --vp, --cp and --micro-batch must be positive");
     LayoutConstraints fixed;
@@ -138,11 +138,23 @@ class EstimateCommand : public Command {
       if (eo.recompute_layers < 1) throw InputError("--recompute-layers: must be at least 1");
       if (fixed.recompute != Recompute::full) throw InputError("--recompute-layers needs --recompute full");
       fixed.recompute_layers = eo.recompute_layers;
+      // A stage holds layers / pp of them (the search's pp where --pp is not given: at most all of them).
+      const int stage_layers = m.layers / std::max(1, eo.pp);
+      if (eo.recompute_layers > stage_layers)
+        throw InputError(fmt::format("--recompute-layers {}: a pipeline stage holds {} of {}'s {} layers{}", eo.recompute_layers, stage_layers,
+                                     m.name, m.layers, eo.pp > 1 ? fmt::format(" at --pp {}", eo.pp) : std::string()));
     }
+    if (eo.micro_batch > w.global_batch)
+      throw InputError(fmt::format("--micro-batch {} is more than the global batch of {} sequences (--global-batch)", eo.micro_batch,
+                                   w.global_batch));
     if (eo.cp > 1 && w.seq_len % (2 * eo.cp) != 0)
       throw InputError(fmt::format("--cp {}: the sequence length {} must divide into 2 x cp chunks (load-balanced ring attention)", eo.cp, w.seq_len));
     if (eo.zero_stage > 3 || eo.zero_stage < -1) throw InputError("--zero-stage: must be 0, 1, 2 or 3");
     if (eo.vp > 1 && eo.pp == 1) throw InputError("--vp: virtual pipeline stages need pipeline parallelism (--pp > 1)");
+    // As the layout check says it where every flag is given: the search would find nothing and say only that.
+    if (eo.zero_stage >= 2 && eo.pp > 1)
+      throw InputError(fmt::format("--zero-stage {} with --pp {}: ZeRO stage 2 and 3 cannot be combined with pipeline parallelism "
+                                   "(DeepSpeed/Megatron restriction)", eo.zero_stage, eo.pp));
     return fixed;
   }
 
@@ -194,7 +206,7 @@ class EstimateCommand : public Command {
       warn(fmt::format("{} has no EFA: AWS does not recommend training across instances without it, and recommend searches it on one "
                        "instance only; these figures assume its network's listed bandwidth sustained between {} instances",
                        inst.name, eo.count));
-    const LayoutConstraints fixed = fixed_layout(w);
+    const LayoutConstraints fixed = fixed_layout(m, w);
     OverheadSettings settings = build_overheads(oo);
     settings.storage = parse_storage(eo.checkpoint_storage);
     log_assumptions(m.assumptions);
