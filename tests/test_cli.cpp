@@ -2913,3 +2913,18 @@ TEST_CASE("cli: estimate refuses layout flags no layout can take as bad input, n
   }
   CHECK(run(job + "--recompute full --recompute-layers 32").code == 0);
 }
+
+TEST_CASE("cli: a large model served in bf16 by default is told of fp8 (a blind trial: twice the price, nothing said)") {
+  const auto big = nlohmann::json::parse(run("recommend --model qwen3-235b-a22b --task inference --requests-per-second 4 --format json").out);
+  const auto said = [](const nlohmann::json& doc, const std::string& text) {
+    for (const auto& a : doc["assumptions"])
+      if (a.get<std::string>().find(text) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(said(big, "--weights fp8 halves their memory"));
+  CHECK(said(big, "its publisher's fp8 checkpoint: Qwen/Qwen3-235B-A22B-FP8"));
+  // Not for a small model, nor where fp8 was asked for.
+  CHECK_FALSE(said(nlohmann::json::parse(run("recommend --model llama-3-8b --task inference --format json").out), "--weights fp8 halves"));
+  CHECK_FALSE(said(nlohmann::json::parse(run("recommend --model qwen3-235b-a22b --task inference --requests-per-second 4 --weights fp8 --format json").out),
+                   "--weights fp8 halves"));
+}

@@ -606,6 +606,10 @@ void limit_sizing_simulations(const InferenceOptions& o, const std::string& comm
                                  n, command, kMostSizingSimulatedRequests));
 }
 
+// The size from which a bf16 service is said to have an fp8 option (a judgement: 70B-class models and larger are
+// mostly deployed in fp8 on Hopper and newer; smaller ones often in bf16).
+constexpr double kFp8HintParams = 60e9;
+
 InferenceWorkload build_inference_workload(const InferenceOptions& o, const ModelSpec& m) {
   InferenceRequest r;
   auto count = [](const std::string& v, const char* flag) { return v.empty() ? std::optional<double>() : std::optional<double>(parse_count(v, flag)); };
@@ -722,6 +726,11 @@ InferenceWorkload build_inference_workload(const InferenceOptions& o, const Mode
                                         r.engine->name, r.engine->title, shortened(o.engine, 60)));
   if (o.weights.empty() && !m.native_weights.empty())
     w.assumptions.push_back(fmt::format("weights in {}, the checkpoint's own format (--weights bf16 to serve it in 16-bit)", m.native_weights));
+  else if (o.weights.empty() && m.total_params() >= kFp8HintParams)  // a blind trial served a 235B MoE in bf16 at twice the price
+    w.assumptions.push_back(fmt::format("weights in bf16 (default): --weights fp8 halves their memory and each decode step's weight reads on "
+                                        "GPUs with fp8 math (L4, L40S, H100 and newer), which is how a model of {} parameters is usually served{}",
+                                        human_params(m.total_params()),
+                                        m.fp8_instruct_id.empty() ? std::string() : fmt::format(" (its publisher's fp8 checkpoint: {})", m.fp8_instruct_id)));
   return w;
 }
 
