@@ -2928,3 +2928,19 @@ TEST_CASE("cli: a large model served in bf16 by default is told of fp8 (a blind 
   CHECK_FALSE(said(nlohmann::json::parse(run("recommend --model qwen3-235b-a22b --task inference --requests-per-second 4 --weights fp8 --format json").out),
                    "--weights fp8 halves"));
 }
+
+TEST_CASE("cli: --compare-to reads back the tool's own document whose cost rounds to $0.00 (a hostile review: refused)") {
+  test_files::TempDir t("gpuadvisor_test_zero_base");
+  const std::string overlay = t.file("cheap.json");
+  std::ofstream(overlay) << R"({"sources": {"TEAM": {"title": "a test rate", "url": "https://intranet.example/rates"}},
+ "instances": [{"name": "p5.4xlarge", "prices": {"us-east-1": {"on_demand": {"usd_per_hour": 0.0001, "as_of": "2026-11-20", "source": "TEAM"}}}}]})";
+  const std::string reservation = "cost --instance p5.4xlarge --count 1 --hours 1 --catalog-add " + overlay;
+  const Run base = run(reservation + " --format json");
+  REQUIRE(base.code == 0);
+  REQUIRE(nlohmann::json::parse(base.out)["recommendation"]["costs"]["ranked_usd"].get<double>() == 0.0);
+  const std::string base_file = t.file("base.json");
+  std::ofstream(base_file) << base.out;
+  const Run again = run(reservation + " --compare-to " + base_file);
+  CHECK(again.code == 0);
+  CHECK(again.err.find("--compare-to") == std::string::npos);
+}

@@ -73,7 +73,8 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
       bad_field(path, "count", "a whole number of instances");
     p.count = r["count"].get<int>();
   }
-  if (!r["costs"][cost_key].is_null()) p.cost_usd = number_field(r["costs"], cost_key.c_str(), path, 0.01, kMaxBaselineUsd);  // at least a cent
+  // From 0: a cost under half a cent is written 0 (rounded to cents), and the tool's own document must read back.
+  if (!r["costs"][cost_key].is_null()) p.cost_usd = number_field(r["costs"], cost_key.c_str(), path, 0, kMaxBaselineUsd);
   if (doc.contains("request") && doc["request"].is_object()) {
     const auto& q = doc["request"];
     if (q.contains("pricing") && q["pricing"].is_string() && q.contains("region") && q["region"].is_string())
