@@ -2944,3 +2944,12 @@ TEST_CASE("cli: --compare-to reads back the tool's own document whose cost round
   CHECK(again.code == 0);
   CHECK(again.err.find("--compare-to") == std::string::npos);
 }
+
+TEST_CASE("cli: --params out of range is quoted as typed (a hostile review: 999999 read '1e+06 is too small ... at least 1M')") {
+  const Run small = run("recommend --params 999999 --task lora");
+  CHECK(small.code == 2);
+  CHECK(small.err.find("--params: 999999 is too small for a transformer (at least 1M)") != std::string::npos);
+  const Run big = run("recommend --params 1.0000001e15 --task lora");
+  CHECK(big.code == 2);
+  CHECK(big.err.find("--params: 1.0000001e15 exceeds the supported 1e+15") != std::string::npos);
+}

@@ -438,8 +438,9 @@ ModelSpec build_model(const ModelOptions& o) {
     for (const auto& w : ws) warn(w);
   } else {
     double params = parse_count(o.params, "--params");
-    if (params < 1e6) throw InputError(fmt::format("--params: {:.3g} is too small for a transformer (at least 1M)", params));
-    if (params > kMaxParams) throw InputError(fmt::format("--params: {:.3g} exceeds the supported {:.0e}", params, kMaxParams));
+    // As typed: 999999 rounded to 3 digits read "1e+06 is too small ... (at least 1M)" (a hostile review).
+    if (params < 1e6) throw InputError(fmt::format("--params: {} is too small for a transformer (at least 1M)", shortened(o.params, 40)));
+    if (params > kMaxParams) throw InputError(fmt::format("--params: {} exceeds the supported {:.0e}", shortened(o.params, 40), kMaxParams));
     m = model_from_param_count(params);
     // One layer over the nearest preset's vocabulary is the smallest shape: a
     // count far below it is priced at it, which the user should not miss.
