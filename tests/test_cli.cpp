@@ -2953,3 +2953,13 @@ TEST_CASE("cli: --params out of range is quoted as typed (a hostile review: 9999
   CHECK(big.code == 2);
   CHECK(big.err.find("--params: 1.0000001e15 exceeds the supported 1e+15") != std::string::npos);
 }
+
+TEST_CASE("cli: a bare --cost-slack above 1 is refused as ambiguous, as --discount's is (a hostile review: 5 silently meant 500%)") {
+  const Run bare = run("recommend --params 13B --task lora --cost-slack 5");
+  CHECK(bare.code == 2);
+  CHECK(bare.err.find("--cost-slack: '5' is read as a fraction of the cheapest price (0.2 is 20%), and 5 would be 500%; write 5% for 5 percent") !=
+        std::string::npos);
+  CHECK(run("recommend --params 13B --task lora --cost-slack 0.5").code == 0);
+  CHECK(run("recommend --params 13B --task lora --cost-slack 1").code == 0);
+  CHECK(run("recommend --params 13B --task lora --cost-slack 500%").code == 0);
+}

@@ -940,7 +940,18 @@ RecommendRequest build_request(const RankingOptions& o, const OverheadOptions& o
     if (!sort) throw InputError(fmt::format("--sort-by: '{}' is not one of recommended, pareto, time, cost, cost-per-token", o.sort_by));
     r.sort_by = *sort;
   }
-  if (!o.cost_slack.empty()) r.cost_slack = parse_fraction(o.cost_slack, "--cost-slack", 0, 10);
+  if (!o.cost_slack.empty()) {
+    // A bare number is a fraction (0.2 is 20%); above 1 it is more likely meant as percent: said, as --discount says it.
+    const std::string& t = o.cost_slack;
+    if (!t.empty() && t.back() != '%') {
+      const double bare = parse_number(t, "--cost-slack", 0, 1e6);
+      if (bare > 1)
+        throw InputError(fmt::format("--cost-slack: '{0}' is read as a fraction of the cheapest price (0.2 is 20%), and {0} would be {1:g}%; "
+                                     "write {0}% for {0} percent",
+                                     shortened(t, 20), bare * 100));
+    }
+    r.cost_slack = parse_fraction(o.cost_slack, "--cost-slack", 0, 10);
+  }
   r.cost_slack_given = !o.cost_slack.empty();
   if (!o.horizon.empty()) r.horizon_hours = parse_duration_hours(o.horizon, "--horizon");
   if (!o.value_of_time.empty()) {
