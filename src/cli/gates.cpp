@@ -73,8 +73,13 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
       bad_field(path, "count", "a whole number of instances");
     p.count = r["count"].get<int>();
   }
-  // From 0: a cost under half a cent is written 0 (rounded to cents), and the tool's own document must read back.
-  if (!r["costs"][cost_key].is_null()) p.cost_usd = number_field(r["costs"], cost_key.c_str(), path, 0, kMaxBaselineUsd);
+  // In cents, as the tool writes them: 0 (a cost under half a cent, which must read back) or at least a cent; 1e-300 is no cost.
+  if (!r["costs"][cost_key].is_null()) {
+    p.cost_usd = number_field(r["costs"], cost_key.c_str(), path, 0, kMaxBaselineUsd);
+    if (*p.cost_usd > 0 && *p.cost_usd < 0.01)
+      throw InputError(fmt::format("{}: recommendation.costs.{}: {:g} is not a cost in cents (the tool writes 0 or at least 0.01)", path,
+                                   cost_key, *p.cost_usd));
+  }
   if (doc.contains("request") && doc["request"].is_object()) {
     const auto& q = doc["request"];
     if (q.contains("pricing") && q["pricing"].is_string() && q.contains("region") && q["region"].is_string())
