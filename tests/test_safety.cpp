@@ -405,13 +405,14 @@ TEST_CASE("second review: a baseline must be a costed document of this version w
   // Printed to the terminal: control characters in the instance are refused (a hostile review saw a newline and U+202E printed raw).
   CHECK(with([](nlohmann::json& d) { d["recommendation"]["instance"] = "p5.48xlarge\nFAKE: pass"; }) == 2);
   CHECK(with([](nlohmann::json& d) { d["recommendation"]["instance"] = "p5\u202e.48xlarge"; }) == 2);
-  // The model's name is warned with (another job), its controls replaced.
+  // The model's name is warned with (another job), its controls escaped as a launch file's comments escape them (base one_line).
   nlohmann::json doc = nlohmann::json::parse(b.out);
   doc["model"]["name"] = "x\nFAKE\u202e";
   write(t.file("named.json"), doc.dump());
   const auto named = run("recommend --params 13B --task lora --compare-to " + t.file("named.json"));
   CHECK(named.code == 0);
-  CHECK(named.err.find("the baseline is for x?FAKE? lora") != std::string::npos);
+  CHECK(named.err.find("the baseline is for x\\nFAKE\\u202e lora") != std::string::npos);
+  CHECK(named.err.find("\xE2\x80\xAE") == std::string::npos);
 }
 
 TEST_CASE("second review: a config.json too small to be a model, or whose layer lists disagree with its layers, is refused") {

@@ -1,6 +1,8 @@
 // Layer base: small utilities every layer may use; includes nothing above base.
 #include "gpuadvisor/base/names.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -50,6 +52,25 @@ std::string shortened(std::string_view text, size_t max_chars) {
     ++chars;
   }
   return std::string(text);
+}
+
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto b = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+    const bool bidi = b(0) == 0xE2 && ((b(1) == 0x80 && b(2) >= 0xAA && b(2) <= 0xAE) || (b(1) == 0x81 && b(2) >= 0xA6 && b(2) <= 0xA9));
+    if (bidi) {
+      out += fmt::format("\\u{:04x}", (b(1) == 0x80 ? 0x2000 : 0x2040) + (b(2) - 0x80));
+      i += 2;
+    } else if (b(0) == '\n') {
+      out += "\\n";
+    } else if (b(0) < 0x20 || b(0) == 0x7f) {
+      out += fmt::format("\\x{:02x}", b(0));
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
 }
 
 }  // namespace gpuadvisor

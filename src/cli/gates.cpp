@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "gpuadvisor/base/names.hpp"
 #include "gpuadvisor/base/errors.hpp"
 #include "gpuadvisor/base/json_text.hpp"
 #include "gpuadvisor/base/files.hpp"
@@ -52,21 +53,6 @@ void check_document(const nlohmann::json& doc, const std::string& path) {
     throw InputError(fmt::format("{}: the output of '{}', not of recommend or cost: nothing to compare a cost with", path, command.substr(0, 40)));
 }
 
-// A baseline's text as the terminal may show it: each control character and
-// bidirectional override (U+202A-U+202E, U+2066-U+2069: three bytes each in
-// UTF-8) replaced by '?', so a newline or a reversal cannot rewrite the lines
-// around it.
-std::string terminal_safe(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto b = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0; };
-    const bool bidi = b(0) == 0xE2 && ((b(1) == 0x80 && b(2) >= 0xAA && b(2) <= 0xAE) || (b(1) == 0x81 && b(2) >= 0xA6 && b(2) <= 0xA9));
-    if (bidi) i += 2;
-    out += bidi || b(0) < 0x20 || b(0) == 0x7f ? '?' : text[i];
-  }
-  return out;
-}
-
 PickSummary base_pick(const std::string& path, const std::string& cost_key) {
   const auto doc = parse_json_input(read_input_file(path, "a --compare-to file"), path);
   if (!doc.is_object() || !doc.contains("recommendation") || !doc["recommendation"].is_object())
@@ -80,7 +66,7 @@ PickSummary base_pick(const std::string& path, const std::string& cost_key) {
                                  path, cost_key));
   PickSummary p;
   if (doc.contains("model") && doc["model"].is_object() && doc.contains("workload") && doc["workload"].is_object())
-    p.job = terminal_safe(job_of(text_field(doc["model"], "name", path), text_field(doc["workload"], "task", path)));
+    p.job = one_line(job_of(text_field(doc["model"], "name", path), text_field(doc["workload"], "task", path)));
   if (doc.contains("workload") && doc["workload"].is_object()) p.workload = doc["workload"];
   p.instance = text_field(r, "instance", path);
   // It is printed to the terminal: a newline or a bidirectional control in it would rewrite what the reader sees.

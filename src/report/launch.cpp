@@ -4,6 +4,7 @@
 #include "gpuadvisor/physics/inference.hpp"
 #include "gpuadvisor/workload/engine.hpp"
 #include "gpuadvisor/base/errors.hpp"
+#include "gpuadvisor/base/names.hpp"
 #include "gpuadvisor/workload/neuron.hpp"
 #include "report/detail.hpp"
 
@@ -47,18 +48,8 @@ namespace {
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
-// A comment stays one line: a newline or other control character in what the
+// A comment stays one line (base one_line): a newline or other control character in what the
 // user typed (--emit-dir $'out\nrm -rf ~ #') is shown escaped, never as a live line.
-std::string one_line(std::string_view text) {
-  std::string out;
-  for (const char ch : text) {
-    const auto u = static_cast<unsigned char>(ch);
-    if (ch == '\n') out += "\\n";
-    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
-    else out.push_back(ch);
-  }
-  return out;
-}
 
 // What gpuadvisor predicted and how it was asked, as comment lines.
 std::string header(std::string_view comment, const LaunchContext& c) {
