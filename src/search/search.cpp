@@ -154,10 +154,18 @@ SearchSpace search_space(const ModelSpec& m, const TrainingWorkload& w, const Cl
 
 // Context parallelism only where each rank keeps at least
 // kMinContextParallelTokens of a sequence (it pays off for long ones).
+// The largest power-of-two context-parallel size that leaves each rank at
+// least kMinContextParallelTokens of a sequence.
+int largest_context_parallel(int seq_len) {
+  int cp = 1;
+  while (seq_len / (2 * cp) >= kMinContextParallelTokens) cp *= 2;
+  return cp;
+}
+
 void context_parallel_sizes(const SearchSpace& s, int tp, int total, std::vector<int>& cps) {
   cps.assign(1, s.fixed.cp.value_or(1));
   if (s.fixed.cp) return;
-  for (int cp = 2; cp <= total / tp && s.w.seq_len / cp >= kMinContextParallelTokens; cp *= 2)
+  for (int cp = 2; cp <= std::min(total / tp, largest_context_parallel(s.w.seq_len)); cp *= 2)
     if ((total / tp) % cp == 0 && s.w.seq_len % (2 * cp) == 0) cps.push_back(cp);
 }
 
@@ -762,9 +770,7 @@ std::string rejection_reason(const ModelSpec& m, const TrainingWorkload& w, cons
 // it would leave each stage fewer micro-batches than stages (a bubble of more
 // than half), and a 200M-token 70B fine-tune was picked on 384 p4d.24xlarge.
 double most_searched_accelerators(const TrainingWorkload& w, const Instance& inst) {
-  int cp = 1;
-  while (w.seq_len / (2 * cp) >= kMinContextParallelTokens) cp *= 2;
-  return double(w.global_batch) * inst.accelerator_count * cp;
+  return double(w.global_batch) * inst.accelerator_count * largest_context_parallel(w.seq_len);
 }
 
 // Every acceptable count of one instance type (candidate_counts), or a rejection.
